@@ -1,0 +1,76 @@
+package dev.pagewarden.core.tensor;
+
+import dev.pagewarden.core.model.Tensor;
+
+/**
+ * The small per-token kernels of the transformer. All deterministic (StrictMath, fixed summation
+ * order), so a token's result never depends on what else is in the batch.
+ *
+ * <p>STUB: scalar versions; the kernels work replaces them with Vector API code where it pays.
+ */
+public final class Ops {
+    private Ops() {
+    }
+
+    /** {@code out[o..o+n) = x[xo..xo+n) / rms(x) * weight}. */
+    public static void rmsnorm(float[] out, int o, float[] x, int xo, Tensor weight, int n, float eps) {
+        float ss = 0f;
+        for (int i = 0; i < n; i++) {
+            ss += x[xo + i] * x[xo + i];
+        }
+        ss = ss / n + eps;
+        float inv = (float) (1.0 / StrictMath.sqrt(ss));
+        for (int i = 0; i < n; i++) {
+            out[o + i] = weight.get(0, i) * (inv * x[xo + i]);
+        }
+    }
+
+    /** Dot product of {@code a[ao..ao+n)} and {@code b[bo..bo+n)} with a fixed order. */
+    public static float dot(float[] a, int ao, float[] b, int bo, int n) {
+        float acc = 0f;
+        for (int i = 0; i < n; i++) {
+            acc += a[ao + i] * b[bo + i];
+        }
+        return acc;
+    }
+
+    /** In-place softmax of {@code x[o..o+n)}. */
+    public static void softmax(float[] x, int o, int n) {
+        float max = x[o];
+        for (int i = 1; i < n; i++) {
+            max = Math.max(max, x[o + i]);
+        }
+        float sum = 0f;
+        for (int i = 0; i < n; i++) {
+            float e = (float) StrictMath.exp(x[o + i] - max);
+            x[o + i] = e;
+            sum += e;
+        }
+        float inv = 1f / sum;
+        for (int i = 0; i < n; i++) {
+            x[o + i] *= inv;
+        }
+    }
+
+    /** {@code gate[i] = silu(gate[i]) * up[i]} for i in [o, o+n). */
+    public static void swiglu(float[] gate, float[] up, int o, int n) {
+        for (int i = o; i < o + n; i++) {
+            float g = gate[i];
+            gate[i] = g / (1f + (float) StrictMath.exp(-g)) * up[i];
+        }
+    }
+
+    /** {@code acc[ao..ao+n) += scale * v[vo..vo+n)}. */
+    public static void axpy(float[] acc, int ao, float scale, float[] v, int vo, int n) {
+        for (int i = 0; i < n; i++) {
+            acc[ao + i] += scale * v[vo + i];
+        }
+    }
+
+    /** {@code x[o..o+n) += y[yo..yo+n)}. */
+    public static void add(float[] x, int o, float[] y, int yo, int n) {
+        for (int i = 0; i < n; i++) {
+            x[o + i] += y[yo + i];
+        }
+    }
+}
