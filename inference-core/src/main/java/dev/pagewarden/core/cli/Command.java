@@ -1,0 +1,14 @@
+package dev.pagewarden.core.cli;
+
+import java.io.PrintStream;
+
+/** One sub-command of {@code pagewarden-engine.jar}. Output goes to {@code out}, statistics and progress to {@code err}. */
+public interface Command {
+    String name();
+
+    /** One-line usage, shown by {@code help} and on bad arguments. */
+    String usage();
+
+    /** Runs the command; returns the process exit code. Bad arguments throw {@link Args.UsageException}. */
+    int run(Args args, PrintStream out, PrintStream err) throws Exception;
+}
