@@ -1,0 +1,29 @@
+package dev.pagewarden.core.backend;
+
+import dev.pagewarden.core.kv.PageRef;
+
+import java.util.List;
+
+/**
+ * One sequence's share of a forward step: run {@code tokens} at positions {@code startPos ..},
+ * writing their K/V into the pages of {@code pageTable} and attending over positions
+ * {@code 0 .. startPos + tokens.length - 1}. A prefill chunk has many tokens; a decode step has one.
+ *
+ * @param requestId  owner of the pages (read checks compare it with the page tags)
+ * @param tokens     input token ids
+ * @param startPos   position of {@code tokens[0]}
+ * @param pageTable  the sequence's pages in position order
+ * @param wantLogits whether the caller needs logits of the last token
+ */
+public record SequenceStep(long requestId, int[] tokens, int startPos, List<PageRef> pageTable, boolean wantLogits) {
+    public SequenceStep {
+        if (tokens.length == 0) {
+            throw new IllegalArgumentException("a step needs at least one token");
+        }
+        pageTable = List.copyOf(pageTable);
+    }
+
+    public int endPos() {
+        return startPos + tokens.length;
+    }
+}

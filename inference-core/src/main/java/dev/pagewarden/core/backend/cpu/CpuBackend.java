@@ -1,0 +1,243 @@
+package dev.pagewarden.core.backend.cpu;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.tensor.MatMul;
+import dev.pagewarden.core.tensor.Ops;
+import dev.pagewarden.core.tensor.Parallel;
+
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The Llama forward pass on the CPU, over a batch of sequences whose tokens are stacked into one
+ * matrix so that every weight row is read once per step. Per token, the arithmetic is the same
+ * whatever else is in the batch (the kernels guarantee it for matmuls; attention and the small ops
+ * run per token), which makes the output batch-invariant.
+ */
+public final class CpuBackend implements Backend {
+    private final LlamaWeights w;
+    private final ModelConfig cfg;
+    private final Parallel pool;
+    /** Shared by every backend on the same cores: steps of prefill and decode take turns. */
+    private final ReentrantLock computeLock;
+    private final float[] ropeCos;
+    private final float[] ropeSin;
+    private Scratch scratch = new Scratch(0, 0);
+
+    CpuBackend(LlamaWeights weights, Parallel pool, ReentrantLock computeLock) {
+        this.w = weights;
+        this.cfg = weights.config();
+        this.pool = pool;
+        this.computeLock = computeLock;
+        int half = cfg.headSize() / 2;
+        this.ropeCos = new float[cfg.seqLen() * half];
+        this.ropeSin = new float[cfg.seqLen() * half];
+        for (int pos = 0; pos < cfg.seqLen(); pos++) {
+            for (int i = 0; i < half; i++) {
+                double freq = 1.0 / StrictMath.pow(cfg.ropeTheta(), (2.0 * i) / cfg.headSize());
+                double angle = pos * freq;
+                ropeCos[pos * half + i] = (float) StrictMath.cos(angle);
+                ropeSin[pos * half + i] = (float) StrictMath.sin(angle);
+            }
+        }
+    }
+
+    @Override
+    public String name() {
+        return "cpu";
+    }
+
+    @Override
+    public ModelConfig config() {
+        return cfg;
+    }
+
+    @Override
+    public KvStorage allocateKv(KvLayout layout, int pages) {
+        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim()) {
+            throw new IllegalArgumentException("KV layout " + layout + " does not match the model");
+        }
+        return new CpuKvStorage(layout, pages);
+    }
+
+    /** Activations of one step, grown on demand and reused (a backend runs one step at a time). */
+    private record Scratch(int tokens, int outRows, float[] x, float[] xb, float[] q, float[] k, float[] v,
+                           float[] att, float[] hb, float[] hb2, float[] xo, float[] logitsIn, float[] logitsOut) {
+        Scratch(int tokens, int outRows) {
+            this(tokens, outRows, null, null, null, null, null, null, null, null, null, null, null);
+        }
+
+        static Scratch of(ModelConfig c, int tokens, int outRows) {
+            return new Scratch(tokens, outRows, new float[tokens * c.dim()], new float[tokens * c.dim()],
+                    new float[tokens * c.dim()], new float[tokens * c.kvDim()], new float[tokens * c.kvDim()],
+                    new float[tokens * c.dim()], new float[tokens * c.hiddenDim()], new float[tokens * c.hiddenDim()],
+                    new float[tokens * c.dim()], new float[outRows * c.dim()], new float[outRows * c.vocabSize()]);
+        }
+    }
+
+    @Override
+    public void forward(List<SequenceStep> batch, KvStorage kvStorage, float[][] logits) {
+        if (!(kvStorage instanceof CpuKvStorage kv)) {
+            throw new IllegalArgumentException("KV storage of another backend: " + kvStorage);
+        }
+        computeLock.lock();
+        try {
+            run(batch, kv, logits);
+        } finally {
+            computeLock.unlock();
+        }
+    }
+
+    private void run(List<SequenceStep> batch, CpuKvStorage kv, float[][] logits) {
+        int dim = cfg.dim();
+        int kvDim = cfg.kvDim();
+        int total = 0;
+        int wanted = 0;
+        for (SequenceStep s : batch) {
+            if (s.endPos() > cfg.seqLen()) {
+                throw new IllegalArgumentException("request " + s.requestId() + ": position " + (s.endPos() - 1)
+                        + " beyond the model's limit " + cfg.seqLen());
+            }
+            int pagesNeeded = kv.layout().pagesFor(s.endPos());
+            if (s.pageTable().size() < pagesNeeded) {
+                throw new IllegalArgumentException("request " + s.requestId() + ": page table has "
+                        + s.pageTable().size() + " pages, positions up to " + s.endPos() + " need " + pagesNeeded);
+            }
+            total += s.tokens().length;
+            wanted += s.wantLogits() ? 1 : 0;
+        }
+        if (scratch.tokens < total || scratch.outRows < wanted) {
+            scratch = Scratch.of(cfg, Math.max(total, scratch.tokens), Math.max(wanted, scratch.outRows));
+        }
+        Scratch s = scratch;
+        // Token rows: which sequence and position each stacked row belongs to.
+        int[] rowSeq = new int[total];
+        int[] rowPos = new int[total];
+        int r = 0;
+        for (int i = 0; i < batch.size(); i++) {
+            SequenceStep step = batch.get(i);
+            for (int t = 0; t < step.tokens().length; t++) {
+                int token = step.tokens()[t];
+                if (token < 0 || token >= cfg.vocabSize()) {
+                    throw new IllegalArgumentException("token id " + token + " outside vocabulary of " + cfg.vocabSize());
+                }
+                w.tokenEmbedding().rowInto(token, s.x, r * dim);
+                rowSeq[r] = i;
+                rowPos[r] = step.startPos() + t;
+                r++;
+            }
+        }
+        final int rows = total;
+        for (int l = 0; l < cfg.nLayers(); l++) {
+            LlamaWeights.Layer layer = w.layers().get(l);
+            // attention block
+            for (int t = 0; t < rows; t++) {
+                Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
+            }
+            MatMul.matmul(pool, layer.wq(), s.xb, rows, s.q);
+            MatMul.matmul(pool, layer.wk(), s.xb, rows, s.k);
+            MatMul.matmul(pool, layer.wv(), s.xb, rows, s.v);
+            for (int t = 0; t < rows; t++) {
+                rope(s.q, t * dim, dim, rowPos[t]);
+                rope(s.k, t * kvDim, kvDim, rowPos[t]);
+                // K/V of every token in this step land in the pages before anyone attends.
+                PageRef ref = batch.get(rowSeq[t]).pageTable().get(rowPos[t] / kv.layout().pageTokens());
+                int slot = rowPos[t] % kv.layout().pageTokens();
+                long base = kv.pageBase(ref.page());
+                kv.put(base + kv.layout().rowOffset(l, 0, slot), s.k, t * kvDim, kvDim);
+                kv.put(base + kv.layout().rowOffset(l, 1, slot), s.v, t * kvDim, kvDim);
+            }
+            final int layerIndex = l;
+            pool.forRange(rows * cfg.nHeads(), (start, end) -> {
+                float[] scores = new float[cfg.seqLen()];
+                float[] row = new float[cfg.headSize()];
+                for (int th = start; th < end; th++) {
+                    int t = th / cfg.nHeads();
+                    attendHead(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], th % cfg.nHeads(),
+                            s.q, t * dim, s.att, t * dim, scores, row);
+                }
+            });
+            MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
+            Ops.add(s.x, 0, s.xo, 0, rows * dim);
+            // feed-forward block
+            for (int t = 0; t < rows; t++) {
+                Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsFfn(), dim, cfg.rmsEps());
+            }
+            MatMul.matmul(pool, layer.w1(), s.xb, rows, s.hb);
+            MatMul.matmul(pool, layer.w3(), s.xb, rows, s.hb2);
+            Ops.swiglu(s.hb, s.hb2, 0, rows * cfg.hiddenDim());
+            MatMul.matmul(pool, layer.w2(), s.hb, rows, s.xo);
+            Ops.add(s.x, 0, s.xo, 0, rows * dim);
+        }
+        // Classifier only for the last token of sequences that asked for logits.
+        int out = 0;
+        int last = -1;
+        for (SequenceStep step : batch) {
+            last += step.tokens().length;
+            if (step.wantLogits()) {
+                Ops.rmsnorm(s.logitsIn, out * dim, s.x, last * dim, w.rmsFinal(), dim, cfg.rmsEps());
+                out++;
+            }
+        }
+        if (out == 0) {
+            return;
+        }
+        MatMul.matmul(pool, w.classifier(), s.logitsIn, out, s.logitsOut);
+        int o = 0;
+        for (int i = 0; i < batch.size(); i++) {
+            if (batch.get(i).wantLogits()) {
+                System.arraycopy(s.logitsOut, o * cfg.vocabSize(), logits[i], 0, cfg.vocabSize());
+                o++;
+            }
+        }
+    }
+
+    /** RoPE on adjacent pairs of each head, as llama2.c does. */
+    private void rope(float[] v, int offset, int width, int pos) {
+        int hs = cfg.headSize();
+        int half = hs / 2;
+        for (int i = 0; i < width; i += 2) {
+            int pair = (i % hs) / 2;
+            float c = ropeCos[pos * half + pair];
+            float sn = ropeSin[pos * half + pair];
+            float a = v[offset + i];
+            float b = v[offset + i + 1];
+            v[offset + i] = a * c - b * sn;
+            v[offset + i + 1] = a * sn + b * c;
+        }
+    }
+
+    /** One query head of one token attends over positions 0..pos of its own sequence, through its page table. */
+    private void attendHead(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int head,
+                            float[] q, int qOffset, float[] out, int outOffset, float[] scores, float[] row) {
+        int hs = cfg.headSize();
+        int kvHeadOffset = (head / cfg.kvMul()) * hs;
+        int pageTokens = kv.layout().pageTokens();
+        float scale = (float) (1.0 / Math.sqrt(hs));
+        int qo = qOffset + head * hs;
+        for (int p = 0; p <= pos; p++) {
+            long base = kv.pageBase(pages.get(p / pageTokens).page());
+            kv.get(base + kv.layout().rowOffset(layer, 0, p % pageTokens) + kvHeadOffset, row, 0, hs);
+            scores[p] = Ops.dot(q, qo, row, 0, hs) * scale;
+        }
+        Ops.softmax(scores, 0, pos + 1);
+        int oo = outOffset + head * hs;
+        java.util.Arrays.fill(out, oo, oo + hs, 0f);
+        for (int p = 0; p <= pos; p++) {
+            long base = kv.pageBase(pages.get(p / pageTokens).page());
+            kv.get(base + kv.layout().rowOffset(layer, 1, p % pageTokens) + kvHeadOffset, row, 0, hs);
+            Ops.axpy(out, oo, scores[p], row, 0, hs);
+        }
+    }
+
+    @Override
+    public void close() {
+        // weights belong to the LoadedModel; the kernel pool belongs to the provider's caller
+    }
+}

@@ -1,0 +1,43 @@
+package dev.pagewarden.core.backend.cpu;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.BackendOptions;
+import dev.pagewarden.core.backend.BackendProvider;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.tensor.Parallel;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/** The always-available CPU backend. Backends it creates share one kernel thread pool and take turns on it. */
+public final class CpuBackendProvider implements BackendProvider {
+    private Parallel pool;
+    private final ReentrantLock computeLock = new ReentrantLock();
+
+    @Override
+    public String name() {
+        return "cpu";
+    }
+
+    @Override
+    public boolean available() {
+        return true;
+    }
+
+    @Override
+    public String unavailableReason() {
+        return "";
+    }
+
+    @Override
+    public int priority() {
+        return 0;
+    }
+
+    @Override
+    public synchronized Backend create(LoadedModel model, BackendOptions options) {
+        if (pool == null || pool.threads() != options.resolvedThreads()) {
+            pool = new Parallel(options.resolvedThreads());
+        }
+        return new CpuBackend(model.weights(), pool, computeLock);
+    }
+}

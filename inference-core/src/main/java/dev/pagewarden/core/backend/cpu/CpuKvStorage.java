@@ -1,0 +1,82 @@
+package dev.pagewarden.core.backend.cpu;
+
+import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.kv.KvLayout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** KV page memory in one preallocated off-heap segment. Allocation does not zero it on purpose of the contract, but the JDK does once; pages are never cleared again except by a scrub. */
+final class CpuKvStorage implements KvStorage {
+    private final KvLayout layout;
+    private final int pages;
+    private final Arena arena;
+    final MemorySegment memory;
+    private final long pageBytes;
+
+    CpuKvStorage(KvLayout layout, int pages) {
+        if (pages < 1) {
+            throw new IllegalArgumentException("a KV pool needs at least one page, got " + pages);
+        }
+        this.layout = layout;
+        this.pages = pages;
+        this.pageBytes = layout.pageBytes();
+        this.arena = Arena.ofShared();
+        this.memory = arena.allocate(pageBytes * pages, 64);
+    }
+
+    @Override
+    public KvLayout layout() {
+        return layout;
+    }
+
+    @Override
+    public int pages() {
+        return pages;
+    }
+
+    /** Float index of the first float of {@code page}. */
+    long pageBase(int page) {
+        return layout.pageFloats() * page;
+    }
+
+    @Override
+    public void readPage(int page, MemorySegment host) {
+        MemorySegment.copy(memory, pageBytes * checked(page), host, 0, pageBytes);
+    }
+
+    @Override
+    public void writePage(int page, MemorySegment host) {
+        MemorySegment.copy(host, 0, memory, pageBytes * checked(page), pageBytes);
+    }
+
+    @Override
+    public void scrubPage(int page) {
+        memory.asSlice(pageBytes * checked(page), pageBytes).fill((byte) 0);
+    }
+
+    private int checked(int page) {
+        if (page < 0 || page >= pages) {
+            throw new IndexOutOfBoundsException("page " + page + " outside pool of " + pages);
+        }
+        return page;
+    }
+
+    float get(long floatIndex) {
+        return memory.getAtIndex(ValueLayout.JAVA_FLOAT, floatIndex);
+    }
+
+    void put(long floatIndex, float[] src, int srcOffset, int n) {
+        MemorySegment.copy(src, srcOffset, memory, ValueLayout.JAVA_FLOAT, floatIndex * Float.BYTES, n);
+    }
+
+    void get(long floatIndex, float[] dst, int dstOffset, int n) {
+        MemorySegment.copy(memory, ValueLayout.JAVA_FLOAT, floatIndex * Float.BYTES, dst, dstOffset, n);
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,163 @@
+package dev.pagewarden.core.decode;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.request.FinishReason;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.spi.EngineMetrics;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Generates tokens with continuous batching: between two steps, requests whose KV has arrived join
+ * the running batch and finished or aborted ones leave it. Every running request feeds one token per
+ * step; the backend reads each one's KV only through its own page table.
+ */
+public final class DecodeWorker implements Runnable {
+    private final Backend backend;
+    private final KvPool pool;
+    private final int maxBatch;
+    private final int[] stopTokens;
+    private final Consumer<Sequence> releaseReservation;
+    private final EngineMetrics metrics;
+    private final LongSupplier clock;
+    private final BlockingQueue<Sequence> ready = new LinkedBlockingQueue<>();
+    private final List<Sequence> running = new ArrayList<>();
+    private volatile boolean active = true;
+
+    public DecodeWorker(Backend backend, KvPool pool, int maxBatch, int[] stopTokens,
+                        Consumer<Sequence> releaseReservation, EngineMetrics metrics, LongSupplier clock) {
+        if (maxBatch < 1) {
+            throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
+        }
+        this.backend = backend;
+        this.pool = pool;
+        this.maxBatch = maxBatch;
+        this.stopTokens = stopTokens.clone();
+        this.releaseReservation = releaseReservation;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    public KvPool pool() {
+        return pool;
+    }
+
+    /** A request whose KV has arrived and verified. */
+    public void enqueueReady(Sequence seq) {
+        ready.add(seq);
+    }
+
+    public void stop() {
+        active = false;
+    }
+
+    @Override
+    public void run() {
+        float[][] logits = new float[maxBatch][backend.config().vocabSize()];
+        while (active) {
+            try {
+                if (running.isEmpty()) {
+                    Sequence first = ready.poll(50, TimeUnit.MILLISECONDS);
+                    if (first != null) {
+                        join(first);
+                    }
+                }
+                Sequence next;
+                while (running.size() < maxBatch && (next = ready.poll()) != null) {
+                    join(next);
+                }
+                dropAborted();
+                if (!running.isEmpty()) {
+                    step(logits);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                for (Sequence seq : running) {
+                    end(seq, () -> seq.fail("decode_failed", "decode step failed: " + e.getMessage()));
+                }
+                running.clear();
+            }
+        }
+    }
+
+    /** A ready request brings the first token that prefill sampled; it may already be the last. */
+    private void join(Sequence seq) {
+        if (seq.abortRequested()) {
+            end(seq, seq::abortNow);
+            return;
+        }
+        if (accept(seq, seq.pendingToken())) {
+            seq.moveTo(new RequestState.Decoding());
+            running.add(seq);
+        }
+    }
+
+    private void dropAborted() {
+        for (Iterator<Sequence> it = running.iterator(); it.hasNext(); ) {
+            Sequence seq = it.next();
+            if (seq.abortRequested()) {
+                it.remove();
+                end(seq, seq::abortNow);
+            }
+        }
+    }
+
+    private void step(float[][] logits) {
+        List<SequenceStep> batch = new ArrayList<>(running.size());
+        for (Sequence seq : running) {
+            batch.add(new SequenceStep(seq.id(), new int[]{seq.pendingToken()}, seq.cachedPositions(),
+                    seq.decodePages(), true));
+        }
+        long t0 = clock.getAsLong();
+        backend.forward(batch, pool.storage(), logits);
+        metrics.decodeStep(batch.size(), clock.getAsLong() - t0);
+        List<Sequence> done = new ArrayList<>();
+        for (int i = 0; i < running.size(); i++) {
+            Sequence seq = running.get(i);
+            pool.markWrittenUpTo(seq.id(), seq.decodePages(), batch.get(i).endPos());
+            if (!accept(seq, seq.sampler().sample(logits[i]))) {
+                done.add(seq);
+            }
+        }
+        running.removeAll(done);
+    }
+
+    /** Takes a sampled token; returns whether the request goes on. */
+    private boolean accept(Sequence seq, int token) {
+        for (int stop : stopTokens) {
+            if (token == stop) {
+                end(seq, () -> seq.finish(FinishReason.STOP, clock.getAsLong()));
+                return false;
+            }
+        }
+        seq.emit(token, clock.getAsLong());
+        if (seq.outputCount() >= seq.request().maxNewTokens()) {
+            end(seq, () -> seq.finish(FinishReason.LENGTH, clock.getAsLong()));
+            return false;
+        }
+        seq.pendingToken(token);
+        return true;
+    }
+
+    private void end(Sequence seq, Runnable terminal) {
+        releaseReservation.accept(seq);
+        terminal.run();
+    }
+
+    /** Requests in the running batch right now (for tests and the overview). */
+    public int runningCount() {
+        return running.size();
+    }
+}

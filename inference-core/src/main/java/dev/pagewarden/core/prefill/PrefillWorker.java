@@ -1,0 +1,156 @@
+package dev.pagewarden.core.prefill;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.transfer.KvTransport;
+import dev.pagewarden.core.transfer.TransferJob;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Runs prompts: writes each prompt's KV into this worker's own pool (in chunks, so a long prompt
+ * does not hold the cores for too long), samples the first output token from the last prompt
+ * position, and hands the pages to the transport. Source pages stay owned until the receiver has
+ * answered for every frame.
+ */
+public final class PrefillWorker implements Runnable {
+    private final Backend backend;
+    private final KvPool pool;
+    private final KvTransport transport;
+    private final int chunkTokens;
+    /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
+    private final Consumer<Sequence> releaseReservation;
+    /** Called before a transfer starts, so the receiver knows what to expect. */
+    private final Consumer<Sequence> expectTransfer;
+    private final LongSupplier clock;
+    private final BlockingQueue<Sequence> queue = new LinkedBlockingQueue<>();
+    private final Object pagesFreed = new Object();
+    private volatile boolean running = true;
+
+    public PrefillWorker(Backend backend, KvPool pool, KvTransport transport, int chunkTokens,
+                         Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation, LongSupplier clock) {
+        if (chunkTokens < 1) {
+            throw new IllegalArgumentException("prefill chunk must be >= 1 token, got " + chunkTokens);
+        }
+        this.backend = backend;
+        this.pool = pool;
+        this.transport = transport;
+        this.chunkTokens = chunkTokens;
+        this.expectTransfer = expectTransfer;
+        this.releaseReservation = releaseReservation;
+        this.clock = clock;
+    }
+
+    public KvPool pool() {
+        return pool;
+    }
+
+    /** Queues a request whose decode pages are reserved. */
+    public void enqueue(Sequence seq) {
+        queue.add(seq);
+    }
+
+    public void stop() {
+        running = false;
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            Sequence seq;
+            try {
+                seq = queue.poll(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (seq == null) {
+                continue;
+            }
+            try {
+                prefill(seq);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                giveUp(seq, () -> seq.fail("prefill_failed", "prefill failed: " + e.getMessage()));
+            }
+        }
+    }
+
+    private void prefill(Sequence seq) throws InterruptedException {
+        if (seq.abortRequested()) {
+            giveUp(seq, seq::abortNow);
+            return;
+        }
+        int[] prompt = seq.request().promptTokens();
+        List<PageRef> pages = allocateWaiting(seq, pool.layout().pagesFor(prompt.length));
+        if (pages == null) {
+            giveUp(seq, seq::abortNow);
+            return;
+        }
+        seq.prefillPages(pages);
+        seq.moveTo(new RequestState.Prefilling());
+        long start = clock.getAsLong();
+        float[][] logits = {new float[backend.config().vocabSize()]};
+        for (int from = 0; from < prompt.length; from += chunkTokens) {
+            int to = Math.min(prompt.length, from + chunkTokens);
+            backend.forward(List.of(new SequenceStep(seq.id(), Arrays.copyOfRange(prompt, from, to), from, pages,
+                    to == prompt.length)), pool.storage(), logits);
+            pool.markWrittenUpTo(seq.id(), pages, to);
+            if (seq.abortRequested()) {
+                giveUp(seq, seq::abortNow);
+                return;
+            }
+        }
+        seq.prefillNanos(clock.getAsLong() - start);
+        seq.pendingToken(seq.sampler().sample(logits[0]));
+        seq.moveTo(new RequestState.Transferring());
+        int generation = seq.nextTransferGeneration();
+        expectTransfer.accept(seq);
+        transport.send(new TransferJob(seq.id(), generation, pool, pages, prompt.length, accepted -> {
+            // Either way the receiver is done with these pages: no frame of this transfer is in flight.
+            releasePrefillPages(seq);
+        }));
+    }
+
+    /** Waits until the prefill pool has room; null if the request was aborted meanwhile. */
+    private List<PageRef> allocateWaiting(Sequence seq, int count) throws InterruptedException {
+        synchronized (pagesFreed) {
+            while (true) {
+                List<PageRef> pages = pool.allocate(seq.id(), seq.tenant(), count);
+                if (pages != null) {
+                    return pages;
+                }
+                if (seq.abortRequested() || !running) {
+                    return null;
+                }
+                pagesFreed.wait(50);
+            }
+        }
+    }
+
+    private void releasePrefillPages(Sequence seq) {
+        if (!seq.prefillPages().isEmpty()) {
+            pool.release(seq.id(), seq.prefillPages());
+            seq.prefillPages(List.of());
+        }
+        synchronized (pagesFreed) {
+            pagesFreed.notifyAll();
+        }
+    }
+
+    private void giveUp(Sequence seq, Runnable end) {
+        releasePrefillPages(seq);
+        releaseReservation.accept(seq);
+        end.run();
+    }
+}

@@ -1,0 +1,20 @@
+package dev.pagewarden.core.request;
+
+/**
+ * A finished generation.
+ *
+ * @param requestId        the engine's id of the request
+ * @param outputTokens     generated tokens (no stop token)
+ * @param finishReason     why it ended
+ * @param queuedNanos      submission until decode pages were reserved
+ * @param prefillNanos     prefill compute time
+ * @param timeToFirstNanos submission until the first token was emitted
+ * @param totalNanos       submission until completion
+ */
+public record GenerationResult(long requestId, int[] outputTokens, FinishReason finishReason, long queuedNanos,
+                               long prefillNanos, long timeToFirstNanos, long totalNanos) {
+    @Override
+    public int[] outputTokens() {
+        return outputTokens.clone();
+    }
+}

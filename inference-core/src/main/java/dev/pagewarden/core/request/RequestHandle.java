@@ -1,0 +1,30 @@
+package dev.pagewarden.core.request;
+
+import java.util.concurrent.CompletableFuture;
+
+/** A submitted request: its id, its eventual result, and a way to abort it. */
+public final class RequestHandle {
+    private final Sequence sequence;
+
+    public RequestHandle(Sequence sequence) {
+        this.sequence = sequence;
+    }
+
+    public long id() {
+        return sequence.id();
+    }
+
+    /** Completes with the result, or exceptionally ({@link RequestAbortedException}, {@link RequestFailedException}). */
+    public CompletableFuture<GenerationResult> result() {
+        return sequence.result();
+    }
+
+    public RequestState state() {
+        return sequence.state();
+    }
+
+    /** Aborts at the next safe point of whichever stage holds the request. */
+    public void abort(String reason) {
+        sequence.requestAbort(reason);
+    }
+}

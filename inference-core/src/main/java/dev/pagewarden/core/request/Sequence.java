@@ -1,0 +1,178 @@
+package dev.pagewarden.core.request;
+
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.sampling.Sampler;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The engine's record of one request as it moves admission -> prefill -> transfer -> decode. Each
+ * stage owns it while it holds it; the state machine in {@link RequestState} guards every move.
+ */
+public final class Sequence {
+    private final long id;
+    private final GenerationRequest request;
+    private final Sampler sampler;
+    private final TokenListener listener;
+    private final CompletableFuture<GenerationResult> result = new CompletableFuture<>();
+    private final long submittedNanos;
+
+    private volatile RequestState state = new RequestState.Queued();
+    private volatile String abortReason;
+
+    private List<PageRef> decodePages = List.of();
+    private List<PageRef> prefillPages = List.of();
+    private int transferGeneration;
+    private int[] output = new int[8];
+    private int outputCount;
+    /** The token the next decode step feeds (the last one sampled). */
+    private int pendingToken = -1;
+    private long reservedNanos;
+    private long prefillNanos;
+    private long firstTokenNanos;
+
+    public Sequence(long id, GenerationRequest request, TokenListener listener, long nowNanos) {
+        this.id = id;
+        this.request = request;
+        this.sampler = new Sampler(request.sampling());
+        this.listener = listener;
+        this.submittedNanos = nowNanos;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public String tenant() {
+        return request.tenant();
+    }
+
+    public GenerationRequest request() {
+        return request;
+    }
+
+    public Sampler sampler() {
+        return sampler;
+    }
+
+    public CompletableFuture<GenerationResult> result() {
+        return result;
+    }
+
+    public RequestState state() {
+        return state;
+    }
+
+    /** Moves along the lifecycle graph; an illegal move is a bug and throws. */
+    public synchronized void moveTo(RequestState next) {
+        if (!state.canMoveTo(next)) {
+            throw new IllegalStateException("request " + id + ": illegal transition " + state + " -> " + next);
+        }
+        state = next;
+    }
+
+    /** Asks for an abort; the stage that holds the request acts on it at its next boundary. */
+    public void requestAbort(String reason) {
+        if (abortReason == null) {
+            abortReason = reason;
+        }
+    }
+
+    public boolean abortRequested() {
+        return abortReason != null;
+    }
+
+    public String abortReason() {
+        return abortReason;
+    }
+
+    public List<PageRef> decodePages() {
+        return decodePages;
+    }
+
+    public void decodePages(List<PageRef> pages, long nowNanos) {
+        this.decodePages = List.copyOf(pages);
+        this.reservedNanos = nowNanos;
+    }
+
+    public List<PageRef> prefillPages() {
+        return prefillPages;
+    }
+
+    public void prefillPages(List<PageRef> pages) {
+        this.prefillPages = List.copyOf(pages);
+    }
+
+    public int transferGeneration() {
+        return transferGeneration;
+    }
+
+    public int nextTransferGeneration() {
+        return ++transferGeneration;
+    }
+
+    public void prefillNanos(long nanos) {
+        this.prefillNanos = nanos;
+    }
+
+    public int pendingToken() {
+        return pendingToken;
+    }
+
+    public void pendingToken(int token) {
+        this.pendingToken = token;
+    }
+
+    /** Positions already in the KV cache: the prompt plus every generated token but the pending one. */
+    public int cachedPositions() {
+        return request.promptLength() + Math.max(0, outputCount - 1);
+    }
+
+    public int outputCount() {
+        return outputCount;
+    }
+
+    /** Appends a generated token and streams it to the listener. */
+    public void emit(int token, long nowNanos) {
+        if (outputCount == 0) {
+            firstTokenNanos = nowNanos;
+        }
+        if (outputCount == output.length) {
+            output = Arrays.copyOf(output, output.length * 2);
+        }
+        output[outputCount++] = token;
+        listener.onToken(id, token);
+    }
+
+    public GenerationResult toResult(FinishReason reason, long nowNanos) {
+        return new GenerationResult(id, Arrays.copyOf(output, outputCount), reason, reservedNanos - submittedNanos,
+                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos);
+    }
+
+    /** Ends the request normally. */
+    public void finish(FinishReason reason, long nowNanos) {
+        moveTo(new RequestState.Finished(reason));
+        result.complete(toResult(reason, nowNanos));
+    }
+
+    /** Ends the request as aborted; the caller has already dealt with its pages. */
+    public void abortNow() {
+        String reason = abortReason == null ? "aborted" : abortReason;
+        moveTo(new RequestState.Aborted(reason));
+        result.completeExceptionally(new RequestAbortedException("request " + id + " aborted: " + reason));
+    }
+
+    /** Ends the request with an error the API reports under {@code code}. */
+    public void fail(String code, String message) {
+        moveTo(new RequestState.Failed(code, message));
+        result.completeExceptionally(new RequestFailedException(code, message));
+    }
+
+    /** Refuses the request before any page was reserved for it. */
+    public void reject(String code, String message) {
+        moveTo(new RequestState.Rejected(code, message));
+        result.completeExceptionally(new RequestRejectedException(code, message));
+    }
+}
