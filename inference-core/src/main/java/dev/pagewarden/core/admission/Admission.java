@@ -46,15 +46,35 @@ public final class Admission {
                     + seq.request().maxNewTokens() + " max new tokens)");
             return;
         }
+        boolean reservedNow;
         synchronized (this) {
-            if (waiting.size() >= maxQueue) {
-                seq.reject("overloaded", "the admission queue is full (" + maxQueue + " waiting); retry later");
-                return;
-            }
             seq.moveTo(new RequestState.Admitted());
-            waiting.add(seq);
+            // Queue order is FIFO: a newcomer may reserve directly only when nobody is waiting.
+            reservedNow = waiting.isEmpty() && tryReserve(seq);
+            if (!reservedNow) {
+                if (waiting.size() >= maxQueue) {
+                    seq.reject("overloaded", "the admission queue is full (" + maxQueue + " waiting); retry later");
+                    return;
+                }
+                waiting.add(seq);
+            }
+        }
+        if (reservedNow) {
+            onReserved.accept(seq);
         }
         drain();
+    }
+
+    /** Reserves the whole decode reservation of {@code seq}, all or nothing. */
+    private boolean tryReserve(Sequence seq) {
+        int pages = decodePool.layout().pagesFor((long) seq.request().promptLength() + seq.request().maxNewTokens());
+        List<PageRef> reserved = decodePool.allocate(seq.id(), seq.tenant(), pages);
+        if (reserved == null) {
+            return false;
+        }
+        seq.decodePages(reserved, clock.getAsLong());
+        seq.moveTo(new RequestState.Reserved());
+        return true;
     }
 
     /** Returns a sequence's decode pages and lets waiting requests in. */
@@ -85,14 +105,10 @@ public final class Admission {
                     next.abortNow();
                     continue;
                 }
-                int pages = decodePool.layout().pagesFor((long) next.request().promptLength() + next.request().maxNewTokens());
-                List<PageRef> reserved = decodePool.allocate(next.id(), next.tenant(), pages);
-                if (reserved == null) {
+                if (!tryReserve(next)) {
                     return;
                 }
                 waiting.poll();
-                next.decodePages(reserved, clock.getAsLong());
-                next.moveTo(new RequestState.Reserved());
             }
             onReserved.accept(next);
         }

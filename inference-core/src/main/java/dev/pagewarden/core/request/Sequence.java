@@ -143,7 +143,12 @@ public final class Sequence {
             output = Arrays.copyOf(output, output.length * 2);
         }
         output[outputCount++] = token;
-        listener.onToken(id, token);
+        try {
+            listener.onToken(id, token);
+        } catch (RuntimeException e) {
+            // A broken consumer (say, a closed connection) ends its own request, never the batch.
+            requestAbort("token listener failed: " + e);
+        }
     }
 
     public GenerationResult toResult(FinishReason reason, long nowNanos) {

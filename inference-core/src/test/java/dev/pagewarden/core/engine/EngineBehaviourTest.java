@@ -1,0 +1,167 @@
+package dev.pagewarden.core.engine;
+
+import dev.pagewarden.core.model.Llama2cLoader;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.GenerationResult;
+import dev.pagewarden.core.request.InvalidRequestException;
+import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.testing.TestModels;
+import dev.pagewarden.core.tokenizer.TokenizerBin;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class EngineBehaviourTest {
+    static LoadedModel model;
+
+    @BeforeAll
+    static void load() {
+        Arena arena = Arena.ofShared();
+        model = new LoadedModel(TestModels.stories260K(), "llama2c",
+                Llama2cLoader.load(TestModels.stories260K(), arena), TokenizerBin.read(TestModels.tok512()), arena);
+    }
+
+    @AfterAll
+    static void close() {
+        if (model != null) {
+            model.close();
+        }
+    }
+
+    static Engine engine(EngineConfig cfg) {
+        return new Engine(model, cfg.withBackend("cpu"), EngineMetrics.NONE);
+    }
+
+    static int[] prompt(int len) {
+        int[] p = new int[len];
+        p[0] = 1;
+        for (int i = 1; i < len; i++) {
+            p[i] = 3 + (i * 37) % 500;
+        }
+        return p;
+    }
+
+    @Test
+    void badInputIsRefusedWithTheParameterNamed() {
+        assertThatThrownBy(() -> new GenerationRequest("t", new int[0], 5, SamplingParams.greedy()))
+                .isInstanceOfSatisfying(InvalidRequestException.class, e -> assertThat(e.param()).isEqualTo("prompt"))
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> new GenerationRequest("t", prompt(3), 0, SamplingParams.greedy()))
+                .isInstanceOfSatisfying(InvalidRequestException.class, e -> assertThat(e.param()).isEqualTo("max_tokens"));
+        assertThatThrownBy(() -> new GenerationRequest("t", prompt(3), -4, SamplingParams.greedy()))
+                .hasMessageContaining("-4");
+        assertThatThrownBy(() -> new SamplingParams(-1f, 1f, 0)).hasMessageContaining("temperature");
+        assertThatThrownBy(() -> new SamplingParams(1f, 0f, 0)).hasMessageContaining("top_p");
+        try (Engine e = engine(EngineConfig.defaults())) {
+            assertThatThrownBy(() -> e.submit(new GenerationRequest("t", new int[]{1, 512}, 5, SamplingParams.greedy()),
+                    TokenListener.NONE)).isInstanceOf(InvalidRequestException.class).hasMessageContaining("512");
+        }
+    }
+
+    @Test
+    void overlongRequestIsRejectedBeforeAnyPageIsReserved() {
+        try (Engine e = engine(EngineConfig.defaults())) {
+            assertThat(e.contextWindow()).isEqualTo(512);
+            RequestHandle h = e.submit(new GenerationRequest("t", prompt(500), 13, SamplingParams.greedy()), TokenListener.NONE);
+            assertThatThrownBy(() -> h.result().get(5, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(RequestRejectedException.class)
+                    .hasMessageContaining("512").hasMessageContaining("513");
+            assertThat(h.state()).isInstanceOf(RequestState.Rejected.class);
+            assertThat(((RequestState.Rejected) h.state()).code()).isEqualTo("context_length_exceeded");
+            assertThat(e.decodePool().peakUsedPages()).isZero();
+            assertThat(e.prefillPool().peakUsedPages()).isZero();
+        }
+    }
+
+    @Test
+    void windowIsClampedToWhatAPoolCanHoldForOneRequest() {
+        try (Engine e = engine(EngineConfig.defaults().withPools(128, 1024))) {
+            assertThat(e.contextWindow()).isEqualTo(128);
+        }
+    }
+
+    @Test
+    void fullQueueRejectsWithRetryableOverload() throws Exception {
+        // Decode pool of 64 tokens: one request holding 60 leaves no room; queue bound 1.
+        CountDownLatch firstTokenSeen = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        try (Engine e = engine(EngineConfig.defaults().withPools(64, 64).withMaxQueue(1))) {
+            RequestHandle holder = e.submit(new GenerationRequest("a", prompt(10), 50, SamplingParams.greedy()), (id, tok) -> {
+                firstTokenSeen.countDown();
+                try {
+                    letGo.await();
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertThat(firstTokenSeen.await(30, TimeUnit.SECONDS)).isTrue();
+            RequestHandle waiting = e.submit(new GenerationRequest("b", prompt(10), 40, SamplingParams.greedy()), TokenListener.NONE);
+            RequestHandle refused = e.submit(new GenerationRequest("c", prompt(10), 40, SamplingParams.greedy()), TokenListener.NONE);
+            assertThatThrownBy(() -> refused.result().get(5, TimeUnit.SECONDS)).cause()
+                    .isInstanceOfSatisfying(RequestRejectedException.class, ex -> {
+                        assertThat(ex.code()).isEqualTo("overloaded");
+                        assertThat(ex.retryable()).isTrue();
+                    });
+            assertThat(waiting.state()).isInstanceOf(RequestState.Admitted.class);
+            letGo.countDown();
+            holder.result().get(60, TimeUnit.SECONDS);
+            GenerationResult second = waiting.result().get(60, TimeUnit.SECONDS);
+            assertThat(second.outputTokens()).isNotEmpty();
+        }
+    }
+
+    @Test
+    void abortMidDecodeEndsTheRequestAndFreesItsPages() throws Exception {
+        AtomicReference<RequestHandle> self = new AtomicReference<>();
+        CountDownLatch started = new CountDownLatch(1);
+        try (Engine e = engine(EngineConfig.defaults())) {
+            RequestHandle h = e.submit(new GenerationRequest("t", prompt(20), 300, SamplingParams.greedy()), (id, tok) -> {
+                try {
+                    started.await();
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                self.get().abort("client went away");
+            });
+            self.set(h);
+            started.countDown();
+            assertThatThrownBy(() -> h.result().get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(RequestAbortedException.class).hasMessageContaining("client went away");
+            assertThat(h.state()).isInstanceOf(RequestState.Aborted.class);
+            ContinuousBatchingTest.assertAllFree(e.decodePool());
+            ContinuousBatchingTest.assertAllFree(e.prefillPool());
+        }
+    }
+
+    @Test
+    void seededSamplingIsReproducibleAndSeedsMatter() throws Exception {
+        try (Engine e = engine(EngineConfig.defaults())) {
+            int[] a = run(e, new SamplingParams(1.0f, 0.95f, 7));
+            int[] b = run(e, new SamplingParams(1.0f, 0.95f, 7));
+            int[] c = run(e, new SamplingParams(1.0f, 0.95f, 8));
+            assertThat(a).isEqualTo(b);
+            assertThat(a).isNotEqualTo(c);
+        }
+    }
+
+    private static int[] run(Engine e, SamplingParams p) throws Exception {
+        return e.submit(new GenerationRequest("t", new int[]{1}, 60, p), TokenListener.NONE)
+                .result().get(60, TimeUnit.SECONDS).outputTokens();
+    }
+}
