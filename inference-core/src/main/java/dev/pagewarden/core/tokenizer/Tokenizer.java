@@ -93,7 +93,7 @@ public final class Tokenizer {
         }
         for (int i = 0; i < text.length(); ) {
             int cp = text.codePointAt(i);
-            if (Character.isSurrogate((char) cp)) {
+            if (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) { // unpaired: no UTF-8 form
                 throw new IllegalArgumentException("cannot encode text: unpaired surrogate U+"
                         + Integer.toHexString(cp).toUpperCase() + " at index " + i);
             }

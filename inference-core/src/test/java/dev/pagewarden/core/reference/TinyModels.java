@@ -8,6 +8,7 @@ import dev.pagewarden.core.model.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -38,7 +39,7 @@ final class TinyModels {
 
     static float[] filled(int n, float value) {
         float[] a = new float[n];
-        java.util.Arrays.fill(a, value);
+        Arrays.fill(a, value);
         return a;
     }
 
