@@ -5,6 +5,7 @@ import dev.pagewarden.core.model.LlamaTensors;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.Tensor;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
@@ -148,7 +149,7 @@ public final class GgufLlama {
      * in llama.cpp's order, each produced by {@code source}.
      */
     public static GgufWriter writer(ModelConfig cfg, Vocabulary vocab, DType dtype, String name,
-                                    Function<LlamaTensors.Slot, GgufWriter.RowSource> source) {
+                                    Function<LlamaTensors.Slot, RowSource> source) {
         GgufWriter w = new GgufWriter();
         w.put("general.architecture", GgufValue.string(ARCH));
         w.put("general.name", GgufValue.string(name));

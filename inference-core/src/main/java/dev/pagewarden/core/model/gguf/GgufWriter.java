@@ -1,16 +1,15 @@
 package dev.pagewarden.core.model.gguf;
 
+import dev.pagewarden.core.model.ChannelSink;
 import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.RowSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,19 +23,12 @@ import java.util.function.LongConsumer;
  * was declared: the same inputs give byte-identical files.
  */
 public final class GgufWriter {
-    /** Produces row {@code row} of a tensor into {@code dst} (length = the tensor's row length). */
-    @FunctionalInterface
-    public interface RowSource {
-        void fill(int row, float[] dst);
-    }
-
     private record Pending(String name, DType type, int rows, int cols, boolean vector, RowSource source) {
         long byteSize() {
             return type.bytesFor((long) rows * cols);
         }
     }
 
-    private static final int BUFFER_BYTES = 1 << 20;
     private final Map<String, GgufValue> metadata = new LinkedHashMap<>();
     private final List<Pending> tensors = new ArrayList<>();
     private int alignment = GgufReader.DEFAULT_ALIGNMENT;
@@ -96,35 +88,29 @@ public final class GgufWriter {
      * leaves no partial file behind.
      */
     public void write(Path out, LongConsumer progress) throws IOException {
-        int maxRowBytes = 0;
+        long maxRowBytes = 0;
         for (Pending t : tensors) {
-            maxRowBytes = (int) Math.max(maxRowBytes, t.type.bytesFor(t.cols));
+            maxRowBytes = Math.max(maxRowBytes, t.type.bytesFor(t.cols));
         }
-        ByteBuffer buf = ByteBuffer.allocateDirect(Math.max(BUFFER_BYTES, maxRowBytes + alignment))
-                .order(ByteOrder.LITTLE_ENDIAN);
-        boolean done = false;
-        try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            Sink sink = new Sink(ch, buf, progress);
+        try (ChannelSink sink = new ChannelSink(out, (int) maxRowBytes, progress)) {
             byte[] header = header();
             sink.bytes(header);
-            sink.pad(header.length, alignment);
+            sink.zeros(padding(header.length));
             for (Pending t : tensors) {
                 float[] row = new float[t.cols];
                 for (int r = 0; r < t.rows; r++) {
                     t.source.fill(r, row);
                     sink.room(t.type.bytesFor(t.cols));
-                    RowEncoder.encode(t.type, row, buf);
+                    RowEncoder.encode(t.type, row, sink.buffer());
                 }
-                sink.pad(t.byteSize(), alignment);
+                sink.zeros(padding(t.byteSize()));
             }
-            sink.flush();
-            done = true;
-        } finally {
-            if (!done) {
-                Files.deleteIfExists(out);
-            }
+            sink.commit();
         }
+    }
+
+    private long padding(long length) {
+        return GgufReader.alignUp(length, alignment) - length;
     }
 
     /** Header: magic, version, counts, metadata, tensor entries (offsets relative to the data section). */
@@ -207,56 +193,6 @@ public final class GgufWriter {
                     }
                 }
             }
-        }
-    }
-
-    /** Buffered channel output that reports progress on every flush. */
-    private static final class Sink {
-        private static final byte[] ZEROS = new byte[4096];
-        private final FileChannel ch;
-        private final ByteBuffer buf;
-        private final LongConsumer progress;
-        private long written;
-
-        Sink(FileChannel ch, ByteBuffer buf, LongConsumer progress) {
-            this.ch = ch;
-            this.buf = buf;
-            this.progress = progress;
-        }
-
-        void room(long bytes) throws IOException {
-            if (buf.remaining() < bytes) {
-                flush();
-            }
-        }
-
-        void bytes(byte[] b) throws IOException {
-            for (int off = 0; off < b.length; ) {
-                room(1);
-                int n = Math.min(buf.remaining(), b.length - off);
-                buf.put(b, off, n);
-                off += n;
-            }
-        }
-
-        /** Zero bytes up to the next multiple of {@code alignment} after {@code length} bytes. */
-        void pad(long length, int alignment) throws IOException {
-            long n = GgufReader.alignUp(length, alignment) - length;
-            while (n > 0) {
-                int k = (int) Math.min(n, ZEROS.length);
-                room(k);
-                buf.put(ZEROS, 0, k);
-                n -= k;
-            }
-        }
-
-        void flush() throws IOException {
-            buf.flip();
-            while (buf.hasRemaining()) {
-                written += ch.write(buf);
-            }
-            buf.clear();
-            progress.accept(written);
         }
     }
 }
