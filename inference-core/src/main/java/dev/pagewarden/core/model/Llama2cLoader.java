@@ -8,22 +8,27 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
- * Reads llama2.c checkpoints (legacy header: seven int32 then fp32 tensors) by memory-mapping the
- * file; tensors are views, nothing is copied onto the heap. Every size is checked against the file
- * length before any view is made, so a lying header yields a clear error, not an out-of-memory.
+ * Reads llama2.c checkpoints by memory-mapping the file; tensors are views, nothing is copied onto
+ * the heap. Two layouts exist: the legacy one (seven int32, then fp32 tensors and two unused RoPE
+ * tables) and version 1 (a 256-byte header starting with magic "ak42", then fp32 tensors with the
+ * norms first). Every size is checked against the file length before any view is made, so a lying
+ * header yields a clear error, not an out-of-memory.
  */
 public final class Llama2cLoader {
     private static final ValueLayout.OfInt I32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final int LEGACY_HEADER_BYTES = 7 * 4;
+    /** "ak42" read as a little-endian uint32: the first four bytes of a version-1 file. */
+    public static final int V1_MAGIC = 0x616b3432;
+    public static final int V1_HEADER_BYTES = 256;
 
     private Llama2cLoader() {
     }
 
-    /** Maps {@code file} into {@code arena} and returns its weights. */
+    /** Maps {@code file} into {@code arena} and returns its weights, in either llama2.c layout. */
     public static LlamaWeights load(Path file, Arena arena) {
         MemorySegment all;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
@@ -34,83 +39,104 @@ public final class Llama2cLoader {
         if (all.byteSize() < LEGACY_HEADER_BYTES) {
             throw new ModelFormatException(file + ": truncated: " + all.byteSize() + " bytes is smaller than the llama2.c header");
         }
+        return all.get(I32_LE, 0) == V1_MAGIC ? loadV1(file, all) : loadLegacy(file, all);
+    }
+
+    private static LlamaWeights loadLegacy(Path file, MemorySegment all) {
         int vocab = all.get(I32_LE, 20);
-        ModelConfig cfg;
+        ModelConfig cfg = config(file, all, 0, Math.abs(vocab), vocab > 0);
+        Reader r = new Reader(file, all, LEGACY_HEADER_BYTES);
+        Map<LlamaTensors.Slot, Tensor> tensors = new HashMap<>();
+        for (LlamaTensors.Slot slot : LlamaTensors.roleMajor(cfg, LlamaTensors.LLAMA2C_LEGACY_ORDER)) {
+            tensors.put(slot, r.next(slot));
+            if (slot.role() == LlamaTensors.Role.OUTPUT_NORM) {
+                r.skip("legacy RoPE tables", legacyRopeTableBytes(cfg));
+            }
+        }
+        r.expectEnd(cfg);
+        return LlamaTensors.assemble(cfg, tensors::get);
+    }
+
+    private static LlamaWeights loadV1(Path file, MemorySegment all) {
+        if (all.byteSize() < V1_HEADER_BYTES) {
+            throw new ModelFormatException(file + ": truncated: " + all.byteSize()
+                    + " bytes is smaller than the 256-byte llama2.c v1 header");
+        }
+        int version = all.get(I32_LE, 4);
+        if (version != 1) {
+            throw new ModelFormatException(file + ": llama2.c \"ak42\" header version " + version
+                    + " is not supported (supported: 1, fp32)");
+        }
+        byte shared = all.get(ValueLayout.JAVA_BYTE, 36);
+        if (shared != 0 && shared != 1) {
+            throw new ModelFormatException(file + ": bad llama2.c v1 header: shared_classifier flag is " + shared
+                    + ", expected 0 or 1");
+        }
+        ModelConfig cfg = config(file, all, 8, all.get(I32_LE, 8 + 20), shared == 1);
+        Reader r = new Reader(file, all, V1_HEADER_BYTES);
+        Map<LlamaTensors.Slot, Tensor> tensors = new HashMap<>();
+        for (LlamaTensors.Slot slot : LlamaTensors.roleMajor(cfg, LlamaTensors.LLAMA2C_V1_ORDER)) {
+            tensors.put(slot, r.next(slot));
+        }
+        r.expectEnd(cfg);
+        return LlamaTensors.assemble(cfg, tensors::get);
+    }
+
+    /** The seven int32 header fields at {@code at}: dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab, seq_len. */
+    private static ModelConfig config(Path file, MemorySegment all, long at, int vocab, boolean shared) {
         try {
-            cfg = new ModelConfig(all.get(I32_LE, 0), all.get(I32_LE, 4), all.get(I32_LE, 8), all.get(I32_LE, 12),
-                    all.get(I32_LE, 16), Math.abs(vocab), all.get(I32_LE, 24), 1e-5f, 10000f, vocab > 0);
+            return new ModelConfig(all.get(I32_LE, at), all.get(I32_LE, at + 4), all.get(I32_LE, at + 8),
+                    all.get(I32_LE, at + 12), all.get(I32_LE, at + 16), vocab, all.get(I32_LE, at + 24),
+                    1e-5f, 10000f, shared);
         } catch (ModelFormatException e) {
             throw new ModelFormatException(file + ": bad llama2.c header: " + e.getMessage(), e);
         }
-        return new Reader(file, all, LEGACY_HEADER_BYTES, cfg).legacyLayout();
     }
 
-    /** Walks the fp32 tensors in llama2.c's order, checking bounds before every view. */
+    /** Two tables (cos and sin) of seq_len x head_size/2 floats that old llama2.c builds precomputed. */
+    static long legacyRopeTableBytes(ModelConfig cfg) {
+        return 2L * cfg.seqLen() * (cfg.headSize() / 2) * 4;
+    }
+
+    /** Walks fp32 tensors in file order, checking bounds before every view. */
     private static final class Reader {
         private final Path file;
         private final MemorySegment all;
-        private final ModelConfig cfg;
         private long offset;
 
-        Reader(Path file, MemorySegment all, long offset, ModelConfig cfg) {
+        Reader(Path file, MemorySegment all, long offset) {
             this.file = file;
             this.all = all;
             this.offset = offset;
-            this.cfg = cfg;
         }
 
-        Tensor next(String name, int rows, int cols) {
-            long bytes = 4L * rows * cols;
-            if (offset + bytes > all.byteSize()) {
-                throw new ModelFormatException(file + ": truncated: tensor " + name + " needs bytes " + offset + ".."
-                        + (offset + bytes) + " but the file has " + all.byteSize() + " bytes");
-            }
-            Tensor t = new Tensor(name, DType.F32, rows, cols, all.asSlice(offset, bytes));
+        Tensor next(LlamaTensors.Slot slot) {
+            String name = slot.llama2cName();
+            long bytes = 4L * slot.elements();
+            require(name, bytes);
+            Tensor t = new Tensor(name, DType.F32, slot.rows(), slot.cols(), all.asSlice(offset, bytes));
             offset += bytes;
             return t;
         }
 
-        Tensor[] perLayer(String name, int rows, int cols) {
-            Tensor[] ts = new Tensor[cfg.nLayers()];
-            for (int l = 0; l < ts.length; l++) {
-                ts[l] = next(name + "." + l, rows, cols);
-            }
-            return ts;
+        void skip(String what, long bytes) {
+            require(what, bytes);
+            offset += bytes;
         }
 
-        LlamaWeights legacyLayout() {
-            int dim = cfg.dim();
-            int kv = cfg.kvDim();
-            int hid = cfg.hiddenDim();
-            Tensor emb = next("token_embedding", cfg.vocabSize(), dim);
-            Tensor[] rmsAtt = perLayer("rms_att", 1, dim);
-            Tensor[] wq = perLayer("wq", dim, dim);
-            Tensor[] wk = perLayer("wk", kv, dim);
-            Tensor[] wv = perLayer("wv", kv, dim);
-            Tensor[] wo = perLayer("wo", dim, dim);
-            Tensor[] rmsFfn = perLayer("rms_ffn", 1, dim);
-            Tensor[] w1 = perLayer("w1", hid, dim);
-            Tensor[] w2 = perLayer("w2", dim, hid);
-            Tensor[] w3 = perLayer("w3", hid, dim);
-            Tensor rmsFinal = next("rms_final", 1, dim);
-            // two legacy RoPE tables (freq_cis_real, freq_cis_imag), unused: RoPE is computed
-            long skip = 2L * cfg.seqLen() * (cfg.headSize() / 2) * 4;
-            if (offset + skip > all.byteSize()) {
-                throw new ModelFormatException(file + ": truncated: legacy RoPE tables need bytes " + offset + ".."
-                        + (offset + skip) + " but the file has " + all.byteSize() + " bytes");
+        private void require(String what, long bytes) {
+            if (bytes > all.byteSize() - offset) {
+                throw new ModelFormatException(file + ": truncated: " + what + " needs bytes " + offset + ".."
+                        + (offset + bytes) + " but the file has " + all.byteSize() + " bytes");
             }
-            offset += skip;
-            Tensor cls = cfg.sharedClassifier() ? emb : next("classifier", cfg.vocabSize(), dim);
+        }
+
+        void expectEnd(ModelConfig cfg) {
             if (offset != all.byteSize()) {
                 throw new ModelFormatException(file + ": " + (all.byteSize() - offset)
-                        + " unexpected trailing bytes after the last tensor (header says dim " + dim + ", layers "
-                        + cfg.nLayers() + ", vocab " + cfg.vocabSize() + ")");
+                        + " unexpected trailing bytes after the last tensor (header says dim " + cfg.dim()
+                        + ", layers " + cfg.nLayers() + ", vocab " + cfg.vocabSize() + ")");
             }
-            List<LlamaWeights.Layer> layers = new ArrayList<>();
-            for (int l = 0; l < cfg.nLayers(); l++) {
-                layers.add(new LlamaWeights.Layer(rmsAtt[l], wq[l], wk[l], wv[l], wo[l], rmsFfn[l], w1[l], w2[l], w3[l]));
-            }
-            return new LlamaWeights(cfg, emb, layers, rmsFinal, cls);
         }
     }
 }

@@ -1,0 +1,104 @@
+package dev.pagewarden.core.model;
+
+import dev.pagewarden.core.model.gguf.GgufFile;
+import dev.pagewarden.core.model.gguf.GgufLlama;
+import dev.pagewarden.core.model.gguf.GgufReader;
+import dev.pagewarden.core.tokenizer.TokenizerBin;
+import dev.pagewarden.core.tokenizer.Vocabulary;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Entry point for loading a model file of any supported format, detected by its first bytes: GGUF
+ * ("GGUF"), llama2.c version 1 ("ak42") or else the llama2.c legacy layout. Weights are memory-mapped
+ * into a shared arena that the returned {@link LoadedModel} owns.
+ */
+public final class ModelLoader {
+
+    /** The file formats this loader knows, with the name {@link LoadedModel#format()} reports. */
+    public enum Format {
+        GGUF("gguf"), LLAMA2C_V1("llama2c-v1"), LLAMA2C("llama2c");
+
+        private final String label;
+
+        Format(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+
+    private ModelLoader() {
+    }
+
+    /**
+     * Loads {@code model}. A llama2.c checkpoint needs {@code tokenizerOrNull} (a llama2.c tokenizer.bin);
+     * for GGUF it is optional and, when given, wins over the vocabulary in the file's metadata.
+     */
+    public static LoadedModel load(Path model, Path tokenizerOrNull) {
+        Format format = detect(model);
+        if (format != Format.GGUF && tokenizerOrNull == null) {
+            throw new ModelFormatException(model + ": a llama2.c checkpoint carries no vocabulary; "
+                    + "pass its tokenizer.bin with --tokenizer");
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            LlamaWeights weights;
+            Vocabulary vocab = null;
+            if (format == Format.GGUF) {
+                GgufFile gguf = GgufReader.read(model, arena);
+                weights = GgufLlama.weights(gguf);
+                if (tokenizerOrNull == null) {
+                    vocab = GgufLlama.vocabulary(gguf);
+                }
+            } else {
+                weights = Llama2cLoader.load(model, arena);
+            }
+            if (tokenizerOrNull != null) {
+                vocab = TokenizerBin.read(tokenizerOrNull);
+            }
+            if (vocab != null && vocab.size() != weights.config().vocabSize()) {
+                Path vocabSource = tokenizerOrNull != null ? tokenizerOrNull : model;
+                throw new ModelFormatException(vocabSource + ": vocabulary has " + vocab.size()
+                        + " tokens but the model " + model + " has vocab_size " + weights.config().vocabSize());
+            }
+            if (vocab != null && (vocab.bosId() >= vocab.size() || vocab.eosId() >= vocab.size())) {
+                throw new ModelFormatException(model + ": bos/eos token ids " + vocab.bosId() + "/" + vocab.eosId()
+                        + " lie outside the " + vocab.size() + "-token vocabulary");
+            }
+            return new LoadedModel(model, format.label(), weights, vocab, arena);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** The format of {@code model} from its first eight bytes. */
+    public static Format detect(Path model) {
+        ByteBuffer head = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        try (FileChannel ch = FileChannel.open(model, StandardOpenOption.READ)) {
+            while (head.hasRemaining() && ch.read(head) >= 0) {
+                // read until eight bytes or end of file
+            }
+        } catch (IOException e) {
+            throw new ModelFormatException(model + ": cannot read model file: " + e.getMessage(), e);
+        }
+        head.flip();
+        if (GgufReader.hasMagic(MemorySegment.ofBuffer(head))) {
+            return Format.GGUF;
+        }
+        if (head.remaining() >= 4 && head.getInt(0) == Llama2cLoader.V1_MAGIC) {
+            return Format.LLAMA2C_V1;
+        }
+        return Format.LLAMA2C;
+    }
+}

@@ -1,0 +1,78 @@
+package dev.pagewarden.core.testing;
+
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.LlamaTensors;
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.RowSource;
+import dev.pagewarden.core.model.Tensor;
+
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * Compares every element of loaded weights with the floats they were written from, allowing exactly
+ * the error of the stored type as computed by float64 reference quantisers (written here, independent
+ * of the production encoder).
+ */
+public final class WeightChecks {
+    private WeightChecks() {
+    }
+
+    /** Checks every tensor of {@code w}; returns how many elements were compared. */
+    public static long assertMatches(LlamaWeights w, Function<LlamaTensors.Slot, RowSource> expected) {
+        long compared = 0;
+        var slots = LlamaTensors.ggufOrder(w.config());
+        assertThat(slots).isNotEmpty();
+        for (LlamaTensors.Slot slot : slots) {
+            Tensor t = LlamaTensors.tensor(w, slot);
+            assertThat(t.rows()).as(slot.ggufName() + " rows").isEqualTo(slot.rows());
+            assertThat(t.cols()).as(slot.ggufName() + " cols").isEqualTo(slot.cols());
+            RowSource src = expected.apply(slot);
+            float[] want = new float[slot.cols()];
+            for (int r = 0; r < slot.rows(); r++) {
+                src.fill(r, want);
+                for (int c = 0; c < want.length; c++) {
+                    float got = t.get(r, c);
+                    double bound = switch (t.type()) {
+                        case F32 -> 0;
+                        case F16 -> f16Error(want[c]);
+                        case Q8_0 -> q8Error(want, c);
+                    };
+                    boolean ok = t.type() == DType.F32
+                            ? Float.floatToRawIntBits(got) == Float.floatToRawIntBits(want[c])
+                            : Math.abs((double) got - want[c]) <= bound;
+                    if (!ok) {
+                        fail("%s (%s) [%d,%d]: got %s, wrote %s, allowed error %s", slot.ggufName(), t.type(), r, c,
+                                got, want[c], bound);
+                    }
+                    compared++;
+                }
+            }
+        }
+        return compared;
+    }
+
+    /** Half the spacing of fp16 numbers around {@code x} (round to nearest), plus float slack. */
+    static double f16Error(float x) {
+        double a = Math.abs((double) x);
+        double ulp = a < 0x1p-14 ? 0x1p-24 : Math.scalb(1.0, Math.getExponent(a) - 10);
+        return ulp / 2 + 1e-12;
+    }
+
+    /**
+     * Q8_0 reference in float64: d = amax/127, q = round(x/d); dequantised with the fp16-rounded scale the
+     * file stores, the error is at most d/2 plus 127 times the scale's own fp16 rounding error.
+     */
+    static double q8Error(float[] row, int col) {
+        int start = col / 32 * 32;
+        double amax = 0;
+        for (int i = start; i < start + 32; i++) {
+            amax = Math.max(amax, Math.abs((double) row[i]));
+        }
+        double d = amax / 127;
+        double dStored = Float.float16ToFloat(Float.floatToFloat16((float) d));
+        return d / 2 + 127 * Math.abs(d - dStored) + 1e-6 * amax + 1e-12;
+    }
+}
