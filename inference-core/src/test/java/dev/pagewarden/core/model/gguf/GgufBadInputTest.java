@@ -167,25 +167,27 @@ class GgufBadInputTest {
     @Test
     void tokenizerWithWrongVocabularySizeIsRejected() throws Exception {
         ModelConfig cfg = ModelShape.parse("dim=32,hidden=64,layers=1,heads=4,kv_heads=2,vocab=300,seq=16").config();
+        Path tok512 = TestModels.tok512();
         for (ModelGenerator.FileFormat format : ModelGenerator.FileFormat.values()) {
             Path model = dir.resolve("m300." + format);
             ModelGenerator.generate(cfg, DType.F32, format, 1, model, total -> done -> { });
-            assertThatThrownBy(() -> ModelLoader.load(model, TestModels.tok512()))
+            assertThatThrownBy(() -> ModelLoader.load(model, tok512))
                     .isInstanceOf(ModelFormatException.class)
-                    .hasMessageContaining(TestModels.tok512().toString())
+                    .hasMessageContaining(tok512.toString())
                     .hasMessageContaining("512 tokens").hasMessageContaining("vocab_size 300");
         }
     }
 
     @Test
     void garbageAndEmptyFilesFail() throws Exception {
+        Path tokenizer = dir.resolve("never-read.bin");   // the model fails before the tokenizer is opened
         Path empty = Files.write(dir.resolve("empty.bin"), new byte[0]);
-        assertThatThrownBy(() -> ModelLoader.load(empty, TestModels.tok512()))
+        assertThatThrownBy(() -> ModelLoader.load(empty, tokenizer))
                 .isInstanceOf(ModelFormatException.class).hasMessageContaining("truncated");
         byte[] junk = new byte[4096];
         new java.util.Random(1).nextBytes(junk);
         Path garbage = Files.write(dir.resolve("junk.bin"), junk);
-        assertThatThrownBy(() -> ModelLoader.load(garbage, TestModels.tok512()))
+        assertThatThrownBy(() -> ModelLoader.load(garbage, tokenizer))
                 .isInstanceOf(ModelFormatException.class).hasMessageContaining(garbage.toString());
     }
 }
