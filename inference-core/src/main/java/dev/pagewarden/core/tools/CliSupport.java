@@ -20,8 +20,4 @@ final class CliSupport {
             default -> throw new Args.UsageException("--" + option + " must be f32, f16 or q8_0, got '" + v + "'");
         };
     }
-
-    static String sizeMb(long bytes) {
-        return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
-    }
 }

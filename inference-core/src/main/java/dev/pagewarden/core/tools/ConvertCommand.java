@@ -36,7 +36,7 @@ public final class ConvertCommand implements Command {
         long start = System.nanoTime();
         Converter.convert(model, tokenizer, target, dtype, ProgressBar.forStderr(err, "convert"));
         out.printf(Locale.ROOT, "wrote %s: GGUF %s, %s in %.2f s%n", target, dtype,
-                CliSupport.sizeMb(Files.size(target)), (System.nanoTime() - start) / 1e9);
+                ProgressBar.mb(Files.size(target)), (System.nanoTime() - start) / 1e9);
         return 0;
     }
 }

@@ -59,7 +59,7 @@ public final class MakeModelCommand implements Command {
             TokenizerBinWriter.write(ModelGenerator.vocabulary(shape.config().vocabSize()), Path.of(tokenizerOut));
         }
         out.printf(Locale.ROOT, "wrote %s: %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
-                shape.name(), shape.config().parameterCount(), dtype, CliSupport.sizeMb(Files.size(file)),
+                shape.name(), shape.config().parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
                 (System.nanoTime() - start) / 1e9);
         if (format == ModelGenerator.FileFormat.GGUF
                 && shape.config().vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {

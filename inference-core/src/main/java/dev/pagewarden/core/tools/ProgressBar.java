@@ -60,7 +60,8 @@ public final class ProgressBar implements LongConsumer {
                 mb((long) (done / seconds)));
     }
 
-    private static String mb(long bytes) {
+    /** Bytes as decimal megabytes, e.g. {@code 438.8 MB}. */
+    static String mb(long bytes) {
         return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
     }
 }

@@ -59,7 +59,8 @@ class Llama2cV1Test {
 
     @Test
     void llama2cWithoutTokenizerNamesTheOption() {
-        assertThatThrownBy(() -> ModelLoader.load(TestModels.stories260K(), null))
+        Path model = TestModels.stories260K();
+        assertThatThrownBy(() -> ModelLoader.load(model, null))
                 .isInstanceOf(ModelFormatException.class).hasMessageContaining("--tokenizer");
     }
 
