@@ -1,12 +1,17 @@
 package dev.pagewarden.core.tensor;
 
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
 
 /**
  * The small per-token kernels of the transformer. All deterministic (StrictMath, fixed summation
  * order), so a token's result never depends on what else is in the batch.
  *
- * <p>STUB: scalar versions; the kernels work replaces them with Vector API code where it pays.
+ * <p>Only the reductions ({@link #dot}, the sum of squares of {@link #rmsnorm}) use the Vector API
+ * explicitly: C2 never reorders a float sum, so a plain loop would stay scalar. The lanewise loops
+ * (scaling, {@link #axpy}, {@link #add}) are plain Java, which C2 vectorises by itself with the same
+ * per-element results (Java never fuses a multiply and an add). {@code exp} is {@link StrictMath#exp},
+ * bit-stable in every JIT tier.
  */
 public final class Ops {
     private Ops() {
@@ -14,19 +19,32 @@ public final class Ops {
 
     /** {@code out[o..o+n) = x[xo..xo+n) / rms(x) * weight}. */
     public static void rmsnorm(float[] out, int o, float[] x, int xo, Tensor weight, int n, float eps) {
-        float ss = 0f;
-        for (int i = 0; i < n; i++) {
-            ss += x[xo + i] * x[xo + i];
-        }
+        float ss = dot(x, xo, x, xo, n);
         ss = ss / n + eps;
         float inv = (float) (1.0 / StrictMath.sqrt(ss));
-        for (int i = 0; i < n; i++) {
-            out[o + i] = weight.get(0, i) * (inv * x[xo + i]);
+        if (weight.type() == DType.F32) {
+            for (int i = 0; i < n; i++) {
+                out[o + i] = weight.data().get(Tensor.F32_LE, 4L * i) * (inv * x[xo + i]);
+            }
+        } else {
+            for (int i = 0; i < n; i++) {
+                out[o + i] = weight.get(0, i) * (inv * x[xo + i]);
+            }
         }
     }
 
     /** Dot product of {@code a[ao..ao+n)} and {@code b[bo..bo+n)} with a fixed order. */
     public static float dot(float[] a, int ao, float[] b, int bo, int n) {
+        return Kernels.VECTOR ? vectorDot(a, ao, b, bo, n) : scalarDot(a, ao, b, bo, n);
+    }
+
+    // Separate method: VectorKernels is resolved only when this is called, i.e. when the module is there.
+    private static float vectorDot(float[] a, int ao, float[] b, int bo, int n) {
+        return VectorKernels.dot(a, ao, b, bo, n);
+    }
+
+    /** The fallback dot: left to right. */
+    static float scalarDot(float[] a, int ao, float[] b, int bo, int n) {
         float acc = 0f;
         for (int i = 0; i < n; i++) {
             acc += a[ao + i] * b[bo + i];

@@ -1,17 +1,26 @@
 package dev.pagewarden.core.tensor;
 
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A fixed set of worker threads that splits a range of output rows into contiguous chunks. Each
  * output is computed by exactly one thread with the same code, so results never depend on the
  * thread count or the split (batch invariance needs that).
  *
- * <p>STUB: simple executor-based version; the kernels work replaces it with a low-latency pool.
+ * <p>Built for many short loops: a decode step issues ~85 matmuls of a few hundred microseconds
+ * each, so dispatch must cost microseconds, not the tens of microseconds of an executor. A loop is
+ * published by bumping a volatile generation counter; workers that finished a job moments ago are
+ * still spinning on that counter and start at once, workers idle for longer than {@link #SPIN_NANOS}
+ * have parked and are unparked. The caller runs chunk 0 itself, then spins until the workers are
+ * done.
+ *
+ * <p>Calls from several threads are serialised; a call from inside a running loop body (nested
+ * parallelism) runs inline on the calling thread. An exception thrown by any chunk is rethrown to
+ * the caller after all chunks have finished.
  */
 public final class Parallel implements AutoCloseable {
 
@@ -21,19 +30,37 @@ public final class Parallel implements AutoCloseable {
         void run(int start, int end);
     }
 
+    /**
+     * How long an idle worker spins before parking. Long enough to bridge the gap between two
+     * matmuls of one decode step (a few microseconds of norms/attention on the caller), short
+     * enough not to burn a shared core between requests.
+     */
+    static final long SPIN_NANOS = 100_000;
+
     private final int threads;
-    private final ExecutorService executor;
+    private final Worker[] workers;
+    private final ReentrantLock dispatch = new ReentrantLock();
+
+    // The current job. Plain fields: written by the caller before the volatile write of
+    // `generation`, read by workers after they have seen the new generation.
+    private RangeBody body;
+    private int n;
+
+    private volatile long generation;
+    private volatile boolean closed;
+    private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     public Parallel(int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         }
         this.threads = threads;
-        this.executor = threads == 1 ? null : Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "pagewarden-kernel");
-            t.setDaemon(true);
-            return t;
-        });
+        this.workers = new Worker[threads - 1];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = new Worker(i + 1);
+            workers[i].start();
+        }
     }
 
     public int threads() {
@@ -42,31 +69,156 @@ public final class Parallel implements AutoCloseable {
 
     /** Runs {@code body} over {@code [0, n)} split into at most {@code threads()} chunks; returns when all are done. */
     public void forRange(int n, RangeBody body) {
-        if (executor == null || n < 2) {
+        if (n <= 0) {
+            return;
+        }
+        if (workers.length == 0 || n == 1 || isNested()) {
             body.run(0, n);
             return;
         }
-        int chunks = Math.min(threads, n);
-        List<Future<?>> futures = new ArrayList<>(chunks);
-        for (int c = 1; c < chunks; c++) {
-            int s = (int) ((long) n * c / chunks);
-            int e = (int) ((long) n * (c + 1) / chunks);
-            futures.add(executor.submit(() -> body.run(s, e)));
+        if (closed) {
+            throw new IllegalStateException("parallel pool is closed");
         }
-        body.run(0, (int) ((long) n / chunks));
+        dispatch.lock();
         try {
-            for (Future<?> f : futures) {
-                f.get();
-            }
-        } catch (Exception ex) {
-            throw new IllegalStateException("parallel kernel failed", ex);
+            run(n, body);
+        } finally {
+            dispatch.unlock();
         }
+    }
+
+    private boolean isNested() {
+        return dispatch.isHeldByCurrentThread()
+                || (Thread.currentThread() instanceof Worker w && w.pool() == this);
+    }
+
+    private void run(int n, RangeBody body) {
+        this.body = body;
+        this.n = n;
+        pending.set(workers.length);
+        generation = generation + 1; // publishes body, n and pending; only the lock holder writes it
+        for (Worker w : workers) {
+            // Dekker pairing with Worker.awaitJob: either the worker sees the new generation, or we see it parked.
+            if (w.parked) {
+                LockSupport.unpark(w);
+            }
+        }
+        try {
+            runChunk(0);
+        } finally {
+            awaitWorkers();
+            this.body = null;
+        }
+        Throwable t = failure.getAndSet(null);
+        if (t != null) {
+            throw rethrowable(t);
+        }
+    }
+
+    private void runChunk(int chunk) {
+        int start = bound(chunk);
+        int end = bound(chunk + 1);
+        try {
+            if (start < end) {
+                body.run(start, end);
+            }
+        } catch (Throwable t) {
+            failure.compareAndSet(null, t);
+        }
+    }
+
+    /** Start of chunk {@code c}: a contiguous, deterministic split of [0, n). */
+    private int bound(int c) {
+        return (int) ((long) n * c / threads);
+    }
+
+    private void awaitWorkers() {
+        // The workers finish within the same few microseconds as our own chunk unless a core was
+        // taken away from them (a shared machine); then yielding lets them run.
+        for (int spins = 0; pending.get() != 0; spins++) {
+            if (spins < 2_000) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    private static RuntimeException rethrowable(Throwable t) {
+        if (t instanceof RuntimeException re) {
+            return re;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException("parallel loop failed", t);
     }
 
     @Override
     public void close() {
-        if (executor != null) {
-            executor.shutdownNow();
+        closed = true;
+        for (Worker w : workers) {
+            LockSupport.unpark(w);
+        }
+        for (Worker w : workers) {
+            try {
+                w.join(TimeUnit.SECONDS.toMillis(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private final class Worker extends Thread {
+        private final int chunk;
+        volatile boolean parked;
+
+        Worker(int chunk) {
+            super("pagewarden-kernel-" + chunk);
+            this.chunk = chunk;
+            setDaemon(true);
+        }
+
+        Parallel pool() {
+            return Parallel.this;
+        }
+
+        @Override
+        public void run() {
+            long seen = 0;
+            while (true) {
+                seen = awaitJob(seen);
+                if (closed) {
+                    return;
+                }
+                try {
+                    runChunk(chunk);
+                } finally {
+                    pending.decrementAndGet();
+                }
+            }
+        }
+
+        /** Spins, then parks, until a generation other than {@code seen} is published or the pool closes. */
+        private long awaitJob(long seen) {
+            long spinStart = System.nanoTime();
+            for (int i = 1; ; i++) {
+                long g = generation;
+                if (g != seen || closed) {
+                    return g;
+                }
+                if ((i & 1023) == 0 && System.nanoTime() - spinStart > SPIN_NANOS) {
+                    parked = true;
+                    if (generation == seen && !closed) {
+                        LockSupport.park(this);
+                    }
+                    parked = false;
+                    spinStart = System.nanoTime();
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
         }
     }
 }

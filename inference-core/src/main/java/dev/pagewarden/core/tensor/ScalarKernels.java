@@ -1,0 +1,96 @@
+package dev.pagewarden.core.tensor;
+
+import dev.pagewarden.core.model.Tensor;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Plain-Java row kernels for JVMs without the Vector API. Four interleaved accumulators give the CPU
+ * independent chains; the order is fixed: {@code ((a0 + a1) + (a2 + a3)) + tail}.
+ */
+final class ScalarKernels implements RowKernels {
+    static final ScalarKernels INSTANCE = new ScalarKernels();
+
+    private ScalarKernels() {
+    }
+
+    @Override
+    public String name() {
+        return "scalar";
+    }
+
+    @Override
+    public float dot(MemorySegment w, long off, int n, float[] x, int xo) {
+        float a0 = 0f, a1 = 0f, a2 = 0f, a3 = 0f;
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            long p = off + 4L * i;
+            a0 += w.get(Tensor.F32_LE, p) * x[xo + i];
+            a1 += w.get(Tensor.F32_LE, p + 4) * x[xo + i + 1];
+            a2 += w.get(Tensor.F32_LE, p + 8) * x[xo + i + 2];
+            a3 += w.get(Tensor.F32_LE, p + 12) * x[xo + i + 3];
+        }
+        float tail = 0f;
+        for (; i < n; i++) {
+            tail += w.get(Tensor.F32_LE, off + 4L * i) * x[xo + i];
+        }
+        return ((a0 + a1) + (a2 + a3)) + tail;
+    }
+
+    @Override
+    public void dot4(MemorySegment w, long off, int n, float[] x, int xo, int xStride, float[] out, int oo, int oStride) {
+        // The fallback does not optimise weight reuse: the row is re-read from L1 for each vector.
+        for (int j = 0; j < 4; j++) {
+            out[oo + j * oStride] = dot(w, off, n, x, xo + j * xStride);
+        }
+    }
+
+    /**
+     * fp16 to fp32, exact, with NaNs quieted (as the F16C instruction and IEEE conversion do).
+     * Used instead of {@link Float#float16ToFloat}: that one keeps a signalling NaN's quiet bit clear
+     * when interpreted but sets it once intrinsified, and every tier must give the same bits.
+     */
+    static float halfToFloat(short h) {
+        int magnitude = h & 0x7fff;
+        // exponent and mantissa to fp32 positions, rebiased by 2^(127-15); normalises subnormals too
+        int bits = Float.floatToRawIntBits(Float.intBitsToFloat(magnitude << 13) * 0x1p112f);
+        if (magnitude >= 0x7c00) {
+            bits |= magnitude > 0x7c00 ? 0x7fc0_0000 : 0x7f80_0000;
+        }
+        return Float.intBitsToFloat(bits | (h & 0x8000) << 16);
+    }
+
+    @Override
+    public void decodeF16(MemorySegment src, long off, int n, MemorySegment dst) {
+        for (int i = 0; i < n; i++) {
+            dst.set(Tensor.F32_LE, 4L * i, halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
+        }
+    }
+
+    @Override
+    public void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst) {
+        for (int block = 0; block < n / 32; block++) {
+            long b = off + 34L * block;
+            float scale = halfToFloat(src.get(Tensor.I16_LE, b));
+            for (int j = 0; j < 32; j++) {
+                // int8 * fp16 fits in 24 bits of mantissa: the product is exact, like the vector version.
+                dst.set(Tensor.F32_LE, 4L * (32 * block + j), src.get(ValueLayout.JAVA_BYTE, b + 2 + j) * scale);
+            }
+        }
+    }
+
+    @Override
+    public float readAll(MemorySegment seg, long from, long to) {
+        float a0 = 0f, a1 = 0f;
+        long p = from;
+        for (; p + 8 <= to; p += 8) {
+            a0 += seg.get(Tensor.F32_LE, p);
+            a1 += seg.get(Tensor.F32_LE, p + 4);
+        }
+        if (p < to) {
+            a0 += seg.get(Tensor.F32_LE, p);
+        }
+        return a0 + a1;
+    }
+}

@@ -1,0 +1,193 @@
+package dev.pagewarden.core.tensor;
+
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.Tensor;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+class MatMulTest {
+    private static final java.lang.foreign.ValueLayout.OfInt INT_LE =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+
+
+    /** Both implementations: the vector one is always present under surefire (it adds the module). */
+    static List<RowKernels> kernels() {
+        assertThat(Kernels.VECTOR).as("tests run with --add-modules jdk.incubator.vector").isTrue();
+        return List.of(VectorKernels.INSTANCE, ScalarKernels.INSTANCE);
+    }
+
+    /** rows x cols, awkward on purpose: tails shorter than a vector, one row, one Q8_0 block. */
+    static int[][] shapes(DType type) {
+        if (type == DType.Q8_0) {
+            return new int[][] {{1, 32}, {3, 64}, {33, 96}, {7, 288}, {5, 800}, {130, 768}};
+        }
+        return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}};
+    }
+
+    static Stream<Arguments> cases() {
+        List<Arguments> out = new ArrayList<>();
+        for (RowKernels k : kernels()) {
+            for (DType type : DType.values()) {
+                out.add(Arguments.of(k, type));
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void matchesFloat64ReferenceAndWritesEveryOutput(RowKernels k, DType type) {
+        try (Parallel pool = new Parallel(2)) {
+            long seed = 1;
+            for (int[] shape : shapes(type)) {
+                for (int batch : new int[] {1, 3, 4, 9}) {
+                    Tensor w = TestTensors.random(type, shape[0], shape[1], 0, seed++);
+                    float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
+                    float[] out = new float[batch * shape[0]];
+                    Arrays.fill(out, Float.NaN); // poisoned: every element must be overwritten
+                    MatMul.matmul(pool, w, x, batch, out, k);
+                    double[] ref = TestTensors.referenceMatmul(w, x, batch);
+                    double[] mag = TestTensors.magnitudes(w, x, batch);
+                    for (int i = 0; i < out.length; i++) {
+                        // float32 accumulation: error a small multiple of eps * sum |w*x|
+                        assertThat((double) out[i]).as("%s %s %dx%d batch %d out[%d]", k.name(), type, shape[0], shape[1], batch, i)
+                                .isCloseTo(ref[i], org.assertj.core.data.Offset.offset(1e-5 * mag[i] + 1e-30));
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void batchPositionAndThreadCountDoNotChangeABit(RowKernels k, DType type) {
+        try (Parallel one = new Parallel(1); Parallel two = new Parallel(2); Parallel three = new Parallel(3)) {
+            long seed = 100;
+            for (int[] shape : shapes(type)) {
+                int rows = shape[0];
+                int cols = shape[1];
+                Tensor w = TestTensors.random(type, rows, cols, 0, seed++);
+                float[] v = TestTensors.randomFloats(cols, seed++);
+                float[] alone = new float[rows];
+                MatMul.matmul(one, w, v, 1, alone, k);
+                int batch = 5; // one group of four plus one single: both code paths
+                for (int pos = 0; pos < batch; pos++) {
+                    float[] x = TestTensors.randomFloats(batch * cols, seed++);
+                    System.arraycopy(v, 0, x, pos * cols, cols);
+                    for (Parallel pool : List.of(one, two, three)) {
+                        float[] out = new float[batch * rows];
+                        MatMul.matmul(pool, w, x, batch, out, k);
+                        float[] mine = Arrays.copyOfRange(out, pos * rows, (pos + 1) * rows);
+                        assertArrayEquals(TestTensors.bits(alone), TestTensors.bits(mine),
+                                k.name() + " " + type + " " + rows + "x" + cols + " position " + pos
+                                        + " threads " + pool.threads());
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void unalignedWeightsGiveTheSameBits(RowKernels k, DType type) {
+        try (Parallel pool = new Parallel(2)) {
+            int cols = type == DType.Q8_0 ? 96 : 67;
+            Tensor aligned = TestTensors.random(type, 19, cols, 0, 7);
+            Tensor at28 = TestTensors.copyAt(aligned, 28); // where llama2.c puts its fp32 data
+            Tensor at3 = TestTensors.copyAt(aligned, 3);
+            float[] x = TestTensors.randomFloats(2 * cols, 8);
+            float[] expected = new float[2 * 19];
+            MatMul.matmul(pool, aligned, x, 2, expected, k);
+            for (Tensor t : List.of(at28, at3)) {
+                float[] out = new float[2 * 19];
+                MatMul.matmul(pool, t, x, 2, out, k);
+                assertArrayEquals(TestTensors.bits(expected), TestTensors.bits(out));
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void sameBitsBeforeAndAfterJitCompilation(RowKernels k, DType type) {
+        // The first calls of a fresh shape run partly interpreted / C1 (the Vector API's Java
+        // fallback); thousands of calls later the loops are C2-compiled intrinsics. Other tests may
+        // have compiled the kernels already: KernelDigestTest checks -Xint and C1-only JVMs as well.
+        int cols = type == DType.Q8_0 ? 160 : 83;
+        Tensor w = TestTensors.random(type, 11, cols, 28, 21);
+        float[] x = TestTensors.randomFloats(6 * cols, 22);
+        try (Parallel pool = new Parallel(2)) {
+            float[] first = new float[6 * 11];
+            MatMul.matmul(pool, w, x, 6, first, k);
+            float[] later = new float[6 * 11];
+            for (int i = 0; i < 20_000; i++) {
+                MatMul.matmul(pool, w, x, 6, later, k);
+            }
+            assertArrayEquals(TestTensors.bits(first), TestTensors.bits(later));
+        }
+    }
+
+    @Test
+    void f16DecodeIsExactForAllHalfValuesAndBothKernelsAgree() {
+        MemorySegment halves = Arena.ofAuto().allocate(2L * 65536 + 2, 64).asSlice(2); // unaligned, too
+        for (int h = 0; h < 65536; h++) {
+            halves.set(Tensor.I16_LE, 2L * h, (short) h);
+        }
+        MemorySegment scalar = Arena.ofAuto().allocate(4L * 65536, 64);
+        ScalarKernels.INSTANCE.decodeF16(halves, 0, 65536, scalar);
+        MemorySegment vector = Arena.ofAuto().allocate(4L * 65536, 64);
+        VectorKernels.INSTANCE.decodeF16(halves, 0, 65536, vector);
+        for (int h = 0; h < 65536; h++) {
+            float expected = Float.float16ToFloat((short) h);
+            int got = scalar.get(INT_LE, 4L * h);
+            assertThat(Integer.toHexString(vector.get(INT_LE, 4L * h)))
+                    .as("vector vs scalar, half 0x%04x", h).isEqualTo(Integer.toHexString(got));
+            if (Float.isNaN(expected)) {
+                // NaN: same sign and payload, quiet bit set
+                int payload = (h & 0x3ff) << 13;
+                assertThat(got).as("half 0x%04x", h).isEqualTo((h & 0x8000) << 16 | 0x7fc0_0000 | payload);
+            } else {
+                assertThat(Integer.toHexString(got)).as("half 0x%04x", h)
+                        .isEqualTo(Integer.toHexString(Float.floatToRawIntBits(expected)));
+            }
+        }
+    }
+
+    @Test
+    void q8DecodeMatchesTheTensorAccessor() {
+        Tensor q = TestTensors.random(DType.Q8_0, 1, 32 * 9, 28, 5);
+        for (RowKernels k : kernels()) {
+            MemorySegment floats = Arena.ofAuto().allocate(4L * q.cols(), 64);
+            k.decodeQ8(q.data(), 0, q.cols(), floats);
+            for (int c = 0; c < q.cols(); c++) {
+                assertThat(floats.get(Tensor.F32_LE, 4L * c)).as("%s col %d", k.name(), c).isEqualTo(q.get(0, c));
+            }
+        }
+    }
+
+    @Test
+    void publicEntryPointUsesTheVectorKernelsAndRejectsShortArrays() {
+        assertThat(MatMul.implementation()).startsWith("vector-");
+        Tensor w = TestTensors.random(DType.F32, 4, 8, 0, 1);
+        try (Parallel pool = new Parallel(2)) {
+            float[] out = new float[8];
+            MatMul.matmul(pool, w, TestTensors.randomFloats(16, 2), 2, out);
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                    () -> MatMul.matmul(pool, w, new float[15], 2, out)).isInstanceOf(IllegalArgumentException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                    () -> MatMul.matmul(pool, w, new float[16], 2, new float[7])).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.pagewarden.core.tensor;
+
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.Tensor;
+
+import org.assertj.core.data.Offset;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+class OpsTest {
+    private static final int[] SIZES = {1, 3, 15, 16, 17, 31, 33, 64, 100, 768, 2051};
+
+    @Test
+    void dotMatchesFloat64ReferenceInBothImplementations() {
+        for (int n : SIZES) {
+            float[] a = TestTensors.randomFloats(n + 5, n);
+            float[] b = TestTensors.randomFloats(n + 2, n + 1);
+            double ref = 0;
+            double mag = 0;
+            for (int i = 0; i < n; i++) {
+                ref += (double) a[5 + i] * b[2 + i];
+                mag += Math.abs((double) a[5 + i] * b[2 + i]);
+            }
+            Offset<Double> tol = Offset.offset(1e-5 * mag + 1e-30);
+            assertThat((double) Ops.dot(a, 5, b, 2, n)).as("n=%d", n).isCloseTo(ref, tol);
+            assertThat((double) VectorKernels.dot(a, 5, b, 2, n)).as("vector n=%d", n).isCloseTo(ref, tol);
+            assertThat((double) Ops.scalarDot(a, 5, b, 2, n)).as("scalar n=%d", n).isCloseTo(ref, tol);
+        }
+    }
+
+    @Test
+    void dotIsTheSameBeforeAndAfterCompilation() {
+        float[] a = TestTensors.randomFloats(777, 1);
+        float[] b = TestTensors.randomFloats(777, 2);
+        float first = Ops.dot(a, 1, b, 0, 775);
+        float later = 0;
+        for (int i = 0; i < 50_000; i++) {
+            later = Ops.dot(a, 1, b, 0, 775);
+        }
+        assertThat(Float.floatToRawIntBits(later)).isEqualTo(Float.floatToRawIntBits(first));
+    }
+
+    @Test
+    void rmsnormMatchesReferenceAndWritesOnlyItsRange() {
+        for (DType type : new DType[] {DType.F32, DType.F16}) {
+            for (int n : SIZES) {
+                Tensor weight = TestTensors.random(type, 1, n, 28, n);
+                float[] x = TestTensors.randomFloats(n + 3, 2 * n);
+                float[] out = new float[n + 4];
+                Arrays.fill(out, Float.NaN);
+                Ops.rmsnorm(out, 2, x, 3, weight, n, 1e-5f);
+                double ss = 0;
+                for (int i = 0; i < n; i++) {
+                    ss += (double) x[3 + i] * x[3 + i];
+                }
+                double inv = 1 / Math.sqrt(ss / n + 1e-5);
+                for (int i = 0; i < n; i++) {
+                    double ref = weight.get(0, i) * inv * x[3 + i];
+                    assertThat((double) out[2 + i]).as("%s n=%d i=%d", type, n, i)
+                            .isCloseTo(ref, Offset.offset(1e-5 * Math.abs(ref) + 1e-30));
+                }
+                assertThat(out[0]).isNaN();
+                assertThat(out[1]).isNaN();
+                assertThat(out[n + 2]).isNaN();
+                assertThat(out[n + 3]).isNaN();
+            }
+        }
+    }
+
+    @Test
+    void softmaxMatchesReference() {
+        for (int n : SIZES) {
+            float[] x = TestTensors.randomFloats(n + 2, n);
+            for (int i = 0; i < x.length; i++) {
+                x[i] *= 20;
+            }
+            double max = Double.NEGATIVE_INFINITY;
+            for (int i = 0; i < n; i++) {
+                max = Math.max(max, x[1 + i]);
+            }
+            double[] ref = new double[n];
+            double sum = 0;
+            for (int i = 0; i < n; i++) {
+                ref[i] = Math.exp(x[1 + i] - max);
+                sum += ref[i];
+            }
+            float before0 = x[0];
+            float beforeLast = x[n + 1];
+            Ops.softmax(x, 1, n);
+            for (int i = 0; i < n; i++) {
+                assertThat((double) x[1 + i]).as("n=%d i=%d", n, i).isCloseTo(ref[i] / sum, Offset.offset(1e-6));
+            }
+            assertThat(x[0]).isEqualTo(before0);
+            assertThat(x[n + 1]).isEqualTo(beforeLast);
+        }
+    }
+
+    @Test
+    void swigluAxpyAndAddMatchReference() {
+        for (int n : SIZES) {
+            float[] gate = TestTensors.randomFloats(n + 4, n);
+            float[] up = TestTensors.randomFloats(n + 4, n + 1);
+            float[] g0 = gate.clone();
+            Ops.swiglu(gate, up, 2, n);
+            for (int i = 0; i < n + 4; i++) {
+                if (i < 2 || i >= n + 2) {
+                    assertThat(gate[i]).isEqualTo(g0[i]);
+                } else {
+                    double g = g0[i];
+                    double ref = g / (1 + Math.exp(-g)) * up[i];
+                    assertThat((double) gate[i]).isCloseTo(ref, Offset.offset(1e-6));
+                }
+            }
+
+            float[] acc = TestTensors.randomFloats(n + 1, 3 * n);
+            float[] v = TestTensors.randomFloats(n + 2, 4 * n);
+            float[] acc0 = acc.clone();
+            Ops.axpy(acc, 1, 0.37f, v, 2, n);
+            assertThat(acc[0]).isEqualTo(acc0[0]);
+            for (int i = 0; i < n; i++) {
+                assertThat((double) acc[1 + i]).isCloseTo(acc0[1 + i] + 0.37 * v[2 + i], Offset.offset(1e-6));
+            }
+
+            float[] y = TestTensors.randomFloats(n + 3, 5 * n);
+            float[] x = TestTensors.randomFloats(n, 6 * n);
+            float[] x0 = x.clone();
+            Ops.add(x, 0, y, 3, n);
+            for (int i = 0; i < n; i++) {
+                assertThat(x[i]).isEqualTo(x0[i] + y[3 + i]); // one rounding: exact in float
+            }
+        }
+    }
+
+    @Test
+    void softmaxAndSwigluAreDeterministicAfterCompilation() {
+        float[] base = TestTensors.randomFloats(513, 9);
+        float[] first = base.clone();
+        Ops.softmax(first, 0, 513);
+        float[] later = null;
+        for (int i = 0; i < 20_000; i++) {
+            later = base.clone();
+            Ops.softmax(later, 0, 513);
+        }
+        assertArrayEquals(TestTensors.bits(first), TestTensors.bits(later));
+    }
+}

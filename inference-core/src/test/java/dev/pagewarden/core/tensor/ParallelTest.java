@@ -1,0 +1,171 @@
+package dev.pagewarden.core.tensor;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ParallelTest {
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4})
+    void everyIndexRunsExactlyOnceInContiguousChunks(int threads) {
+        try (Parallel pool = new Parallel(threads)) {
+            for (int n : new int[] {0, 1, 2, 3, 5, 17, 1000, 32000}) {
+                AtomicIntegerArray hits = new AtomicIntegerArray(Math.max(n, 1));
+                AtomicInteger calls = new AtomicInteger();
+                pool.forRange(n, (start, end) -> {
+                    assertThat(start).isLessThan(end);
+                    calls.incrementAndGet();
+                    for (int i = start; i < end; i++) {
+                        hits.incrementAndGet(i);
+                    }
+                });
+                for (int i = 0; i < n; i++) {
+                    assertThat(hits.get(i)).as("index %d of %d", i, n).isEqualTo(1);
+                }
+                assertThat(calls.get()).isLessThanOrEqualTo(Math.min(threads, Math.max(n, 1)));
+            }
+        }
+    }
+
+    @Test
+    void manyShortLoopsInARowAllComplete() {
+        try (Parallel pool = new Parallel(2)) {
+            long[] sums = new long[64];
+            for (int iter = 0; iter < 20_000; iter++) {
+                pool.forRange(64, (start, end) -> {
+                    for (int i = start; i < end; i++) {
+                        sums[i]++;
+                    }
+                });
+            }
+            for (long s : sums) {
+                assertThat(s).isEqualTo(20_000);
+            }
+        }
+    }
+
+    @Test
+    void workersThatParkedAreWokenUp() throws InterruptedException {
+        try (Parallel pool = new Parallel(2)) {
+            AtomicInteger done = new AtomicInteger();
+            for (int i = 0; i < 3; i++) {
+                Thread.sleep(20); // far beyond the spin time: the worker parks
+                pool.forRange(2, (start, end) -> done.addAndGet(end - start));
+            }
+            assertThat(done.get()).isEqualTo(6);
+        }
+    }
+
+    @Test
+    void exceptionInAWorkerChunkReachesTheCaller() {
+        try (Parallel pool = new Parallel(2)) {
+            assertThatThrownBy(() -> pool.forRange(10, (start, end) -> {
+                if (start > 0) {
+                    throw new IllegalArgumentException("boom in worker");
+                }
+            })).isInstanceOf(IllegalArgumentException.class).hasMessage("boom in worker");
+            // and the pool still works afterwards
+            AtomicInteger count = new AtomicInteger();
+            pool.forRange(10, (start, end) -> count.addAndGet(end - start));
+            assertThat(count.get()).isEqualTo(10);
+        }
+    }
+
+    @Test
+    void exceptionInTheCallerChunkWaitsForWorkersThenPropagates() {
+        try (Parallel pool = new Parallel(2)) {
+            AtomicInteger workerDone = new AtomicInteger();
+            assertThatThrownBy(() -> pool.forRange(10, (start, end) -> {
+                if (start == 0) {
+                    throw new IllegalStateException("boom in caller");
+                }
+                workerDone.incrementAndGet();
+            })).isInstanceOf(IllegalStateException.class).hasMessage("boom in caller");
+            assertThat(workerDone.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void errorsPropagateUnwrapped() {
+        try (Parallel pool = new Parallel(2)) {
+            assertThatThrownBy(() -> pool.forRange(10, (start, end) -> {
+                if (start > 0) {
+                    throw new AssertionError("worker error");
+                }
+            })).isInstanceOf(AssertionError.class).hasMessage("worker error");
+        }
+    }
+
+    @Test
+    void nestedLoopsRunInline() {
+        try (Parallel pool = new Parallel(2)) {
+            AtomicIntegerArray hits = new AtomicIntegerArray(100);
+            pool.forRange(10, (start, end) -> {
+                for (int i = start; i < end; i++) {
+                    int outer = i;
+                    pool.forRange(10, (s, e) -> {
+                        for (int j = s; j < e; j++) {
+                            hits.incrementAndGet(outer * 10 + j);
+                        }
+                    });
+                }
+            });
+            for (int i = 0; i < 100; i++) {
+                assertThat(hits.get(i)).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void concurrentCallersAreSerialisedAndAllComplete() throws InterruptedException {
+        try (Parallel pool = new Parallel(2)) {
+            int callers = 4;
+            long[][] sums = new long[callers][100];
+            CountDownLatch go = new CountDownLatch(1);
+            Thread[] ts = new Thread[callers];
+            for (int c = 0; c < callers; c++) {
+                long[] mine = sums[c];
+                ts[c] = new Thread(() -> {
+                    try {
+                        go.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int iter = 0; iter < 2000; iter++) {
+                        pool.forRange(100, (start, end) -> {
+                            for (int i = start; i < end; i++) {
+                                mine[i]++;
+                            }
+                        });
+                    }
+                });
+                ts[c].start();
+            }
+            go.countDown();
+            for (Thread t : ts) {
+                t.join();
+            }
+            for (long[] mine : sums) {
+                for (long s : mine) {
+                    assertThat(s).isEqualTo(2000);
+                }
+            }
+        }
+    }
+
+    @Test
+    void rejectsBadThreadCountAndUseAfterClose() {
+        assertThatThrownBy(() -> new Parallel(0)).isInstanceOf(IllegalArgumentException.class);
+        Parallel pool = new Parallel(2);
+        pool.close();
+        assertThatThrownBy(() -> pool.forRange(10, (s, e) -> { })).isInstanceOf(IllegalStateException.class);
+    }
+}

@@ -1,0 +1,97 @@
+package dev.pagewarden.core.tensor;
+
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.Tensor;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+
+/** Random test inputs and float64 reference results. */
+final class TestTensors {
+    private TestTensors() {
+    }
+
+    /** A random {@code rows x cols} tensor whose data starts {@code offset} bytes into a fresh 64-aligned buffer. */
+    static Tensor random(DType type, int rows, int cols, long offset, long seed) {
+        long bytes = type.bytesFor((long) rows * cols);
+        MemorySegment data = Arena.ofAuto().allocate(bytes + offset, 64).asSlice(offset, bytes);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        switch (type) {
+            case F32 -> {
+                for (long p = 0; p < bytes; p += 4) {
+                    data.set(Tensor.F32_LE, p, (float) rnd.nextDouble(-1, 1));
+                }
+            }
+            case F16 -> {
+                for (long p = 0; p < bytes; p += 2) {
+                    data.set(Tensor.I16_LE, p, Float.floatToFloat16((float) rnd.nextDouble(-1, 1)));
+                }
+            }
+            case Q8_0 -> {
+                for (long p = 0; p < bytes; p += 34) {
+                    data.set(Tensor.I16_LE, p, Float.floatToFloat16((float) rnd.nextDouble(0.001, 0.05)));
+                    for (int j = 0; j < 32; j++) {
+                        data.set(ValueLayout.JAVA_BYTE, p + 2 + j, (byte) rnd.nextInt(-128, 128));
+                    }
+                }
+            }
+        }
+        return new Tensor("test", type, rows, cols, data);
+    }
+
+    /** The same tensor with its bytes copied to {@code offset} bytes into a new buffer. */
+    static Tensor copyAt(Tensor t, long offset) {
+        MemorySegment data = Arena.ofAuto().allocate(t.data().byteSize() + offset, 64).asSlice(offset, t.data().byteSize());
+        data.copyFrom(t.data());
+        return new Tensor(t.name(), t.type(), t.rows(), t.cols(), data);
+    }
+
+    static float[] randomFloats(int n, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) rnd.nextDouble(-1, 1);
+        }
+        return x;
+    }
+
+    /** Naive float64 matmul: {@code [b*rows + r] = sum_c W[r][c] * x[b*cols + c]}. */
+    static double[] referenceMatmul(Tensor w, float[] x, int batch) {
+        double[] out = new double[batch * w.rows()];
+        for (int b = 0; b < batch; b++) {
+            for (int r = 0; r < w.rows(); r++) {
+                double s = 0;
+                for (int c = 0; c < w.cols(); c++) {
+                    s += (double) w.get(r, c) * x[b * w.cols() + c];
+                }
+                out[b * w.rows() + r] = s;
+            }
+        }
+        return out;
+    }
+
+    /** {@code sum_c |W[r][c] * x[b*cols + c]|}: the scale of the rounding error of each output. */
+    static double[] magnitudes(Tensor w, float[] x, int batch) {
+        double[] out = new double[batch * w.rows()];
+        for (int b = 0; b < batch; b++) {
+            for (int r = 0; r < w.rows(); r++) {
+                double s = 0;
+                for (int c = 0; c < w.cols(); c++) {
+                    s += Math.abs((double) w.get(r, c) * x[b * w.cols() + c]);
+                }
+                out[b * w.rows() + r] = s;
+            }
+        }
+        return out;
+    }
+
+    static int[] bits(float[] values) {
+        int[] bits = new int[values.length];
+        for (int i = 0; i < values.length; i++) {
+            bits[i] = Float.floatToRawIntBits(values[i]);
+        }
+        return bits;
+    }
+}
