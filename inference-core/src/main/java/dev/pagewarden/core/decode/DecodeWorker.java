@@ -137,7 +137,7 @@ public final class DecodeWorker implements Runnable {
     /** Takes a sampled token; returns whether the request goes on. */
     private boolean accept(Sequence seq, int token) {
         for (int stop : stopTokens) {
-            if (token == stop) {
+            if (token == stop && !seq.request().sampling().ignoreEos()) {
                 end(seq, () -> seq.finish(FinishReason.STOP, clock.getAsLong()));
                 return false;
             }

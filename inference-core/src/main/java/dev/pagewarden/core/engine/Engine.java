@@ -67,7 +67,7 @@ public final class Engine implements AutoCloseable {
         KvIntake intake = new KvIntake(decodePool, decode::enqueueReady, this::release);
         this.transport = new InProcessKvTransport(intake);
         this.prefill = new PrefillWorker(prefillBackend, prefillPool, transport, config.prefillChunkTokens(),
-                intake::expect, this::release, clock);
+                intake::expect, this::release, metrics, clock);
         this.admission = new Admission(decodePool, window, config.maxQueue(), prefill::enqueue, clock);
 
         this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);

@@ -6,6 +6,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.KvTransport;
 import dev.pagewarden.core.transfer.TransferJob;
 
@@ -31,13 +32,15 @@ public final class PrefillWorker implements Runnable {
     private final Consumer<Sequence> releaseReservation;
     /** Called before a transfer starts, so the receiver knows what to expect. */
     private final Consumer<Sequence> expectTransfer;
+    private final EngineMetrics metrics;
     private final LongSupplier clock;
     private final BlockingQueue<Sequence> queue = new LinkedBlockingQueue<>();
     private final Object pagesFreed = new Object();
     private volatile boolean running = true;
 
     public PrefillWorker(Backend backend, KvPool pool, KvTransport transport, int chunkTokens,
-                         Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation, LongSupplier clock) {
+                         Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation,
+                         EngineMetrics metrics, LongSupplier clock) {
         if (chunkTokens < 1) {
             throw new IllegalArgumentException("prefill chunk must be >= 1 token, got " + chunkTokens);
         }
@@ -47,6 +50,7 @@ public final class PrefillWorker implements Runnable {
         this.chunkTokens = chunkTokens;
         this.expectTransfer = expectTransfer;
         this.releaseReservation = releaseReservation;
+        this.metrics = metrics;
         this.clock = clock;
     }
 
@@ -103,9 +107,11 @@ public final class PrefillWorker implements Runnable {
         float[][] logits = {new float[backend.config().vocabSize()]};
         for (int from = 0; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
+            long t0 = clock.getAsLong();
             backend.forward(List.of(new SequenceStep(seq.id(), Arrays.copyOfRange(prompt, from, to), from, pages,
                     to == prompt.length)), pool.storage(), logits);
             pool.markWrittenUpTo(seq.id(), pages, to);
+            metrics.prefillChunk(to - from, clock.getAsLong() - t0);
             if (seq.abortRequested()) {
                 giveUp(seq, seq::abortNow);
                 return;

@@ -18,15 +18,28 @@ public final class ProgressBar implements LongConsumer {
     private final String label;
     private final long total;
     private final boolean console;
+    /** Counting bytes (sizes and a rate are shown) or plain steps. */
+    private final boolean bytes;
     private final long startNanos = System.nanoTime();
     private long lastDraw;
     private int lastDecile = -1;
 
     public ProgressBar(PrintStream err, String label, long total, boolean console) {
+        this(err, label, total, console, true);
+    }
+
+    private ProgressBar(PrintStream err, String label, long total, boolean console, boolean bytes) {
         this.err = err;
         this.label = label;
         this.total = Math.max(1, total);
         this.console = console;
+        this.bytes = bytes;
+    }
+
+    /** Progress over {@code total} steps of work (benchmark runs, say) rather than bytes. */
+    public static ProgressBar steps(PrintStream err, String label, long total) {
+        return new ProgressBar(err, label, total, err == System.err && System.console() != null
+                && System.console().isTerminal(), false);
     }
 
     /** A factory for writers that learn their total size late: a bar for large outputs, silence otherwise. */
@@ -56,6 +69,9 @@ public final class ProgressBar implements LongConsumer {
 
     String line(long done, long now) {
         double seconds = Math.max(1e-9, (now - startNanos) / 1e9);
+        if (!bytes) {
+            return String.format(Locale.ROOT, "%s %3d%% %d / %d  %.1f s", label, done * 100 / total, done, total, seconds);
+        }
         return String.format(Locale.ROOT, "%s %3d%% %s / %s  %s/s", label, done * 100 / total, mb(done), mb(total),
                 mb((long) (done / seconds)));
     }

@@ -1,0 +1,192 @@
+package dev.pagewarden.core.bench;
+
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.tensor.Bandwidth;
+import dev.pagewarden.core.tensor.Parallel;
+import dev.pagewarden.core.tools.ProgressBar;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Measures the engine end to end (admission -> prefill -> transfer -> decode) on random prompts:
+ * prefill tokens/s, decode tokens/s per batch size in the steady state where exactly that many
+ * sequences run, peak KV pages, and the memory read bandwidth of this machine measured in the
+ * same run, so that decode speed can be read as a fraction of what the hardware allows.
+ */
+public final class EngineBench {
+
+    /** What to run. */
+    public record Options(String backend, int threads, int promptTokens, int genTokens, List<Integer> batches,
+                          int repeats) {
+        public Options {
+            if (promptTokens < 1 || genTokens < 2 || batches.isEmpty() || repeats < 1) {
+                throw new IllegalArgumentException("bench needs prompt tokens >= 1, gen tokens >= 2, a batch size, repeats >= 1");
+            }
+            for (int b : batches) {
+                if (b < 1) {
+                    throw new IllegalArgumentException("batch sizes must be >= 1, got " + b);
+                }
+            }
+            batches = List.copyOf(batches);
+        }
+    }
+
+    /** Records each decode step's batch size and end time, and prefill chunks. */
+    private static final class Recorder implements EngineMetrics {
+        final List<long[]> steps = new ArrayList<>();
+        long prefillTokens;
+        long prefillNanos;
+
+        @Override
+        public synchronized void decodeStep(int batchSize, long nanos) {
+            steps.add(new long[]{batchSize, System.nanoTime()});
+        }
+
+        @Override
+        public synchronized void prefillChunk(int tokens, long nanos) {
+            prefillTokens += tokens;
+            prefillNanos += nanos;
+        }
+
+        synchronized void reset() {
+            steps.clear();
+            prefillTokens = 0;
+            prefillNanos = 0;
+        }
+
+        /** Tokens/s over the run of consecutive steps that had exactly {@code batch} sequences. */
+        synchronized double decodeTokS(int batch) {
+            long first = -1;
+            long last = -1;
+            int count = 0;
+            for (long[] s : steps) {
+                if (s[0] == batch) {
+                    if (first < 0) {
+                        first = s[1];
+                    }
+                    last = s[1];
+                    count++;
+                }
+            }
+            return count < 2 ? Double.NaN : (double) batch * (count - 1) / ((last - first) / 1e9);
+        }
+    }
+
+    public static Map<String, Object> run(LoadedModel model, Options o, PrintStream progress) throws Exception {
+        ModelConfig c = model.config();
+        int perRequest = o.promptTokens() + o.genTokens();
+        if (perRequest > c.seqLen()) {
+            throw new IllegalArgumentException("prompt " + o.promptTokens() + " + gen " + o.genTokens()
+                    + " tokens exceed the model's context " + c.seqLen());
+        }
+        int maxBatch = o.batches().stream().mapToInt(Integer::intValue).max().orElseThrow();
+        int threads = o.threads() > 0 ? o.threads() : Runtime.getRuntime().availableProcessors();
+
+        progress.println("measuring memory read bandwidth ...");
+        double readGBs;
+        try (Parallel pool = new Parallel(threads)) {
+            readGBs = Bandwidth.readGBs(pool, 1L << 30, 5);
+        }
+
+        Recorder rec = new Recorder();
+        EngineConfig cfg = EngineConfig.defaults().withBackend(o.backend()).withThreads(threads).withMaxBatch(maxBatch)
+                .withPools(2 * perRequest, maxBatch * (perRequest + 16)).withMaxQueue(maxBatch * 2);
+        Map<String, Object> decode = new LinkedHashMap<>();
+        Map<String, Object> fraction = new LinkedHashMap<>();
+        double prefill;
+        int peakPages;
+        String backendName;
+        long weightBytes = model.weights().bytesReadPerToken();
+        SplittableRandom rnd = new SplittableRandom(1234);
+        try (Engine engine = new Engine(model, cfg, rec)) {
+            backendName = engine.backendName();
+            int total = 1 + o.repeats() * (1 + o.batches().size());
+            ProgressBar bar = ProgressBar.steps(progress, "bench", total);
+            int done = 0;
+            runBatch(engine, c, o.promptTokens(), Math.min(o.genTokens(), 16), maxBatch, rnd); // JIT warm-up
+            bar.accept(++done);
+            List<Double> prefills = new ArrayList<>();
+            Map<Integer, List<Double>> perBatch = new LinkedHashMap<>();
+            for (int r = 0; r < o.repeats(); r++) {
+                rec.reset();
+                runBatch(engine, c, o.promptTokens(), 2, 1, rnd);
+                prefills.add(rec.prefillTokens / (rec.prefillNanos / 1e9));
+                bar.accept(++done);
+                for (int b : o.batches()) {
+                    rec.reset();
+                    runBatch(engine, c, o.promptTokens(), o.genTokens(), b, rnd);
+                    perBatch.computeIfAbsent(b, k -> new ArrayList<>()).add(rec.decodeTokS(b));
+                    bar.accept(++done);
+                }
+            }
+            prefill = median(prefills);
+            for (Map.Entry<Integer, List<Double>> e : perBatch.entrySet()) {
+                double tokS = median(e.getValue());
+                decode.put(String.valueOf(e.getKey()), tokS);
+                fraction.put(String.valueOf(e.getKey()), tokS * weightBytes / (readGBs * 1e9));
+            }
+            peakPages = engine.decodePool().peakUsedPages();
+        }
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("model", model.source() == null ? "memory" : model.source().getFileName().toString());
+        json.put("format", model.format());
+        json.put("parameters", c.parameterCount());
+        json.put("backend", backendName);
+        json.put("threads", threads);
+        json.put("cores", Runtime.getRuntime().availableProcessors());
+        json.put("prompt_tokens", o.promptTokens());
+        json.put("gen_tokens", o.genTokens());
+        json.put("repeats", o.repeats());
+        json.put("weight_bytes_per_token", weightBytes);
+        json.put("mem_read_gbs", readGBs);
+        json.put("prefill_tok_s", prefill);
+        json.put("decode_tok_s", decode);
+        json.put("decode_weight_bandwidth_fraction", fraction);
+        json.put("peak_kv_pages", peakPages);
+        json.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+        return json;
+    }
+
+    /** Submits {@code batch} random prompts at once and waits for all; decode steps at full batch are what we measure. */
+    private static void runBatch(Engine engine, ModelConfig c, int promptTokens, int gen, int batch, SplittableRandom rnd)
+            throws Exception {
+        List<RequestHandle> handles = new ArrayList<>();
+        for (int i = 0; i < batch; i++) {
+            int[] prompt = new int[promptTokens];
+            prompt[0] = 1;
+            for (int t = 1; t < promptTokens; t++) {
+                prompt[t] = 3 + rnd.nextInt(c.vocabSize() - 3);
+            }
+            handles.add(engine.submit(new GenerationRequest("bench", prompt, gen,
+                    new SamplingParams(0f, 1f, 0, true)), TokenListener.NONE));
+        }
+        for (RequestHandle h : handles) {
+            h.result().get(30, TimeUnit.MINUTES);
+        }
+    }
+
+    static double median(List<Double> xs) {
+        double[] a = xs.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).sorted().toArray();
+        if (a.length == 0) {
+            return Double.NaN;
+        }
+        return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+    }
+
+    private EngineBench() {
+    }
+}

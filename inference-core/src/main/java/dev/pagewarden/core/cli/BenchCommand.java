@@ -1,0 +1,75 @@
+package dev.pagewarden.core.cli;
+
+import dev.pagewarden.core.bench.EngineBench;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.ModelLoader;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Engine throughput on a model: a table, or one JSON object with --json. */
+final class BenchCommand implements Command {
+
+    @Override
+    public String name() {
+        return "bench";
+    }
+
+    @Override
+    public String usage() {
+        return "bench --model FILE [--tokenizer FILE] [--prompt-tokens N] [--gen-tokens N] [--batch 1,8,...] "
+                + "[--threads T] [--repeats N] [--backend cpu|gpu|auto] [--json]";
+    }
+
+    @Override
+    public int run(Args args, PrintStream out, PrintStream err) throws Exception {
+        Path modelPath = args.existingFile("model");
+        Path tokPath = args.has("tokenizer") ? args.existingFile("tokenizer") : null;
+        int promptTokens = args.integer("prompt-tokens", 128);
+        int genTokens = args.integer("gen-tokens", 64);
+        List<Integer> batches = new ArrayList<>();
+        for (String b : args.string("batch", "1,8").split(",")) {
+            try {
+                batches.add(Integer.parseInt(b.trim()));
+            } catch (NumberFormatException e) {
+                throw new Args.UsageException("--batch must be a comma-separated list of integers, got '" + b + "'");
+            }
+        }
+        int threads = args.integer("threads", 0);
+        int repeats = args.integer("repeats", 3);
+        String backend = args.string("backend", "auto");
+        boolean json = args.flag("json");
+        args.rejectUnknown();
+        EngineBench.Options options = new EngineBench.Options(backend, threads, promptTokens, genTokens, batches, repeats);
+        Map<String, Object> report;
+        try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
+            report = EngineBench.run(model, options, err);
+        }
+        if (json) {
+            out.println(Json.write(report));
+        } else {
+            printTable(report, out);
+        }
+        return 0;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void printTable(Map<String, Object> r, PrintStream out) {
+        out.printf(Locale.ROOT, "model %s, %,d parameters, backend %s, %s threads%n", r.get("model"), r.get("parameters"),
+                r.get("backend"), r.get("threads"));
+        out.printf(Locale.ROOT, "memory read bandwidth %.1f GB/s, weights read per token %.1f MB%n",
+                (Double) r.get("mem_read_gbs"), ((Long) r.get("weight_bytes_per_token")) / 1e6);
+        out.printf(Locale.ROOT, "prefill: %.1f tokens/s (%s-token prompts)%n", (Double) r.get("prefill_tok_s"), r.get("prompt_tokens"));
+        out.println("batch   decode tok/s   weight bandwidth used");
+        Map<String, Object> decode = (Map<String, Object>) r.get("decode_tok_s");
+        Map<String, Object> frac = (Map<String, Object>) r.get("decode_weight_bandwidth_fraction");
+        for (String b : decode.keySet()) {
+            out.printf(Locale.ROOT, "%5s   %12.1f   %5.1f%%%n", b, (Double) decode.get(b), 100 * (Double) frac.get(b));
+        }
+        out.printf("peak KV pages: %s%n", r.get("peak_kv_pages"));
+    }
+}
