@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayDeque;
 import java.util.List;
@@ -11,39 +12,44 @@ import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
- * The gate before any KV is touched. A request that can never fit is rejected here, with its
- * original error, before a single page is reserved. One that fits gets its whole decode reservation
- * (prompt + max new tokens) at once, or waits in a bounded FIFO queue; a full queue rejects with a
- * retryable error rather than letting callers hang.
+ * The gate before any KV is touched. A request that can never fit - longer than the effective
+ * window, or than what the pools can hold for one request - is rejected here with its original
+ * error, before a single page is reserved or any transfer starts. One that fits gets its whole
+ * decode reservation (prompt + max new tokens) at once, or waits in a bounded FIFO queue; a full
+ * queue rejects with a retryable error rather than letting callers hang.
  */
 public final class Admission {
+
+    /** What admission compares requests with. {@code checkPoolFit=false} only in the legacy lab fault. */
+    public record Limits(int contextWindow, long prefillCapacityTokens, long decodeCapacityTokens, int maxQueue,
+                         boolean checkPoolFit) {
+    }
+
     private final KvPool decodePool;
-    private final int contextWindow;
-    private final int maxQueue;
+    private final Limits limits;
     private final Consumer<Sequence> onReserved;
+    private final EngineMetrics metrics;
     private final LongSupplier clock;
     private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
 
-    public Admission(KvPool decodePool, int contextWindow, int maxQueue, Consumer<Sequence> onReserved, LongSupplier clock) {
+    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, EngineMetrics metrics,
+                     LongSupplier clock) {
         this.decodePool = decodePool;
-        this.contextWindow = contextWindow;
-        this.maxQueue = maxQueue;
+        this.limits = limits;
         this.onReserved = onReserved;
+        this.metrics = metrics;
         this.clock = clock;
     }
 
     public int contextWindow() {
-        return contextWindow;
+        return limits.contextWindow();
     }
 
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */
     public void submit(Sequence seq) {
-        int prompt = seq.request().promptLength();
-        long need = (long) prompt + seq.request().maxNewTokens();
-        if (need > contextWindow) {
-            seq.reject("context_length_exceeded", "this model's maximum context length is " + contextWindow
-                    + " tokens, but the request needs " + need + " (" + prompt + " in the prompt + "
-                    + seq.request().maxNewTokens() + " max new tokens)");
+        String refusal = neverFits(seq);
+        if (refusal != null) {
+            reject(seq, "context_length_exceeded", refusal);
             return;
         }
         boolean reservedNow;
@@ -52,8 +58,9 @@ public final class Admission {
             // Queue order is FIFO: a newcomer may reserve directly only when nobody is waiting.
             reservedNow = waiting.isEmpty() && tryReserve(seq);
             if (!reservedNow) {
-                if (waiting.size() >= maxQueue) {
-                    seq.reject("overloaded", "the admission queue is full (" + maxQueue + " waiting); retry later");
+                if (waiting.size() >= limits.maxQueue()) {
+                    reject(seq, "overloaded", "the admission queue is full (" + limits.maxQueue()
+                            + " waiting); retry later");
                     return;
                 }
                 waiting.add(seq);
@@ -63,6 +70,26 @@ public final class Admission {
             onReserved.accept(seq);
         }
         drain();
+    }
+
+    private String neverFits(Sequence seq) {
+        int prompt = seq.request().promptLength();
+        long need = (long) prompt + seq.request().maxNewTokens();
+        if (need > limits.contextWindow()) {
+            return "this model's maximum context length is " + limits.contextWindow() + " tokens, but the request needs "
+                    + need + " (" + prompt + " in the prompt + " + seq.request().maxNewTokens() + " max new tokens)";
+        }
+        if (limits.checkPoolFit() && (prompt > limits.prefillCapacityTokens() || need > limits.decodeCapacityTokens())) {
+            return "the request needs " + need + " tokens (" + prompt + " in the prompt) but the KV pools hold at most "
+                    + limits.prefillCapacityTokens() + " prompt tokens (prefill) and " + limits.decodeCapacityTokens()
+                    + " tokens (decode) for one request";
+        }
+        return null;
+    }
+
+    private void reject(Sequence seq, String code, String message) {
+        metrics.admissionRejected(code);
+        seq.reject(code, message);
     }
 
     /** Reserves the whole decode reservation of {@code seq}, all or nothing. */
@@ -77,14 +104,24 @@ public final class Admission {
         return true;
     }
 
-    /** Returns a sequence's decode pages and lets waiting requests in. */
+    /** Returns a sequence's decode pages (if it still holds them) and lets waiting requests in. */
     public void release(Sequence seq) {
-        List<PageRef> pages = seq.decodePages();
+        List<PageRef> pages = seq.takeDecodePages();
         if (!pages.isEmpty()) {
             decodePool.release(seq.id(), pages);
-            seq.decodePages(List.of(), clock.getAsLong());
         }
         drain();
+    }
+
+    /** An abort of a request still waiting for pages ends it at once. */
+    public void abortWaiting(Sequence seq) {
+        boolean removed;
+        synchronized (this) {
+            removed = waiting.remove(seq);
+        }
+        if (removed) {
+            seq.abortNow();
+        }
     }
 
     public synchronized int queued() {

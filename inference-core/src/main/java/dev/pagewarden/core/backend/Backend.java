@@ -1,6 +1,8 @@
 package dev.pagewarden.core.backend;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.ModelConfig;
 
 import java.util.List;
@@ -28,10 +30,15 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
-     * Runs one step for a batch of sequences. For each sequence that wants logits, writes the
-     * logits of its last token into {@code logits[i]} (length vocab).
+     * Runs one step for a batch of sequences over the pages of {@code pool}. Before any sequence
+     * reads KV, its reads are verified against the page metadata ({@link KvPool#checkRead}); a
+     * sequence that fails is left out of the step entirely (nothing computed, nothing written) and
+     * its verdict says why. For each sequence that ran and wants logits, writes the logits of its
+     * last token into {@code logits[i]} (length vocab).
+     *
+     * @return one verdict per sequence, index-aligned with {@code batch}
      */
-    void forward(List<SequenceStep> batch, KvStorage kv, float[][] logits);
+    ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits);
 
     @Override
     void close();

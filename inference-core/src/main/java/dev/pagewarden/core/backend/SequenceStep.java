@@ -10,12 +10,13 @@ import java.util.List;
  * {@code 0 .. startPos + tokens.length - 1}. A prefill chunk has many tokens; a decode step has one.
  *
  * @param requestId  owner of the pages (read checks compare it with the page tags)
+ * @param tenant     the owner's tenant
  * @param tokens     input token ids
  * @param startPos   position of {@code tokens[0]}
  * @param pageTable  the sequence's pages in position order
  * @param wantLogits whether the caller needs logits of the last token
  */
-public record SequenceStep(long requestId, int[] tokens, int startPos, List<PageRef> pageTable, boolean wantLogits) {
+public record SequenceStep(long requestId, String tenant, int[] tokens, int startPos, List<PageRef> pageTable, boolean wantLogits) {
     public SequenceStep {
         if (tokens.length == 0) {
             throw new IllegalArgumentException("a step needs at least one token");

@@ -103,8 +103,8 @@ public final class EngineBench {
         }
 
         Recorder rec = new Recorder();
-        EngineConfig cfg = EngineConfig.defaults().withBackend(o.backend()).withThreads(threads).withMaxBatch(maxBatch)
-                .withPools(2 * perRequest, maxBatch * (perRequest + 16)).withMaxQueue(maxBatch * 2);
+        EngineConfig cfg = EngineConfig.builder().backend(o.backend()).threads(threads).maxBatch(maxBatch).contextWindow(perRequest)
+                .poolTokens(2 * perRequest, maxBatch * (perRequest + 16)).maxQueue(maxBatch * 2).build();
         Map<String, Object> decode = new LinkedHashMap<>();
         Map<String, Object> fraction = new LinkedHashMap<>();
         double prefill;

@@ -3,9 +3,12 @@ package dev.pagewarden.core.decode;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayList;
@@ -20,7 +23,8 @@ import java.util.function.LongSupplier;
 /**
  * Generates tokens with continuous batching: between two steps, requests whose KV has arrived join
  * the running batch and finished or aborted ones leave it. Every running request feeds one token per
- * step; the backend reads each one's KV only through its own page table.
+ * step; the backend verifies each one's reads against the page metadata first, and a request whose
+ * read is refused stops with an isolation error before any token derived from that page is emitted.
  */
 public final class DecodeWorker implements Runnable {
     private final Backend backend;
@@ -28,14 +32,17 @@ public final class DecodeWorker implements Runnable {
     private final int maxBatch;
     private final int[] stopTokens;
     private final Consumer<Sequence> releaseReservation;
+    private final SafetyMonitor safety;
     private final EngineMetrics metrics;
     private final LongSupplier clock;
     private final BlockingQueue<Sequence> ready = new LinkedBlockingQueue<>();
     private final List<Sequence> running = new ArrayList<>();
+    private volatile Runnable housekeeping = () -> { };
+    private volatile int runningCount;
     private volatile boolean active = true;
 
-    public DecodeWorker(Backend backend, KvPool pool, int maxBatch, int[] stopTokens,
-                        Consumer<Sequence> releaseReservation, EngineMetrics metrics, LongSupplier clock) {
+    public DecodeWorker(Backend backend, KvPool pool, int maxBatch, int[] stopTokens, Consumer<Sequence> releaseReservation,
+                        SafetyMonitor safety, EngineMetrics metrics, LongSupplier clock) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
         }
@@ -44,12 +51,18 @@ public final class DecodeWorker implements Runnable {
         this.maxBatch = maxBatch;
         this.stopTokens = stopTokens.clone();
         this.releaseReservation = releaseReservation;
+        this.safety = safety;
         this.metrics = metrics;
         this.clock = clock;
     }
 
     public KvPool pool() {
         return pool;
+    }
+
+    /** Work the decode loop does between steps (reaping overdue deferred releases). */
+    public void housekeeping(Runnable task) {
+        this.housekeeping = task;
     }
 
     /** A request whose KV has arrived and verified. */
@@ -66,8 +79,9 @@ public final class DecodeWorker implements Runnable {
         float[][] logits = new float[maxBatch][backend.config().vocabSize()];
         while (active) {
             try {
+                housekeeping.run();
                 if (running.isEmpty()) {
-                    Sequence first = ready.poll(50, TimeUnit.MILLISECONDS);
+                    Sequence first = ready.poll(20, TimeUnit.MILLISECONDS);
                     if (first != null) {
                         join(first);
                     }
@@ -80,6 +94,7 @@ public final class DecodeWorker implements Runnable {
                 if (!running.isEmpty()) {
                     step(logits);
                 }
+                runningCount = running.size();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -117,21 +132,40 @@ public final class DecodeWorker implements Runnable {
     private void step(float[][] logits) {
         List<SequenceStep> batch = new ArrayList<>(running.size());
         for (Sequence seq : running) {
-            batch.add(new SequenceStep(seq.id(), new int[]{seq.pendingToken()}, seq.cachedPositions(),
+            batch.add(new SequenceStep(seq.id(), seq.tenant(), new int[]{seq.pendingToken()}, seq.cachedPositions(),
                     seq.decodePages(), true));
         }
         long t0 = clock.getAsLong();
-        backend.forward(batch, pool.storage(), logits);
+        ReadCheck[] checks = backend.forward(batch, pool, logits);
         metrics.decodeStep(batch.size(), clock.getAsLong() - t0);
         List<Sequence> done = new ArrayList<>();
         for (int i = 0; i < running.size(); i++) {
             Sequence seq = running.get(i);
+            if (!checks[i].allowed()) {
+                isolationViolation(seq, checks[i]);
+                done.add(seq);
+                continue;
+            }
+            seq.crossTenantRead(checks[i].crossTenantSlots());
             pool.markWrittenUpTo(seq.id(), seq.decodePages(), batch.get(i).endPos());
             if (!accept(seq, seq.sampler().sample(logits[i]))) {
                 done.add(seq);
             }
         }
         running.removeAll(done);
+    }
+
+    /** A refused read: no token from this step leaves; the pages it touched are quarantined and scrubbed. */
+    private void isolationViolation(Sequence seq, ReadCheck check) {
+        List<PageRef> pages = seq.takeDecodePages();
+        seq.markDetected();
+        safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
+                List.of(new PageRef(check.page(), check.epoch())), check.details());
+        List<PageRef> owned = pages.stream().filter(p -> pool.ownedBy(seq.id(), p)).toList();
+        pool.quarantine(seq.id(), owned);
+        pool.scrubAndFree(seq.id(), owned);
+        end(seq, () -> seq.fail("isolation_violation", "request " + seq.id() + " stopped: "
+                + check.violation().label() + ": " + check.details()));
     }
 
     /** Takes a sampled token; returns whether the request goes on. */
@@ -156,8 +190,8 @@ public final class DecodeWorker implements Runnable {
         terminal.run();
     }
 
-    /** Requests in the running batch right now (for tests and the overview). */
+    /** Requests in the running batch after the last step (for the overview and tests). */
     public int runningCount() {
-        return running.size();
+        return runningCount;
     }
 }

@@ -2,43 +2,75 @@ package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.lab.Fault;
+import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.safety.SafetyMonitor;
+import dev.pagewarden.core.spi.Clock;
+import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
 import dev.pagewarden.core.transfer.KvReceiver;
 import dev.pagewarden.core.transfer.PageFrame;
 import dev.pagewarden.core.transfer.TransferDone;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
- * Decode's side of the handoff. A frame is written into the reserved page only if it belongs to a
- * transfer this worker expects (request and generation), its page index is inside the reservation,
- * and its checksum verifies. A request becomes ready only when the tokens received equal the prompt
- * it reserved for; anything else fails it - never a partial cache that looks complete.
+ * Decode's side of the handoff, and the owner of every page whose transfer may still be writing.
+ *
+ * <p>A frame is written only if it belongs to a transfer this worker expects (request and
+ * generation), its index is inside the reservation, its checksum verifies and the destination page
+ * is still that request's in that epoch. A request becomes ready only when the tokens received
+ * equal the prompt it reserved for. A failed handoff quarantines the pages and fails the request.
+ *
+ * <p>An abort while a transfer runs does not free the pages: they are deferred until the sender's
+ * ack for that (request, generation) says no write is in flight (outcome "drained"); if the ack does
+ * not come in time they are quarantined and scrubbed (outcome "timeout") - never simply reused.
  */
 public final class KvIntake implements KvReceiver {
     private final KvPool pool;
+    private final LabFaults faults;
+    private final SafetyMonitor safety;
+    private final EngineMetrics metrics;
+    private final Clock clock;
+    private final long deferNanos;
     private final Consumer<Sequence> onReady;
     private final Consumer<Sequence> releaseReservation;
-    private final ConcurrentHashMap<Long, Expected> expected = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Transfer> transfers = new ConcurrentHashMap<>();
 
-    private static final class Expected {
+    private enum Phase { RECEIVING, DEFERRED, QUARANTINED, RELEASED_EARLY }
+
+    /** One expected transfer. Guarded by its own monitor: frames, done, ack, abort and reaping race. */
+    private static final class Transfer {
         final Sequence seq;
         final int generation;
+        final List<PageRef> pages;
         final boolean[] received;
         int tokens;
+        Phase phase = Phase.RECEIVING;
+        long deadline;
 
-        Expected(Sequence seq, int generation, int frames) {
+        Transfer(Sequence seq, int generation, List<PageRef> pages, int frames) {
             this.seq = seq;
             this.generation = generation;
+            this.pages = pages;
             this.received = new boolean[frames];
         }
     }
 
-    public KvIntake(KvPool pool, Consumer<Sequence> onReady, Consumer<Sequence> releaseReservation) {
+    public KvIntake(KvPool pool, LabFaults faults, SafetyMonitor safety, EngineMetrics metrics, Clock clock,
+                    Duration deferredReleaseTimeout, Consumer<Sequence> onReady, Consumer<Sequence> releaseReservation) {
         this.pool = pool;
+        this.faults = faults;
+        this.safety = safety;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.deferNanos = deferredReleaseTimeout.toNanos();
         this.onReady = onReady;
         this.releaseReservation = releaseReservation;
     }
@@ -46,33 +78,65 @@ public final class KvIntake implements KvReceiver {
     /** Registers the transfer a sequence is about to receive (its current generation). */
     public void expect(Sequence seq) {
         int frames = pool.layout().pagesFor(seq.request().promptLength());
-        expected.put(seq.id(), new Expected(seq, seq.transferGeneration(), frames));
+        transfers.put(seq.id(), new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames));
+    }
+
+    private boolean checking() {
+        return faults.detectorsOn();
     }
 
     @Override
     public boolean onFrame(PageFrame frame) {
-        Expected e = expected.get(frame.requestId());
-        if (e == null || e.generation != frame.generation()) {
-            return false; // stale or unknown transfer: never written anywhere
-        }
-        String problem = check(e, frame);
-        if (problem != null) {
-            fail(e, problem);
+        Transfer t = transfers.get(frame.requestId());
+        if (t == null || t.generation != frame.generation()) {
+            lateWrite(frame, t == null ? "no transfer of this request is expected" : "stale generation "
+                    + frame.generation() + " (current " + t.generation + ")");
             return false;
         }
-        PageRef dst = e.seq.decodePages().get(frame.pageIndex());
-        pool.storage().writePage(dst.page(), frame.bytes());
-        pool.markWritten(e.seq.id(), dst, frame.tokens());
-        e.received[frame.pageIndex()] = true;
-        e.tokens += frame.tokens();
-        return true;
+        synchronized (t) {
+            if (frame.pageIndex() < 0 || frame.pageIndex() >= t.pages.size()) {
+                return fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "page index " + frame.pageIndex()
+                        + " outside the reservation of " + t.pages.size() + " pages");
+            }
+            PageRef dst = t.pages.get(frame.pageIndex());
+            if (t.phase == Phase.QUARANTINED) {
+                return false; // its pages are being taken out of service; nothing lands there
+            }
+            if (checking()) {
+                String problem = check(t, frame, dst);
+                if (problem != null) {
+                    if (t.phase == Phase.RELEASED_EARLY) {
+                        lateWrite(frame, problem);
+                        return false;
+                    }
+                    return fail(t, problem.startsWith("checksum") ? SafetyEvent.Type.CHECKSUM_MISMATCH
+                            : SafetyEvent.Type.TRANSFER_INCOMPLETE, problem);
+                }
+            }
+            pool.storage().writePage(dst.page(), frame.bytes());
+            if (t.phase == Phase.RECEIVING) {
+                pool.markWritten(t.seq.id(), dst, frame.tokens());
+            } else {
+                // deferred pages are still this request's; released-early ones may be anyone's now (lab fault)
+                pool.recordStrayWrite(dst.page(), frame.tokens(), t.seq.id(), t.seq.tenant());
+            }
+            if (frame.pageIndex() < t.received.length) {
+                t.received[frame.pageIndex()] = true;
+            }
+            t.tokens += frame.tokens();
+            return true;
+        }
     }
 
-    private String check(Expected e, PageFrame frame) {
-        if (frame.pageIndex() < 0 || frame.pageIndex() >= e.received.length) {
-            return "page index " + frame.pageIndex() + " outside the " + e.received.length + " pages expected";
+    private String check(Transfer t, PageFrame frame, PageRef dst) {
+        if (!pool.ownedBy(t.seq.id(), dst)) {
+            return "destination page " + dst.page() + " epoch " + dst.epoch() + " is no longer request "
+                    + t.seq.id() + "'s";
         }
-        if (e.received[frame.pageIndex()]) {
+        if (frame.pageIndex() >= t.received.length) {
+            return "page index " + frame.pageIndex() + " beyond the " + t.received.length + " pages of the prompt";
+        }
+        if (t.received[frame.pageIndex()]) {
             return "page index " + frame.pageIndex() + " received twice";
         }
         if (frame.tokens() <= 0 || frame.tokens() > pool.layout().pageTokens()) {
@@ -86,36 +150,145 @@ public final class KvIntake implements KvReceiver {
 
     @Override
     public boolean onDone(TransferDone done) {
-        Expected e = expected.get(done.requestId());
-        if (e == null || e.generation != done.generation()) {
+        Transfer t = transfers.get(done.requestId());
+        if (t == null || t.generation != done.generation()) {
             return false;
         }
-        int prompt = e.seq.request().promptLength();
-        for (boolean got : e.received) {
-            if (!got) {
-                fail(e, "transfer done but a page is missing (" + e.tokens + " of " + prompt + " tokens received)");
-                return false;
+        synchronized (t) {
+            if (t.phase != Phase.RECEIVING) {
+                return false; // aborted or failed meanwhile; the ack settles its pages
             }
+            int prompt = t.seq.request().promptLength();
+            if (checking()) {
+                for (int i = 0; i < t.received.length; i++) {
+                    if (!t.received[i]) {
+                        return fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "transfer reported done but page index "
+                                + i + " never arrived (" + t.tokens + " of " + prompt + " reserved tokens received)");
+                    }
+                }
+                if (t.tokens != prompt || done.totalTokens() != prompt) {
+                    return fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "received " + t.tokens + " tokens, sender claims "
+                            + done.totalTokens() + ", reserved for " + prompt);
+                }
+            }
+            transfers.remove(done.requestId(), t);
         }
-        if (e.tokens != prompt || done.totalTokens() != prompt) {
-            fail(e, "received " + e.tokens + " tokens, sender claims " + done.totalTokens() + ", reserved for " + prompt);
-            return false;
-        }
-        expected.remove(done.requestId());
-        if (e.seq.abortRequested()) {
-            releaseReservation.accept(e.seq);
-            e.seq.abortNow();
+        if (t.seq.abortRequested()) {
+            releaseReservation.accept(t.seq);
+            t.seq.abortNow();
             return true;
         }
-        e.seq.moveTo(new RequestState.Ready());
-        onReady.accept(e.seq);
+        t.seq.moveTo(new RequestState.Ready());
+        onReady.accept(t.seq);
         return true;
     }
 
-    private void fail(Expected e, String problem) {
-        if (expected.remove(e.seq.id(), e)) {
-            releaseReservation.accept(e.seq);
-            e.seq.fail("kv_transfer_failed", "request " + e.seq.id() + ": KV transfer rejected: " + problem);
+    @Override
+    public void onAck(long requestId, int generation) {
+        Transfer t = transfers.get(requestId);
+        if (t == null || t.generation != generation) {
+            return; // stale ack: it must never release a newer transfer's pages
         }
+        synchronized (t) {
+            switch (t.phase) {
+                case RECEIVING -> {
+                    return; // the transfer is still being judged by onDone
+                }
+                case DEFERRED -> {
+                    if (pool.drain(t.seq.id(), t.pages, generation)) {
+                        metrics.deferredRelease("drained");
+                    }
+                }
+                case QUARANTINED -> pool.scrubAndFree(t.seq.id(), t.pages);
+                case RELEASED_EARLY -> {
+                    // lab fault: the pages were already handed back without waiting for this ack
+                }
+            }
+            transfers.remove(requestId, t);
+        }
+    }
+
+    /**
+     * Aborts a request whose transfer is under way. Returns false if none is (the stage that holds
+     * the request will see the abort flag instead).
+     */
+    public boolean abort(Sequence seq) {
+        Transfer t = transfers.get(seq.id());
+        if (t == null) {
+            return false;
+        }
+        synchronized (t) {
+            if (t.phase != Phase.RECEIVING) {
+                return true;
+            }
+            if (faults.has(Fault.IMMEDIATE_RELEASE_ON_ABORT)) {
+                releaseReservation.accept(seq); // the 2026 sibling bug: pages free while writes may land
+                t.phase = Phase.RELEASED_EARLY;
+            } else {
+                pool.defer(seq.id(), seq.takeDecodePages(), t.generation);
+                t.phase = Phase.DEFERRED;
+                t.deadline = clock.nanoTime() + deferNanos;
+            }
+        }
+        seq.abortNow();
+        return true;
+    }
+
+    /** Quarantines and scrubs deferred pages whose ack is overdue. Called from the decode loop. */
+    public void reap() {
+        long now = clock.nanoTime();
+        for (Transfer t : transfers.values()) {
+            synchronized (t) {
+                if ((t.phase != Phase.DEFERRED && t.phase != Phase.QUARANTINED) || now - t.deadline < 0) {
+                    continue;
+                }
+                boolean wasDeferred = t.phase == Phase.DEFERRED;
+                if (wasDeferred) {
+                    pool.quarantine(t.seq.id(), t.pages);
+                }
+                pool.scrubAndFree(t.seq.id(), t.pages);
+                transfers.remove(t.seq.id(), t);
+                if (!wasDeferred) {
+                    continue; // a failed handoff whose ack never came: already reported when it failed
+                }
+            }
+            metrics.deferredRelease("timeout");
+            safety.report(SafetyEvent.Type.DEFERRED_RELEASE_TIMEOUT, pool.name(), t.seq.id(), t.seq.tenant(), t.pages,
+                    "no ack for transfer generation " + t.generation + " within " + deferNanos / 1_000_000
+                            + " ms; pages quarantined and scrubbed before reuse");
+        }
+    }
+
+    /** Transfers still owning pages (receiving, deferred or quarantined). */
+    public int inFlight() {
+        return transfers.size();
+    }
+
+    private boolean fail(Transfer t, SafetyEvent.Type type, String problem) {
+        // caller holds t's monitor
+        if (t.phase != Phase.RECEIVING) {
+            return false;
+        }
+        List<PageRef> pages = t.seq.takeDecodePages();
+        pool.quarantine(t.seq.id(), pages);
+        t.phase = Phase.QUARANTINED; // scrubbed and freed when the sender's ack says nothing is in flight
+        t.deadline = clock.nanoTime() + deferNanos;
+        metrics.transferFailed();
+        t.seq.markDetected();
+        safety.report(type, pool.name(), t.seq.id(), t.seq.tenant(), pages, problem);
+        releaseReservation.accept(t.seq); // pages already taken: this only lets waiting requests in
+        t.seq.fail("kv_transfer_failed", "request " + t.seq.id() + ": KV transfer rejected: " + problem);
+        return false;
+    }
+
+    private void lateWrite(PageFrame frame, String why) {
+        metrics.lateWriteDropped();
+        Transfer t = transfers.get(frame.requestId());
+        if (t != null) {
+            t.seq.markDetected();
+        }
+        safety.report(SafetyEvent.Type.LATE_WRITE_DROPPED, pool.name(), frame.requestId(), t == null ? null : t.seq.tenant(),
+                List.of(), "dropped transfer write (generation " + frame.generation() + ", page index "
+                        + frame.pageIndex() + "): " + why);
     }
 }

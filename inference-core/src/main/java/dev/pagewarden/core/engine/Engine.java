@@ -9,6 +9,8 @@ import dev.pagewarden.core.decode.DecodeWorker;
 import dev.pagewarden.core.decode.KvIntake;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.lab.Fault;
+import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.prefill.PrefillWorker;
@@ -17,20 +19,32 @@ import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.safety.SafetyMonitor;
+import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.spi.SafetyListener;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
 import dev.pagewarden.core.transfer.KvTransport;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 
 /**
  * One disaggregated engine in one process: a prefill worker and a decode worker, each with its own
  * backend instance and KV pool, joined by a transport. A request flows
  * submit -> admission -> prefill -> transfer -> decode -> result.
+ *
+ * <p>At start the engine sizes each pool from its memory budget and derives the effective context
+ * window: the smallest of the configured window, the model's limit and what every pool can hold
+ * for one request. Policy strict refuses to start when the configured window is larger; clamp
+ * lowers it and says so (log and safety event).
  */
 public final class Engine implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+
     private final ModelConfig model;
+    private final EngineConfig config;
     private final String backendName;
     private final Backend prefillBackend;
     private final Backend decodeBackend;
@@ -39,39 +53,98 @@ public final class Engine implements AutoCloseable {
     private final Admission admission;
     private final PrefillWorker prefill;
     private final DecodeWorker decode;
+    private final KvIntake intake;
     private final KvTransport transport;
+    private final SafetyMonitor safety;
     private final Thread prefillThread;
     private final Thread decodeThread;
+    private final Canary canary;
     private final AtomicLong ids = new AtomicLong();
-    private final LongSupplier clock = System::nanoTime;
+    private final Clock clock;
 
     public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics) {
+        this(loaded, config, metrics, SafetyListener.NONE, Clock.SYSTEM);
+    }
+
+    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener, Clock clock) {
         this.model = loaded.config();
+        this.config = config;
+        this.clock = clock;
+        LabFaults faults = config.faults();
+        this.safety = new SafetyMonitor(listener, metrics, clock);
         BackendProvider provider = Backends.select(config.backend());
         this.backendName = provider.name();
+        LOG.log(System.Logger.Level.INFO, "backend {0} ({1})", provider.name(), config.backend());
         BackendOptions options = new BackendOptions(config.threads());
         this.prefillBackend = provider.create(loaded, options);
         this.decodeBackend = provider.create(loaded, options);
 
-        int window = config.contextWindow() == 0 ? model.seqLen() : Math.min(config.contextWindow(), model.seqLen());
+        int configured = config.contextWindow() == 0 ? model.seqLen() : config.contextWindow();
+        int sizingWindow = Math.min(configured, model.seqLen());
         KvLayout layout = KvLayout.of(model, config.pageTokens());
-        int prefillTokens = config.prefillPoolTokens() == 0 ? 2 * window : config.prefillPoolTokens();
-        int decodeTokens = config.decodePoolTokens() == 0 ? 4 * window : config.decodePoolTokens();
-        this.prefillPool = new KvPool("prefill-0", prefillBackend.allocateKv(layout, layout.pagesFor(prefillTokens)));
-        this.decodePool = new KvPool("decode-0", decodeBackend.allocateKv(layout, layout.pagesFor(decodeTokens)));
-        // A window larger than a pool can hold for one request would admit what can never run.
-        window = (int) Math.min(window, Math.min(prefillPool.capacityTokens(), decodePool.capacityTokens()));
+        this.prefillPool = new KvPool("prefill-0", prefillBackend.allocateKv(layout,
+                pages(layout, prefillBackend, config.prefillKvBytes(), config.prefillPoolTokens(), 2L * sizingWindow)));
+        this.decodePool = new KvPool("decode-0", decodeBackend.allocateKv(layout,
+                pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)));
+        for (KvPool p : List.of(prefillPool, decodePool)) {
+            p.detectorsEnabled(faults.detectorsOn());
+            p.groundTruth(config.labEnabled());
+        }
+        int window = effectiveWindow(configured, faults);
 
-        int[] stops = stopTokens(loaded);
-        this.decode = new DecodeWorker(decodeBackend, decodePool, config.maxBatch(), stops, this::release, metrics, clock);
-        KvIntake intake = new KvIntake(decodePool, decode::enqueueReady, this::release);
-        this.transport = new InProcessKvTransport(intake);
-        this.prefill = new PrefillWorker(prefillBackend, prefillPool, transport, config.prefillChunkTokens(),
-                intake::expect, this::release, metrics, clock);
-        this.admission = new Admission(decodePool, window, config.maxQueue(), prefill::enqueue, clock);
+        this.decode = new DecodeWorker(decodeBackend, decodePool, config.maxBatch(), stopTokens(loaded), this::release,
+                safety, metrics, clock::nanoTime);
+        this.intake = new KvIntake(decodePool, faults, safety, metrics, clock, config.deferredReleaseTimeout(),
+                decode::enqueueReady, this::release);
+        decode.housekeeping(intake::reap);
+        this.transport = new InProcessKvTransport(intake, faults);
+        this.prefill = new PrefillWorker(prefillBackend, prefillPool, transport, config.prefillChunkTokens(), faults,
+                safety, intake::expect, this::release, metrics, clock::nanoTime);
+        this.admission = new Admission(decodePool, new Admission.Limits(window, prefillPool.capacityTokens(),
+                decodePool.capacityTokens(), config.maxQueue(), !faults.has(Fault.LEGACY_FINISHED_CHECK)),
+                prefill::enqueue, metrics, clock::nanoTime);
 
         this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
         this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);
+        this.canary = config.canaryInterval().isZero() ? null : Canary.start(this, config.canaryInterval(), safety, metrics);
+    }
+
+    /** Pages for a pool: from its byte budget when set, else from a token count (explicit or a multiple of the window). */
+    private static int pages(KvLayout layout, Backend backend, long budgetBytes, int tokens, long defaultTokens) {
+        long pages = budgetBytes > 0 ? budgetBytes / backend.kvPageBytes(layout)
+                : layout.pagesFor(tokens > 0 ? tokens : defaultTokens);
+        if (pages < 1) {
+            throw new IllegalArgumentException("KV memory budget of " + budgetBytes + " bytes holds no page of "
+                    + backend.kvPageBytes(layout) + " bytes");
+        }
+        if (pages > Integer.MAX_VALUE / layout.pageTokens()) {
+            throw new IllegalArgumentException("KV pool of " + pages + " pages is too large");
+        }
+        return (int) pages;
+    }
+
+    private int effectiveWindow(int configured, LabFaults faults) {
+        long capacity = Math.min(model.seqLen(), Math.min(prefillPool.capacityTokens(), decodePool.capacityTokens()));
+        if (configured <= capacity) {
+            return configured;
+        }
+        String numbers = "configured context window " + configured + " tokens exceeds what one request can hold: "
+                + "model limit " + model.seqLen() + ", " + prefillPool.name() + " " + prefillPool.capacityTokens()
+                + " tokens, " + decodePool.name() + " " + decodePool.capacityTokens() + " tokens";
+        if (faults.has(Fault.SKIP_CAPACITY_CHECK)) {
+            LOG.log(System.Logger.Level.WARNING, "LAB FAULT skip-capacity-check: " + numbers);
+            return Math.min(configured, model.seqLen());
+        }
+        return switch (config.capacityPolicy()) {
+            case STRICT -> throw new IllegalStateException(numbers + " (capacity policy strict: lower the window "
+                    + "or give the KV pools more memory; policy clamp would start with window " + capacity + ")");
+            case CLAMP -> {
+                LOG.log(System.Logger.Level.WARNING, numbers + "; window clamped to " + capacity + " (policy clamp)");
+                safety.report(SafetyEvent.Type.CAPACITY_CLAMPED, "engine", 0, null, List.of(),
+                        numbers + "; advertised window lowered to " + capacity);
+                yield (int) capacity;
+            }
+        };
     }
 
     private static int[] stopTokens(LoadedModel loaded) {
@@ -96,7 +169,11 @@ public final class Engine implements AutoCloseable {
                 throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of " + model.vocabSize());
             }
         }
-        Sequence seq = new Sequence(ids.incrementAndGet(), request, listener, clock.getAsLong());
+        Sequence seq = new Sequence(ids.incrementAndGet(), request, listener, clock.nanoTime());
+        seq.abortHook(() -> {
+            admission.abortWaiting(seq);
+            intake.abort(seq);
+        });
         admission.submit(seq);
         return new RequestHandle(seq);
     }
@@ -108,6 +185,10 @@ public final class Engine implements AutoCloseable {
 
     public ModelConfig model() {
         return model;
+    }
+
+    public EngineConfig config() {
+        return config;
     }
 
     public String backendName() {
@@ -126,8 +207,16 @@ public final class Engine implements AutoCloseable {
         return admission.queued();
     }
 
+    /** Transfers whose pages the decode side still answers for (receiving, deferred, quarantined). */
+    public int transfersInFlight() {
+        return intake.inFlight();
+    }
+
     @Override
     public void close() {
+        if (canary != null) {
+            canary.close();
+        }
         prefill.stop();
         decode.stop();
         try {

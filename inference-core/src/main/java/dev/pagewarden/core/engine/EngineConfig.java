@@ -1,71 +1,129 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.lab.LabFaults;
+
+import java.time.Duration;
+
 /**
- * Engine settings.
+ * Engine settings. Build with {@link #builder()}; every value is checked when built.
  *
- * @param backend            "cpu", "gpu" or "auto"
- * @param threads            CPU kernel threads (0 = all cores)
- * @param pageTokens         token slots per KV page
- * @param contextWindow      advertised window in tokens (0 = the model's own limit)
- * @param prefillPoolTokens  prefill KV pool size in tokens (0 = twice the window)
- * @param decodePoolTokens   decode KV pool size in tokens (0 = four times the window)
- * @param maxBatch           most sequences in one decode step
- * @param maxQueue           most requests waiting for pages before admission says "overloaded"
- * @param prefillChunkTokens most prompt tokens per prefill step
+ * @param backend                "cpu", "gpu" or "auto"
+ * @param threads                CPU kernel threads (0 = all cores)
+ * @param pageTokens             token slots per KV page
+ * @param contextWindow          advertised window in tokens (0 = the model's own limit)
+ * @param prefillKvBytes         prefill pool memory budget (0 = see prefillPoolTokens)
+ * @param decodeKvBytes          decode pool memory budget (0 = see decodePoolTokens)
+ * @param prefillPoolTokens      prefill pool size in tokens when no byte budget is set (0 = twice the window)
+ * @param decodePoolTokens       decode pool size in tokens when no byte budget is set (0 = four times the window)
+ * @param maxBatch               most sequences in one decode step
+ * @param maxQueue               most requests waiting for pages before admission answers "overloaded"
+ * @param prefillChunkTokens     most prompt tokens per prefill step
+ * @param capacityPolicy         strict (refuse to start) or clamp, when the window exceeds pool capacity
+ * @param deferredReleaseTimeout how long an aborted request's pages wait for the transfer ack before quarantine
+ * @param canaryInterval         how often the known-answer canary runs on the decode worker (zero = never)
+ * @param labEnabled             lab mode: fault switches allowed
+ * @param faults                 the lab fault switches that are on
  */
-public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, int prefillPoolTokens,
-                           int decodePoolTokens, int maxBatch, int maxQueue, int prefillChunkTokens) {
+public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
+                           long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
+                           int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
+                           Duration canaryInterval, boolean labEnabled, LabFaults faults) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
         requireAtLeast("page_tokens", pageTokens, 1);
         requireAtLeast("context_window", contextWindow, 0);
+        requireAtLeast("prefill_kv_bytes", prefillKvBytes, 0);
+        requireAtLeast("decode_kv_bytes", decodeKvBytes, 0);
         requireAtLeast("prefill_pool_tokens", prefillPoolTokens, 0);
         requireAtLeast("decode_pool_tokens", decodePoolTokens, 0);
         requireAtLeast("max_batch", maxBatch, 1);
         requireAtLeast("max_queue", maxQueue, 0);
         requireAtLeast("prefill_chunk_tokens", prefillChunkTokens, 1);
+        if (deferredReleaseTimeout.isNegative() || deferredReleaseTimeout.isZero()) {
+            throw new IllegalArgumentException("deferred_release_timeout must be > 0, got " + deferredReleaseTimeout);
+        }
+        if (canaryInterval.isNegative()) {
+            throw new IllegalArgumentException("canary_interval must be >= 0, got " + canaryInterval);
+        }
+        if (!labEnabled && !faults.isEmpty()) {
+            throw new IllegalArgumentException("lab fault switches " + faults.labels()
+                    + " are refused outside lab mode (pagewarden.lab.enabled=true)");
+        }
     }
 
-    private static void requireAtLeast(String name, int value, int min) {
+    private static void requireAtLeast(String name, long value, long min) {
         if (value < min) {
             throw new IllegalArgumentException(name + " must be >= " + min + ", got " + value);
         }
     }
 
     public static EngineConfig defaults() {
-        return new EngineConfig("auto", 0, 16, 0, 0, 0, 32, 256, 256);
+        return builder().build();
     }
 
-    public EngineConfig withBackend(String b) {
-        return new EngineConfig(b, threads, pageTokens, contextWindow, prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens);
+    public static Builder builder() {
+        return new Builder();
     }
 
-    public EngineConfig withThreads(int t) {
-        return new EngineConfig(backend, t, pageTokens, contextWindow, prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens);
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.backend = backend;
+        b.threads = threads;
+        b.pageTokens = pageTokens;
+        b.contextWindow = contextWindow;
+        b.prefillKvBytes = prefillKvBytes;
+        b.decodeKvBytes = decodeKvBytes;
+        b.prefillPoolTokens = prefillPoolTokens;
+        b.decodePoolTokens = decodePoolTokens;
+        b.maxBatch = maxBatch;
+        b.maxQueue = maxQueue;
+        b.prefillChunkTokens = prefillChunkTokens;
+        b.capacityPolicy = capacityPolicy;
+        b.deferredReleaseTimeout = deferredReleaseTimeout;
+        b.canaryInterval = canaryInterval;
+        b.labEnabled = labEnabled;
+        b.faults = faults;
+        return b;
     }
 
-    public EngineConfig withPools(int prefillTokens, int decodeTokens) {
-        return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillTokens, decodeTokens, maxBatch, maxQueue, prefillChunkTokens);
-    }
+    /** Mutable builder; defaults suit a small model on a laptop. */
+    public static final class Builder {
+        private String backend = "auto";
+        private int threads;
+        private int pageTokens = 16;
+        private int contextWindow;
+        private long prefillKvBytes;
+        private long decodeKvBytes;
+        private int prefillPoolTokens;
+        private int decodePoolTokens;
+        private int maxBatch = 32;
+        private int maxQueue = 256;
+        private int prefillChunkTokens = 256;
+        private CapacityPolicy capacityPolicy = CapacityPolicy.STRICT;
+        private Duration deferredReleaseTimeout = Duration.ofSeconds(5);
+        private Duration canaryInterval = Duration.ZERO;
+        private boolean labEnabled;
+        private LabFaults faults = LabFaults.NONE;
 
-    public EngineConfig withMaxBatch(int b) {
-        return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillPoolTokens, decodePoolTokens, b, maxQueue, prefillChunkTokens);
-    }
+        public Builder backend(String v) { backend = v; return this; }
+        public Builder threads(int v) { threads = v; return this; }
+        public Builder pageTokens(int v) { pageTokens = v; return this; }
+        public Builder contextWindow(int v) { contextWindow = v; return this; }
+        public Builder kvBytes(long prefill, long decode) { prefillKvBytes = prefill; decodeKvBytes = decode; return this; }
+        public Builder poolTokens(int prefill, int decode) { prefillPoolTokens = prefill; decodePoolTokens = decode; return this; }
+        public Builder maxBatch(int v) { maxBatch = v; return this; }
+        public Builder maxQueue(int v) { maxQueue = v; return this; }
+        public Builder prefillChunkTokens(int v) { prefillChunkTokens = v; return this; }
+        public Builder capacityPolicy(CapacityPolicy v) { capacityPolicy = v; return this; }
+        public Builder deferredReleaseTimeout(Duration v) { deferredReleaseTimeout = v; return this; }
+        public Builder canaryInterval(Duration v) { canaryInterval = v; return this; }
+        public Builder lab(boolean enabled, LabFaults f) { labEnabled = enabled; faults = f; return this; }
 
-    public EngineConfig withMaxQueue(int q) {
-        return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillPoolTokens, decodePoolTokens, maxBatch, q, prefillChunkTokens);
-    }
-
-    public EngineConfig withContextWindow(int w) {
-        return new EngineConfig(backend, threads, pageTokens, w, prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens);
-    }
-
-    public EngineConfig withPageTokens(int p) {
-        return new EngineConfig(backend, threads, p, contextWindow, prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens);
-    }
-
-    public EngineConfig withPrefillChunk(int c) {
-        return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, c);
+        public EngineConfig build() {
+            return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
+                    prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
+                    deferredReleaseTimeout, canaryInterval, labEnabled, faults);
+        }
     }
 }

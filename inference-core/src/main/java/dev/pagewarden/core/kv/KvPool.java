@@ -1,37 +1,64 @@
 package dev.pagewarden.core.kv;
 
 import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.safety.SafetyEvent;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 
 /**
  * One worker's paged KV pool: the page memory (on the backend's device) plus, beside it, each page's
  * metadata - state, owner request, tenant, an epoch bumped on every allocation, and how many token
  * slots were written in the current epoch. Freeing is O(1) and never touches page memory, as in
- * production engines; the metadata is what says whose data a page holds.
+ * production engines; the metadata is what says whose data a page holds, and every read is checked
+ * against it ({@link #checkRead}).
+ *
+ * <pre>
+ * FREE -> OWNED(request, tenant, epoch) -> FREE
+ * OWNED -> DEFERRED(request, generation) -> FREE            (ack: no write in flight)
+ *                                        -> QUARANTINED -> scrubbed -> FREE   (no ack in time)
+ * OWNED -> QUARANTINED -> scrubbed -> FREE                  (failed handoff)
+ * </pre>
+ *
+ * <p>Beside the metadata the pool keeps, per slot, which request (and tenant) last wrote it. That is
+ * ground truth for the lab and the lineage audit - what really happened to the bytes, whatever the
+ * detectors concluded.
  */
 public final class KvPool {
     private final String name;
     private final KvStorage storage;
+    private final int pageTokens;
     private final PageState[] state;
     private final long[] owner;
     private final String[] tenant;
     private final long[] epoch;
     private final int[] written;
+    /** For DEFERRED pages: the transfer generation whose ack releases them. */
+    private final int[] deferredGeneration;
+    private final long[] slotWriter;
+    private final String[] slotWriterTenant;
     private final ArrayDeque<Integer> free = new ArrayDeque<>();
     private int peakUsed;
+    private volatile boolean detectorsEnabled = true;
+    private volatile boolean groundTruth;
 
     public KvPool(String name, KvStorage storage) {
         this.name = name;
         this.storage = storage;
+        this.pageTokens = storage.layout().pageTokens();
         int n = storage.pages();
         this.state = new PageState[n];
         this.owner = new long[n];
         this.tenant = new String[n];
         this.epoch = new long[n];
         this.written = new int[n];
+        this.deferredGeneration = new int[n];
+        this.slotWriter = new long[n * pageTokens];
+        this.slotWriterTenant = new String[n * pageTokens];
         for (int p = 0; p < n; p++) {
             state[p] = PageState.FREE;
             free.add(p);
@@ -56,7 +83,21 @@ public final class KvPool {
 
     /** Tokens one request could hold if it had the whole pool. */
     public long capacityTokens() {
-        return (long) state.length * layout().pageTokens();
+        return (long) state.length * pageTokens;
+    }
+
+    /** Lab only: turns every read-side check off (shows what would happen without them). */
+    public void detectorsEnabled(boolean on) {
+        this.detectorsEnabled = on;
+    }
+
+    public boolean detectorsEnabled() {
+        return detectorsEnabled;
+    }
+
+    /** Lab only: count cross-tenant slot reads on every {@link #checkRead} (costs a pass over the slots). */
+    public void groundTruth(boolean on) {
+        this.groundTruth = on;
     }
 
     public synchronized int freePages() {
@@ -67,8 +108,15 @@ public final class KvPool {
         return peakUsed;
     }
 
-    public synchronized void resetPeak() {
-        peakUsed = state.length - free.size();
+    public synchronized Map<PageState, Integer> countByState() {
+        Map<PageState, Integer> counts = new EnumMap<>(PageState.class);
+        for (PageState s : PageState.values()) {
+            counts.put(s, 0);
+        }
+        for (PageState s : state) {
+            counts.merge(s, 1, Integer::sum);
+        }
+        return counts;
     }
 
     /**
@@ -100,34 +148,190 @@ public final class KvPool {
     /** Returns a request's pages to the free list; each must still be that request's, in that epoch. */
     public synchronized void release(long requestId, List<PageRef> pages) {
         for (PageRef ref : pages) {
-            requireOwned(requestId, ref);
+            requireState(requestId, ref, PageState.OWNED);
         }
         for (PageRef ref : pages) {
-            state[ref.page()] = PageState.FREE;
-            free.add(ref.page());
+            toFree(ref.page());
         }
+    }
+
+    /**
+     * Parks an aborted request's pages while writes of transfer {@code generation} may still land:
+     * they stay out of the free list until {@link #drain} (ack) or {@link #quarantine} (timeout).
+     */
+    public synchronized void defer(long requestId, List<PageRef> pages, int generation) {
+        for (PageRef ref : pages) {
+            requireState(requestId, ref, PageState.OWNED);
+        }
+        for (PageRef ref : pages) {
+            state[ref.page()] = PageState.DEFERRED;
+            deferredGeneration[ref.page()] = generation;
+        }
+    }
+
+    /**
+     * The ack for (request, generation) arrived: no write is in flight, the pages may be reused.
+     * Returns false, touching nothing, when the ack is stale (another generation) or the pages are
+     * no longer deferred for that request.
+     */
+    public synchronized boolean drain(long requestId, List<PageRef> pages, int generation) {
+        for (PageRef ref : pages) {
+            int p = ref.page();
+            if (state[p] != PageState.DEFERRED || owner[p] != requestId || epoch[p] != ref.epoch()
+                    || deferredGeneration[p] != generation) {
+                return false;
+            }
+        }
+        for (PageRef ref : pages) {
+            toFree(ref.page());
+        }
+        return true;
+    }
+
+    /** Takes pages out of service (failed handoff, or a deferred release that timed out). */
+    public synchronized void quarantine(long requestId, List<PageRef> pages) {
+        for (PageRef ref : pages) {
+            int p = ref.page();
+            if (owner[p] != requestId || epoch[p] != ref.epoch()
+                    || (state[p] != PageState.OWNED && state[p] != PageState.DEFERRED)) {
+                throw new IllegalStateException(describe(p, requestId, ref.epoch(), "owned or deferred"));
+            }
+        }
+        for (PageRef ref : pages) {
+            state[ref.page()] = PageState.QUARANTINED;
+        }
+    }
+
+    /** Zeroes a quarantined page's memory, then frees it: the only path by which such a page returns. */
+    public void scrubAndFree(long requestId, List<PageRef> pages) {
+        synchronized (this) {
+            for (PageRef ref : pages) {
+                requireState(requestId, ref, PageState.QUARANTINED);
+            }
+        }
+        for (PageRef ref : pages) {
+            storage.scrubPage(ref.page());
+        }
+        synchronized (this) {
+            for (PageRef ref : pages) {
+                int p = ref.page();
+                for (int s = 0; s < pageTokens; s++) {
+                    slotWriter[p * pageTokens + s] = 0;
+                    slotWriterTenant[p * pageTokens + s] = null;
+                }
+                toFree(p);
+            }
+        }
+    }
+
+    private void toFree(int p) {
+        state[p] = PageState.FREE;
+        free.add(p);
     }
 
     /** Records that slots {@code [0, slotsEnd)} of a page now hold data its owner wrote. */
     public synchronized void markWritten(long requestId, PageRef ref, int slotsEnd) {
-        requireOwned(requestId, ref);
-        written[ref.page()] = Math.max(written[ref.page()], Math.min(slotsEnd, layout().pageTokens()));
+        requireState(requestId, ref, PageState.OWNED);
+        int p = ref.page();
+        int end = Math.min(slotsEnd, pageTokens);
+        for (int s = written[p]; s < end; s++) {
+            slotWriter[p * pageTokens + s] = requestId;
+            slotWriterTenant[p * pageTokens + s] = tenant[p];
+        }
+        written[p] = Math.max(written[p], end);
     }
 
     /** Marks written every slot that positions {@code [0, endPos)} cover in a page table. */
     public synchronized void markWrittenUpTo(long requestId, List<PageRef> table, int endPos) {
-        int pt = layout().pageTokens();
-        for (int i = 0; i * pt < endPos; i++) {
-            markWritten(requestId, table.get(i), Math.min(pt, endPos - i * pt));
+        for (int i = 0; i * pageTokens < endPos; i++) {
+            markWritten(requestId, table.get(i), Math.min(pageTokens, endPos - i * pageTokens));
         }
     }
 
-    private void requireOwned(long requestId, PageRef ref) {
-        int p = ref.page();
-        if (state[p] != PageState.OWNED || owner[p] != requestId || epoch[p] != ref.epoch()) {
-            throw new IllegalStateException(name + ": page " + p + " epoch " + ref.epoch() + " is not owned by request "
-                    + requestId + " (state " + state[p] + ", owner " + owner[p] + ", epoch " + epoch[p] + ")");
+    /**
+     * Ground-truth record of bytes that landed in a page without its owner's say - a late transfer
+     * write in a lab fault. The page's metadata (owner, written count) is untouched, as it would be
+     * by an RDMA write the engine never saw.
+     */
+    public synchronized void recordStrayWrite(int page, int slots, long writerRequest, String writerTenant) {
+        for (int s = 0; s < Math.min(slots, pageTokens); s++) {
+            slotWriter[page * pageTokens + s] = writerRequest;
+            slotWriterTenant[page * pageTokens + s] = writerTenant;
         }
+    }
+
+    /** Whether a page is, right now, owned by (request, epoch). Used before applying a transfer write. */
+    public synchronized boolean ownedBy(long requestId, PageRef ref) {
+        int p = ref.page();
+        return (state[p] == PageState.OWNED || state[p] == PageState.DEFERRED) && owner[p] == requestId
+                && epoch[p] == ref.epoch();
+    }
+
+    /**
+     * Checks, before a step, every page a sequence will read: positions {@code [0, startPos)} must
+     * be in pages that are owned by the reader in the epoch of its page table and whose slots were
+     * written in that epoch; the pages of positions {@code [startPos, endPos)}, which the step
+     * itself writes first, must be owned. The written-slot check is what catches the 2026 bug: the
+     * stale pages were legitimately allocated to the reader - tags matched - but never written by it.
+     */
+    public synchronized ReadCheck checkRead(long requestId, String readerTenant, List<PageRef> table, int startPos, int endPos) {
+        int cross = groundTruth ? crossTenantSlots(readerTenant, table, startPos) : 0;
+        if (!detectorsEnabled) {
+            return cross == 0 ? ReadCheck.CLEAN : new ReadCheck(null, -1, 0, "", cross);
+        }
+        int pagesRead = (endPos + pageTokens - 1) / pageTokens;
+        if (table.size() < pagesRead) {
+            return new ReadCheck(SafetyEvent.Type.OWNER_TAG_MISMATCH, -1, 0, "page table has " + table.size()
+                    + " pages, positions up to " + endPos + " need " + pagesRead, cross);
+        }
+        for (int i = 0; i < pagesRead; i++) {
+            PageRef ref = table.get(i);
+            int p = ref.page();
+            if (state[p] == PageState.FREE) {
+                return new ReadCheck(SafetyEvent.Type.FREE_PAGE_READ, p, ref.epoch(),
+                        describe(p, requestId, ref.epoch(), "owned"), cross);
+            }
+            if (state[p] != PageState.OWNED || owner[p] != requestId || epoch[p] != ref.epoch()) {
+                return new ReadCheck(SafetyEvent.Type.OWNER_TAG_MISMATCH, p, ref.epoch(),
+                        describe(p, requestId, ref.epoch(), "owned"), cross);
+            }
+            int needWritten = Math.min(pageTokens, startPos - i * pageTokens);
+            if (needWritten > written[p]) {
+                return new ReadCheck(SafetyEvent.Type.UNWRITTEN_SLOT_READ, p, ref.epoch(), "page " + p + " epoch "
+                        + ref.epoch() + ": reading slots [0, " + needWritten + ") but only " + written[p]
+                        + " were written in this epoch", cross);
+            }
+        }
+        return cross == 0 ? ReadCheck.CLEAN : new ReadCheck(null, -1, 0, "", cross);
+    }
+
+    private int crossTenantSlots(String readerTenant, List<PageRef> table, int startPos) {
+        int cross = 0;
+        for (int pos = 0; pos < startPos && pos / pageTokens < table.size(); pos++) {
+            int idx = table.get(pos / pageTokens).page() * pageTokens + pos % pageTokens;
+            String writer = slotWriterTenant[idx];
+            if (writer != null && !Objects.equals(writer, readerTenant)) {
+                cross++;
+            }
+        }
+        return cross;
+    }
+
+    /** The request that last wrote a slot (ground truth), 0 if none since the pool started or a scrub. */
+    public synchronized long slotWriter(int page, int slot) {
+        return slotWriter[page * pageTokens + slot];
+    }
+
+    private void requireState(long requestId, PageRef ref, PageState expected) {
+        int p = ref.page();
+        if (state[p] != expected || owner[p] != requestId || epoch[p] != ref.epoch()) {
+            throw new IllegalStateException(describe(p, requestId, ref.epoch(), expected.name().toLowerCase()));
+        }
+    }
+
+    private String describe(int p, long requestId, long expectedEpoch, String expectedState) {
+        return name + ": page " + p + " expected " + expectedState + " by request " + requestId + " epoch "
+                + expectedEpoch + ", found " + state[p] + " owner " + owner[p] + " epoch " + epoch[p];
     }
 
     /** A consistent copy of one page's metadata. */

@@ -4,8 +4,12 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.lab.Fault;
+import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.KvTransport;
 import dev.pagewarden.core.transfer.TransferJob;
@@ -14,20 +18,23 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
  * Runs prompts: writes each prompt's KV into this worker's own pool (in chunks, so a long prompt
  * does not hold the cores for too long), samples the first output token from the last prompt
- * position, and hands the pages to the transport. Source pages stay owned until the receiver has
- * answered for every frame.
+ * position, and hands the pages to the transport. Source pages stay owned until the sender's ack:
+ * only then can no frame of the transfer still be reading them.
  */
 public final class PrefillWorker implements Runnable {
     private final Backend backend;
     private final KvPool pool;
     private final KvTransport transport;
     private final int chunkTokens;
+    private final LabFaults faults;
+    private final SafetyMonitor safety;
     /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
     private final Consumer<Sequence> releaseReservation;
     /** Called before a transfer starts, so the receiver knows what to expect. */
@@ -38,8 +45,8 @@ public final class PrefillWorker implements Runnable {
     private final Object pagesFreed = new Object();
     private volatile boolean running = true;
 
-    public PrefillWorker(Backend backend, KvPool pool, KvTransport transport, int chunkTokens,
-                         Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation,
+    public PrefillWorker(Backend backend, KvPool pool, KvTransport transport, int chunkTokens, LabFaults faults,
+                         SafetyMonitor safety, Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation,
                          EngineMetrics metrics, LongSupplier clock) {
         if (chunkTokens < 1) {
             throw new IllegalArgumentException("prefill chunk must be >= 1 token, got " + chunkTokens);
@@ -48,6 +55,8 @@ public final class PrefillWorker implements Runnable {
         this.pool = pool;
         this.transport = transport;
         this.chunkTokens = chunkTokens;
+        this.faults = faults;
+        this.safety = safety;
         this.expectTransfer = expectTransfer;
         this.releaseReservation = releaseReservation;
         this.metrics = metrics;
@@ -72,7 +81,7 @@ public final class PrefillWorker implements Runnable {
         while (running) {
             Sequence seq;
             try {
-                seq = queue.poll(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                seq = queue.poll(50, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 return;
             }
@@ -95,7 +104,18 @@ public final class PrefillWorker implements Runnable {
             giveUp(seq, seq::abortNow);
             return;
         }
-        int[] prompt = seq.request().promptTokens();
+        int[] full = seq.request().promptTokens();
+        int[] prompt = full;
+        if (pool.layout().pagesFor(full.length) > pool.capacityPages()) {
+            // Admission never lets this through; only the legacy lab fault does. The old engine
+            // "rejected" the prompt here, sent a one-token placeholder, and decode carried on.
+            if (!faults.has(Fault.LEGACY_FINISHED_CHECK)) {
+                giveUp(seq, () -> seq.fail("context_length_exceeded", "prompt of " + full.length
+                        + " tokens does not fit the prefill pool"));
+                return;
+            }
+            prompt = new int[]{full[0]};
+        }
         List<PageRef> pages = allocateWaiting(seq, pool.layout().pagesFor(prompt.length));
         if (pages == null) {
             giveUp(seq, seq::abortNow);
@@ -108,8 +128,13 @@ public final class PrefillWorker implements Runnable {
         for (int from = 0; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
-            backend.forward(List.of(new SequenceStep(seq.id(), Arrays.copyOfRange(prompt, from, to), from, pages,
-                    to == prompt.length)), pool.storage(), logits);
+            ReadCheck check = backend.forward(List.of(new SequenceStep(seq.id(), seq.tenant(),
+                    Arrays.copyOfRange(prompt, from, to), from, pages, to == prompt.length)), pool, logits)[0];
+            if (!check.allowed()) {
+                isolationViolation(seq, check);
+                return;
+            }
+            seq.crossTenantRead(check.crossTenantSlots());
             pool.markWrittenUpTo(seq.id(), pages, to);
             metrics.prefillChunk(to - from, clock.getAsLong() - t0);
             if (seq.abortRequested()) {
@@ -122,10 +147,27 @@ public final class PrefillWorker implements Runnable {
         seq.moveTo(new RequestState.Transferring());
         int generation = seq.nextTransferGeneration();
         expectTransfer.accept(seq);
-        transport.send(new TransferJob(seq.id(), generation, pool, pages, prompt.length, accepted -> {
-            // Either way the receiver is done with these pages: no frame of this transfer is in flight.
-            releasePrefillPages(seq);
-        }));
+        transport.send(new TransferJob(seq.id(), generation, pool, pages, prompt.length,
+                accepted -> releasePrefillPages(seq)));
+    }
+
+    /** A read the page metadata refused: stop before anything derived from it leaves, quarantine what it touched. */
+    private void isolationViolation(Sequence seq, ReadCheck check) {
+        List<PageRef> pages = seq.takePrefillPages();
+        seq.markDetected();
+        safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
+                List.of(new PageRef(check.page(), check.epoch())), check.details());
+        quarantineOwned(seq, pages);
+        releaseReservation.accept(seq);
+        seq.fail("isolation_violation", "request " + seq.id() + " stopped: " + check.violation().label() + ": "
+                + check.details());
+        notifyFreed();
+    }
+
+    private void quarantineOwned(Sequence seq, List<PageRef> pages) {
+        List<PageRef> owned = pages.stream().filter(p -> pool.ownedBy(seq.id(), p)).toList();
+        pool.quarantine(seq.id(), owned);
+        pool.scrubAndFree(seq.id(), owned);
     }
 
     /** Waits until the prefill pool has room; null if the request was aborted meanwhile. */
@@ -145,10 +187,14 @@ public final class PrefillWorker implements Runnable {
     }
 
     private void releasePrefillPages(Sequence seq) {
-        if (!seq.prefillPages().isEmpty()) {
-            pool.release(seq.id(), seq.prefillPages());
-            seq.prefillPages(List.of());
+        List<PageRef> pages = seq.takePrefillPages();
+        if (!pages.isEmpty()) {
+            pool.release(seq.id(), pages);
         }
+        notifyFreed();
+    }
+
+    private void notifyFreed() {
         synchronized (pagesFreed) {
             pagesFreed.notifyAll();
         }

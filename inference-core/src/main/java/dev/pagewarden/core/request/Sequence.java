@@ -21,6 +21,11 @@ public final class Sequence {
 
     private volatile RequestState state = new RequestState.Queued();
     private volatile String abortReason;
+    private volatile Runnable abortHook = () -> { };
+    /** Lab ground truth: slots read whose data another tenant wrote last; and whether a detector flagged this request. */
+    private volatile int crossTenantSlotsRead;
+    private volatile int exposedTokens;
+    private volatile boolean detected;
 
     private List<PageRef> decodePages = List.of();
     private List<PageRef> prefillPages = List.of();
@@ -73,11 +78,44 @@ public final class Sequence {
         state = next;
     }
 
-    /** Asks for an abort; the stage that holds the request acts on it at its next boundary. */
+    /**
+     * Asks for an abort. The stage that holds the request acts on it at its next boundary; the hook
+     * lets the stages that wait on someone else (admission queue, transfer) act at once.
+     */
     public void requestAbort(String reason) {
-        if (abortReason == null) {
+        synchronized (this) {
+            if (abortReason != null || state.isTerminal()) {
+                return;
+            }
             abortReason = reason;
         }
+        abortHook.run();
+    }
+
+    public void abortHook(Runnable hook) {
+        this.abortHook = hook;
+    }
+
+    /** Records a step that read {@code slots} slots another tenant wrote (lab ground truth). */
+    public void crossTenantRead(int slots) {
+        crossTenantSlotsRead += slots;
+    }
+
+    public int crossTenantSlotsRead() {
+        return crossTenantSlotsRead;
+    }
+
+    /** Tokens emitted after a cross-tenant read: the response carries foreign-derived content. */
+    public int exposedTokens() {
+        return exposedTokens;
+    }
+
+    public void markDetected() {
+        detected = true;
+    }
+
+    public boolean detected() {
+        return detected;
     }
 
     public boolean abortRequested() {
@@ -95,6 +133,19 @@ public final class Sequence {
     public void decodePages(List<PageRef> pages, long nowNanos) {
         this.decodePages = List.copyOf(pages);
         this.reservedNanos = nowNanos;
+    }
+
+    /** Hands the decode pages to whoever now answers for them (deferral, quarantine) so nobody frees them twice. */
+    public synchronized List<PageRef> takeDecodePages() {
+        List<PageRef> pages = decodePages;
+        decodePages = List.of();
+        return pages;
+    }
+
+    public synchronized List<PageRef> takePrefillPages() {
+        List<PageRef> pages = prefillPages;
+        prefillPages = List.of();
+        return pages;
     }
 
     public List<PageRef> prefillPages() {
@@ -143,6 +194,9 @@ public final class Sequence {
             output = Arrays.copyOf(output, output.length * 2);
         }
         output[outputCount++] = token;
+        if (crossTenantSlotsRead > 0) {
+            exposedTokens++;
+        }
         try {
             listener.onToken(id, token);
         } catch (RuntimeException e) {

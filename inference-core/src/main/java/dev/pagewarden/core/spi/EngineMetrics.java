@@ -1,6 +1,9 @@
 package dev.pagewarden.core.spi;
 
-/** Engine measurements; the platform binds this to Micrometer. Called on engine threads: keep it cheap. */
+/**
+ * Engine measurements; the platform binds this to Micrometer. Called on engine threads: keep it
+ * cheap. Names follow the metrics the platform exports, e.g. {@code kv_deferred_release_total{outcome}}.
+ */
 public interface EngineMetrics {
 
     /** One decode step ran {@code batchSize} sequences in {@code nanos}. */
@@ -11,8 +14,28 @@ public interface EngineMetrics {
     default void prefillChunk(int tokens, long nanos) {
     }
 
-    /** A transfer of {@code pages} pages finished, accepted or not. */
-    default void transfer(int pages, boolean accepted) {
+    /** {@code kv_deferred_release_total{outcome="drained"|"timeout"}}. */
+    default void deferredRelease(String outcome) {
+    }
+
+    /** {@code kv_admission_rejections_total{reason}}. */
+    default void admissionRejected(String reason) {
+    }
+
+    /** {@code kv_transfer_failures_total}. */
+    default void transferFailed() {
+    }
+
+    /** {@code kv_isolation_violations_total{detector}}. */
+    default void isolationViolation(String detector) {
+    }
+
+    /** {@code kv_canary_checks_total{result="pass"|"fail"}}. */
+    default void canaryCheck(String result) {
+    }
+
+    /** {@code kv_late_writes_dropped_total}. */
+    default void lateWriteDropped() {
     }
 
     EngineMetrics NONE = new EngineMetrics() {

@@ -2,28 +2,34 @@ package dev.pagewarden.core.transfer;
 
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.lab.Fault;
+import dev.pagewarden.core.lab.LabFaults;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
 
 /**
  * Transfers on a thread of their own, with real copies: each page leaves the prefill pool through a
- * host staging buffer, is checksummed, and is handed to the receiver as a tagged frame. A failed or
- * rejected frame is never followed by a "done": the transfer is reported failed.
+ * host staging buffer, is checksummed, and is handed to the receiver as a tagged frame. A refused
+ * frame ends the transfer without a "done". Every transfer ends with an ack for its (request,
+ * generation), after which no write of it can land. Lab faults (delay, drop, corrupt) act here.
  */
 public final class InProcessKvTransport implements KvTransport {
     private final KvReceiver receiver;
+    private final LabFaults faults;
     private final ExecutorService sender = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "pagewarden-kv-transfer");
         t.setDaemon(true);
         return t;
     });
 
-    public InProcessKvTransport(KvReceiver receiver) {
+    public InProcessKvTransport(KvReceiver receiver, LabFaults faults) {
         this.receiver = receiver;
+        this.faults = faults;
     }
 
     @Override
@@ -34,12 +40,16 @@ public final class InProcessKvTransport implements KvTransport {
                 ok = sendAll(job);
             } catch (RuntimeException e) {
                 ok = false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ok = false;
             }
+            receiver.onAck(job.requestId(), job.generation());
             job.onOutcome().accept(ok);
         });
     }
 
-    private boolean sendAll(TransferJob job) {
+    private boolean sendAll(TransferJob job) throws InterruptedException {
         KvLayout layout = job.source().layout();
         int frames = layout.pagesFor(job.tokens());
         try (Arena arena = Arena.ofConfined()) {
@@ -48,8 +58,19 @@ public final class InProcessKvTransport implements KvTransport {
                 PageRef src = job.sourcePages().get(i);
                 job.source().storage().readPage(src.page(), staging);
                 int tokens = Math.min(layout.pageTokens(), job.tokens() - i * layout.pageTokens());
-                PageFrame frame = new PageFrame(job.requestId(), job.generation(), i, tokens, crc32c(staging), staging);
-                if (!receiver.onFrame(frame)) {
+                int crc = crc32c(staging);
+                if (faults.has(Fault.CORRUPT_TRANSFER_BYTE) && i == 0) {
+                    // one flipped bit in the first K row, after the checksum was taken
+                    long at = Math.min(staging.byteSize() - 1, 5);
+                    staging.set(ValueLayout.JAVA_BYTE, at, (byte) (staging.get(ValueLayout.JAVA_BYTE, at) ^ 0x40));
+                }
+                if (faults.has(Fault.DELAY_TRANSFER_WRITES)) {
+                    Thread.sleep(faults.delayMillis());
+                }
+                if (faults.has(Fault.DROP_TRANSFER_PAGE) && i == frames - 1) {
+                    continue; // lost on the wire; the sender does not notice
+                }
+                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), i, tokens, crc, staging))) {
                     return false;
                 }
             }

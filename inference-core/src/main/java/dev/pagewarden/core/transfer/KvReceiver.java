@@ -1,9 +1,18 @@
 package dev.pagewarden.core.transfer;
 
-/** The decode side of a transfer. Each call returns whether the frame was accepted. */
+/** The decode side of a transfer. */
 public interface KvReceiver {
+
+    /** A page arrives; returns whether it was accepted (a refusal ends the transfer). */
     boolean onFrame(PageFrame frame);
 
-    /** Returns whether the request is now complete and verified (ready to decode). */
+    /** The sender claims completion; returns whether the request is now verified and ready. */
     boolean onDone(TransferDone done);
+
+    /**
+     * The sender's word that no write of (request, generation) is in flight any more - sent after
+     * the last frame of a transfer, whether it completed or failed. Only this (or a timeout that
+     * quarantines) may release an aborted request's pages; an ack of another generation is stale.
+     */
+    void onAck(long requestId, int generation);
 }

@@ -63,7 +63,7 @@ class ContinuousBatchingTest {
     }
 
     static GenerationResult alone(GenerationRequest r) throws Exception {
-        try (Engine e = new Engine(model, EngineConfig.defaults().withBackend("cpu"), EngineMetrics.NONE)) {
+        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
             return e.submit(r, TokenListener.NONE).result().get(60, TimeUnit.SECONDS);
         }
     }
@@ -79,7 +79,7 @@ class ContinuousBatchingTest {
             }
         };
         List<GenerationResult> batched = new ArrayList<>();
-        try (Engine engine = new Engine(model, EngineConfig.defaults().withBackend("cpu"), metrics)) {
+        try (Engine engine = new Engine(model, EngineConfig.builder().backend("cpu").build(), metrics)) {
             List<RequestHandle> handles = new ArrayList<>();
             for (GenerationRequest r : reqs) {
                 handles.add(engine.submit(r, TokenListener.NONE));
@@ -107,7 +107,7 @@ class ContinuousBatchingTest {
     @Test
     void greedyStoryIsFluent() throws Exception {
         var vocab = model.vocabulary();
-        try (Engine engine = new Engine(model, EngineConfig.defaults().withBackend("cpu"), EngineMetrics.NONE)) {
+        try (Engine engine = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
             GenerationResult r = engine.submit(new GenerationRequest("t", new int[]{1}, 200, SamplingParams.greedy()),
                     TokenListener.NONE).result().get(60, TimeUnit.SECONDS);
             StringBuilder sb = new StringBuilder();

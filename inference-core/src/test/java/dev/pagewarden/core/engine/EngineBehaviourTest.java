@@ -45,7 +45,7 @@ class EngineBehaviourTest {
     }
 
     static Engine engine(EngineConfig cfg) {
-        return new Engine(model, cfg.withBackend("cpu"), EngineMetrics.NONE);
+        return new Engine(model, cfg.toBuilder().backend("cpu").build(), EngineMetrics.NONE);
     }
 
     static int[] prompt(int len) {
@@ -90,9 +90,24 @@ class EngineBehaviourTest {
     }
 
     @Test
-    void windowIsClampedToWhatAPoolCanHoldForOneRequest() {
-        try (Engine e = engine(EngineConfig.defaults().withPools(128, 1024))) {
+    void windowLargerThanAPoolRefusesToStartUnderStrictPolicy() {
+        assertThatThrownBy(() -> engine(EngineConfig.builder().poolTokens(128, 1024).build()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("512").hasMessageContaining("128").hasMessageContaining("strict");
+    }
+
+    @Test
+    void clampPolicyLowersTheWindowAndSaysSo() {
+        java.util.List<dev.pagewarden.core.safety.SafetyEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").poolTokens(128, 1024)
+                .capacityPolicy(CapacityPolicy.CLAMP).build(), EngineMetrics.NONE, events::add,
+                dev.pagewarden.core.spi.Clock.SYSTEM)) {
             assertThat(e.contextWindow()).isEqualTo(128);
+            assertThat(events).singleElement().satisfies(ev -> {
+                assertThat(ev.type()).isEqualTo(dev.pagewarden.core.safety.SafetyEvent.Type.CAPACITY_CLAMPED);
+                assertThat(ev.severity()).isEqualTo(dev.pagewarden.core.safety.SafetyEvent.Severity.WARNING);
+                assertThat(ev.details()).contains("512").contains("128");
+            });
         }
     }
 
@@ -101,7 +116,7 @@ class EngineBehaviourTest {
         // Decode pool of 64 tokens: one request holding 60 leaves no room; queue bound 1.
         CountDownLatch firstTokenSeen = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        try (Engine e = engine(EngineConfig.defaults().withPools(64, 64).withMaxQueue(1))) {
+        try (Engine e = engine(EngineConfig.builder().poolTokens(64, 64).contextWindow(64).maxQueue(1).build())) {
             RequestHandle holder = e.submit(new GenerationRequest("a", prompt(10), 50, SamplingParams.greedy()), (id, tok) -> {
                 firstTokenSeen.countDown();
                 try {

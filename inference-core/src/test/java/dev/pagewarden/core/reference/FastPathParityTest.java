@@ -63,11 +63,13 @@ class FastPathParityTest {
             for (int p = 0; p < prefill; p++) {
                 refLogits = ref.forward(tokens[p], p);
             }
-            backend.forward(List.of(new SequenceStep(7, Arrays.copyOf(tokens, prefill), 0, pages, true)), pool.storage(), logits);
+            assertThat(backend.forward(List.of(new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)), pool, logits)[0].allowed()).isTrue();
+            pool.markWrittenUpTo(7, pages, prefill);
             worst = Math.max(worst, relError(logits[0], refLogits));
             for (int p = prefill; p < tokens.length; p++) {
                 refLogits = ref.forward(tokens[p], p);
-                backend.forward(List.of(new SequenceStep(7, new int[]{tokens[p]}, p, pages, true)), pool.storage(), logits);
+                assertThat(backend.forward(List.of(new SequenceStep(7, "t", new int[]{tokens[p]}, p, pages, true)), pool, logits)[0].allowed()).isTrue();
+                pool.markWrittenUpTo(7, pages, p + 1);
                 worst = Math.max(worst, relError(logits[0], refLogits));
             }
             pool.storage().close();
@@ -130,7 +132,7 @@ class FastPathParityTest {
             int maxNew = 200;
             List<ReferenceLlama.Step> ref = ReferenceLlama.greedySteps(new ReferenceLlama(model.weights()), prompt, maxNew);
             int[] engineOut;
-            try (Engine e = new Engine(model, EngineConfig.defaults().withBackend("cpu"), EngineMetrics.NONE)) {
+            try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
                 engineOut = e.submit(new GenerationRequest("t", prompt, maxNew, SamplingParams.greedy()), TokenListener.NONE)
                         .result().get(60, TimeUnit.SECONDS).outputTokens();
             }

@@ -4,6 +4,8 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.KvStorage;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
@@ -11,6 +13,7 @@ import dev.pagewarden.core.tensor.MatMul;
 import dev.pagewarden.core.tensor.Ops;
 import dev.pagewarden.core.tensor.Parallel;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -82,16 +85,30 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void forward(List<SequenceStep> batch, KvStorage kvStorage, float[][] logits) {
-        if (!(kvStorage instanceof CpuKvStorage kv)) {
-            throw new IllegalArgumentException("KV storage of another backend: " + kvStorage);
+    public ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits) {
+        if (!(pool.storage() instanceof CpuKvStorage kv)) {
+            throw new IllegalArgumentException("KV storage of another backend: " + pool.storage());
         }
-        computeLock.lock();
-        try {
-            run(batch, kv, logits);
-        } finally {
-            computeLock.unlock();
+        ReadCheck[] checks = new ReadCheck[batch.size()];
+        List<SequenceStep> runnable = new ArrayList<>(batch.size());
+        List<float[]> runnableLogits = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            SequenceStep s = batch.get(i);
+            checks[i] = pool.checkRead(s.requestId(), s.tenant(), s.pageTable(), s.startPos(), s.endPos());
+            if (checks[i].allowed()) {
+                runnable.add(s);
+                runnableLogits.add(logits[i]);
+            }
         }
+        if (!runnable.isEmpty()) {
+            computeLock.lock();
+            try {
+                run(runnable, kv, runnableLogits.toArray(new float[0][]));
+            } finally {
+                computeLock.unlock();
+            }
+        }
+        return checks;
     }
 
     private void run(List<SequenceStep> batch, CpuKvStorage kv, float[][] logits) {
