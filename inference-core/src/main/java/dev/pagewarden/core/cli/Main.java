@@ -19,7 +19,7 @@ public final class Main {
 
     static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
-        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new MakeModelCommand(), new ConvertCommand())) {
+        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand())) {
             m.put(c.name(), c);
         }
         return m;

@@ -74,7 +74,7 @@ public final class Engine implements AutoCloseable {
         this.safety = new SafetyMonitor(listener, metrics, clock);
         BackendProvider provider = Backends.select(config.backend());
         this.backendName = provider.name();
-        LOG.log(System.Logger.Level.INFO, "backend {0} ({1})", provider.name(), config.backend());
+        LOG.log(System.Logger.Level.DEBUG, "backend {0} ({1})", provider.name(), config.backend());
         BackendOptions options = new BackendOptions(config.threads());
         this.prefillBackend = provider.create(loaded, options);
         this.decodeBackend = provider.create(loaded, options);

@@ -59,9 +59,9 @@ public final class KvPool {
         this.deferredGeneration = new int[n];
         this.slotWriter = new long[n * pageTokens];
         this.slotWriterTenant = new String[n * pageTokens];
-        for (int p = 0; p < n; p++) {
+        for (int p = n - 1; p >= 0; p--) {
             state[p] = PageState.FREE;
-            free.add(p);
+            free.push(p);
         }
     }
 
@@ -133,7 +133,7 @@ public final class KvPool {
         }
         List<PageRef> pages = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            int p = free.poll();
+            int p = free.pop();
             state[p] = PageState.OWNED;
             owner[p] = requestId;
             tenant[p] = tenantId;
@@ -224,9 +224,13 @@ public final class KvPool {
         }
     }
 
+    /**
+     * LIFO: the page freed last is reused first (warm in cache, as engines prefer). It is also the
+     * worst case for a stale-data bug - the checks must hold under it, and the lab relies on it.
+     */
     private void toFree(int p) {
         state[p] = PageState.FREE;
-        free.add(p);
+        free.push(p);
     }
 
     /** Records that slots {@code [0, slotsEnd)} of a page now hold data its owner wrote. */

@@ -96,9 +96,14 @@ public final class Sequence {
         this.abortHook = hook;
     }
 
-    /** Records a step that read {@code slots} slots another tenant wrote (lab ground truth). */
+    /**
+     * Records that a step's context held {@code slots} slots another tenant wrote (lab ground truth);
+     * the request's figure is the largest such context, so a slot read on many steps counts once.
+     */
     public void crossTenantRead(int slots) {
-        crossTenantSlotsRead += slots;
+        if (slots > crossTenantSlotsRead) {
+            crossTenantSlotsRead = slots;
+        }
     }
 
     public int crossTenantSlotsRead() {

@@ -21,7 +21,8 @@ import java.util.zip.CRC32C;
 public final class InProcessKvTransport implements KvTransport {
     private final KvReceiver receiver;
     private final LabFaults faults;
-    private final ExecutorService sender = Executors.newSingleThreadExecutor(r -> {
+    /** Several queues, as a network transport has: one slow transfer does not hold up the others. */
+    private final ExecutorService sender = Executors.newFixedThreadPool(4, r -> {
         Thread t = new Thread(r, "pagewarden-kv-transfer");
         t.setDaemon(true);
         return t;
@@ -53,6 +54,7 @@ public final class InProcessKvTransport implements KvTransport {
         KvLayout layout = job.source().layout();
         int frames = layout.pagesFor(job.tokens());
         try (Arena arena = Arena.ofConfined()) {
+            // one staging buffer per transfer, reused frame by frame: the receiver copies each frame before returning
             MemorySegment staging = arena.allocate(layout.pageBytes(), 64);
             for (int i = 0; i < frames; i++) {
                 PageRef src = job.sourcePages().get(i);
@@ -60,9 +62,8 @@ public final class InProcessKvTransport implements KvTransport {
                 int tokens = Math.min(layout.pageTokens(), job.tokens() - i * layout.pageTokens());
                 int crc = crc32c(staging);
                 if (faults.has(Fault.CORRUPT_TRANSFER_BYTE) && i == 0) {
-                    // one flipped bit in the first K row, after the checksum was taken
-                    long at = Math.min(staging.byteSize() - 1, 5);
-                    staging.set(ValueLayout.JAVA_BYTE, at, (byte) (staging.get(ValueLayout.JAVA_BYTE, at) ^ 0x40));
+                    // one flipped exponent bit in the first K value (layer 0, position 0), after the checksum was taken
+                    staging.set(ValueLayout.JAVA_BYTE, 3, (byte) (staging.get(ValueLayout.JAVA_BYTE, 3) ^ 0x20));
                 }
                 if (faults.has(Fault.DELAY_TRANSFER_WRITES)) {
                     Thread.sleep(faults.delayMillis());

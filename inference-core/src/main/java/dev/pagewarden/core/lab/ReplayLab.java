@@ -1,0 +1,388 @@
+package dev.pagewarden.core.lab;
+
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.GenerationResult;
+import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.request.RequestFailedException;
+import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.spi.Clock;
+import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.tokenizer.Tokenizer;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The incident-replay lab: a seeded multi-tenant workload - normal prompts, prompts over the pool
+ * capacity, aborts during transfer - run once per scenario of fault switches, each fault scenario
+ * twice (detectors on, and detectors off as {@code <name>-undetected}). Ground truth comes from the
+ * pools' own bookkeeping of who wrote each slot, and from comparing every delivered output with the
+ * same request run alone on a fresh, clean engine.
+ */
+public final class ReplayLab {
+
+    /** A named set of fault switches. */
+    public record Scenario(String name, LabFaults faults) {
+    }
+
+    /** What one scenario did; field names are those of the JSON report. */
+    public record Result(String name, List<String> faults, int submitted, int served, int rejected, int aborted,
+                         int failed, int outputMismatches, long crossTenantReads, int exposedRequests,
+                         int detectedRequests, int undetectedExposedRequests, Map<String, Integer> detectors,
+                         int overCapacitySubmitted, int overCapacityRejected, boolean poolsFreeAtEnd,
+                         List<String> foreignContent) {
+
+        public Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", name);
+            m.put("faults", faults);
+            m.put("submitted", submitted);
+            m.put("served", served);
+            m.put("rejected", rejected);
+            m.put("aborted", aborted);
+            m.put("failed", failed);
+            m.put("output_mismatches", outputMismatches);
+            m.put("cross_tenant_reads", crossTenantReads);
+            m.put("exposed_requests", exposedRequests);
+            m.put("detected_requests", detectedRequests);
+            m.put("undetected_exposed_requests", undetectedExposedRequests);
+            m.put("detectors", detectors);
+            m.put("over_capacity_submitted", overCapacitySubmitted);
+            m.put("over_capacity_rejected", overCapacityRejected);
+            m.put("pools_free_at_end", poolsFreeAtEnd);
+            m.put("foreign_content", foreignContent);
+            return m;
+        }
+    }
+
+    static final int PAGE_TOKENS = 16;
+    static final int PREFILL_POOL_TOKENS = 64;
+    static final int DECODE_POOL_TOKENS = 512;
+    static final int WINDOW = 64;
+    static final int MISCONFIGURED_WINDOW = 320;
+
+    /** Each tenant's stories have their own hero, so foreign content is visible in text. */
+    static final Map<String, String> TENANTS = new LinkedHashMap<>();
+
+    static {
+        TENANTS.put("acme", "Once upon a time, there was a big dragon named Spark. Spark lived in a cave");
+        TENANTS.put("globex", "One day, a little princess named Mia went to the sea with her red boat");
+        TENANTS.put("initech", "Tom the cat had a shiny blue car. Every morning Tom drove the car to the farm");
+        TENANTS.put("umbrella", "Sue and Ben found a magic tree in the garden. The tree had golden apples");
+    }
+
+    public static List<Scenario> scenarios() {
+        List<Scenario> base = List.of(
+                new Scenario("incident-2026", LabFaults.parse(List.of("skip-capacity-check", "legacy-finished-check"))),
+                new Scenario("abort-during-transfer", LabFaults.parse(List.of("immediate-release-on-abort",
+                        "delay-transfer-writes=25"))),
+                new Scenario("drop-transfer-page", LabFaults.parse(List.of("drop-transfer-page"))),
+                new Scenario("corrupt-transfer-byte", LabFaults.parse(List.of("corrupt-transfer-byte"))));
+        List<Scenario> all = new ArrayList<>();
+        all.add(new Scenario("clean", LabFaults.NONE));
+        for (Scenario s : base) {
+            all.add(s);
+            List<String> off = new ArrayList<>(s.faults().labels());
+            off.add(Fault.DETECTORS_OFF.label());
+            all.add(new Scenario(s.name() + "-undetected", LabFaults.parse(off)));
+        }
+        return all;
+    }
+
+    public static Scenario scenario(String name) {
+        return scenarios().stream().filter(s -> s.name().equals(name)).findFirst().orElseThrow(() ->
+                new IllegalArgumentException("unknown scenario '" + name + "'; known: "
+                        + scenarios().stream().map(Scenario::name).toList() + " and all"));
+    }
+
+    private final LoadedModel model;
+    private final Tokenizer tokenizer;
+    private final long seed;
+    private final Map<String, int[]> references = new HashMap<>();
+
+    public ReplayLab(LoadedModel model, long seed) {
+        if (model.vocabulary() == null) {
+            throw new IllegalArgumentException("the replay lab needs a model with a vocabulary (pass --tokenizer)");
+        }
+        if (model.config().seqLen() < MISCONFIGURED_WINDOW) {
+            throw new IllegalArgumentException("the replay lab needs a model context of at least "
+                    + MISCONFIGURED_WINDOW + " tokens, this one has " + model.config().seqLen());
+        }
+        this.model = model;
+        this.tokenizer = new Tokenizer(model.vocabulary());
+        this.seed = seed;
+    }
+
+    /** One planned request of the workload. */
+    private record Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer) {
+    }
+
+    private static final class Submitted {
+        final Planned plan;
+        final RequestHandle handle;
+
+        Submitted(Planned plan, RequestHandle handle) {
+            this.plan = plan;
+            this.handle = handle;
+        }
+    }
+
+    public Result run(Scenario scenario) throws InterruptedException {
+        boolean incident = scenario.faults().has(Fault.SKIP_CAPACITY_CHECK);
+        EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
+                .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
+                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW)
+                .lab(true, scenario.faults()).build();
+        List<SafetyEvent> events = new CopyOnWriteArrayList<>();
+        List<Submitted> submitted = new ArrayList<>();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        boolean free;
+        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, Clock.SYSTEM)) {
+            // 1. normal traffic from every tenant fills the decode pool's pages with their KV
+            submitted.addAll(submitAll(engine, normalWave(rnd, 3)));
+            awaitAll(submitted);
+            // 2. prompts over the pool capacity
+            submitted.addAll(submitAll(engine, overCapacityWave()));
+            awaitAll(submitted);
+            // 3. aborts while KV is in flight, each followed at once by other tenants' requests
+            for (String aborter : List.of("acme", "initech")) {
+                Planned victimOf = abortWave(rnd, aborter);
+                RequestHandle h = engine.submit(request(victimOf), TokenListener.NONE);
+                submitted.add(new Submitted(victimOf, h));
+                awaitState(h, RequestState.Transferring.class);
+                h.abort("lab: client gone during transfer");
+                submitted.addAll(submitAll(engine, victims(rnd, aborter)));
+                awaitAll(submitted);
+            }
+            // 4. more normal traffic on the pages that all of this left behind
+            submitted.addAll(submitAll(engine, normalWave(rnd, 1)));
+            awaitAll(submitted);
+            free = settle(engine);
+        }
+        return tally(scenario, submitted, events, free);
+    }
+
+    private GenerationRequest request(Planned p) {
+        return new GenerationRequest(p.tenant(), p.prompt(), p.maxNew(), SamplingParams.greedy());
+    }
+
+    private List<Submitted> submitAll(Engine engine, List<Planned> plans) {
+        List<Submitted> out = new ArrayList<>();
+        for (Planned p : plans) {
+            out.add(new Submitted(p, engine.submit(request(p), TokenListener.NONE)));
+        }
+        return out;
+    }
+
+    private List<Planned> normalWave(SplittableRandom rnd, int perTenant) {
+        List<Planned> plans = new ArrayList<>();
+        for (int i = 0; i < perTenant; i++) {
+            for (Map.Entry<String, String> t : TENANTS.entrySet()) {
+                int[] full = tokenizer.encode(t.getValue(), true, false);
+                int len = Math.min(full.length, 10 + rnd.nextInt(20));
+                plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20), false, false));
+            }
+        }
+        return plans;
+    }
+
+    private List<Planned> overCapacityWave() {
+        List<Planned> plans = new ArrayList<>();
+        for (Map.Entry<String, String> t : TENANTS.entrySet()) {
+            StringBuilder text = new StringBuilder(t.getValue());
+            while (tokenizer.encode(text.toString(), true, false).length < 150) {
+                text.append(". ").append(t.getValue());
+            }
+            int[] prompt = Arrays.copyOf(tokenizer.encode(text.toString(), true, false), 150);
+            plans.add(new Planned(t.getKey(), prompt, 40, true, false));
+        }
+        return plans;
+    }
+
+    private Planned abortWave(SplittableRandom rnd, String tenant) {
+        int[] full = tokenizer.encode(TENANTS.get(tenant) + ". " + TENANTS.get(tenant), true, false);
+        return new Planned(tenant, Arrays.copyOf(full, Math.min(full.length, 46)), 16, false, true);
+    }
+
+    private List<Planned> victims(SplittableRandom rnd, String aborter) {
+        List<Planned> plans = new ArrayList<>();
+        for (String t : TENANTS.keySet()) {
+            if (!t.equals(aborter)) {
+                int[] full = tokenizer.encode(TENANTS.get(t), true, false);
+                plans.add(new Planned(t, Arrays.copyOf(full, 6 + rnd.nextInt(4)), 48, false, false));
+            }
+        }
+        return plans;
+    }
+
+    private static void awaitAll(List<Submitted> list) throws InterruptedException {
+        for (Submitted s : list) {
+            try {
+                s.handle.result().get(2, TimeUnit.MINUTES);
+            } catch (ExecutionException e) {
+                // outcome is tallied from the state
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new IllegalStateException("lab request " + s.handle.id() + " did not finish: " + s.handle.state());
+            }
+        }
+    }
+
+    /** Waits (bounded) until a request reaches a state or passes it; the lab aborts there. */
+    private static void awaitState(RequestHandle h, Class<? extends RequestState> target) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!target.isInstance(h.state()) && !h.state().isTerminal() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+            if (h.state() instanceof RequestState.Ready || h.state() instanceof RequestState.Decoding) {
+                return; // the transfer was already over: abort where it is
+            }
+        }
+    }
+
+    /** Waits (bounded) for deferred releases and quarantines to settle; true when both pools are all free. */
+    private static boolean settle(Engine engine) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            if (engine.transfersInFlight() == 0 && allFree(engine.prefillPool()) && allFree(engine.decodePool())) {
+                return true;
+            }
+            Thread.sleep(5);
+        }
+        return false;
+    }
+
+    private static boolean allFree(KvPool pool) {
+        return pool.freePages() == pool.capacityPages();
+    }
+
+    private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free)
+            throws InterruptedException {
+        int served = 0;
+        int rejected = 0;
+        int aborted = 0;
+        int failed = 0;
+        int mismatches = 0;
+        long cross = 0;
+        int exposed = 0;
+        int detected = 0;
+        int undetectedExposed = 0;
+        int overCap = 0;
+        int overCapRejected = 0;
+        List<String> foreign = new ArrayList<>();
+        for (Submitted s : submitted) {
+            RequestHandle h = s.handle;
+            if (s.plan.overCapacity()) {
+                overCap++;
+            }
+            cross += h.crossTenantSlotsRead();
+            if (h.detected()) {
+                detected++;
+            }
+            try {
+                GenerationResult r = h.result().get();
+                served++;
+                boolean isExposed = h.exposedTokens() > 0;
+                if (isExposed) {
+                    exposed++;
+                    if (!h.detected()) {
+                        undetectedExposed++;
+                    }
+                }
+                int[] ref = reference(s.plan);
+                if (!Arrays.equals(r.outputTokens(), ref)) {
+                    mismatches++;
+                    if (isExposed && foreign.size() < 3) {
+                        String got = tokenizer.decode(r.outputTokens()).strip().replace('\n', ' ');
+                        String alone = tokenizer.decode(ref).strip().replace('\n', ' ');
+                        String leak = foreignWords(s.plan.tenant(), got, alone);
+                        foreign.add(s.plan.tenant() + " request " + h.id() + (leak.isEmpty() ? "" : " (other tenants' words: "
+                                + leak + ")") + " delivered \"" + got + "\"; alone it gives \"" + alone + "\"");
+                    }
+                }
+            } catch (ExecutionException e) {
+                switch (e.getCause()) {
+                    case RequestRejectedException rj -> {
+                        rejected++;
+                        if (s.plan.overCapacity()) {
+                            overCapRejected++;
+                        }
+                    }
+                    case RequestAbortedException ab -> aborted++;
+                    case RequestFailedException f -> failed++;
+                    default -> failed++;
+                }
+            }
+        }
+        Map<String, Integer> detectors = new TreeMap<>();
+        for (SafetyEvent e : events) {
+            detectors.merge(e.type().label(), 1, Integer::sum);
+        }
+        return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), served, rejected, aborted, failed,
+                mismatches, cross, exposed, detected, undetectedExposed, detectors, overCap, overCapRejected, free, foreign);
+    }
+
+    /** Words of other tenants' prompts that a delivered output has and its isolated run has not. */
+    private static String foreignWords(String tenant, String delivered, String reference) {
+        List<String> found = new ArrayList<>();
+        for (Map.Entry<String, String> t : TENANTS.entrySet()) {
+            if (t.getKey().equals(tenant)) {
+                continue;
+            }
+            for (String w : t.getValue().split("[^A-Za-z]+")) {
+                if (w.length() >= 3 && Character.isUpperCase(w.charAt(0)) && !w.equals("Once") && !w.equals("One")
+                        && !w.equals("Every") && !w.equals("The") && delivered.contains(w) && !reference.contains(w)
+                        && !TENANTS.get(tenant).contains(w) && !found.contains(w)) {
+                    found.add(w);
+                }
+            }
+        }
+        return String.join(", ", found);
+    }
+
+    /** The request's output alone on a fresh, clean engine (cached per distinct request). */
+    private int[] reference(Planned p) throws InterruptedException {
+        String key = p.tenant() + Arrays.toString(p.prompt()) + "/" + p.maxNew();
+        int[] cached = references.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        EngineConfig clean = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS).build();
+        try (Engine e = new Engine(model, clean, EngineMetrics.NONE)) {
+            int[] out = e.submit(request(p), TokenListener.NONE).result().get(2, TimeUnit.MINUTES).outputTokens();
+            references.put(key, out);
+            return out;
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("isolated reference run failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** A one-line summary per scenario, for the table. */
+    public static String row(Result r) {
+        return String.format(Locale.ROOT, "%-32s %6d %6d %6d %6d %6d %8d %8d %8d %8d  %s", r.name(), r.served(),
+                r.rejected(), r.aborted(), r.failed(), r.outputMismatches(), r.crossTenantReads(), r.exposedRequests(),
+                r.detectedRequests(), r.undetectedExposedRequests(), r.detectors());
+    }
+
+    public static String header() {
+        return String.format(Locale.ROOT, "%-32s %6s %6s %6s %6s %6s %8s %8s %8s %8s  %s", "scenario", "served", "reject",
+                "abort", "failed", "mism", "x-reads", "exposed", "detected", "undet-ex", "detectors");
+    }
+}
