@@ -124,6 +124,11 @@ public final class Admission {
         }
     }
 
+    /** Pages came back by another way (drained, scrubbed): let waiting requests in. */
+    public void pagesFreed() {
+        drain();
+    }
+
     public synchronized int queued() {
         return waiting.size();
     }

@@ -41,9 +41,10 @@ public final class KvIntake implements KvReceiver {
     private final long deferNanos;
     private final Consumer<Sequence> onReady;
     private final Consumer<Sequence> releaseReservation;
+    private final Runnable pagesFreed;
     private final ConcurrentHashMap<Long, Transfer> transfers = new ConcurrentHashMap<>();
 
-    private enum Phase { RECEIVING, DEFERRED, QUARANTINED, RELEASED_EARLY }
+    private enum Phase { RECEIVING, DONE, DEFERRED, QUARANTINED, RELEASED_EARLY }
 
     /** One expected transfer. Guarded by its own monitor: frames, done, ack, abort and reaping race. */
     private static final class Transfer {
@@ -64,7 +65,8 @@ public final class KvIntake implements KvReceiver {
     }
 
     public KvIntake(KvPool pool, LabFaults faults, SafetyMonitor safety, EngineMetrics metrics, Clock clock,
-                    Duration deferredReleaseTimeout, Consumer<Sequence> onReady, Consumer<Sequence> releaseReservation) {
+                    Duration deferredReleaseTimeout, Consumer<Sequence> onReady, Consumer<Sequence> releaseReservation,
+                    Runnable pagesFreed) {
         this.pool = pool;
         this.faults = faults;
         this.safety = safety;
@@ -73,6 +75,7 @@ public final class KvIntake implements KvReceiver {
         this.deferNanos = deferredReleaseTimeout.toNanos();
         this.onReady = onReady;
         this.releaseReservation = releaseReservation;
+        this.pagesFreed = pagesFreed;
     }
 
     /** Registers the transfer a sequence is about to receive (its current generation). */
@@ -171,6 +174,7 @@ public final class KvIntake implements KvReceiver {
                             + done.totalTokens() + ", reserved for " + prompt);
                 }
             }
+            t.phase = Phase.DONE; // from here the request belongs to decode; an abort is decode's to handle
             transfers.remove(done.requestId(), t);
         }
         if (t.seq.abortRequested()) {
@@ -191,8 +195,8 @@ public final class KvIntake implements KvReceiver {
         }
         synchronized (t) {
             switch (t.phase) {
-                case RECEIVING -> {
-                    return; // the transfer is still being judged by onDone
+                case RECEIVING, DONE -> {
+                    return; // still being judged by onDone, or already handed to decode
                 }
                 case DEFERRED -> {
                     if (pool.drain(t.seq.id(), t.pages, generation)) {
@@ -206,6 +210,7 @@ public final class KvIntake implements KvReceiver {
             }
             transfers.remove(requestId, t);
         }
+        pagesFreed.run();
     }
 
     /**
@@ -218,6 +223,9 @@ public final class KvIntake implements KvReceiver {
             return false;
         }
         synchronized (t) {
+            if (t.phase == Phase.DONE) {
+                return false;
+            }
             if (t.phase != Phase.RECEIVING) {
                 return true;
             }
@@ -249,9 +257,11 @@ public final class KvIntake implements KvReceiver {
                 pool.scrubAndFree(t.seq.id(), t.pages);
                 transfers.remove(t.seq.id(), t);
                 if (!wasDeferred) {
+                    pagesFreed.run();
                     continue; // a failed handoff whose ack never came: already reported when it failed
                 }
             }
+            pagesFreed.run();
             metrics.deferredRelease("timeout");
             safety.report(SafetyEvent.Type.DEFERRED_RELEASE_TIMEOUT, pool.name(), t.seq.id(), t.seq.tenant(), t.pages,
                     "no ack for transfer generation " + t.generation + " within " + deferNanos / 1_000_000

@@ -95,7 +95,7 @@ public final class Engine implements AutoCloseable {
         this.decode = new DecodeWorker(decodeBackend, decodePool, config.maxBatch(), stopTokens(loaded), this::release,
                 safety, metrics, clock::nanoTime);
         this.intake = new KvIntake(decodePool, faults, safety, metrics, clock, config.deferredReleaseTimeout(),
-                decode::enqueueReady, this::release);
+                decode::enqueueReady, this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
         this.transport = new InProcessKvTransport(intake, faults);
         this.prefill = new PrefillWorker(prefillBackend, prefillPool, transport, config.prefillChunkTokens(), faults,
@@ -153,6 +153,10 @@ public final class Engine implements AutoCloseable {
         }
         // A BOS in generated text starts a new sequence (llama2.c's models end stories that way).
         return new int[]{loaded.vocabulary().eosId(), loaded.vocabulary().bosId()};
+    }
+
+    private Admission admission() {
+        return admission;
     }
 
     private void release(Sequence seq) {

@@ -164,7 +164,7 @@ public final class ReplayLab {
             submitted.addAll(submitAll(engine, overCapacityWave()));
             awaitAll(submitted);
             // 3. aborts while KV is in flight, each followed at once by other tenants' requests
-            for (String aborter : List.of("acme", "initech")) {
+            for (String aborter : List.of("acme", "initech", "globex", "umbrella", "acme", "globex")) {
                 Planned victimOf = abortWave(rnd, aborter);
                 RequestHandle h = engine.submit(request(victimOf), TokenListener.NONE);
                 submitted.add(new Submitted(victimOf, h));
@@ -312,9 +312,10 @@ public final class ReplayLab {
                     if (isExposed && foreign.size() < 3) {
                         String got = tokenizer.decode(r.outputTokens()).strip().replace('\n', ' ');
                         String alone = tokenizer.decode(ref).strip().replace('\n', ' ');
-                        String leak = foreignWords(s.plan.tenant(), got, alone);
-                        foreign.add(s.plan.tenant() + " request " + h.id() + (leak.isEmpty() ? "" : " (other tenants' words: "
-                                + leak + ")") + " delivered \"" + got + "\"; alone it gives \"" + alone + "\"");
+                        String own = tokenizer.decode(s.plan.prompt()) + " " + alone;
+                        String leak = foreignContent(s.plan.tenant(), got, own, tenantText(submitted));
+                        foreign.add(s.plan.tenant() + " request " + h.id() + (leak.isEmpty() ? "" : " got " + leak)
+                                + ": delivered \"" + got + "\"; alone it gives \"" + alone + "\"");
                     }
                 }
             } catch (ExecutionException e) {
@@ -339,22 +340,40 @@ public final class ReplayLab {
                 mismatches, cross, exposed, detected, undetectedExposed, detectors, overCap, overCapRejected, free, foreign);
     }
 
-    /** Words of other tenants' prompts that a delivered output has and its isolated run has not. */
-    private static String foreignWords(String tenant, String delivered, String reference) {
-        List<String> found = new ArrayList<>();
-        for (Map.Entry<String, String> t : TENANTS.entrySet()) {
-            if (t.getKey().equals(tenant)) {
+    /**
+     * The longest stretch (at least 12 characters) of a delivered output that appears in another
+     * tenant's prompt or isolated output but not in the request's own prompt or isolated output -
+     * another customer's content, verbatim. Empty if there is none.
+     */
+    private static String foreignContent(String tenant, String delivered, String ownText, Map<String, String> othersText) {
+        String best = "";
+        String from = "";
+        for (Map.Entry<String, String> other : othersText.entrySet()) {
+            if (other.getKey().equals(tenant)) {
                 continue;
             }
-            for (String w : t.getValue().split("[^A-Za-z]+")) {
-                if (w.length() >= 3 && Character.isUpperCase(w.charAt(0)) && !w.equals("Once") && !w.equals("One")
-                        && !w.equals("Every") && !w.equals("The") && delivered.contains(w) && !reference.contains(w)
-                        && !TENANTS.get(tenant).contains(w) && !found.contains(w)) {
-                    found.add(w);
+            for (int i = 0; i < delivered.length(); i++) {
+                for (int j = delivered.length(); j - i > Math.max(best.length(), 11); j--) {
+                    String piece = delivered.substring(i, j);
+                    if (other.getValue().contains(piece) && !ownText.contains(piece)) {
+                        best = piece;
+                        from = other.getKey();
+                        break;
+                    }
                 }
             }
         }
-        return String.join(", ", found);
+        return best.isEmpty() ? "" : "\"" + best.strip() + "\" from tenant " + from;
+    }
+
+    /** Per tenant: its prompts and their isolated outputs, as text. */
+    private Map<String, String> tenantText(List<Submitted> submitted) throws InterruptedException {
+        Map<String, String> text = new HashMap<>();
+        for (Submitted s : submitted) {
+            String t = tokenizer.decode(s.plan.prompt()) + " " + tokenizer.decode(reference(s.plan));
+            text.merge(s.plan.tenant(), t, (a, b) -> a + " | " + b);
+        }
+        return text;
     }
 
     /** The request's output alone on a fresh, clean engine (cached per distinct request). */

@@ -144,9 +144,11 @@ public final class PrefillWorker implements Runnable {
         }
         seq.prefillNanos(clock.getAsLong() - start);
         seq.pendingToken(seq.sampler().sample(logits[0]));
-        seq.moveTo(new RequestState.Transferring());
         int generation = seq.nextTransferGeneration();
+        // The receiver learns of the transfer before anyone can see the request as transferring, so
+        // an abort that sees "transferring" always finds the transfer to defer.
         expectTransfer.accept(seq);
+        seq.moveTo(new RequestState.Transferring());
         transport.send(new TransferJob(seq.id(), generation, pool, pages, prompt.length,
                 accepted -> releasePrefillPages(seq)));
     }

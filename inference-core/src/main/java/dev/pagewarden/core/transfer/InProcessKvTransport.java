@@ -62,8 +62,8 @@ public final class InProcessKvTransport implements KvTransport {
                 int tokens = Math.min(layout.pageTokens(), job.tokens() - i * layout.pageTokens());
                 int crc = crc32c(staging);
                 if (faults.has(Fault.CORRUPT_TRANSFER_BYTE) && i == 0) {
-                    // one flipped exponent bit in the first K value (layer 0, position 0), after the checksum was taken
-                    staging.set(ValueLayout.JAVA_BYTE, 3, (byte) (staging.get(ValueLayout.JAVA_BYTE, 3) ^ 0x20));
+                    // the top exponent bit of the first K value (layer 0, position 0), flipped after the checksum was taken
+                    staging.set(ValueLayout.JAVA_BYTE, 3, (byte) (staging.get(ValueLayout.JAVA_BYTE, 3) ^ 0x40));
                 }
                 if (faults.has(Fault.DELAY_TRANSFER_WRITES)) {
                     Thread.sleep(faults.delayMillis());
