@@ -117,11 +117,11 @@ public final class KvIntake implements KvReceiver {
                 }
             }
             pool.storage().writePage(dst.page(), frame.bytes());
+            // Ground truth: this transfer put every byte of the page there, the slots past the frame's
+            // tokens included. (Released-early pages may be anyone's now - the lab fault's victims.)
+            pool.recordStrayWrite(dst.page(), pool.layout().pageTokens(), t.seq.id(), t.seq.tenant());
             if (t.phase == Phase.RECEIVING) {
                 pool.markWritten(t.seq.id(), dst, frame.tokens());
-            } else {
-                // deferred pages are still this request's; released-early ones may be anyone's now (lab fault)
-                pool.recordStrayWrite(dst.page(), frame.tokens(), t.seq.id(), t.seq.tenant());
             }
             if (frame.pageIndex() < t.received.length) {
                 t.received[frame.pageIndex()] = true;

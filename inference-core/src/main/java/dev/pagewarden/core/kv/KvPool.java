@@ -253,8 +253,9 @@ public final class KvPool {
     }
 
     /**
-     * Ground-truth record of bytes that landed in a page without its owner's say - a late transfer
-     * write in a lab fault. The page's metadata (owner, written count) is untouched, as it would be
+     * Ground-truth record of who put the bytes of a page's first {@code slots} slots there - a
+     * transfer writing a whole page, or a late write in a lab fault landing in a page that is no
+     * longer its request's. The page's metadata (owner, written count) is untouched, as it would be
      * by an RDMA write the engine never saw.
      */
     public synchronized void recordStrayWrite(int page, int slots, long writerRequest, String writerTenant) {

@@ -79,6 +79,9 @@ public final class ReplayLab {
     static final int DECODE_POOL_TOKENS = 512;
     static final int WINDOW = 64;
     static final int MISCONFIGURED_WINDOW = 320;
+    /** Rounds of abort-during-transfer; the race is timing-dependent, so the lab tries it several times. */
+    static final List<String> ABORTERS = List.of("acme", "initech", "globex", "umbrella", "acme", "globex", "initech",
+            "umbrella");
 
     /** Each tenant's stories have their own hero, so foreign content is visible in text. */
     static final Map<String, String> TENANTS = new LinkedHashMap<>();
@@ -164,7 +167,7 @@ public final class ReplayLab {
             submitted.addAll(submitAll(engine, overCapacityWave()));
             awaitAll(submitted);
             // 3. aborts while KV is in flight, each followed at once by other tenants' requests
-            for (String aborter : List.of("acme", "initech", "globex", "umbrella", "acme", "globex")) {
+            for (String aborter : ABORTERS) {
                 Planned victimOf = abortWave(rnd, aborter);
                 RequestHandle h = engine.submit(request(victimOf), TokenListener.NONE);
                 submitted.add(new Submitted(victimOf, h));
