@@ -2,6 +2,7 @@ package dev.pagewarden.core.bench;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -31,9 +32,9 @@ public final class EngineBench {
 
     /** What to run. */
     public record Options(String backend, int threads, int promptTokens, int genTokens, List<Integer> batches,
-                          int repeats) {
+                          int repeats, int safetyPairs) {
         public Options {
-            if (promptTokens < 1 || genTokens < 2 || batches.isEmpty() || repeats < 1) {
+            if (promptTokens < 1 || genTokens < 2 || batches.isEmpty() || repeats < 1 || safetyPairs < 0) {
                 throw new IllegalArgumentException("bench needs prompt tokens >= 1, gen tokens >= 2, a batch size, repeats >= 1");
             }
             for (int b : batches) {
@@ -141,6 +142,7 @@ public final class EngineBench {
             }
             peakPages = engine.decodePool().peakUsedPages();
         }
+        Map<String, Object> safety = o.safetyPairs() > 0 ? compareSafety(model, o, cfg, rnd, progress) : null;
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("model", model.source() == null ? "memory" : model.source().getFileName().toString());
         json.put("format", model.format());
@@ -157,8 +159,62 @@ public final class EngineBench {
         json.put("decode_tok_s", decode);
         json.put("decode_weight_bandwidth_fraction", fraction);
         json.put("peak_kv_pages", peakPages);
+        if (safety != null) {
+            json.put("compare_safety", safety);
+        }
         json.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
         return json;
+    }
+
+    /**
+     * Decode throughput with every safety check on (read-side tag and written-slot checks, handoff
+     * verification) against all of them off, alternating the two engines in one process so that
+     * machine noise hits both alike; one ratio per pair, on/off.
+     */
+    private static Map<String, Object> compareSafety(LoadedModel model, Options o, EngineConfig base, SplittableRandom rnd,
+                                                     PrintStream progress) throws Exception {
+        int batch = o.batches().stream().mapToInt(Integer::intValue).max().orElseThrow();
+        Recorder onRec = new Recorder();
+        Recorder offRec = new Recorder();
+        EngineConfig off = base.toBuilder().lab(true, LabFaults.parse(List.of("detectors-off"))).build();
+        List<Double> ratios = new ArrayList<>();
+        List<Double> onTokS = new ArrayList<>();
+        List<Double> offTokS = new ArrayList<>();
+        try (Engine on = new Engine(model, base, onRec); Engine offEngine = new Engine(model, off, offRec)) {
+            runBatch(on, model.config(), o.promptTokens(), Math.min(o.genTokens(), 16), batch, rnd); // warm-up both
+            runBatch(offEngine, model.config(), o.promptTokens(), Math.min(o.genTokens(), 16), batch, rnd);
+            ProgressBar bar = ProgressBar.steps(progress, "compare safety", o.safetyPairs());
+            for (int i = 0; i < o.safetyPairs(); i++) {
+                // alternate which goes first, so a drift in machine speed favours neither
+                boolean onFirst = i % 2 == 0;
+                double a = measure(onFirst ? on : offEngine, onFirst ? onRec : offRec, model, o, batch, rnd);
+                double b = measure(onFirst ? offEngine : on, onFirst ? offRec : onRec, model, o, batch, rnd);
+                double onV = onFirst ? a : b;
+                double offV = onFirst ? b : a;
+                onTokS.add(onV);
+                offTokS.add(offV);
+                ratios.add(onV / offV);
+                bar.accept(i + 1);
+            }
+        }
+        List<Double> sorted = ratios.stream().sorted().toList();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("batch", batch);
+        m.put("pairs", ratios.size());
+        m.put("median_ratio", median(ratios));
+        m.put("min_ratio", sorted.getFirst());
+        m.put("max_ratio", sorted.getLast());
+        m.put("ratios", ratios);
+        m.put("on_tok_s", onTokS);
+        m.put("off_tok_s", offTokS);
+        return m;
+    }
+
+    private static double measure(Engine engine, Recorder rec, LoadedModel model, Options o, int batch, SplittableRandom rnd)
+            throws Exception {
+        rec.reset();
+        runBatch(engine, model.config(), o.promptTokens(), o.genTokens(), batch, rnd);
+        return rec.decodeTokS(batch);
     }
 
     /** Submits {@code batch} random prompts at once and waits for all; decode steps at full batch are what we measure. */

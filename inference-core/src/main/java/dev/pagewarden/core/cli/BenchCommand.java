@@ -22,7 +22,7 @@ final class BenchCommand implements Command {
     @Override
     public String usage() {
         return "bench --model FILE [--tokenizer FILE] [--prompt-tokens N] [--gen-tokens N] [--batch 1,8,...] "
-                + "[--threads T] [--repeats N] [--backend cpu|gpu|auto] [--json]";
+                + "[--threads T] [--repeats N] [--backend cpu|gpu|auto] [--compare safety] [--pairs N] [--json]";
     }
 
     @Override
@@ -43,8 +43,17 @@ final class BenchCommand implements Command {
         int repeats = args.integer("repeats", 3);
         String backend = args.string("backend", "auto");
         boolean json = args.flag("json");
+        String compare = args.string("compare", null);
+        int pairs = args.integer("pairs", 10);
         args.rejectUnknown();
-        EngineBench.Options options = new EngineBench.Options(backend, threads, promptTokens, genTokens, batches, repeats);
+        if (compare != null && !compare.equals("safety")) {
+            throw new Args.UsageException("--compare knows only 'safety', got '" + compare + "'");
+        }
+        if (compare != null && pairs < 1) {
+            throw new Args.UsageException("--pairs must be >= 1, got " + pairs);
+        }
+        EngineBench.Options options = new EngineBench.Options(backend, threads, promptTokens, genTokens, batches, repeats,
+                compare == null ? 0 : pairs);
         Map<String, Object> report;
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
             report = EngineBench.run(model, options, err);
@@ -71,5 +80,10 @@ final class BenchCommand implements Command {
             out.printf(Locale.ROOT, "%5s   %12.1f   %5.1f%%%n", b, (Double) decode.get(b), 100 * (Double) frac.get(b));
         }
         out.printf("peak KV pages: %s%n", r.get("peak_kv_pages"));
+        if (r.get("compare_safety") instanceof Map<?, ?> c) {
+            out.printf(Locale.ROOT, "safety on/off decode throughput at batch %s over %s alternating pairs: median %.4f "
+                    + "(min %.4f, max %.4f)%n", c.get("batch"), c.get("pairs"), (Double) c.get("median_ratio"),
+                    (Double) c.get("min_ratio"), (Double) c.get("max_ratio"));
+        }
     }
 }

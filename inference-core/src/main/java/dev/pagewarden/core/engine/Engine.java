@@ -88,7 +88,7 @@ public final class Engine implements AutoCloseable {
                 pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)));
         for (KvPool p : List.of(prefillPool, decodePool)) {
             p.detectorsEnabled(faults.detectorsOn());
-            p.groundTruth(config.labEnabled());
+            p.groundTruth(config.groundTruth());
         }
         int window = effectiveWindow(configured, faults);
 

@@ -23,11 +23,12 @@ import java.time.Duration;
  * @param canaryInterval         how often the known-answer canary runs on the decode worker (zero = never)
  * @param labEnabled             lab mode: fault switches allowed
  * @param faults                 the lab fault switches that are on
+ * @param groundTruth            count cross-tenant slot reads on every step (lab bookkeeping; costs a pass over the context)
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
-                           Duration canaryInterval, boolean labEnabled, LabFaults faults) {
+                           Duration canaryInterval, boolean labEnabled, LabFaults faults, boolean groundTruth) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -84,6 +85,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.canaryInterval = canaryInterval;
         b.labEnabled = labEnabled;
         b.faults = faults;
+        b.groundTruth = groundTruth;
         return b;
     }
 
@@ -105,6 +107,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private Duration canaryInterval = Duration.ZERO;
         private boolean labEnabled;
         private LabFaults faults = LabFaults.NONE;
+        private boolean groundTruth;
 
         public Builder backend(String v) { backend = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -119,11 +122,12 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder deferredReleaseTimeout(Duration v) { deferredReleaseTimeout = v; return this; }
         public Builder canaryInterval(Duration v) { canaryInterval = v; return this; }
         public Builder lab(boolean enabled, LabFaults f) { labEnabled = enabled; faults = f; return this; }
+        public Builder groundTruth(boolean v) { groundTruth = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
-                    deferredReleaseTimeout, canaryInterval, labEnabled, faults);
+                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth);
         }
     }
 }

@@ -154,7 +154,7 @@ public final class ReplayLab {
         EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
                 .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
                 .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW)
-                .lab(true, scenario.faults()).build();
+                .lab(true, scenario.faults()).groundTruth(true).build();
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Submitted> submitted = new ArrayList<>();
         SplittableRandom rnd = new SplittableRandom(seed);
