@@ -17,11 +17,16 @@ import java.util.zip.CRC32C;
  * host staging buffer, is checksummed, and is handed to the receiver as a tagged frame. A refused
  * frame ends the transfer without a "done". Every transfer ends with an ack for its (request,
  * generation), after which no write of it can land. Lab faults (delay, drop, corrupt) act here.
+ *
+ * <p>Transfers run concurrently, one sender thread each, as writes from several prefill ranks do on
+ * a real interconnect: a slow transfer does not hold back the others, and a late write of one
+ * request can meet pages that another request already holds and decodes from (which the receiver
+ * must refuse).
  */
 public final class InProcessKvTransport implements KvTransport {
     private final KvReceiver receiver;
     private final LabFaults faults;
-    private final ExecutorService sender = Executors.newSingleThreadExecutor(r -> {
+    private final ExecutorService sender = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "pagewarden-kv-transfer");
         t.setDaemon(true);
         return t;
