@@ -127,7 +127,7 @@ class DeferredReleaseTest {
 
     @Test
     void ackThatNeverComesInTimeQuarantinesScrubsAndDropsTheLateWrites() throws Exception {
-        try (Run run = start(64, 64, 64, "delay-transfer-writes=300")) {
+        try (Run run = start(64, 64, 64, "delay-transfer-writes=500")) {
             KvPool decode = run.engine().decodePool();
             RequestHandle a = submitAndAwaitTransfer(run, new GenerationRequest("tenant-a", prompt(48, 1), 16,
                     SamplingParams.greedy()));
@@ -188,12 +188,16 @@ class DeferredReleaseTest {
             a.abort("client went away");
             assertAbortedAtOnce(a);
             AtomicReference<Boolean> aOver = new AtomicReference<>();
+            AtomicReference<Long> writerAtHold = new AtomicReference<>();
+            AtomicReference<RequestHandle> cRef = new AtomicReference<>();
             List<Integer> seen = new ArrayList<>();
             CountDownLatch cStarted = new CountDownLatch(1);
             RequestHandle c = run.engine().submit(rc, (id, tok) -> {
                 seen.add(tok);
                 if (seen.size() == 2) {
                     cStarted.countDown();
+                    List<PageRef> table = GroundTruth.decodePages(cRef.get());
+                    writerAtHold.set(run.engine().decodePool().slotWriter(table.get(1).page(), 0));
                     try {
                         aOver.set(eventually(10_000, () -> run.engine().transfersInFlight() == 0));
                     } catch (InterruptedException e) {
@@ -201,7 +205,10 @@ class DeferredReleaseTest {
                     }
                 }
             });
+            cRef.set(c);
             int[] out = c.result().get(60, TimeUnit.SECONDS).outputTokens();
+            assertThat(writerAtHold.get()).as("timing precondition: c wrote position 16 before a's late frame for page index 1"
+                    + " arrived (raise the delay if this machine is slower)").isEqualTo(c.id());
             assertThat(aOver.get()).as("a's transfer ended while c was held").isTrue();
             assertThat(eventually(10_000, () -> allFree(run))).isTrue();
             return new Outcome(out, isolated(rc), GroundTruth.crossTenantSlotsRead(c), run.metrics().get("lateWriteDropped"));
@@ -213,7 +220,7 @@ class DeferredReleaseTest {
 
     @Test
     void immediateReleaseWithDetectorsOnDropsTheLateWrites() throws Exception {
-        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=300");
+        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=500");
         assertThat(o.lateWritesDropped()).isGreaterThanOrEqualTo(1);
         assertThat(o.crossTenantSlots()).isZero();
         assertThat(o.output()).isEqualTo(o.isolated());
@@ -221,7 +228,7 @@ class DeferredReleaseTest {
 
     @Test
     void immediateReleaseWithDetectorsOffLetsTheLateWriteIntoTheNeighbour() throws Exception {
-        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=300", "detectors-off");
+        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=500", "detectors-off");
         assertThat(o.lateWritesDropped()).isZero();
         assertThat(o.crossTenantSlots()).as("ground truth: c read a's late-written KV").isPositive();
     }
