@@ -218,6 +218,11 @@ public final class KvIntake implements KvReceiver {
             return false;
         }
         synchronized (t) {
+            if (transfers.get(seq.id()) != t) {
+                // onDone verified and removed it meanwhile: it (or decode) sees the abort flag and
+                // returns the reservation; deferring here would strand pages no ack or reaper finds
+                return false;
+            }
             if (t.phase != Phase.RECEIVING) {
                 return true;
             }
