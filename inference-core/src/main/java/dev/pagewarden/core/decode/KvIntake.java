@@ -117,9 +117,13 @@ public final class KvIntake implements KvReceiver {
                 }
             }
             pool.storage().writePage(dst.page(), frame.bytes());
-            // Ground truth: this transfer put every byte of the page there, the slots past the frame's
-            // tokens included. (Released-early pages may be anyone's now - the lab fault's victims.)
-            pool.recordStrayWrite(dst.page(), pool.layout().pageTokens(), t.seq.id(), t.seq.tenant());
+            // Ground truth: the page's bytes are now a copy of the source page, the slots past the
+            // frame's tokens (stale prefill data) included. Released-early pages may be anyone's now.
+            if (frame.provenance() != null) {
+                pool.recordWriters(dst.page(), frame.provenance());
+            } else if (t.phase != Phase.RECEIVING) {
+                pool.recordStrayWrite(dst.page(), pool.layout().pageTokens(), t.seq.id(), t.seq.tenant());
+            }
             if (t.phase == Phase.RECEIVING) {
                 pool.markWritten(t.seq.id(), dst, frame.tokens());
             }
@@ -223,7 +227,9 @@ public final class KvIntake implements KvReceiver {
             return false;
         }
         synchronized (t) {
-            if (t.phase == Phase.DONE) {
+            if (t.phase == Phase.DONE || transfers.get(seq.id()) != t) {
+                // onDone verified and removed it meanwhile: it (or decode) sees the abort flag and
+                // returns the reservation; deferring here would strand pages no ack or reaper finds
                 return false;
             }
             if (t.phase != Phase.RECEIVING) {

@@ -265,6 +265,28 @@ public final class KvPool {
         }
     }
 
+    /** Ground truth of one page: which request (and tenant) last wrote each slot. */
+    public record SlotWriters(long[] requests, String[] tenants) {
+    }
+
+    public boolean groundTruthEnabled() {
+        return groundTruth;
+    }
+
+    /** A copy of a page's per-slot writers, to travel with a transferred page (lab bookkeeping). */
+    public synchronized SlotWriters slotWriters(int page) {
+        int base = page * pageTokens;
+        return new SlotWriters(java.util.Arrays.copyOfRange(slotWriter, base, base + pageTokens),
+                java.util.Arrays.copyOfRange(slotWriterTenant, base, base + pageTokens));
+    }
+
+    /** A page's bytes were replaced by a copy: its slots now hold what the copy's writers wrote. */
+    public synchronized void recordWriters(int page, SlotWriters w) {
+        int base = page * pageTokens;
+        System.arraycopy(w.requests(), 0, slotWriter, base, pageTokens);
+        System.arraycopy(w.tenants(), 0, slotWriterTenant, base, pageTokens);
+    }
+
     /** Whether a page is, right now, owned by (request, epoch). Used before applying a transfer write. */
     public synchronized boolean ownedBy(long requestId, PageRef ref) {
         int p = ref.page();

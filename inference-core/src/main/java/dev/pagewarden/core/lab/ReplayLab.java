@@ -75,10 +75,11 @@ public final class ReplayLab {
     }
 
     static final int PAGE_TOKENS = 16;
-    static final int PREFILL_POOL_TOKENS = 64;
-    static final int DECODE_POOL_TOKENS = 512;
-    static final int WINDOW = 64;
+    static final int PREFILL_POOL_TOKENS = 192;
+    static final int DECODE_POOL_TOKENS = 1024;
+    static final int WINDOW = 192;
     static final int MISCONFIGURED_WINDOW = 320;
+    static final int OVER_CAPACITY_PROMPT = 250;
     /** Rounds of abort-during-transfer; the race is timing-dependent, so the lab tries it several times. */
     static final List<String> ABORTERS = List.of("acme", "initech", "globex", "umbrella", "acme", "globex", "initech",
             "umbrella");
@@ -97,7 +98,7 @@ public final class ReplayLab {
         List<Scenario> base = List.of(
                 new Scenario("incident-2026", LabFaults.parse(List.of("skip-capacity-check", "legacy-finished-check"))),
                 new Scenario("abort-during-transfer", LabFaults.parse(List.of("immediate-release-on-abort",
-                        "delay-transfer-writes=25"))),
+                        "delay-transfer-writes=20"))),
                 new Scenario("drop-transfer-page", LabFaults.parse(List.of("drop-transfer-page"))),
                 new Scenario("corrupt-transfer-byte", LabFaults.parse(List.of("corrupt-transfer-byte"))));
         List<Scenario> all = new ArrayList<>();
@@ -212,10 +213,10 @@ public final class ReplayLab {
         List<Planned> plans = new ArrayList<>();
         for (Map.Entry<String, String> t : TENANTS.entrySet()) {
             StringBuilder text = new StringBuilder(t.getValue());
-            while (tokenizer.encode(text.toString(), true, false).length < 150) {
+            while (tokenizer.encode(text.toString(), true, false).length < OVER_CAPACITY_PROMPT) {
                 text.append(". ").append(t.getValue());
             }
-            int[] prompt = Arrays.copyOf(tokenizer.encode(text.toString(), true, false), 150);
+            int[] prompt = Arrays.copyOf(tokenizer.encode(text.toString(), true, false), OVER_CAPACITY_PROMPT);
             plans.add(new Planned(t.getKey(), prompt, 40, true, false));
         }
         return plans;
@@ -226,12 +227,18 @@ public final class ReplayLab {
         return new Planned(tenant, Arrays.copyOf(full, Math.min(full.length, 46)), 16, false, true);
     }
 
+    /**
+     * Requests of the other tenants, submitted right after the abort. Their prompts span two pages:
+     * the first of them reserves the aborted request's freed pages (LIFO), and its second prompt page
+     * is the aborted request's third, whose delayed frame lands after the victim's own frame did -
+     * while the victim, with a long answer to write, is still decoding from it.
+     */
     private List<Planned> victims(SplittableRandom rnd, String aborter) {
         List<Planned> plans = new ArrayList<>();
         for (String t : TENANTS.keySet()) {
             if (!t.equals(aborter)) {
-                int[] full = tokenizer.encode(TENANTS.get(t), true, false);
-                plans.add(new Planned(t, Arrays.copyOf(full, 6 + rnd.nextInt(4)), 48, false, false));
+                int[] full = tokenizer.encode(TENANTS.get(t) + ". " + TENANTS.get(t), true, false);
+                plans.add(new Planned(t, Arrays.copyOf(full, 18 + rnd.nextInt(6)), 150, false, false));
             }
         }
         return plans;

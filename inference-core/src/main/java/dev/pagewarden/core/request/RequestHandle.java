@@ -23,6 +23,11 @@ public final class RequestHandle {
         return sequence.state();
     }
 
+    /** The engine's record, for lab ground truth in tests of this package (never part of the API). */
+    Sequence sequence() {
+        return sequence;
+    }
+
     /** Aborts at the next safe point of whichever stage holds the request. */
     public void abort(String reason) {
         sequence.requestAbort(reason);

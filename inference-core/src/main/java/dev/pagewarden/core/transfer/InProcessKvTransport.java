@@ -1,6 +1,7 @@
 package dev.pagewarden.core.transfer;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.lab.Fault;
 import dev.pagewarden.core.lab.LabFaults;
@@ -17,12 +18,16 @@ import java.util.zip.CRC32C;
  * host staging buffer, is checksummed, and is handed to the receiver as a tagged frame. A refused
  * frame ends the transfer without a "done". Every transfer ends with an ack for its (request,
  * generation), after which no write of it can land. Lab faults (delay, drop, corrupt) act here.
+ *
+ * <p>Transfers run concurrently, one sender thread each, as writes from several prefill ranks do on
+ * a real interconnect: a slow transfer does not hold back the others, and a late write of one
+ * request can meet pages that another request already holds and decodes from (which the receiver
+ * must refuse).
  */
 public final class InProcessKvTransport implements KvTransport {
     private final KvReceiver receiver;
     private final LabFaults faults;
-    /** Several queues, as a network transport has: one slow transfer does not hold up the others. */
-    private final ExecutorService sender = Executors.newFixedThreadPool(4, r -> {
+    private final ExecutorService sender = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "pagewarden-kv-transfer");
         t.setDaemon(true);
         return t;
@@ -71,7 +76,8 @@ public final class InProcessKvTransport implements KvTransport {
                 if (faults.has(Fault.DROP_TRANSFER_PAGE) && i == frames - 1) {
                     continue; // lost on the wire; the sender does not notice
                 }
-                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), i, tokens, crc, staging))) {
+                KvPool.SlotWriters provenance = job.source().groundTruthEnabled() ? job.source().slotWriters(src.page()) : null;
+                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), i, tokens, crc, staging, provenance))) {
                     return false;
                 }
             }

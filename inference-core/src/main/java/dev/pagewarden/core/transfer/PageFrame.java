@@ -1,5 +1,7 @@
 package dev.pagewarden.core.transfer;
 
+import dev.pagewarden.core.kv.KvPool;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -12,6 +14,8 @@ import java.lang.foreign.MemorySegment;
  * @param tokens     token slots of the page this frame fills
  * @param crc32c     CRC32C of {@code bytes}, computed at the sender
  * @param bytes      the page contents
+ * @param provenance lab ground truth: who wrote each slot of the source page (null unless the lab tracks it)
  */
-public record PageFrame(long requestId, int generation, int pageIndex, int tokens, int crc32c, MemorySegment bytes) {
+public record PageFrame(long requestId, int generation, int pageIndex, int tokens, int crc32c, MemorySegment bytes,
+                        KvPool.SlotWriters provenance) {
 }
