@@ -161,9 +161,7 @@ public final class DecodeWorker implements Runnable {
         seq.markDetected();
         safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
                 List.of(new PageRef(check.page(), check.epoch())), check.details());
-        List<PageRef> owned = pages.stream().filter(p -> pool.ownedBy(seq.id(), p)).toList();
-        pool.quarantine(seq.id(), owned);
-        pool.scrubAndFree(seq.id(), owned);
+        pool.quarantineAndScrub(seq.id(), pages);
         end(seq, () -> seq.fail("isolation_violation", "request " + seq.id() + " stopped: "
                 + check.violation().label() + ": " + check.details()));
     }

@@ -228,6 +228,17 @@ public final class KvPool {
      * LIFO: the page freed last is reused first (warm in cache, as engines prefer). It is also the
      * worst case for a stale-data bug - the checks must hold under it, and the lab relies on it.
      */
+    /**
+     * Takes out of service, scrubs and frees those of {@code pages} that {@code requestId} still owns
+     * (after an isolation violation: whatever the request touched is suspect, whatever it no longer
+     * owns is someone else's and is left alone).
+     */
+    public void quarantineAndScrub(long requestId, List<PageRef> pages) {
+        List<PageRef> owned = pages.stream().filter(p -> ownedBy(requestId, p)).toList();
+        quarantine(requestId, owned);
+        scrubAndFree(requestId, owned);
+    }
+
     private void toFree(int p) {
         state[p] = PageState.FREE;
         free.push(p);

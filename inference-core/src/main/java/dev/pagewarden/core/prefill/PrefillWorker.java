@@ -159,17 +159,11 @@ public final class PrefillWorker implements Runnable {
         seq.markDetected();
         safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
                 List.of(new PageRef(check.page(), check.epoch())), check.details());
-        quarantineOwned(seq, pages);
+        pool.quarantineAndScrub(seq.id(), pages);
         releaseReservation.accept(seq);
         seq.fail("isolation_violation", "request " + seq.id() + " stopped: " + check.violation().label() + ": "
                 + check.details());
         notifyFreed();
-    }
-
-    private void quarantineOwned(Sequence seq, List<PageRef> pages) {
-        List<PageRef> owned = pages.stream().filter(p -> pool.ownedBy(seq.id(), p)).toList();
-        pool.quarantine(seq.id(), owned);
-        pool.scrubAndFree(seq.id(), owned);
     }
 
     /** Waits until the prefill pool has room; null if the request was aborted meanwhile. */

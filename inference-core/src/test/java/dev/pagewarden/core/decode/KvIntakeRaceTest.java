@@ -44,7 +44,8 @@ class KvIntakeRaceTest {
 
     @Test
     void abortLosingTheRaceWithDoneNeitherStrandsPagesNorEndsTheRequestTwice() throws Exception {
-        try (LoadedModel model = IsolationFixtures.stories()) {
+        {
+            LoadedModel model = IsolationFixtures.stories();
             Backend backend = Backends.select("cpu").create(model, new BackendOptions(1));
             KvPool pool = new KvPool("decode-0", backend.allocateKv(KvLayout.of(model.config(), 4), 2));
             AtomicReference<Object> transfer = new AtomicReference<>();

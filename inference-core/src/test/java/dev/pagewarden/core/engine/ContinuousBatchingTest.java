@@ -1,5 +1,6 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.model.Llama2cLoader;
 import dev.pagewarden.core.model.LoadedModel;
@@ -11,8 +12,6 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.core.tokenizer.TokenizerBin;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -28,22 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The isolation oracle on the real model: 16 requests of mixed lengths through prefill -> transfer
  * -> decode, batched together, must give exactly what each gives alone on a fresh engine.
  */
-class ContinuousBatchingTest {
-    static LoadedModel model;
+class ContinuousBatchingTest extends RealModelTest {
 
-    @BeforeAll
-    static void load() {
-        Arena arena = Arena.ofShared();
-        model = new LoadedModel(TestModels.stories260K(), "llama2c",
-                Llama2cLoader.load(TestModels.stories260K(), arena), TokenizerBin.read(TestModels.tok512()), arena);
-    }
 
-    @AfterAll
-    static void close() {
-        if (model != null) {
-            model.close();
-        }
-    }
 
     static List<GenerationRequest> workload(int n, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);

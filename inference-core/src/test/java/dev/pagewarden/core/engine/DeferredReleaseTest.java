@@ -1,5 +1,6 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
@@ -18,8 +19,6 @@ import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.IsolationFixtures.CountingMetrics;
 import dev.pagewarden.core.testing.IsolationFixtures.Events;
 import dev.pagewarden.core.testing.IsolationFixtures.TestClock;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -40,18 +39,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * still be in flight, and a late write never lands in another request's page. The lab delays every
  * transfer frame; deadlines run on a test clock that only the test advances.
  */
-class DeferredReleaseTest {
-    static LoadedModel model;
+class DeferredReleaseTest extends RealModelTest {
 
-    @BeforeAll
-    static void load() {
-        model = IsolationFixtures.stories();
-    }
 
-    @AfterAll
-    static void close() {
-        model.close();
-    }
 
     record Run(Engine engine, CountingMetrics metrics, Events events, TestClock clock) implements AutoCloseable {
         @Override

@@ -1,5 +1,6 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.model.Llama2cLoader;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -14,8 +15,6 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.core.tokenizer.TokenizerBin;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -27,22 +26,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class EngineBehaviourTest {
-    static LoadedModel model;
+class EngineBehaviourTest extends RealModelTest {
 
-    @BeforeAll
-    static void load() {
-        Arena arena = Arena.ofShared();
-        model = new LoadedModel(TestModels.stories260K(), "llama2c",
-                Llama2cLoader.load(TestModels.stories260K(), arena), TokenizerBin.read(TestModels.tok512()), arena);
-    }
 
-    @AfterAll
-    static void close() {
-        if (model != null) {
-            model.close();
-        }
-    }
 
     static Engine engine(EngineConfig cfg) {
         return new Engine(model, cfg.toBuilder().backend("cpu").build(), EngineMetrics.NONE);

@@ -1,5 +1,6 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.lab.LabFaults;
@@ -17,8 +18,6 @@ import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.IsolationFixtures.CountingMetrics;
 import dev.pagewarden.core.testing.IsolationFixtures.Events;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -38,21 +37,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * reserved and every checksum verified. Each lab fault is shown twice: caught with the detectors on,
  * and doing real damage (ground truth) with them off.
  */
-class HandoffIsolationTest {
-    static LoadedModel model;
+class HandoffIsolationTest extends RealModelTest {
     /** 64-token pools of 16-token pages: every request reuses the pages the previous one wrote. */
     static final EngineConfig SMALL = EngineConfig.builder().backend("cpu").contextWindow(64).poolTokens(64, 64).build();
     static final SamplingParams FILL = new SamplingParams(0f, 1f, 0, true);
 
-    @BeforeAll
-    static void load() {
-        model = IsolationFixtures.stories();
-    }
 
-    @AfterAll
-    static void close() {
-        model.close();
-    }
 
     record Run(Engine engine, CountingMetrics metrics, Events events) implements AutoCloseable {
         @Override

@@ -1,5 +1,6 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
@@ -18,8 +19,6 @@ import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.IsolationFixtures.CountingMetrics;
 import dev.pagewarden.core.testing.IsolationFixtures.Events;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -32,18 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Invariants 3 and 8: rejection happens before any page or transfer; the window never exceeds the pools. */
-class LifecycleAndCapacityTest {
-    static LoadedModel model;
+class LifecycleAndCapacityTest extends RealModelTest {
 
-    @BeforeAll
-    static void load() {
-        model = IsolationFixtures.stories();
-    }
 
-    @AfterAll
-    static void close() {
-        model.close();
-    }
 
     @Test
     void aRejectedRequestNeverReservesAPageNorReachesATransfer() throws Exception {

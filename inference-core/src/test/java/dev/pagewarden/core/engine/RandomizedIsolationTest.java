@@ -1,5 +1,6 @@
 package dev.pagewarden.core.engine;
 
+import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.lab.LabFaults;
@@ -18,8 +19,6 @@ import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.IsolationFixtures.CountingMetrics;
 import dev.pagewarden.core.testing.IsolationFixtures.Events;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -45,19 +44,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * deferred-release timeout, no cross-tenant read in ground truth, all pages free at the end, and
  * outcomes that add up. Seed: {@code -Dpagewarden.seed=N} (printed on failure).
  */
-class RandomizedIsolationTest {
+class RandomizedIsolationTest extends RealModelTest {
     static final int WINDOW = 128;
-    static LoadedModel model;
 
-    @BeforeAll
-    static void load() {
-        model = IsolationFixtures.stories();
-    }
 
-    @AfterAll
-    static void close() {
-        model.close();
-    }
 
     record Template(int[] prompt, int maxNew) {
         boolean overWindow() {

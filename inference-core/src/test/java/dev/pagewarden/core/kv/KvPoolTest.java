@@ -37,7 +37,6 @@ class KvPoolTest {
     @AfterAll
     static void close() {
         backend.close();
-        model.close();
     }
 
     @BeforeEach

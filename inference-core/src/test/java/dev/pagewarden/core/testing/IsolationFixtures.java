@@ -20,8 +20,9 @@ public final class IsolationFixtures {
     private IsolationFixtures() {
     }
 
+    /** The shared real model (mapped once per test JVM; do not close it). */
     public static LoadedModel stories() {
-        return ModelLoader.load(TestModels.stories260K(), TestModels.tok512());
+        return RealModelTest.stories();
     }
 
     /** A prompt of {@code len} tokens: BOS then a seeded pattern inside the vocabulary. */
