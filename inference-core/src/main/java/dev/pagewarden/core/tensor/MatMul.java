@@ -14,18 +14,27 @@ import java.lang.foreign.MemorySegment;
  * fixed accumulation order, with no lane reduction whose order the JIT may choose.
  *
  * <p>How: rows are split into contiguous chunks over the {@link Parallel} pool (each output is
- * computed by one thread). Within a chunk, each weight row is brought in from memory once and used
- * for the whole batch: four vectors at a time by {@link RowKernels#dot4}, the rest one at a time by
- * {@link RowKernels#dot}, and those two perform identical arithmetic per vector. F16 and Q8_0 rows
- * are decoded (exactly) into a per-thread fp32 row that stays in L1, then go through the same dot
- * kernels as F32, which read the weights straight from the (possibly unaligned) segment.
+ * computed by one thread). A chunk is walked in tiles of four rows; each tile is read from memory
+ * once for the whole batch: groups of eight vectors go two rows at a time to
+ * {@link RowKernels#dot2x8}, each remaining vector to {@link RowKernels#dot4x1}, and every kernel
+ * performs the same arithmetic per (row, vector) pair as {@link RowKernels#dot}. F16 and Q8_0 tiles
+ * are first decoded (exactly) into a per-thread fp32 buffer that stays in L1; F32 weights are read
+ * straight from the (possibly unaligned) segment.
  */
 public final class MatMul {
     private MatMul() {
     }
 
-    /** Per-thread fp32 row for decoded F16/Q8_0 weights, grown on demand. */
-    private static final ThreadLocal<MemorySegment[]> DECODED = ThreadLocal.withInitial(() -> new MemorySegment[1]);
+    /** Rows per tile. */
+    private static final int TILE = 4;
+
+    /** Per-thread buffers: fp32 rows for decoded F16/Q8_0 weights (grown on demand), lanes for the kernels. */
+    private static final class Scratch {
+        MemorySegment decoded;
+        float[] lanes = new float[0];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     public static void matmul(Parallel pool, Tensor w, float[] x, int batch, float[] out) {
         matmul(pool, w, x, batch, out, Kernels.ROWS);
@@ -53,36 +62,63 @@ public final class MatMul {
     private static void rows(RowKernels k, Tensor w, float[] x, int batch, float[] out, int start, int end) {
         int rows = w.rows();
         int cols = w.cols();
-        MemorySegment data = w.data();
-        long rowBytes = w.rowBytes();
-        MemorySegment decoded = w.type() == DType.F32 ? null : decodedRow(cols);
-        for (int r = start; r < end; r++) {
-            MemorySegment src = data;
-            long off = r * rowBytes;
+        Scratch scratch = SCRATCH.get();
+        if (scratch.lanes.length < k.lanesScratch()) {
+            scratch.lanes = new float[k.lanesScratch()];
+        }
+        float[] lanes = scratch.lanes;
+        MemorySegment src = w.data();
+        long rowStride = w.rowBytes();
+        MemorySegment decoded = null;
+        if (w.type() != DType.F32) {
+            if (scratch.decoded == null || scratch.decoded.byteSize() < 4L * TILE * cols) {
+                scratch.decoded = Arena.ofAuto().allocate(4L * TILE * cols, 64);
+            }
+            decoded = scratch.decoded;
+            src = decoded;
+            rowStride = 4L * cols;
+        }
+        for (int r = start; r < end; r += TILE) {
+            int n = Math.min(TILE, end - r);
+            long off = r * rowStride;
             if (decoded != null) {
-                if (w.type() == DType.F16) {
-                    k.decodeF16(data, off, cols, decoded);
-                } else {
-                    k.decodeQ8(data, off, cols, decoded);
-                }
-                src = decoded;
+                decode(k, w, r, n, decoded);
                 off = 0;
             }
             int b = 0;
-            for (; b + 4 <= batch; b += 4) {
-                k.dot4(src, off, cols, x, b * cols, cols, out, b * rows + r, rows);
+            for (; b + 8 <= batch; b += 8) {
+                int t = 0;
+                for (; t + 2 <= n; t += 2) {
+                    k.dot2x8(src, off + t * rowStride, rowStride, cols, x, b * cols, cols, out, b * rows + r + t, rows, lanes);
+                }
+                for (; t < n; t++) {
+                    for (int j = b; j < b + 8; j++) {
+                        out[j * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, j * cols, lanes);
+                    }
+                }
             }
             for (; b < batch; b++) {
-                out[b * rows + r] = k.dot(src, off, cols, x, b * cols);
+                if (n == TILE) {
+                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r, lanes);
+                } else {
+                    for (int t = 0; t < n; t++) {
+                        out[b * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, b * cols, lanes);
+                    }
+                }
             }
         }
     }
 
-    private static MemorySegment decodedRow(int cols) {
-        MemorySegment[] holder = DECODED.get();
-        if (holder[0] == null || holder[0].byteSize() < 4L * cols) {
-            holder[0] = Arena.ofAuto().allocate(4L * cols, 64);
+    /** Decodes {@code n} F16 or Q8_0 rows from row {@code r} on into consecutive fp32 rows of {@code dst}. */
+    private static void decode(RowKernels k, Tensor w, int r, int n, MemorySegment dst) {
+        int cols = w.cols();
+        for (int t = 0; t < n; t++) {
+            long off = (r + t) * w.rowBytes();
+            if (w.type() == DType.F16) {
+                k.decodeF16(w.data(), off, cols, dst, 4L * cols * t);
+            } else {
+                k.decodeQ8(w.data(), off, cols, dst, 4L * cols * t);
+            }
         }
-        return holder[0];
     }
 }
