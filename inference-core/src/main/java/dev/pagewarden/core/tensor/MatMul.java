@@ -87,6 +87,14 @@ public final class MatMul {
             }
             int b = 0;
             for (; b + 8 <= batch; b += 8) {
+                if (decoded == null && n == TILE) {
+                    // The 2x8 kernel is compute-bound and keeps too few weight loads in flight to
+                    // stream from memory at full speed; the lean 4x1 kernel does. So the first
+                    // vector goes through 4x1 first, which pulls the tile into L1 at memory speed;
+                    // 2x8 then recomputes it (same bits) with the others from L1. Decoded tiles
+                    // are in L1 already.
+                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r, lanes);
+                }
                 int t = 0;
                 for (; t + 2 <= n; t += 2) {
                     k.dot2x8(src, off + t * rowStride, rowStride, cols, x, b * cols, cols, out, b * rows + r + t, rows, lanes);
