@@ -16,8 +16,9 @@ import java.lang.foreign.MemorySegment;
  * <p>How: rows are split into contiguous chunks over the {@link Parallel} pool (each output is
  * computed by one thread). A chunk is walked in tiles of four rows; each tile is read from memory
  * once for the whole batch: groups of eight vectors go two rows at a time to
- * {@link RowKernels#dot2x8}, each remaining vector to {@link RowKernels#dot4x1}, and every kernel
- * performs the same arithmetic per (row, vector) pair as {@link RowKernels#dot}. F16 and Q8_0 tiles
+ * {@link RowKernels#dot2x8}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
+ * tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row, vector)
+ * pair as {@link RowKernels#dot}. F16 and Q8_0 tiles
  * are first decoded (exactly) into a per-thread fp32 buffer that stays in L1; F32 weights are read
  * straight from the (possibly unaligned) segment.
  */
@@ -28,7 +29,7 @@ public final class MatMul {
     /** Rows per tile. */
     private static final int TILE = 4;
 
-    /** Per-thread buffers: fp32 rows for decoded F16/Q8_0 weights (grown on demand), lanes for the kernels. */
+    /** Per-thread buffers: fp32 rows for decoded F16/Q8_0 weights (grown on demand), lane scratch. */
     private static final class Scratch {
         MemorySegment decoded;
         float[] lanes = new float[0];
@@ -93,7 +94,7 @@ public final class MatMul {
                     // vector goes through 4x1 first, which pulls the tile into L1 at memory speed;
                     // 2x8 then recomputes it (same bits) with the others from L1. Decoded tiles
                     // are in L1 already.
-                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r, lanes);
+                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r);
                 }
                 int t = 0;
                 for (; t + 2 <= n; t += 2) {
@@ -101,16 +102,16 @@ public final class MatMul {
                 }
                 for (; t < n; t++) {
                     for (int j = b; j < b + 8; j++) {
-                        out[j * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, j * cols, lanes);
+                        out[j * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, j * cols);
                     }
                 }
             }
             for (; b < batch; b++) {
                 if (n == TILE) {
-                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r, lanes);
+                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r);
                 } else {
                     for (int t = 0; t < n; t++) {
-                        out[b * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, b * cols, lanes);
+                        out[b * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, b * cols);
                     }
                 }
             }

@@ -20,14 +20,14 @@ interface RowKernels {
     /** Short name for logs and benchmarks. */
     String name();
 
-    /** Floats of per-thread scratch the kernels need in their {@code lanes} argument. */
+    /** Floats of per-thread scratch {@link #dot2x8} needs in its {@code lanes} argument. */
     int lanesScratch();
 
     /** {@code sum_i w[i] * x[xo + i]} over {@code n} floats of {@code w} at byte offset {@code off}. */
-    float dot(MemorySegment w, long off, int n, float[] x, int xo, float[] lanes);
+    float dot(MemorySegment w, long off, int n, float[] x, int xo);
 
     /** Four rows times one vector: {@code out[oo + k] = dot(row k, x[xo..])}, k = 0..3. */
-    void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo, float[] lanes);
+    void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo);
 
     /**
      * Two rows times eight vectors {@code x[xo + j*xStride ..]}: row k times vector j goes to

@@ -26,7 +26,7 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
-    public float dot(MemorySegment w, long off, int n, float[] x, int xo, float[] lanes) {
+    public float dot(MemorySegment w, long off, int n, float[] x, int xo) {
         float a0 = 0f, a1 = 0f, a2 = 0f, a3 = 0f;
         int i = 0;
         for (; i + 4 <= n; i += 4) {
@@ -44,10 +44,9 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
-    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo,
-                       float[] lanes) {
+    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo) {
         for (int k = 0; k < 4; k++) {
-            out[oo + k] = dot(w, off + k * rowStride, n, x, xo, lanes);
+            out[oo + k] = dot(w, off + k * rowStride, n, x, xo);
         }
     }
 
@@ -56,8 +55,8 @@ final class ScalarKernels implements RowKernels {
                        float[] out, int oo, int oStride, float[] lanes) {
         // The fallback does not optimise weight reuse: rows are re-read from L1 for each vector.
         for (int j = 0; j < 8; j++) {
-            out[oo + j * oStride] = dot(w, off, n, x, xo + j * xStride, lanes);
-            out[oo + j * oStride + 1] = dot(w, off + rowStride, n, x, xo + j * xStride, lanes);
+            out[oo + j * oStride] = dot(w, off, n, x, xo + j * xStride);
+            out[oo + j * oStride + 1] = dot(w, off + rowStride, n, x, xo + j * xStride);
         }
     }
 

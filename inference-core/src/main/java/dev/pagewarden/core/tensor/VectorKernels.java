@@ -19,17 +19,17 @@ import jdk.incubator.vector.VectorSpecies;
  * Vector API row kernels (preferred species: 16 float lanes with AVX-512, 8 with AVX2).
  *
  * <p>Order of one dot product, fixed by its length alone: a single accumulator takes
- * {@code acc = fma(w[i..i+L), x[i..i+L), acc)} for i = 0, L, 2L, ... (fma is exact per lane), its
- * lanes are summed by the fixed pairwise tree of {@link #sumLanes}, and, if {@code n % L != 0},
- * the scalar tail of those columns (summed left to right) is added last. No {@code reduceLanes}: its order is
- * unspecified and differs between the intrinsic and the Java fallback that runs before C2 compiles.
+ * {@code acc = fma(w[i..i+L), x[i..i+L), acc)} for i = 0, L, 2L, ... (fma is exact per lane),
+ * its lanes are summed by the fixed pairwise tree of {@link #sumLanes}, and if {@code n % L != 0}
+ * the scalar tail of those columns (summed left to right) is added last. No {@code reduceLanes}:
+ * its order is unspecified and differs between the intrinsic and the Java fallback that runs
+ * before C2 compiles.
  *
  * <p>One accumulator per dot product means one chain of dependent fmas; the tiles hide its
- * latency by running several dot products side by side: four rows for a single vector (batch 1 is
- * memory-bound: four row streams keep enough loads in flight), two rows for eight vectors (the
- * batched case is compute-bound: each weight vector loaded once feeds eight fmas, each x vector
- * two). The tiles read a row once for the whole batch, so memory traffic stays steady while the
- * fmas run; that overlap is what makes batch 8 nearly as cheap as batch 1.
+ * latency by running several dot products side by side: four rows for one vector (batch 1 is
+ * memory-bound: a lean loop over four row streams keeps many loads in flight), two rows for eight
+ * vectors (the batched case is compute-bound: each weight vector loaded feeds eight fmas, each x
+ * vector two).
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
@@ -83,7 +83,7 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public float dot(MemorySegment w, long off, int n, float[] x, int xo, float[] lanes) {
+    public float dot(MemorySegment w, long off, int n, float[] x, int xo) {
         FloatVector acc = FloatVector.zero(F);
         int end = vectorEnd(n);
         for (int i = 0; i < end; i += L) {
@@ -94,8 +94,7 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo,
-                       float[] lanes) {
+    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo) {
         long o0 = off, o1 = off + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         int end = vectorEnd(n);
