@@ -54,7 +54,7 @@ class MatMulTest {
             long seed = 1;
             for (int[] shape : shapes(type)) {
                 for (int batch : new int[] {1, 3, 4, 9}) {
-                    Tensor w = TestTensors.random(type, shape[0], shape[1], 0, seed++);
+                    Tensor w = TestTensors.random(type, shape[0], shape[1], seed % 2 == 0 ? 0 : 28, seed++);
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
                     float[] out = new float[batch * shape[0]];
                     Arrays.fill(out, Float.NaN); // poisoned: every element must be overwritten
@@ -79,7 +79,7 @@ class MatMulTest {
             for (int[] shape : shapes(type)) {
                 int rows = shape[0];
                 int cols = shape[1];
-                Tensor w = TestTensors.random(type, rows, cols, 0, seed++);
+                Tensor w = TestTensors.random(type, rows, cols, 28, seed++); // llama2.c-like alignment
                 float[] v = TestTensors.randomFloats(cols, seed++);
                 float[] alone = new float[rows];
                 MatMul.matmul(one, w, v, 1, alone, k);
