@@ -14,7 +14,8 @@ import java.lang.foreign.MemorySegment;
  * fixed accumulation order, with no lane reduction whose order the JIT may choose.
  *
  * <p>How: rows are split into contiguous chunks over the {@link Parallel} pool (each output is
- * computed by one thread). A chunk is walked in tiles of four rows; each tile is read from memory
+ * computed by one thread). A chunk is walked in tiles of four rows (one from each quarter of the
+ * chunk, for long sequential streams); each tile is read from memory
  * once for the whole batch: groups of eight vectors go two rows at a time to
  * {@link RowKernels#dot2x8}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  * tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row, vector)
@@ -61,7 +62,6 @@ public final class MatMul {
     }
 
     private static void rows(RowKernels k, Tensor w, float[] x, int batch, float[] out, int start, int end) {
-        int rows = w.rows();
         int cols = w.cols();
         Scratch scratch = SCRATCH.get();
         if (scratch.lanes.length < k.lanesScratch()) {
@@ -79,50 +79,69 @@ public final class MatMul {
             src = decoded;
             rowStride = 4L * cols;
         }
-        for (int r = start; r < end; r += TILE) {
-            int n = Math.min(TILE, end - r);
-            long off = r * rowStride;
-            if (decoded != null) {
-                decode(k, w, r, n, decoded);
-                off = 0;
+        // Row r + t*q of tile r (t = 0..3): the four rows of a tile come from the four quarters
+        // of the range, so that memory is read as four long sequential streams, which the
+        // hardware prefetchers follow better than many short ones (+15% read rate here). The
+        // last (end - start) % 4 rows form one partial tile of adjacent rows.
+        int q = (end - start) / TILE;
+        for (int r = start; r < start + q; r++) {
+            tile(k, w, x, batch, out, r, TILE, q, src, rowStride, decoded, lanes);
+        }
+        int rest = start + TILE * q;
+        if (rest < end) {
+            tile(k, w, x, batch, out, rest, end - rest, 1, src, rowStride, decoded, lanes);
+        }
+    }
+
+    /** Rows {@code r + t*rowStep}, t < n, times the whole batch. */
+    private static void tile(RowKernels k, Tensor w, float[] x, int batch, float[] out, int r, int n, int rowStep,
+                             MemorySegment src, long rowStride, MemorySegment decoded, float[] lanes) {
+        int rows = w.rows();
+        int cols = w.cols();
+        long off = r * rowStride;
+        long tileStride = rowStep * rowStride;
+        if (decoded != null) {
+            decode(k, w, r, n, rowStep, decoded);
+            off = 0;
+            tileStride = rowStride;
+        }
+        int b = 0;
+        for (; b + 8 <= batch; b += 8) {
+            if (decoded == null && n == TILE) {
+                // The 2x8 kernel is compute-bound and keeps too few weight loads in flight to
+                // stream from memory at full speed; the lean 4x1 kernel does. So the first
+                // vector goes through 4x1 first, which pulls the tile into L1 at memory speed;
+                // 2x8 then recomputes it (same bits) with the others from L1. Decoded tiles
+                // are in L1 already.
+                k.dot4x1(src, off, tileStride, cols, x, b * cols, out, b * rows + r, rowStep);
             }
-            int b = 0;
-            for (; b + 8 <= batch; b += 8) {
-                if (decoded == null && n == TILE) {
-                    // The 2x8 kernel is compute-bound and keeps too few weight loads in flight to
-                    // stream from memory at full speed; the lean 4x1 kernel does. So the first
-                    // vector goes through 4x1 first, which pulls the tile into L1 at memory speed;
-                    // 2x8 then recomputes it (same bits) with the others from L1. Decoded tiles
-                    // are in L1 already.
-                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r);
-                }
-                int t = 0;
-                for (; t + 2 <= n; t += 2) {
-                    k.dot2x8(src, off + t * rowStride, rowStride, cols, x, b * cols, cols, out, b * rows + r + t, rows, lanes);
-                }
-                for (; t < n; t++) {
-                    for (int j = b; j < b + 8; j++) {
-                        out[j * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, j * cols);
-                    }
+            int t = 0;
+            for (; t + 2 <= n; t += 2) {
+                k.dot2x8(src, off + t * tileStride, tileStride, cols, x, b * cols, cols,
+                        out, b * rows + r + t * rowStep, rowStep, rows, lanes);
+            }
+            for (; t < n; t++) {
+                for (int j = b; j < b + 8; j++) {
+                    out[j * rows + r + t * rowStep] = k.dot(src, off + t * tileStride, cols, x, j * cols);
                 }
             }
-            for (; b < batch; b++) {
-                if (n == TILE) {
-                    k.dot4x1(src, off, rowStride, cols, x, b * cols, out, b * rows + r);
-                } else {
-                    for (int t = 0; t < n; t++) {
-                        out[b * rows + r + t] = k.dot(src, off + t * rowStride, cols, x, b * cols);
-                    }
+        }
+        for (; b < batch; b++) {
+            if (n == TILE) {
+                k.dot4x1(src, off, tileStride, cols, x, b * cols, out, b * rows + r, rowStep);
+            } else {
+                for (int t = 0; t < n; t++) {
+                    out[b * rows + r + t * rowStep] = k.dot(src, off + t * tileStride, cols, x, b * cols);
                 }
             }
         }
     }
 
-    /** Decodes {@code n} F16 or Q8_0 rows from row {@code r} on into consecutive fp32 rows of {@code dst}. */
-    private static void decode(RowKernels k, Tensor w, int r, int n, MemorySegment dst) {
+    /** Decodes F16 or Q8_0 rows {@code r + t*rowStep}, t < n, into consecutive fp32 rows of {@code dst}. */
+    private static void decode(RowKernels k, Tensor w, int r, int n, int rowStep, MemorySegment dst) {
         int cols = w.cols();
         for (int t = 0; t < n; t++) {
-            long off = (r + t) * w.rowBytes();
+            long off = (long) (r + t * rowStep) * w.rowBytes();
             if (w.type() == DType.F16) {
                 k.decodeF16(w.data(), off, cols, dst, 4L * cols * t);
             } else {

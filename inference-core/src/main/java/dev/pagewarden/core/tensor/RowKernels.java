@@ -26,15 +26,15 @@ interface RowKernels {
     /** {@code sum_i w[i] * x[xo + i]} over {@code n} floats of {@code w} at byte offset {@code off}. */
     float dot(MemorySegment w, long off, int n, float[] x, int xo);
 
-    /** Four rows times one vector: {@code out[oo + k] = dot(row k, x[xo..])}, k = 0..3. */
-    void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo);
+    /** Four rows times one vector: {@code out[oo + k*oRow] = dot(row k, x[xo..])}, k = 0..3. */
+    void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo, int oRow);
 
     /**
      * Two rows times eight vectors {@code x[xo + j*xStride ..]}: row k times vector j goes to
-     * {@code out[oo + j*oStride + k]}. Reads the two rows once for all eight vectors.
+     * {@code out[oo + j*oStride + k*oRow]}. Reads the two rows once for all eight vectors.
      */
     void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
-                float[] out, int oo, int oStride, float[] lanes);
+                float[] out, int oo, int oRow, int oStride, float[] lanes);
 
     /** Decodes {@code n} fp16 values at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */
     void decodeF16(MemorySegment src, long off, int n, MemorySegment dst, long at);

@@ -94,7 +94,8 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo) {
+    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo,
+                       int oRow) {
         long o0 = off, o1 = off + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         int end = vectorEnd(n);
@@ -106,19 +107,19 @@ final class VectorKernels implements RowKernels {
             a3 = w(w, o3, i).fma(xv, a3);
         }
         out[oo] = sumLanes(a0);
-        out[oo + 1] = sumLanes(a1);
-        out[oo + 2] = sumLanes(a2);
-        out[oo + 3] = sumLanes(a3);
+        out[oo + oRow] = sumLanes(a1);
+        out[oo + 2 * oRow] = sumLanes(a2);
+        out[oo + 3 * oRow] = sumLanes(a3);
         if (end < n) {
             for (int k = 0; k < 4; k++) {
-                out[oo + k] += tail(w, off + k * rowStride, end, n, x, xo);
+                out[oo + k * oRow] += tail(w, off + k * rowStride, end, n, x, xo);
             }
         }
     }
 
     @Override
     public void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
-                       float[] out, int oo, int oStride, float[] lanes) {
+                       float[] out, int oo, int oRow, int oStride, float[] lanes) {
         // 16 accumulators + 2 weight vectors + 1 x vector: fits the 32 AVX-512 registers.
         long o0 = off, o1 = off + rowStride;
         int x0 = xo, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
@@ -177,12 +178,12 @@ final class VectorKernels implements RowKernels {
         reduce16(lanes); // lane sums of accumulator 2j+k in lanes[2j+k]: row k, vector j
         for (int j = 0; j < 8; j++) {
             out[oo + j * oStride] = lanes[2 * j];
-            out[oo + j * oStride + 1] = lanes[2 * j + 1];
+            out[oo + j * oStride + oRow] = lanes[2 * j + 1];
         }
         if (end < n) {
             for (int j = 0; j < 8; j++) {
                 out[oo + j * oStride] += tail(w, o0, end, n, x, xo + j * xStride);
-                out[oo + j * oStride + 1] += tail(w, o1, end, n, x, xo + j * xStride);
+                out[oo + j * oStride + oRow] += tail(w, o1, end, n, x, xo + j * xStride);
             }
         }
     }
