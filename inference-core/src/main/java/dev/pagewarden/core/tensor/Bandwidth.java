@@ -26,43 +26,56 @@ public final class Bandwidth {
      * runs for the throughput being compared, too.
      */
     public static double readGBs(Parallel pool, long bytes, int repetitions) {
-        return measure(pool, bytes, repetitions, Kernels.ROWS);
-    }
-
-    static double measure(Parallel pool, long bytes, int repetitions, RowKernels kernels) {
-        long pieces = bytes / PIECE;
-        if (pieces < 1 || pieces > Integer.MAX_VALUE || repetitions < 1) {
-            throw new IllegalArgumentException("need at least 1 MiB and 1 repetition, got " + bytes + " bytes, "
-                    + repetitions + " repetitions");
+        if (repetitions < 1) {
+            throw new IllegalArgumentException("need at least 1 repetition, got " + repetitions);
         }
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment buffer = arena.allocate(pieces * PIECE, 4096);
-            buffer.fill((byte) 0x3c); // commits the pages before timing
-            float[] sink = new float[(int) pieces];
-            // Compile the read loop on a cache-resident prefix before timing.
-            for (int i = 0; i < 2000; i++) {
-                sink[0] += kernels.readAll(buffer, 0, Math.min(PIECE, buffer.byteSize()) / 4);
-            }
+        try (Probe probe = new Probe(bytes, Kernels.ROWS)) {
             double best = 0;
             for (int rep = 0; rep < repetitions; rep++) {
-                long t0 = System.nanoTime();
-                pool.forRange((int) pieces, (start, end) ->
-                        sink[start] += kernels.readAll(buffer, start * PIECE, end * PIECE));
-                long t1 = System.nanoTime();
-                best = Math.max(best, (double) buffer.byteSize() / (t1 - t0));
-            }
-            if (Float.isNaN(sum(sink))) {
-                throw new AssertionError("unreachable: keeps the reads alive");
+                best = Math.max(best, probe.pass(pool));
             }
             return best;
         }
     }
 
-    private static float sum(float[] values) {
-        float s = 0;
-        for (float v : values) {
-            s += v;
+    /** A buffer that can be timed again and again, e.g. interleaved with other measurements. */
+    static final class Probe implements AutoCloseable {
+        private final Arena arena = Arena.ofShared();
+        private final MemorySegment buffer;
+        private final RowKernels kernels;
+        private final float[] sink;
+
+        Probe(long bytes, RowKernels kernels) {
+            long pieces = bytes / PIECE;
+            if (pieces < 1 || pieces > Integer.MAX_VALUE) {
+                arena.close();
+                throw new IllegalArgumentException("need at least 1 MiB, got " + bytes + " bytes");
+            }
+            this.kernels = kernels;
+            this.buffer = arena.allocate(pieces * PIECE, 4096);
+            buffer.fill((byte) 0x3c); // commits the pages before timing
+            this.sink = new float[(int) pieces];
+            // Compile the read loop on a cache-resident prefix before timing.
+            for (int i = 0; i < 2000; i++) {
+                sink[0] += kernels.readAll(buffer, 0, PIECE / 4);
+            }
         }
-        return s;
+
+        /** One timed pass over the whole buffer; GB/s. */
+        double pass(Parallel pool) {
+            long t0 = System.nanoTime();
+            pool.forRange(sink.length, (start, end) ->
+                    sink[start] += kernels.readAll(buffer, start * PIECE, end * PIECE));
+            long t1 = System.nanoTime();
+            if (Float.isNaN(sink[0])) {
+                throw new AssertionError("unreachable: keeps the reads alive");
+            }
+            return (double) buffer.byteSize() / (t1 - t0);
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
     }
 }

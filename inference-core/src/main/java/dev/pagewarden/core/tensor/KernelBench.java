@@ -18,11 +18,14 @@ import java.util.SplittableRandom;
  * {@link Bandwidth#readGBs}.
  *
  * <pre>java --add-modules jdk.incubator.vector -cp inference-core/target/classes \
- *     dev.pagewarden.core.tensor.KernelBench [threads=2] [passes=15] [types=F32,F16,Q8_0] [offset=28]</pre>
+ *     dev.pagewarden.core.tensor.KernelBench [threads=2] [rounds=15] [types=F32,F16,Q8_0] [offset=28]</pre>
  *
  * One pass = every matrix once = one decode step for the whole batch. The matrices start at byte
- * {@code offset} of their buffer (llama2.c files put fp32 data at offset 28). Reported: median and
- * best pass; GB/s counts weight bytes only.
+ * {@code offset} of their buffer (llama2.c files put fp32 data at offset 28). The machine may be
+ * shared, so each round times, back to back, one pass of {@link Bandwidth} over 1 GiB, one batch-1
+ * pass and one batch-8 pass; reported are medians and bests over the rounds, and the ratios both
+ * as the median of per-round ratios (same conditions) and as best over best. GB/s counts weight
+ * bytes only.
  */
 public final class KernelBench {
     private static final int DIM = 768;
@@ -35,21 +38,19 @@ public final class KernelBench {
 
     public static void main(String[] args) {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 2;
-        int passes = args.length > 1 ? Integer.parseInt(args[1]) : 15;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 15;
         String[] types = args.length > 2 ? args[2].split(",") : new String[] {"F32", "F16", "Q8_0"};
         long offset = args.length > 3 ? Long.parseLong(args[3]) : 28;
-        try (Parallel pool = new Parallel(threads)) {
-            System.out.printf(Locale.ROOT, "kernels %s, %d threads, %d passes, offset %d%n",
-                    MatMul.implementation(), threads, passes, offset);
-            double bw = Bandwidth.readGBs(pool, 1L << 30, passes);
-            System.out.printf(Locale.ROOT, "read bandwidth (best of %d): %.1f GB/s%n", passes, bw);
+        try (Parallel pool = new Parallel(threads); Bandwidth.Probe probe = new Bandwidth.Probe(1L << 30, Kernels.ROWS)) {
+            System.out.printf(Locale.ROOT, "kernels %s, %d threads, %d rounds, offset %d%n",
+                    MatMul.implementation(), threads, rounds, offset);
             for (String type : types) {
-                run(pool, DType.valueOf(type), passes, offset, bw);
+                run(pool, probe, DType.valueOf(type), rounds, offset);
             }
         }
     }
 
-    private static void run(Parallel pool, DType type, int passes, long offset, double bw) {
+    private static void run(Parallel pool, Bandwidth.Probe probe, DType type, int rounds, long offset) {
         List<int[]> shapes = new ArrayList<>();
         for (int l = 0; l < LAYERS; l++) {
             for (int i = 0; i < 4; i++) {
@@ -74,39 +75,59 @@ public final class KernelBench {
                 tensors.add(new Tensor("w" + tensors.size(), type, s[0], s[1], all.asSlice(at, size)));
                 at += size;
             }
-            for (int batch : new int[] {1, 8}) {
-                float[] x = new float[batch * HIDDEN];
-                float[] out = new float[batch * VOCAB];
-                SplittableRandom rnd = new SplittableRandom(7);
-                for (int i = 0; i < x.length; i++) {
-                    x[i] = (float) rnd.nextDouble(-1, 1);
-                }
-                for (int p = 0; p < 3; p++) {
-                    pass(pool, tensors, x, batch, out); // warm-up (JIT)
-                }
-                long[] nanos = new long[passes];
-                for (int p = 0; p < passes; p++) {
-                    long t0 = System.nanoTime();
-                    pass(pool, tensors, x, batch, out);
-                    nanos[p] = System.nanoTime() - t0;
-                }
-                Arrays.sort(nanos);
-                long median = nanos[passes / 2];
-                long best = nanos[0];
-                System.out.printf(Locale.ROOT,
-                        "%-4s batch %d: %.1f MB weights, median %.2f ms/pass = %.1f GB/s (%.0f%% of bw), %.1f tok/s;"
-                                + " best %.2f ms = %.1f GB/s (%.0f%%), %.1f tok/s%n",
-                        type, batch, total / 1e6, median / 1e6, (double) total / median, 100.0 * total / median / bw,
-                        batch * 1e9 / median, best / 1e6, (double) total / best, 100.0 * total / best / bw,
-                        batch * 1e9 / best);
+            float[] x = new float[8 * HIDDEN];
+            SplittableRandom rnd = new SplittableRandom(7);
+            for (int i = 0; i < x.length; i++) {
+                x[i] = (float) rnd.nextDouble(-1, 1);
             }
+            float[] out = new float[8 * VOCAB];
+            for (int p = 0; p < 3; p++) { // warm-up (JIT)
+                pass(pool, tensors, x, 1, out);
+                pass(pool, tensors, x, 8, out);
+            }
+            double[] bw = new double[rounds];
+            double[] gbs1 = new double[rounds];
+            double[] tok8 = new double[rounds];
+            double[] fraction = new double[rounds];
+            double[] speedup = new double[rounds];
+            for (int round = 0; round < rounds; round++) {
+                bw[round] = probe.pass(pool);
+                long t1 = pass(pool, tensors, x, 1, out);
+                long t8 = pass(pool, tensors, x, 8, out);
+                gbs1[round] = (double) total / t1;
+                tok8[round] = 8e9 / t8;
+                fraction[round] = gbs1[round] / bw[round];
+                speedup[round] = tok8[round] / (1e9 / t1);
+            }
+            System.out.printf(Locale.ROOT, "%-4s %.1f MB of weights, %d rounds: median / best%n", type, total / 1e6, rounds);
+            System.out.printf(Locale.ROOT, "  read bandwidth   %6.1f / %6.1f GB/s%n", median(bw), best(bw));
+            System.out.printf(Locale.ROOT, "  batch 1          %6.1f / %6.1f GB/s of weights = %6.1f / %6.1f tok/s%n",
+                    median(gbs1), best(gbs1), median(gbs1) * 1e9 / total, best(gbs1) * 1e9 / total);
+            System.out.printf(Locale.ROOT, "  batch 8          %6.1f / %6.1f tok/s%n", median(tok8), best(tok8));
+            System.out.printf(Locale.ROOT, "  batch 1 / bandwidth: median of per-round ratios %.0f%%, best / best %.0f%%%n",
+                    100 * median(fraction), 100 * best(gbs1) / best(bw));
+            System.out.printf(Locale.ROOT, "  batch 8 / batch 1 tok/s: median of per-round ratios %.2fx, best / best %.2fx%n",
+                    median(speedup), best(tok8) / (best(gbs1) * 1e9 / total));
         }
     }
 
-    private static void pass(Parallel pool, List<Tensor> tensors, float[] x, int batch, float[] out) {
+    private static double median(double[] v) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    private static double best(double[] v) {
+        return Arrays.stream(v).max().orElse(Double.NaN);
+    }
+
+    /** One decode step's matmuls; nanoseconds. */
+    private static long pass(Parallel pool, List<Tensor> tensors, float[] x, int batch, float[] out) {
+        long t0 = System.nanoTime();
         for (Tensor t : tensors) {
             MatMul.matmul(pool, t, x, batch, out);
         }
+        return System.nanoTime() - t0;
     }
 
     /** Random weights in [-1, 1) (F32, F16) or random bytes with sane fp16 scales (Q8_0). */

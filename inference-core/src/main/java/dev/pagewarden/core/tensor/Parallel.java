@@ -2,6 +2,7 @@ package dev.pagewarden.core.tensor;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -15,8 +16,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * each, so dispatch must cost microseconds, not the tens of microseconds of an executor. A loop is
  * published by bumping a volatile generation counter; workers that finished a job moments ago are
  * still spinning on that counter and start at once, workers idle for longer than {@link #SPIN_NANOS}
- * have parked and are unparked. The caller runs chunk 0 itself, then spins until the workers are
- * done.
+ * have parked and are unparked. The range is split into {@code threads()} contiguous chunks that
+ * any thread may claim: the caller claims one, and claims more while they are left, so a worker
+ * that the OS has not scheduled yet (a shared machine) delays nothing; then it spins until the
+ * chunks it did not run are done. Which thread runs a chunk never changes what it computes.
  *
  * <p>Calls from several threads are serialised; a call from inside a running loop body (nested
  * parallelism) runs inline on the calling thread. An exception thrown by any chunk is rethrown to
@@ -48,6 +51,9 @@ public final class Parallel implements AutoCloseable {
 
     private volatile long generation;
     private volatile boolean closed;
+    /** Low 32 bits of the generation, then the next unclaimed chunk of that job. */
+    private final AtomicLong claims = new AtomicLong(-1L << 32);
+    /** Chunks of the current job not finished yet. */
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
@@ -93,10 +99,12 @@ public final class Parallel implements AutoCloseable {
     }
 
     private void run(int n, RangeBody body) {
+        long gen = generation + 1;
         this.body = body;
         this.n = n;
-        pending.set(workers.length);
-        generation = generation + 1; // publishes body, n and pending; only the lock holder writes it
+        pending.set(threads);
+        claims.set(gen << 32);
+        generation = gen; // publishes body, n, pending and claims; only the lock holder writes it
         for (Worker w : workers) {
             // Dekker pairing with Worker.awaitJob: either the worker sees the new generation, or we see it parked.
             if (w.parked) {
@@ -104,7 +112,7 @@ public final class Parallel implements AutoCloseable {
             }
         }
         try {
-            runChunk(0);
+            runChunks(gen);
         } finally {
             awaitWorkers();
             this.body = null;
@@ -115,15 +123,33 @@ public final class Parallel implements AutoCloseable {
         }
     }
 
-    private void runChunk(int chunk) {
-        int start = bound(chunk);
-        int end = bound(chunk + 1);
-        try {
-            if (start < end) {
-                body.run(start, end);
+    /** Claims and runs chunks of job {@code gen} until none is left. */
+    private void runChunks(long gen) {
+        for (int chunk; (chunk = claim(gen)) >= 0; ) {
+            int start = bound(chunk);
+            int end = bound(chunk + 1);
+            try {
+                if (start < end) {
+                    body.run(start, end);
+                }
+            } catch (Throwable t) {
+                failure.compareAndSet(null, t);
+            } finally {
+                pending.decrementAndGet();
             }
-        } catch (Throwable t) {
-            failure.compareAndSet(null, t);
+        }
+    }
+
+    /** The next unclaimed chunk of job {@code gen}, or -1 if there is none (or that job is over). */
+    private int claim(long gen) {
+        while (true) {
+            long c = claims.get();
+            if (c >>> 32 != (gen & 0xffff_ffffL) || (int) c >= threads) {
+                return -1;
+            }
+            if (claims.compareAndSet(c, c + 1)) {
+                return (int) c;
+            }
         }
     }
 
@@ -171,12 +197,10 @@ public final class Parallel implements AutoCloseable {
     }
 
     private final class Worker extends Thread {
-        private final int chunk;
         volatile boolean parked;
 
-        Worker(int chunk) {
-            super("pagewarden-kernel-" + chunk);
-            this.chunk = chunk;
+        Worker(int index) {
+            super("pagewarden-kernel-" + index);
             setDaemon(true);
         }
 
@@ -192,11 +216,7 @@ public final class Parallel implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                try {
-                    runChunk(chunk);
-                } finally {
-                    pending.decrementAndGet();
-                }
+                runChunks(seen);
             }
         }
 

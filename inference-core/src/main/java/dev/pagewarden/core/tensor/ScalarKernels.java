@@ -21,6 +21,11 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
+    public int lanesScratch() {
+        return 0;
+    }
+
+    @Override
     public float dot(MemorySegment w, long off, int n, float[] x, int xo) {
         float a0 = 0f, a1 = 0f, a2 = 0f, a3 = 0f;
         int i = 0;
@@ -39,10 +44,20 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
-    public void dot4(MemorySegment w, long off, int n, float[] x, int xo, int xStride, float[] out, int oo, int oStride) {
-        // The fallback does not optimise weight reuse: the row is re-read from L1 for each vector.
-        for (int j = 0; j < 4; j++) {
+    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo,
+                       int oRow) {
+        for (int k = 0; k < 4; k++) {
+            out[oo + k * oRow] = dot(w, off + k * rowStride, n, x, xo);
+        }
+    }
+
+    @Override
+    public void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
+                       float[] out, int oo, int oRow, int oStride, float[] lanes) {
+        // The fallback does not optimise weight reuse: rows are re-read from L1 for each vector.
+        for (int j = 0; j < 8; j++) {
             out[oo + j * oStride] = dot(w, off, n, x, xo + j * xStride);
+            out[oo + j * oStride + oRow] = dot(w, off + rowStride, n, x, xo + j * xStride);
         }
     }
 
@@ -62,20 +77,20 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
-    public void decodeF16(MemorySegment src, long off, int n, MemorySegment dst) {
+    public void decodeF16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         for (int i = 0; i < n; i++) {
-            dst.set(Tensor.F32_LE, 4L * i, halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
+            dst.set(Tensor.F32_LE, at + 4L * i, halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
         }
     }
 
     @Override
-    public void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst) {
+    public void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         for (int block = 0; block < n / 32; block++) {
             long b = off + 34L * block;
             float scale = halfToFloat(src.get(Tensor.I16_LE, b));
             for (int j = 0; j < 32; j++) {
                 // int8 * fp16 fits in 24 bits of mantissa: the product is exact, like the vector version.
-                dst.set(Tensor.F32_LE, 4L * (32 * block + j), src.get(ValueLayout.JAVA_BYTE, b + 2 + j) * scale);
+                dst.set(Tensor.F32_LE, at + 4L * (32 * block + j), src.get(ValueLayout.JAVA_BYTE, b + 2 + j) * scale);
             }
         }
     }

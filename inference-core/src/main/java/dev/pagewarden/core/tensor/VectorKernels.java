@@ -18,12 +18,18 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Vector API row kernels (preferred species: 16 float lanes with AVX-512, 8 with AVX2).
  *
- * <p>Dot product order, fixed by the length alone: two accumulators take alternate vectors of
- * {@code L} columns ({@code fma}, exact per lane), an odd trailing vector goes into the first, they
- * are added lanewise, the lanes are summed by the fixed pairwise tree of {@link #sumLanes}, and the
- * scalar tail of {@code n % L} columns (summed left to right) is added last. No {@code reduceLanes}:
- * its order is unspecified and differs between the intrinsic and the Java fallback that runs before
- * C2 compiles the loop.
+ * <p>Order of one dot product, fixed by its length alone: a single accumulator takes
+ * {@code acc = fma(w[i..i+L), x[i..i+L), acc)} for i = 0, L, 2L, ... (fma is exact per lane),
+ * its lanes are summed by the fixed pairwise tree of {@link #sumLanes}, and if {@code n % L != 0}
+ * the scalar tail of those columns (summed left to right) is added last. No {@code reduceLanes}:
+ * its order is unspecified and differs between the intrinsic and the Java fallback that runs
+ * before C2 compiles.
+ *
+ * <p>One accumulator per dot product means one chain of dependent fmas; the tiles hide its
+ * latency by running several dot products side by side: four rows for one vector (batch 1 is
+ * memory-bound: a lean loop over four row streams keeps many loads in flight), two rows for eight
+ * vectors (the batched case is compute-bound: each weight vector loaded feeds eight fmas, each x
+ * vector two).
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
@@ -44,12 +50,23 @@ final class VectorKernels implements RowKernels {
     private static final VectorShuffle<Float> ROT2 = VectorShuffle.iota(F, 2, 1, true);
     private static final VectorShuffle<Float> ROT1 = VectorShuffle.iota(F, 1, 1, true);
 
+    // Index vectors of merge() for 16 lanes; null where L != 16.
+    private static final FloatVector LO8 = mergeIndex(8, false), HI8 = mergeIndex(8, true);
+    private static final FloatVector LO4 = mergeIndex(4, false), HI4 = mergeIndex(4, true);
+    private static final FloatVector LO2 = mergeIndex(2, false), HI2 = mergeIndex(2, true);
+    private static final FloatVector LO1 = mergeIndex(1, false), HI1 = mergeIndex(1, true);
+
     private VectorKernels() {
     }
 
     @Override
     public String name() {
         return "vector-" + F.vectorBitSize();
+    }
+
+    @Override
+    public int lanesScratch() {
+        return 16 * L;
     }
 
     private static FloatVector w(MemorySegment w, long off, int i) {
@@ -60,56 +77,188 @@ final class VectorKernels implements RowKernels {
         return FloatVector.fromArray(F, x, i);
     }
 
+    /** The vector part covers columns [0, vectorEnd(n)); the rest is the scalar tail. */
+    private static int vectorEnd(int n) {
+        return n - n % L;
+    }
+
     @Override
     public float dot(MemorySegment w, long off, int n, float[] x, int xo) {
-        FloatVector a = FloatVector.zero(F);
-        FloatVector b = a;
-        int i = 0;
-        for (int end = n - 2 * L; i <= end; i += 2 * L) {
-            a = w(w, off, i).fma(x(x, xo + i), a);
-            b = w(w, off, i + L).fma(x(x, xo + i + L), b);
+        FloatVector acc = FloatVector.zero(F);
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            acc = w(w, off, i).fma(x(x, xo + i), acc);
         }
-        if (i <= n - L) {
-            a = w(w, off, i).fma(x(x, xo + i), a);
-            i += L;
-        }
-        return sumLanes(a.add(b)) + tail(w, off, i, n, x, xo);
+        float sum = sumLanes(acc);
+        return end < n ? sum + tail(w, off, end, n, x, xo) : sum;
     }
 
     @Override
-    public void dot4(MemorySegment w, long off, int n, float[] x, int xo, int xStride, float[] out, int oo, int oStride) {
-        // dot() unrolled over four vectors: each weight vector is loaded once and used four times;
-        // per vector the operations and their order are exactly those of dot().
-        int x0 = xo, x1 = xo + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        FloatVector a0 = FloatVector.zero(F), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
-        int i = 0;
-        for (int end = n - 2 * L; i <= end; i += 2 * L) {
-            FloatVector wa = w(w, off, i);
-            FloatVector wb = w(w, off, i + L);
-            a0 = wa.fma(x(x, x0 + i), a0);
-            b0 = wb.fma(x(x, x0 + i + L), b0);
-            a1 = wa.fma(x(x, x1 + i), a1);
-            b1 = wb.fma(x(x, x1 + i + L), b1);
-            a2 = wa.fma(x(x, x2 + i), a2);
-            b2 = wb.fma(x(x, x2 + i + L), b2);
-            a3 = wa.fma(x(x, x3 + i), a3);
-            b3 = wb.fma(x(x, x3 + i + L), b3);
+    public void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo,
+                       int oRow) {
+        long o0 = off, o1 = off + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            FloatVector xv = x(x, xo + i);
+            a0 = w(w, o0, i).fma(xv, a0);
+            a1 = w(w, o1, i).fma(xv, a1);
+            a2 = w(w, o2, i).fma(xv, a2);
+            a3 = w(w, o3, i).fma(xv, a3);
         }
-        if (i <= n - L) {
-            FloatVector wa = w(w, off, i);
-            a0 = wa.fma(x(x, x0 + i), a0);
-            a1 = wa.fma(x(x, x1 + i), a1);
-            a2 = wa.fma(x(x, x2 + i), a2);
-            a3 = wa.fma(x(x, x3 + i), a3);
-            i += L;
+        out[oo] = sumLanes(a0);
+        out[oo + oRow] = sumLanes(a1);
+        out[oo + 2 * oRow] = sumLanes(a2);
+        out[oo + 3 * oRow] = sumLanes(a3);
+        if (end < n) {
+            for (int k = 0; k < 4; k++) {
+                out[oo + k * oRow] += tail(w, off + k * rowStride, end, n, x, xo);
+            }
         }
-        out[oo] = sumLanes(a0.add(b0)) + tail(w, off, i, n, x, x0);
-        out[oo + oStride] = sumLanes(a1.add(b1)) + tail(w, off, i, n, x, x1);
-        out[oo + 2 * oStride] = sumLanes(a2.add(b2)) + tail(w, off, i, n, x, x2);
-        out[oo + 3 * oStride] = sumLanes(a3.add(b3)) + tail(w, off, i, n, x, x3);
     }
 
-    /** Dot product of two float arrays, with the order of {@link #dot}; for {@link Ops#dot}. */
+    @Override
+    public void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
+                       float[] out, int oo, int oRow, int oStride, float[] lanes) {
+        // 16 accumulators + 2 weight vectors + 1 x vector: fits the 32 AVX-512 registers.
+        long o0 = off, o1 = off + rowStride;
+        int x0 = xo, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        int x4 = x3 + xStride, x5 = x4 + xStride, x6 = x5 + xStride, x7 = x6 + xStride;
+        FloatVector z = FloatVector.zero(F);
+        FloatVector p0 = z, p1 = z, p2 = z, p3 = z, p4 = z, p5 = z, p6 = z, p7 = z; // row 0
+        FloatVector q0 = z, q1 = z, q2 = z, q3 = z, q4 = z, q5 = z, q6 = z, q7 = z; // row 1
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            FloatVector u = w(w, o0, i);
+            FloatVector v = w(w, o1, i);
+            FloatVector xv = x(x, x0 + i);
+            p0 = u.fma(xv, p0);
+            q0 = v.fma(xv, q0);
+            xv = x(x, x1 + i);
+            p1 = u.fma(xv, p1);
+            q1 = v.fma(xv, q1);
+            xv = x(x, x2 + i);
+            p2 = u.fma(xv, p2);
+            q2 = v.fma(xv, q2);
+            xv = x(x, x3 + i);
+            p3 = u.fma(xv, p3);
+            q3 = v.fma(xv, q3);
+            xv = x(x, x4 + i);
+            p4 = u.fma(xv, p4);
+            q4 = v.fma(xv, q4);
+            xv = x(x, x5 + i);
+            p5 = u.fma(xv, p5);
+            q5 = v.fma(xv, q5);
+            xv = x(x, x6 + i);
+            p6 = u.fma(xv, p6);
+            q6 = v.fma(xv, q6);
+            xv = x(x, x7 + i);
+            p7 = u.fma(xv, p7);
+            q7 = v.fma(xv, q7);
+        }
+        // Reduced in a separate method through memory: kept here, the reduction's vector code
+        // would push this method past C2's inlining budget, and vectors passed to a call that is
+        // not inlined get boxed.
+        p0.intoArray(lanes, 0);
+        q0.intoArray(lanes, L);
+        p1.intoArray(lanes, 2 * L);
+        q1.intoArray(lanes, 3 * L);
+        p2.intoArray(lanes, 4 * L);
+        q2.intoArray(lanes, 5 * L);
+        p3.intoArray(lanes, 6 * L);
+        q3.intoArray(lanes, 7 * L);
+        p4.intoArray(lanes, 8 * L);
+        q4.intoArray(lanes, 9 * L);
+        p5.intoArray(lanes, 10 * L);
+        q5.intoArray(lanes, 11 * L);
+        p6.intoArray(lanes, 12 * L);
+        q6.intoArray(lanes, 13 * L);
+        p7.intoArray(lanes, 14 * L);
+        q7.intoArray(lanes, 15 * L);
+        reduce16(lanes); // lane sums of accumulator 2j+k in lanes[2j+k]: row k, vector j
+        for (int j = 0; j < 8; j++) {
+            out[oo + j * oStride] = lanes[2 * j];
+            out[oo + j * oStride + oRow] = lanes[2 * j + 1];
+        }
+        if (end < n) {
+            for (int j = 0; j < 8; j++) {
+                out[oo + j * oStride] += tail(w, o0, end, n, x, xo + j * xStride);
+                out[oo + j * oStride + oRow] += tail(w, o1, end, n, x, xo + j * xStride);
+            }
+        }
+    }
+
+    /**
+     * Lane sums of 16 accumulators stored at {@code t[j*L ..]}, j = 0..15, by the fixed pairwise
+     * tree of {@link #sumLanes}, into {@code t[j]}. With 16 lanes a merge network does all 16 trees
+     * in 15 steps; other widths run the trees on the stored lanes.
+     */
+    static void reduce16(float[] t) {
+        if (L == 16) {
+            FloatVector m0 = merge(x(t, 0), x(t, 16), LO8, HI8), m1 = merge(x(t, 32), x(t, 48), LO8, HI8);
+            FloatVector m2 = merge(x(t, 64), x(t, 80), LO8, HI8), m3 = merge(x(t, 96), x(t, 112), LO8, HI8);
+            FloatVector m4 = merge(x(t, 128), x(t, 144), LO8, HI8), m5 = merge(x(t, 160), x(t, 176), LO8, HI8);
+            FloatVector m6 = merge(x(t, 192), x(t, 208), LO8, HI8), m7 = merge(x(t, 224), x(t, 240), LO8, HI8);
+            m0 = merge(m0, m1, LO4, HI4);
+            m2 = merge(m2, m3, LO4, HI4);
+            m4 = merge(m4, m5, LO4, HI4);
+            m6 = merge(m6, m7, LO4, HI4);
+            m0 = merge(m0, m2, LO2, HI2);
+            m4 = merge(m4, m6, LO2, HI2);
+            merge(m0, m4, LO1, HI1).intoArray(t, 0);
+            return;
+        }
+        for (int h = L / 2; h > 0; h /= 2) {
+            for (int j = 0; j < 16 * L; j += L) {
+                for (int i = 0; i < h; i++) {
+                    t[j + i] += t[j + i + h];
+                }
+            }
+        }
+        for (int j = 0; j < 16; j++) {
+            t[j] = t[j * L];
+        }
+    }
+
+    /**
+     * One level of the lane trees of many accumulators at once. {@code x} and {@code y} each hold
+     * segments of {@code 2h} partial sums (one segment per accumulator); the result holds the
+     * segments of x, then those of y, each halved: {@code seg[i] + seg[i + h]} for i < h, the same
+     * additions in the same operand order as one level of {@link #sumLanes} on each accumulator.
+     * Two-vector selections move lanes only, so the result is exact data movement plus those adds.
+     */
+    private static FloatVector merge(FloatVector x, FloatVector y, FloatVector lo, FloatVector hi) {
+        return lo.selectFrom(x, y).add(hi.selectFrom(x, y));
+    }
+
+    /** Lane m of merge's index vector for output segments of h lanes (indexes >= L select y). */
+    private static FloatVector mergeIndex(int h, boolean high) {
+        if (L != 16) {
+            return null;
+        }
+        float[] idx = new float[L];
+        for (int m = 0; m < L; m++) {
+            int src = m < L / 2 ? 0 : L;
+            int mm = m % (L / 2);
+            idx[m] = src + (mm / h) * 2 * h + (high ? h : 0) + mm % h;
+        }
+        return FloatVector.fromArray(F, idx, 0);
+    }
+
+    /**
+     * Left-to-right sum of the products in columns [from, n). Added to the lane sum only where
+     * there is a tail (a value plus 0 would turn -0 into +0), by every kernel alike. Kept out of
+     * the vector code paths so as not to add to the kernels' compiled size.
+     */
+    private static float tail(MemorySegment w, long off, int from, int n, float[] x, int xo) {
+        float t = 0f;
+        for (int i = from; i < n; i++) {
+            t += w.get(Tensor.F32_LE, off + 4L * i) * x[xo + i];
+        }
+        return t;
+    }
+
+    /** Dot product of two float arrays (two accumulators, then as above); for {@link Ops#dot}. */
     static float dot(float[] a, int ao, float[] b, int bo, int n) {
         FloatVector s = FloatVector.zero(F);
         FloatVector t = s;
@@ -129,17 +278,10 @@ final class VectorKernels implements RowKernels {
         return sumLanes(s.add(t)) + tail;
     }
 
-    private static float tail(MemorySegment w, long off, int from, int n, float[] x, int xo) {
-        float t = 0f;
-        for (int i = from; i < n; i++) {
-            t += w.get(Tensor.F32_LE, off + 4L * i) * x[xo + i];
-        }
-        return t;
-    }
-
     /**
      * Sum of the lanes in a fixed pairwise tree: for h = L/2, L/4, .., 1: lane[i] += lane[i + h].
-     * Rotations and lanewise adds only, so interpreter, C1 and C2 agree bit for bit.
+     * Rotations and lanewise adds only, so interpreter, C1 and C2 agree bit for bit. For the
+     * single-accumulator reductions; {@link #reduce16} does the same for 16 at once.
      */
     static float sumLanes(FloatVector v) {
         if (L > 16) {
@@ -164,7 +306,7 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void decodeF16(MemorySegment src, long off, int n, MemorySegment dst) {
+    public void decodeF16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         int i = 0;
         for (; i <= n - L; i += L) {
             // Sign-extending widening puts the fp16 sign bit at bit 31 as well.
@@ -179,17 +321,17 @@ final class VectorKernels implements RowKernels {
             VectorMask<Integer> inf = magnitude.compare(VectorOperators.EQ, 0x7c00);
             VectorMask<Integer> nan = magnitude.compare(VectorOperators.GT, 0x7c00);
             bits = bits.blend(bits.or(0x7f80_0000), inf).blend(bits.or(0x7fc0_0000), nan).or(h.and(0x8000_0000));
-            bits.intoMemorySegment(dst, 4L * i, LE);
+            bits.intoMemorySegment(dst, at + 4L * i, LE);
         }
         for (; i < n; i++) {
-            dst.set(Tensor.F32_LE, 4L * i, ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
+            dst.set(Tensor.F32_LE, at + 4L * i, ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
         }
     }
 
     @Override
-    public void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst) {
+    public void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         if (!Q8_VECTOR) {
-            ScalarKernels.INSTANCE.decodeQ8(src, off, n, dst);
+            ScalarKernels.INSTANCE.decodeQ8(src, off, n, dst, at);
             return;
         }
         for (int block = 0; block < n / 32; block++) {
@@ -199,24 +341,27 @@ final class VectorKernels implements RowKernels {
                 FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, src, b + 2 + j, LE)
                         .convertShape(VectorOperators.B2F, F, 0);
                 // int8 * fp16 needs at most 19 significant bits: exact in fp32.
-                q.mul(scale).intoMemorySegment(dst, 4L * (32 * block + j), LE);
+                q.mul(scale).intoMemorySegment(dst, at + 4L * (32 * block + j), LE);
             }
         }
     }
 
     @Override
     public float readAll(MemorySegment seg, long from, long to) {
+        // Four sequential streams at once (the quarters of the range), like the rows of a tile:
+        // more streams keep more cache-line fills in flight than one.
+        long vector = F.vectorByteSize();
+        long quarter = (to - from) / 4 / vector * vector;
         FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;
-        long step = 4L * F.vectorByteSize();
         long p = from;
-        for (; p + step <= to; p += step) {
+        for (long end = from + quarter; p < end; p += vector) {
             a = a.add(FloatVector.fromMemorySegment(F, seg, p, LE));
-            b = b.add(FloatVector.fromMemorySegment(F, seg, p + F.vectorByteSize(), LE));
-            c = c.add(FloatVector.fromMemorySegment(F, seg, p + 2L * F.vectorByteSize(), LE));
-            d = d.add(FloatVector.fromMemorySegment(F, seg, p + 3L * F.vectorByteSize(), LE));
+            b = b.add(FloatVector.fromMemorySegment(F, seg, p + quarter, LE));
+            c = c.add(FloatVector.fromMemorySegment(F, seg, p + 2 * quarter, LE));
+            d = d.add(FloatVector.fromMemorySegment(F, seg, p + 3 * quarter, LE));
         }
         float t = 0f;
-        for (; p < to; p += 4) {
+        for (p = from + 4 * quarter; p < to; p += 4) {
             t += seg.get(Tensor.F32_LE, p);
         }
         return sumLanes(a.add(b).add(c.add(d))) + t;

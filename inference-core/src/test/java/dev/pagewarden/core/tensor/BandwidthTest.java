@@ -13,7 +13,10 @@ class BandwidthTest {
         try (Parallel pool = new Parallel(2)) {
             double gbs = Bandwidth.readGBs(pool, 8L << 20, 2);
             assertThat(gbs).isFinite().isGreaterThan(0.01).isLessThan(100_000);
-            double scalar = Bandwidth.measure(pool, 3L << 20, 1, ScalarKernels.INSTANCE);
+            double scalar;
+            try (Bandwidth.Probe probe = new Bandwidth.Probe(3L << 20, ScalarKernels.INSTANCE)) {
+                scalar = probe.pass(pool);
+            }
             assertThat(scalar).isFinite().isGreaterThan(0);
         }
     }

@@ -15,7 +15,55 @@ public final class KernelDigest {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("selfcheck")) {
+            System.out.println(selfCheck() + " " + MatMul.implementation());
+            return;
+        }
         System.out.println(MatMul.implementation() + " " + digest(Kernels.ROWS, Kernels.VECTOR));
+    }
+
+    /**
+     * For JVMs with another vector width than the test JVM's: batch 1 against batch 9 (the vector
+     * at every position), 1 against 2 threads, and a float64 reference. "ok" or the first failure.
+     */
+    static String selfCheck() {
+        try (Parallel one = new Parallel(1); Parallel two = new Parallel(2)) {
+            long seed = 500;
+            for (DType type : DType.values()) {
+                int[][] shapes = type == DType.Q8_0 ? new int[][] {{5, 32}, {9, 96}, {6, 800}}
+                        : new int[][] {{5, 3}, {9, 37}, {6, 771}, {7, 64}};
+                for (int[] shape : shapes) {
+                    int rows = shape[0];
+                    int cols = shape[1];
+                    Tensor w = TestTensors.random(type, rows, cols, 28, seed++);
+                    float[] v = TestTensors.randomFloats(cols, seed++);
+                    float[] alone = new float[rows];
+                    MatMul.matmul(one, w, v, 1, alone);
+                    double[] ref = TestTensors.referenceMatmul(w, v, 1);
+                    double[] mag = TestTensors.magnitudes(w, v, 1);
+                    for (int r = 0; r < rows; r++) {
+                        if (!(Math.abs(alone[r] - ref[r]) <= 1e-5 * mag[r] + 1e-30)) {
+                            return "FAIL reference " + type + " " + rows + "x" + cols + " row " + r;
+                        }
+                    }
+                    for (int pos = 0; pos < 9; pos++) {
+                        float[] x = TestTensors.randomFloats(9 * cols, seed++);
+                        System.arraycopy(v, 0, x, pos * cols, cols);
+                        for (Parallel pool : new Parallel[] {one, two}) {
+                            float[] out = new float[9 * rows];
+                            MatMul.matmul(pool, w, x, 9, out);
+                            for (int r = 0; r < rows; r++) {
+                                if (Float.floatToRawIntBits(out[pos * rows + r]) != Float.floatToRawIntBits(alone[r])) {
+                                    return "FAIL invariance " + type + " " + rows + "x" + cols + " position " + pos
+                                            + " threads " + pool.threads();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return "ok";
     }
 
     /** CRC32 of the result bits; {@code vectorOps} selects which {@link Ops#dot} implementation to use. */

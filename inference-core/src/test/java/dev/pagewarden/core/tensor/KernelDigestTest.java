@@ -55,13 +55,27 @@ class KernelDigestTest {
                 .isEqualTo("scalar " + scalarC2);
     }
 
+    @Test
+    void narrowerVectorsAreCorrectAndBatchInvariantToo() throws Exception {
+        // 256-bit (AVX2-like, 8 lanes: the generic reduction) and 128-bit (4 lanes: scalar Q8_0 decode).
+        assertThat(childArgs(List.of("--add-modules", "jdk.incubator.vector", "-XX:MaxVectorSize=32"), "selfcheck"))
+                .isEqualTo("ok vector-256");
+        assertThat(childArgs(List.of("--add-modules", "jdk.incubator.vector", "-XX:MaxVectorSize=16"), "selfcheck"))
+                .isEqualTo("ok vector-128");
+    }
+
     private static String child(String... flags) throws IOException, InterruptedException {
+        return childArgs(List.of(flags));
+    }
+
+    private static String childArgs(List<String> flags, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of(flags));
+        cmd.addAll(flags);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(KernelDigest.class.getName());
+        cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(false).start();
         byte[] out = p.getInputStream().readAllBytes();
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -34,7 +34,7 @@ class MatMulTest {
         if (type == DType.Q8_0) {
             return new int[][] {{1, 32}, {3, 64}, {33, 96}, {7, 288}, {5, 800}, {130, 768}};
         }
-        return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}};
+        return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}, {6, 64}};
     }
 
     static Stream<Arguments> cases() {
@@ -54,7 +54,7 @@ class MatMulTest {
             long seed = 1;
             for (int[] shape : shapes(type)) {
                 for (int batch : new int[] {1, 3, 4, 9}) {
-                    Tensor w = TestTensors.random(type, shape[0], shape[1], 0, seed++);
+                    Tensor w = TestTensors.random(type, shape[0], shape[1], seed % 2 == 0 ? 0 : 28, seed++);
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
                     float[] out = new float[batch * shape[0]];
                     Arrays.fill(out, Float.NaN); // poisoned: every element must be overwritten
@@ -79,21 +79,24 @@ class MatMulTest {
             for (int[] shape : shapes(type)) {
                 int rows = shape[0];
                 int cols = shape[1];
-                Tensor w = TestTensors.random(type, rows, cols, 0, seed++);
+                Tensor w = TestTensors.random(type, rows, cols, 28, seed++); // llama2.c-like alignment
                 float[] v = TestTensors.randomFloats(cols, seed++);
                 float[] alone = new float[rows];
                 MatMul.matmul(one, w, v, 1, alone, k);
-                int batch = 5; // one group of four plus one single: both code paths
-                for (int pos = 0; pos < batch; pos++) {
-                    float[] x = TestTensors.randomFloats(batch * cols, seed++);
-                    System.arraycopy(v, 0, x, pos * cols, cols);
-                    for (Parallel pool : List.of(one, two, three)) {
-                        float[] out = new float[batch * rows];
-                        MatMul.matmul(pool, w, x, batch, out, k);
-                        float[] mine = Arrays.copyOfRange(out, pos * rows, (pos + 1) * rows);
-                        assertArrayEquals(TestTensors.bits(alone), TestTensors.bits(mine),
-                                k.name() + " " + type + " " + rows + "x" + cols + " position " + pos
-                                        + " threads " + pool.threads());
+                // 5: vectors one at a time (four-row tiles and single rows); 9: a group of eight
+                // (two-row tiles) plus one; the vector at every position of both.
+                for (int batch : new int[] {5, 9}) {
+                    for (int pos = 0; pos < batch; pos++) {
+                        float[] x = TestTensors.randomFloats(batch * cols, seed++);
+                        System.arraycopy(v, 0, x, pos * cols, cols);
+                        for (Parallel pool : List.of(one, two, three)) {
+                            float[] out = new float[batch * rows];
+                            MatMul.matmul(pool, w, x, batch, out, k);
+                            float[] mine = Arrays.copyOfRange(out, pos * rows, (pos + 1) * rows);
+                            assertArrayEquals(TestTensors.bits(alone), TestTensors.bits(mine),
+                                    k.name() + " " + type + " " + rows + "x" + cols + " batch " + batch
+                                            + " position " + pos + " threads " + pool.threads());
+                        }
                     }
                 }
             }
@@ -146,9 +149,9 @@ class MatMulTest {
             halves.set(Tensor.I16_LE, 2L * h, (short) h);
         }
         MemorySegment scalar = Arena.ofAuto().allocate(4L * 65536, 64);
-        ScalarKernels.INSTANCE.decodeF16(halves, 0, 65536, scalar);
+        ScalarKernels.INSTANCE.decodeF16(halves, 0, 65536, scalar, 0);
         MemorySegment vector = Arena.ofAuto().allocate(4L * 65536, 64);
-        VectorKernels.INSTANCE.decodeF16(halves, 0, 65536, vector);
+        VectorKernels.INSTANCE.decodeF16(halves, 0, 65536, vector, 0);
         for (int h = 0; h < 65536; h++) {
             float expected = Float.float16ToFloat((short) h);
             int got = scalar.get(INT_LE, 4L * h);
@@ -170,7 +173,7 @@ class MatMulTest {
         Tensor q = TestTensors.random(DType.Q8_0, 1, 32 * 9, 28, 5);
         for (RowKernels k : kernels()) {
             MemorySegment floats = Arena.ofAuto().allocate(4L * q.cols(), 64);
-            k.decodeQ8(q.data(), 0, q.cols(), floats);
+            k.decodeQ8(q.data(), 0, q.cols(), floats, 0);
             for (int c = 0; c < q.cols(); c++) {
                 assertThat(floats.get(Tensor.F32_LE, 4L * c)).as("%s col %d", k.name(), c).isEqualTo(q.get(0, c));
             }
