@@ -138,7 +138,8 @@ public final class EngineBench {
             for (Map.Entry<Integer, List<Double>> e : perBatch.entrySet()) {
                 double tokS = median(e.getValue());
                 decode.put(String.valueOf(e.getKey()), tokS);
-                fraction.put(String.valueOf(e.getKey()), tokS * weightBytes / (readGBs * 1e9));
+                // one step reads the weights once for all the batch's tokens
+                fraction.put(String.valueOf(e.getKey()), tokS / e.getKey() * weightBytes / (readGBs * 1e9));
             }
             peakPages = engine.decodePool().peakUsedPages();
         }

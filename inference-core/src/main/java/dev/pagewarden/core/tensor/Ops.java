@@ -3,6 +3,8 @@ package dev.pagewarden.core.tensor;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The small per-token kernels of the transformer. All deterministic (StrictMath, fixed summation
  * order), so a token's result never depends on what else is in the batch.
@@ -90,5 +92,15 @@ public final class Ops {
         for (int i = 0; i < n; i++) {
             x[o + i] += y[yo + i];
         }
+    }
+
+    /** Attention score: {@code q[qo..qo+n)} dotted with {@code n} floats of KV memory at byte offset {@code off}, fixed order. */
+    public static float dotKv(float[] q, int qo, MemorySegment kv, long off, int n) {
+        return Kernels.ROWS.dot(kv, off, n, q, qo);
+    }
+
+    /** Attention output: {@code acc[ao..ao+n) += scale * kv[off..]} (multiply then add per element). */
+    public static void axpyKv(float[] acc, int ao, float scale, MemorySegment kv, long off, int n) {
+        Kernels.ROWS.axpy(acc, ao, scale, kv, off, n);
     }
 }

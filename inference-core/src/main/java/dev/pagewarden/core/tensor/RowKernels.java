@@ -42,6 +42,13 @@ interface RowKernels {
     /** Decodes {@code n} Q8_0 values ({@code n/32} blocks) at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */
     void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst, long at);
 
+    /**
+     * {@code acc[ao + i] += scale * v[i]} over {@code n} floats of {@code v} at byte offset {@code off}:
+     * a multiply then an add per element (two roundings, no fma), so every implementation gives the
+     * same bits.
+     */
+    void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n);
+
     /** Reads every float of {@code seg[from..to)} ({@code to - from} a multiple of 4) and returns their sum, for {@link Bandwidth}. */
     float readAll(MemorySegment seg, long from, long to);
 }

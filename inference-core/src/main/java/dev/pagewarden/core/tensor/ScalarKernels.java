@@ -96,6 +96,13 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
+    public void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n) {
+        for (int i = 0; i < n; i++) {
+            acc[ao + i] += scale * v.get(Tensor.F32_LE, off + 4L * i);
+        }
+    }
+
+    @Override
     public float readAll(MemorySegment seg, long from, long to) {
         float a0 = 0f, a1 = 0f;
         long p = from;

@@ -347,6 +347,17 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
+    public void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n) {
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            w(v, off, i).mul(scale).add(x(acc, ao + i)).intoArray(acc, ao + i);
+        }
+        for (int i = end; i < n; i++) {
+            acc[ao + i] += scale * v.get(Tensor.F32_LE, off + 4L * i);
+        }
+    }
+
+    @Override
     public float readAll(MemorySegment seg, long from, long to) {
         // Four sequential streams at once (the quarters of the range), like the rows of a tile:
         // more streams keep more cache-line fills in flight than one.

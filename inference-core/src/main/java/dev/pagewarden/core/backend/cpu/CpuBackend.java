@@ -173,11 +173,10 @@ public final class CpuBackend implements Backend {
             final int layerIndex = l;
             pool.forRange(rows * cfg.nHeads(), (start, end) -> {
                 float[] scores = new float[cfg.seqLen()];
-                float[] row = new float[cfg.headSize()];
                 for (int th = start; th < end; th++) {
                     int t = th / cfg.nHeads();
                     attendHead(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], th % cfg.nHeads(),
-                            s.q, t * dim, s.att, t * dim, scores, row);
+                            s.q, t * dim, s.att, t * dim, scores);
                 }
             });
             MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
@@ -230,26 +229,29 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /** One query head of one token attends over positions 0..pos of its own sequence, through its page table. */
+    /**
+     * One query head of one token attends over positions 0..pos of its own sequence, through its
+     * page table, reading K and V straight from page memory (no copy).
+     */
     private void attendHead(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int head,
-                            float[] q, int qOffset, float[] out, int outOffset, float[] scores, float[] row) {
+                            float[] q, int qOffset, float[] out, int outOffset, float[] scores) {
         int hs = cfg.headSize();
         int kvHeadOffset = (head / cfg.kvMul()) * hs;
         int pageTokens = kv.layout().pageTokens();
         float scale = (float) (1.0 / Math.sqrt(hs));
         int qo = qOffset + head * hs;
         for (int p = 0; p <= pos; p++) {
-            long base = kv.pageBase(pages.get(p / pageTokens).page());
-            kv.get(base + kv.layout().rowOffset(layer, 0, p % pageTokens) + kvHeadOffset, row, 0, hs);
-            scores[p] = Ops.dot(q, qo, row, 0, hs) * scale;
+            long at = kv.pageBase(pages.get(p / pageTokens).page()) + kv.layout().rowOffset(layer, 0, p % pageTokens)
+                    + kvHeadOffset;
+            scores[p] = Ops.dotKv(q, qo, kv.memory, at * Float.BYTES, hs) * scale;
         }
         Ops.softmax(scores, 0, pos + 1);
         int oo = outOffset + head * hs;
         java.util.Arrays.fill(out, oo, oo + hs, 0f);
         for (int p = 0; p <= pos; p++) {
-            long base = kv.pageBase(pages.get(p / pageTokens).page());
-            kv.get(base + kv.layout().rowOffset(layer, 1, p % pageTokens) + kvHeadOffset, row, 0, hs);
-            Ops.axpy(out, oo, scores[p], row, 0, hs);
+            long at = kv.pageBase(pages.get(p / pageTokens).page()) + kv.layout().rowOffset(layer, 1, p % pageTokens)
+                    + kvHeadOffset;
+            Ops.axpyKv(out, oo, scores[p], kv.memory, at * Float.BYTES, hs);
         }
     }
 
