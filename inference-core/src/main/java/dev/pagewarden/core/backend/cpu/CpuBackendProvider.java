@@ -3,15 +3,21 @@ package dev.pagewarden.core.backend.cpu;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
+import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.tensor.Parallel;
 
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /** The always-available CPU backend. Backends it creates share one kernel thread pool and take turns on it. */
 public final class CpuBackendProvider implements BackendProvider {
     private Parallel pool;
     private final ReentrantLock computeLock = new ReentrantLock();
+    /** Weak keys: an upload lives in its model's arena and goes when the model does. */
+    private static final Map<LoadedModel, LlamaWeights> UPLOADED = Collections.synchronizedMap(new WeakHashMap<>());
 
     @Override
     public String name() {
@@ -38,6 +44,8 @@ public final class CpuBackendProvider implements BackendProvider {
         if (pool == null || pool.threads() != options.resolvedThreads()) {
             pool = new Parallel(options.resolvedThreads());
         }
-        return new CpuBackend(model.weights(), pool, computeLock);
+        // one upload per loaded model, shared by every CPU backend on it (prefill, decode, later engines)
+        LlamaWeights resident = UPLOADED.computeIfAbsent(model, m -> ResidentWeights.upload(m.weights(), m.arena()));
+        return new CpuBackend(resident, pool, computeLock);
     }
 }

@@ -7,7 +7,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** KV page memory in one preallocated off-heap segment. Allocation does not zero it on purpose of the contract, but the JDK does once; pages are never cleared again except by a scrub. */
+/**
+ * KV page memory in one preallocated off-heap block (huge pages where available). Pages are never
+ * cleared when they change owner - only a scrub writes zeros.
+ */
 final class CpuKvStorage implements KvStorage {
     private final KvLayout layout;
     private final int pages;
@@ -23,7 +26,7 @@ final class CpuKvStorage implements KvStorage {
         this.pages = pages;
         this.pageBytes = layout.pageBytes();
         this.arena = Arena.ofShared();
-        this.memory = arena.allocate(pageBytes * pages, 64);
+        this.memory = HostMemory.allocate(arena, pageBytes * pages);
     }
 
     @Override
