@@ -154,23 +154,28 @@ public final class CpuBackend implements Backend {
         for (int l = 0; l < cfg.nLayers(); l++) {
             LlamaWeights.Layer layer = w.layers().get(l);
             // attention block
-            for (int t = 0; t < rows; t++) {
-                Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
-            }
+            // per-token work is spread over the kernel threads too: on two cores a serial stretch idles half the machine
+            pool.forRange(rows, (a, b) -> {
+                for (int t = a; t < b; t++) {
+                    Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
+                }
+            });
             MatMul.matmul(pool, layer.wq(), s.xb, rows, s.q);
             MatMul.matmul(pool, layer.wk(), s.xb, rows, s.k);
             MatMul.matmul(pool, layer.wv(), s.xb, rows, s.v);
-            for (int t = 0; t < rows; t++) {
-                rope(s.q, t * dim, dim, rowPos[t]);
-                rope(s.k, t * kvDim, kvDim, rowPos[t]);
-                // K/V of every token in this step land in the pages before anyone attends.
-                PageRef ref = batch.get(rowSeq[t]).pageTable().get(rowPos[t] / kv.layout().pageTokens());
-                int slot = rowPos[t] % kv.layout().pageTokens();
-                long base = kv.pageBase(ref.page());
-                kv.put(base + kv.layout().rowOffset(l, 0, slot), s.k, t * kvDim, kvDim);
-                kv.put(base + kv.layout().rowOffset(l, 1, slot), s.v, t * kvDim, kvDim);
-            }
             final int layerIndex = l;
+            pool.forRange(rows, (a, b) -> {
+                for (int t = a; t < b; t++) {
+                    rope(s.q, t * dim, dim, rowPos[t]);
+                    rope(s.k, t * kvDim, kvDim, rowPos[t]);
+                    // K/V of every token in this step land in the pages before anyone attends.
+                    PageRef ref = batch.get(rowSeq[t]).pageTable().get(rowPos[t] / kv.layout().pageTokens());
+                    int slot = rowPos[t] % kv.layout().pageTokens();
+                    long base = kv.pageBase(ref.page());
+                    kv.put(base + kv.layout().rowOffset(layerIndex, 0, slot), s.k, t * kvDim, kvDim);
+                    kv.put(base + kv.layout().rowOffset(layerIndex, 1, slot), s.v, t * kvDim, kvDim);
+                }
+            });
             pool.forRange(rows * cfg.nHeads(), (start, end) -> {
                 float[] scores = new float[cfg.seqLen()];
                 for (int th = start; th < end; th++) {
@@ -182,12 +187,14 @@ public final class CpuBackend implements Backend {
             MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
             Ops.add(s.x, 0, s.xo, 0, rows * dim);
             // feed-forward block
-            for (int t = 0; t < rows; t++) {
-                Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsFfn(), dim, cfg.rmsEps());
-            }
+            pool.forRange(rows, (a, b) -> {
+                for (int t = a; t < b; t++) {
+                    Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsFfn(), dim, cfg.rmsEps());
+                }
+            });
             MatMul.matmul(pool, layer.w1(), s.xb, rows, s.hb);
             MatMul.matmul(pool, layer.w3(), s.xb, rows, s.hb2);
-            Ops.swiglu(s.hb, s.hb2, 0, rows * cfg.hiddenDim());
+            pool.forRange(rows * cfg.hiddenDim(), (a, b) -> Ops.swiglu(s.hb, s.hb2, a, b - a));
             MatMul.matmul(pool, layer.w2(), s.hb, rows, s.xo);
             Ops.add(s.x, 0, s.xo, 0, rows * dim);
         }
