@@ -22,7 +22,7 @@ final class BenchCommand implements Command {
     @Override
     public String usage() {
         return "bench --model FILE [--tokenizer FILE] [--prompt-tokens N] [--gen-tokens N] [--batch 1,8,...] "
-                + "[--threads T] [--repeats N] [--backend cpu|gpu|auto] [--compare safety] [--pairs N] [--json]";
+                + "[--threads T] [--repeats N] [--backend cpu|gpu|auto] [--compare safety] [--pairs N] [--svg FILE] [--json]";
     }
 
     @Override
@@ -45,6 +45,7 @@ final class BenchCommand implements Command {
         boolean json = args.flag("json");
         String compare = args.string("compare", null);
         int pairs = args.integer("pairs", 10);
+        String svg = args.string("svg", null);
         args.rejectUnknown();
         if (compare != null && !compare.equals("safety")) {
             throw new Args.UsageException("--compare knows only 'safety', got '" + compare + "'");
@@ -57,6 +58,10 @@ final class BenchCommand implements Command {
         Map<String, Object> report;
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
             report = EngineBench.run(model, options, err);
+        }
+        if (svg != null) {
+            java.nio.file.Files.writeString(Path.of(svg), dev.pagewarden.core.bench.BenchPlot.svg(report));
+            err.println("wrote " + svg);
         }
         if (json) {
             out.println(Json.write(report));
