@@ -33,8 +33,8 @@ public final class BenchPlot {
         sb.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", w, h));
         sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Decode tokens/s, %s "
                 + "(%s, %s threads)</text>%n", report.get("model"), report.get("backend"), report.get("threads")));
-        sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"40\" fill=\"#555\">bars: measured; dashes: memory-bandwidth "
-                + "ceiling at %.1f GB/s for %.0f MB of weights per step</text>%n", bw / 1e9, weights / 1e6));
+        sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"40\" fill=\"#555\">bars: measured; dashes: bandwidth ceiling "
+                + "(%.1f GB/s, %.0f MB of weights per step)</text>%n", bw / 1e9, weights / 1e6));
         sb.append(String.format(Locale.ROOT, "<line x1=\"60\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>%n", base, w - 20, base));
         int i = 0;
         for (Map.Entry<String, Object> e : decode.entrySet()) {
