@@ -93,6 +93,11 @@ public final class IsolationFixtures {
         public void prefillChunk(int tokens, long nanos) {
             inc("prefillChunk");
         }
+
+        @Override
+        public void canaryCheck(String result) {
+            inc("canary:" + result);
+        }
     }
 
     /** Records every safety event. */
