@@ -8,6 +8,7 @@ import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
@@ -28,15 +29,17 @@ public final class Admission {
     private final KvPool decodePool;
     private final Limits limits;
     private final Consumer<Sequence> onReserved;
+    private final BooleanSupplier auditAccepting;
     private final EngineMetrics metrics;
     private final LongSupplier clock;
     private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
 
-    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, EngineMetrics metrics,
-                     LongSupplier clock) {
+    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, BooleanSupplier auditAccepting,
+                     EngineMetrics metrics, LongSupplier clock) {
         this.decodePool = decodePool;
         this.limits = limits;
         this.onReserved = onReserved;
+        this.auditAccepting = auditAccepting;
         this.metrics = metrics;
         this.clock = clock;
     }
@@ -50,6 +53,11 @@ public final class Admission {
         String refusal = neverFits(seq);
         if (refusal != null) {
             reject(seq, "context_length_exceeded", refusal);
+            return;
+        }
+        if (!auditAccepting.getAsBoolean()) {
+            // fail closed: no page life step may go unrecorded, so no new work while the audit journal is full
+            reject(seq, "audit_backpressure", "the audit journal is at its capacity; retry later");
             return;
         }
         boolean reservedNow;

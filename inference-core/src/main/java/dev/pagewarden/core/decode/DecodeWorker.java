@@ -5,6 +5,7 @@ import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
@@ -148,11 +149,26 @@ public final class DecodeWorker implements Runnable {
             }
             seq.crossTenantRead(checks[i].crossTenantSlots());
             pool.markWrittenUpTo(seq.id(), seq.decodePages(), batch.get(i).endPos());
+            bindReads(seq, batch.get(i).endPos());
             if (!accept(seq, seq.sampler().sample(logits[i]))) {
                 done.add(seq);
             }
         }
         running.removeAll(done);
+    }
+
+    /**
+     * Lineage of reads: each page epoch the request's decode has started to read, once per page -
+     * with the slots it read at that first step (later steps of a page only add slots it wrote itself).
+     */
+    private void bindReads(Sequence seq, int endPos) {
+        int pt = pool.layout().pageTokens();
+        int pagesRead = pool.layout().pagesFor(endPos);
+        for (int i = seq.boundPages(); i < pagesRead; i++) {
+            PageRef p = seq.decodePages().get(i);
+            pool.lineage().slots(Kind.BIND_READ, p.page(), p.epoch(), seq.id(), seq.tenant(), 0, Math.min(pt, endPos - i * pt));
+        }
+        seq.boundPages(pagesRead);
     }
 
     /** A refused read: no token from this step leaves; the pages it touched are quarantined and scrubbed. */

@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.lab.Fault;
 import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyEvent;
@@ -124,8 +125,13 @@ public final class KvIntake implements KvReceiver {
             } else if (t.phase != Phase.RECEIVING) {
                 pool.recordStrayWrite(dst.page(), pool.layout().pageTokens(), t.seq.id(), t.seq.tenant());
             }
+            // lineage: the copy landed here, in whatever epoch the page is now (a released-early page may be
+            // another request's by now - exactly what the audit must be able to show)
+            pool.lineage().transfer(Kind.TRANSFER_IN, dst.page(), pool.epochOf(dst.page()), t.seq.id(), t.seq.tenant(),
+                    frame.tokens(), frame.sourcePool(), frame.source().page(), frame.source().epoch(), frame.generation(),
+                    frame.crc32c());
             if (t.phase == Phase.RECEIVING) {
-                pool.markWritten(t.seq.id(), dst, frame.tokens());
+                pool.markWritten(t.seq.id(), dst, frame.tokens(), true);
             }
             if (frame.pageIndex() < t.received.length) {
                 t.received[frame.pageIndex()] = true;
@@ -177,6 +183,10 @@ public final class KvIntake implements KvReceiver {
                     return fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "received " + t.tokens + " tokens, sender claims "
                             + done.totalTokens() + ", reserved for " + prompt);
                 }
+            }
+            for (int i = 0; i < t.received.length; i++) {
+                PageRef p = t.pages.get(i);
+                pool.lineage().verify(p.page(), p.epoch(), t.seq.id(), t.seq.tenant(), t.generation, true);
             }
             t.phase = Phase.DONE; // from here the request belongs to decode; an abort is decode's to handle
             transfers.remove(done.requestId(), t);
@@ -286,6 +296,9 @@ public final class KvIntake implements KvReceiver {
             return false;
         }
         List<PageRef> pages = t.seq.takeDecodePages();
+        for (PageRef p : pages) {
+            pool.lineage().verify(p.page(), p.epoch(), t.seq.id(), t.seq.tenant(), t.generation, false);
+        }
         pool.quarantine(t.seq.id(), pages);
         t.phase = Phase.QUARANTINED; // scrubbed and freed when the sender's ack says nothing is in flight
         t.deadline = clock.nanoTime() + deferNanos;

@@ -11,6 +11,8 @@ import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.lab.Fault;
 import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.core.lineage.LineageIds;
+import dev.pagewarden.core.lineage.LineageRecorder;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.prefill.PrefillWorker;
@@ -23,6 +25,7 @@ import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.spi.LineageSink;
 import dev.pagewarden.core.spi.SafetyListener;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
 import dev.pagewarden.core.transfer.KvTransport;
@@ -67,6 +70,12 @@ public final class Engine implements AutoCloseable {
     }
 
     public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener, Clock clock) {
+        this(loaded, config, metrics, listener, LineageSink.NONE, clock);
+    }
+
+    /** An engine whose every page life step goes to {@code lineage} (and which refuses work while it cannot take more). */
+    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener,
+                  LineageSink lineage, Clock clock) {
         this.model = loaded.config();
         this.config = config;
         this.clock = clock;
@@ -82,10 +91,13 @@ public final class Engine implements AutoCloseable {
         int configured = config.contextWindow() == 0 ? model.seqLen() : config.contextWindow();
         int sizingWindow = Math.min(configured, model.seqLen());
         KvLayout layout = KvLayout.of(model, config.pageTokens());
+        LineageIds ids = new LineageIds();
         this.prefillPool = new KvPool("prefill-0", prefillBackend.allocateKv(layout,
-                pages(layout, prefillBackend, config.prefillKvBytes(), config.prefillPoolTokens(), 2L * sizingWindow)));
+                pages(layout, prefillBackend, config.prefillKvBytes(), config.prefillPoolTokens(), 2L * sizingWindow)),
+                new LineageRecorder(lineage, ids, clock, "prefill-0"));
         this.decodePool = new KvPool("decode-0", decodeBackend.allocateKv(layout,
-                pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)));
+                pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)),
+                new LineageRecorder(lineage, ids, clock, "decode-0"));
         for (KvPool p : List.of(prefillPool, decodePool)) {
             p.detectorsEnabled(faults.detectorsOn());
             p.groundTruth(config.groundTruth());
@@ -102,7 +114,7 @@ public final class Engine implements AutoCloseable {
                 safety, intake::expect, this::release, metrics, clock::nanoTime);
         this.admission = new Admission(decodePool, new Admission.Limits(window, prefillPool.capacityTokens(),
                 decodePool.capacityTokens(), config.maxQueue(), !faults.has(Fault.LEGACY_FINISHED_CHECK)),
-                prefill::enqueue, metrics, clock::nanoTime);
+                prefill::enqueue, lineage::accepting, metrics, clock::nanoTime);
 
         this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
         this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);

@@ -1,6 +1,8 @@
 package dev.pagewarden.core.kv;
 
 import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.lineage.LineageEvent.Kind;
+import dev.pagewarden.core.lineage.LineageRecorder;
 import dev.pagewarden.core.safety.SafetyEvent;
 
 import java.util.ArrayDeque;
@@ -37,6 +39,9 @@ public final class KvPool {
     private final String[] tenant;
     private final long[] epoch;
     private final int[] written;
+    /** Written slots already reported as lineage (WRITE or TRANSFER_IN); the rest are reported in one WRITE later. */
+    private final int[] reported;
+    private final LineageRecorder lineage;
     /** For DEFERRED pages: the transfer generation whose ack releases them. */
     private final int[] deferredGeneration;
     private final long[] slotWriter;
@@ -47,7 +52,13 @@ public final class KvPool {
     private volatile boolean groundTruth;
 
     public KvPool(String name, KvStorage storage) {
+        this(name, storage, LineageRecorder.none(name));
+    }
+
+    /** A pool whose every page life step is recorded by {@code lineage} (exactly one event per step). */
+    public KvPool(String name, KvStorage storage, LineageRecorder lineage) {
         this.name = name;
+        this.lineage = lineage;
         this.storage = storage;
         this.pageTokens = storage.layout().pageTokens();
         int n = storage.pages();
@@ -56,6 +67,7 @@ public final class KvPool {
         this.tenant = new String[n];
         this.epoch = new long[n];
         this.written = new int[n];
+        this.reported = new int[n];
         this.deferredGeneration = new int[n];
         this.slotWriter = new long[n * pageTokens];
         this.slotWriterTenant = new String[n * pageTokens];
@@ -139,7 +151,9 @@ public final class KvPool {
             tenant[p] = tenantId;
             epoch[p]++;
             written[p] = 0;
+            reported[p] = 0;
             pages.add(new PageRef(p, epoch[p]));
+            lineage.page(Kind.ALLOCATE, p, epoch[p], requestId, tenantId);
         }
         peakUsed = Math.max(peakUsed, state.length - free.size());
         return pages;
@@ -151,6 +165,8 @@ public final class KvPool {
             requireState(requestId, ref, PageState.OWNED);
         }
         for (PageRef ref : pages) {
+            flushWrites(ref.page());
+            lineage.page(Kind.RELEASE, ref.page(), ref.epoch(), requestId, tenant[ref.page()]);
             toFree(ref.page());
         }
     }
@@ -164,8 +180,10 @@ public final class KvPool {
             requireState(requestId, ref, PageState.OWNED);
         }
         for (PageRef ref : pages) {
+            flushWrites(ref.page());
             state[ref.page()] = PageState.DEFERRED;
             deferredGeneration[ref.page()] = generation;
+            lineage.generation(Kind.DEFER, ref.page(), ref.epoch(), requestId, tenant[ref.page()], generation);
         }
     }
 
@@ -183,6 +201,7 @@ public final class KvPool {
             }
         }
         for (PageRef ref : pages) {
+            lineage.generation(Kind.DRAIN, ref.page(), ref.epoch(), requestId, tenant[ref.page()], generation);
             toFree(ref.page());
         }
         return true;
@@ -198,7 +217,9 @@ public final class KvPool {
             }
         }
         for (PageRef ref : pages) {
+            flushWrites(ref.page());
             state[ref.page()] = PageState.QUARANTINED;
+            lineage.page(Kind.QUARANTINE, ref.page(), ref.epoch(), requestId, tenant[ref.page()]);
         }
     }
 
@@ -219,6 +240,7 @@ public final class KvPool {
                     slotWriter[p * pageTokens + s] = 0;
                     slotWriterTenant[p * pageTokens + s] = null;
                 }
+                lineage.page(Kind.SCRUB, p, ref.epoch(), requestId, tenant[p]);
                 toFree(p);
             }
         }
@@ -246,6 +268,15 @@ public final class KvPool {
 
     /** Records that slots {@code [0, slotsEnd)} of a page now hold data its owner wrote. */
     public synchronized void markWritten(long requestId, PageRef ref, int slotsEnd) {
+        markWritten(requestId, ref, slotsEnd, false);
+    }
+
+    /**
+     * Records written slots. {@code viaTransfer}: they arrived in a transfer frame, whose
+     * TRANSFER_IN lineage event already reports them; otherwise they are reported as one WRITE
+     * event when the page fills up or its owner lets go of it (one event per page, not per token).
+     */
+    public synchronized void markWritten(long requestId, PageRef ref, int slotsEnd, boolean viaTransfer) {
         requireState(requestId, ref, PageState.OWNED);
         int p = ref.page();
         int end = Math.min(slotsEnd, pageTokens);
@@ -254,6 +285,24 @@ public final class KvPool {
             slotWriterTenant[p * pageTokens + s] = tenant[p];
         }
         written[p] = Math.max(written[p], end);
+        if (viaTransfer) {
+            reported[p] = Math.max(reported[p], written[p]);
+        } else if (written[p] == pageTokens) {
+            flushWrites(p);
+        }
+    }
+
+    /** Reports the owner's written-but-unreported slots of a page as one WRITE event. */
+    private void flushWrites(int p) {
+        if (written[p] > reported[p]) {
+            lineage.slots(Kind.WRITE, p, epoch[p], owner[p], tenant[p], reported[p], written[p]);
+            reported[p] = written[p];
+        }
+    }
+
+    /** The pool's lineage recorder (the transport and the decode side report transfers and reads through it). */
+    public LineageRecorder lineage() {
+        return lineage;
     }
 
     /** Marks written every slot that positions {@code [0, endPos)} cover in a page table. */
@@ -370,6 +419,11 @@ public final class KvPool {
     private String describe(int p, long requestId, long expectedEpoch, String expectedState) {
         return name + ": page " + p + " expected " + expectedState + " by request " + requestId + " epoch "
                 + expectedEpoch + ", found " + state[p] + " owner " + owner[p] + " epoch " + epoch[p];
+    }
+
+    /** The page's current epoch. */
+    public synchronized long epochOf(int page) {
+        return epoch[page];
     }
 
     /** A consistent copy of one page's metadata. */

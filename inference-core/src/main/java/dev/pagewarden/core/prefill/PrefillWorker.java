@@ -149,7 +149,7 @@ public final class PrefillWorker implements Runnable {
         // an abort that sees "transferring" always finds the transfer to defer.
         expectTransfer.accept(seq);
         seq.moveTo(new RequestState.Transferring());
-        transport.send(new TransferJob(seq.id(), generation, pool, pages, prompt.length,
+        transport.send(new TransferJob(seq.id(), seq.tenant(), generation, pool, pages, prompt.length,
                 accepted -> releasePrefillPages(seq)));
     }
 

@@ -2,7 +2,7 @@ package dev.pagewarden.core.request;
 
 /**
  * Admission refused the request before any KV page was reserved. {@code code} is the API error code:
- * {@code context_length_exceeded} (never fits) or {@code overloaded} (retry later).
+ * {@code context_length_exceeded} (never fits), {@code overloaded} or {@code audit_backpressure} (retry later).
  */
 public class RequestRejectedException extends RuntimeException {
     private final String code;
@@ -17,6 +17,6 @@ public class RequestRejectedException extends RuntimeException {
     }
 
     public boolean retryable() {
-        return "overloaded".equals(code);
+        return "overloaded".equals(code) || "audit_backpressure".equals(code);
     }
 }

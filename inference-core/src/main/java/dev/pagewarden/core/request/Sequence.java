@@ -30,6 +30,8 @@ public final class Sequence {
     private List<PageRef> decodePages = List.of();
     private List<PageRef> prefillPages = List.of();
     private int transferGeneration;
+    /** Decode pages whose first read has been recorded in the lineage. */
+    private int boundPages;
     private int[] output = new int[8];
     private int outputCount;
     /** The token the next decode step feeds (the last one sampled). */
@@ -159,6 +161,14 @@ public final class Sequence {
 
     public void prefillPages(List<PageRef> pages) {
         this.prefillPages = List.copyOf(pages);
+    }
+
+    public int boundPages() {
+        return boundPages;
+    }
+
+    public void boundPages(int pages) {
+        this.boundPages = pages;
     }
 
     public int transferGeneration() {

@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.lab.Fault;
+import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.lab.LabFaults;
 
 import java.lang.foreign.Arena;
@@ -77,7 +78,11 @@ public final class InProcessKvTransport implements KvTransport {
                     continue; // lost on the wire; the sender does not notice
                 }
                 KvPool.SlotWriters provenance = job.source().groundTruthEnabled() ? job.source().slotWriters(src.page()) : null;
-                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), i, tokens, crc, staging, provenance))) {
+                // lineage: the bytes left, whether or not the wire then loses them
+                job.source().lineage().transfer(Kind.TRANSFER_OUT, src.page(), src.epoch(), job.requestId(), job.tenant(),
+                        tokens, null, -1, -1, job.generation(), crc);
+                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), i, tokens, crc, staging, src,
+                        job.source().name(), provenance))) {
                     return false;
                 }
             }

@@ -11,8 +11,8 @@ import java.util.function.Consumer;
  * {@code source}. {@code onOutcome} runs once, after the receiver has answered for every frame
  * (true = accepted and verified); only then may the sender reuse its pages.
  */
-public record TransferJob(long requestId, int generation, KvPool source, List<PageRef> sourcePages, int tokens,
-                          Consumer<Boolean> onOutcome) {
+public record TransferJob(long requestId, String tenant, int generation, KvPool source, List<PageRef> sourcePages,
+                          int tokens, Consumer<Boolean> onOutcome) {
     public TransferJob {
         sourcePages = List.copyOf(sourcePages);
     }

@@ -79,7 +79,8 @@ class KvIntakeRaceTest {
             intake.expect(seq);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment page = arena.allocate(pool.layout().pageBytes());
-                assertThat(intake.onFrame(new PageFrame(1, generation, 0, 4, InProcessKvTransport.crc32c(page), page, null))).isTrue();
+                assertThat(intake.onFrame(new PageFrame(1, generation, 0, 4, InProcessKvTransport.crc32c(page), page,
+                        new dev.pagewarden.core.kv.PageRef(0, 1), "prefill-0", null))).isTrue();
             }
             Field f = KvIntake.class.getDeclaredField("transfers");
             f.setAccessible(true);
