@@ -97,12 +97,12 @@ public final class EngineBench {
         int maxBatch = o.batches().stream().mapToInt(Integer::intValue).max().orElseThrow();
         int threads = o.threads() > 0 ? o.threads() : Runtime.getRuntime().availableProcessors();
 
-        progress.println("measuring memory read bandwidth ...");
-        double readGBs;
-        try (Parallel pool = new Parallel(threads)) {
-            readGBs = Bandwidth.readGBs(pool, 1L << 30, 5);
-        }
-
+        // The probe runs right before every measured decode run: this machine's bandwidth drifts with
+        // its neighbours, so each run is compared with the bandwidth of its own moment.
+        progress.println("preparing the memory bandwidth probe ...");
+        Parallel probePool = new Parallel(threads);
+        Bandwidth.Probe probe = new Bandwidth.Probe(1L << 30);
+        List<Double> bandwidths = new ArrayList<>();
         Recorder rec = new Recorder();
         EngineConfig cfg = EngineConfig.builder().backend(o.backend()).threads(threads).maxBatch(maxBatch).contextWindow(perRequest)
                 .poolTokens(2 * perRequest, maxBatch * (perRequest + 16)).maxQueue(maxBatch * 2).build();
@@ -122,27 +122,35 @@ public final class EngineBench {
             bar.accept(++done);
             List<Double> prefills = new ArrayList<>();
             Map<Integer, List<Double>> perBatch = new LinkedHashMap<>();
+            Map<Integer, List<Double>> fractions = new LinkedHashMap<>();
             for (int r = 0; r < o.repeats(); r++) {
                 rec.reset();
                 runBatch(engine, c, o.promptTokens(), 2, 1, rnd);
                 prefills.add(rec.prefillTokens / (rec.prefillNanos / 1e9));
                 bar.accept(++done);
                 for (int b : o.batches()) {
+                    double bw = probe.best(probePool, 3) * 1e9;
+                    bandwidths.add(bw / 1e9);
                     rec.reset();
                     runBatch(engine, c, o.promptTokens(), o.genTokens(), b, rnd);
-                    perBatch.computeIfAbsent(b, k -> new ArrayList<>()).add(rec.decodeTokS(b));
+                    double tokS = rec.decodeTokS(b);
+                    perBatch.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS);
+                    // one step reads the weights once for all the batch's tokens
+                    fractions.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS / b * weightBytes / bw);
                     bar.accept(++done);
                 }
             }
             prefill = median(prefills);
             for (Map.Entry<Integer, List<Double>> e : perBatch.entrySet()) {
-                double tokS = median(e.getValue());
-                decode.put(String.valueOf(e.getKey()), tokS);
-                // one step reads the weights once for all the batch's tokens
-                fraction.put(String.valueOf(e.getKey()), tokS / e.getKey() * weightBytes / (readGBs * 1e9));
+                decode.put(String.valueOf(e.getKey()), median(e.getValue()));
+                fraction.put(String.valueOf(e.getKey()), median(fractions.get(e.getKey())));
             }
             peakPages = engine.decodePool().peakUsedPages();
+        } finally {
+            probe.close();
+            probePool.close();
         }
+        double readGBs = median(bandwidths);
         Map<String, Object> safety = o.safetyPairs() > 0 ? compareSafety(model, o, cfg, rnd, progress) : null;
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("model", model.source() == null ? "memory" : model.source().getFileName().toString());
@@ -156,6 +164,7 @@ public final class EngineBench {
         json.put("repeats", o.repeats());
         json.put("weight_bytes_per_token", weightBytes);
         json.put("mem_read_gbs", readGBs);
+        json.put("mem_read_gbs_per_run", bandwidths);
         json.put("prefill_tok_s", prefill);
         json.put("decode_tok_s", decode);
         json.put("decode_weight_bandwidth_fraction", fraction);

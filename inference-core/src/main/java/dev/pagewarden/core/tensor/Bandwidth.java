@@ -30,20 +30,21 @@ public final class Bandwidth {
             throw new IllegalArgumentException("need at least 1 repetition, got " + repetitions);
         }
         try (Probe probe = new Probe(bytes, Kernels.ROWS)) {
-            double best = 0;
-            for (int rep = 0; rep < repetitions; rep++) {
-                best = Math.max(best, probe.pass(pool));
-            }
-            return best;
+            return probe.best(pool, repetitions);
         }
     }
 
     /** A buffer that can be timed again and again, e.g. interleaved with other measurements. */
-    static final class Probe implements AutoCloseable {
+    public static final class Probe implements AutoCloseable {
         private final Arena arena = Arena.ofShared();
         private final MemorySegment buffer;
         private final RowKernels kernels;
         private final float[] sink;
+
+        /** A probe over about {@code bytes} (whole MiB) read with the default kernels. */
+        public Probe(long bytes) {
+            this(bytes, Kernels.ROWS);
+        }
 
         Probe(long bytes, RowKernels kernels) {
             long pieces = bytes / PIECE;
@@ -52,7 +53,8 @@ public final class Bandwidth {
                 throw new IllegalArgumentException("need at least 1 MiB, got " + bytes + " bytes");
             }
             this.kernels = kernels;
-            this.buffer = arena.allocate(pieces * PIECE, 4096);
+            // the same kind of memory the weights live in (huge pages where available): a fair ceiling
+            this.buffer = HostMemory.allocate(arena, pieces * PIECE);
             buffer.fill((byte) 0x3c); // commits the pages before timing
             this.sink = new float[(int) pieces];
             // Compile the read loop on a cache-resident prefix before timing.
@@ -62,7 +64,7 @@ public final class Bandwidth {
         }
 
         /** One timed pass over the whole buffer; GB/s. */
-        double pass(Parallel pool) {
+        public double pass(Parallel pool) {
             long t0 = System.nanoTime();
             pool.forRange(sink.length, (start, end) ->
                     sink[start] += kernels.readAll(buffer, start * PIECE, end * PIECE));
@@ -71,6 +73,15 @@ public final class Bandwidth {
                 throw new AssertionError("unreachable: keeps the reads alive");
             }
             return (double) buffer.byteSize() / (t1 - t0);
+        }
+
+        /** The best of {@code passes} timed passes; GB/s. */
+        public double best(Parallel pool, int passes) {
+            double best = 0;
+            for (int i = 0; i < passes; i++) {
+                best = Math.max(best, pass(pool));
+            }
+            return best;
         }
 
         @Override

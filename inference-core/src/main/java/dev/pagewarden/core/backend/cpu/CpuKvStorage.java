@@ -1,5 +1,6 @@
 package dev.pagewarden.core.backend.cpu;
 
+import dev.pagewarden.core.tensor.HostMemory;
 import dev.pagewarden.core.backend.KvStorage;
 import dev.pagewarden.core.kv.KvLayout;
 

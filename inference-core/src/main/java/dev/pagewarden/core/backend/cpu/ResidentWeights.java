@@ -1,5 +1,6 @@
 package dev.pagewarden.core.backend.cpu;
 
+import dev.pagewarden.core.tensor.HostMemory;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.Tensor;
 

@@ -1,4 +1,4 @@
-package dev.pagewarden.core.backend.cpu;
+package dev.pagewarden.core.tensor;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -10,12 +10,13 @@ import java.lang.invoke.MethodHandle;
 import java.util.Optional;
 
 /**
- * The CPU backend's "device memory": large, 64-byte-aligned blocks, on Linux asked to be backed by
+ * The CPU backend's "device memory" (weights, KV pages, and the bandwidth probe that they are
+ * compared with): large, 64-byte-aligned blocks, on Linux asked to be backed by
  * transparent huge pages. Streaming 400 MB of weights per token through 4 KB pages costs a TLB miss
  * every 4 KB; huge pages and cache-line alignment are worth about a third of decode speed here.
  * Falls back to plain aligned allocation where mmap/madvise are not available.
  */
-final class HostMemory {
+public final class HostMemory {
     private static final long HUGE = 2L << 20;
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
@@ -59,7 +60,7 @@ final class HostMemory {
     }
 
     /** Allocates {@code bytes} (contents unspecified), freed when {@code arena} closes. */
-    static MemorySegment allocate(Arena arena, long bytes) {
+    public static MemorySegment allocate(Arena arena, long bytes) {
         if (MMAP != null && bytes >= HUGE) {
             try {
                 long size = (bytes + HUGE - 1) / HUGE * HUGE;
