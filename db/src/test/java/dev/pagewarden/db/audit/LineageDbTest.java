@@ -273,7 +273,7 @@ class LineageDbTest {
         String dataPartition = "kv_lineage_p" + PartitionManager.dayOf(start).toString().replace("-", "");
         for (String plan : List.of(exposurePlan, lineagePlan)) {
             assertThat(plan).doesNotContain("Seq Scan on " + dataPartition + " ");
-            assertThat(plan).contains("worker_page_event_time_event_id_idx"); // the last-writer walk
+            assertThat(plan).contains("Index Only Scan Backward using " + dataPartition + "_worker_page_event_time_event_id"); // the last-writer walk
         }
         assertThat(exposurePlan).contains("kv_lineage_p").contains("_event_time_idx");
         assertThat(lineagePlan).contains("request_id_event_time_idx");
