@@ -1,5 +1,5 @@
 /**
  * PostgreSQL persistence: Flyway migrations, JPA entities, and the COPY-based lineage writer.
- * Not built yet: see the lineage-audit issue.
+ * Packages: journal (local WAL), lineage (sink, COPY shipper, partitions), audit (queries), schema (Flyway).
  */
 package dev.pagewarden.db;

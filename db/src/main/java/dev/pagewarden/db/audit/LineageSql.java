@@ -1,0 +1,72 @@
+package dev.pagewarden.db.audit;
+
+/**
+ * All audit SQL in one place. The heart is {@link #LAST_WRITER}: for one read slot, the last event before
+ * the read that put bytes into that slot of that physical page, in any epoch. Pages are not zeroed
+ * between owners, so a page's epoch says who may read it, not whose data is in it: in the 2026 bug the
+ * reader owned the new epoch and never wrote it, and the data belonged to the previous epoch's writer.
+ * A SCRUB (kind 10) zeroes the page, so after it the slot holds nobody's data (writer tenant NULL).
+ */
+final class LineageSql {
+    private LineageSql() {
+    }
+
+    /** Lateral subquery over alias {@code rd} (a BIND_READ row) and {@code s.slot}; served by kv_lineage_writes_by_page. */
+    static final String LAST_WRITER = """
+            SELECT x.kind, x.request_id, x.tenant_id, x.epoch, x.event_time
+              FROM kv_lineage x
+             WHERE x.worker = rd.worker AND x.page = rd.page
+               AND x.kind IN (1, 3, 10)
+               AND x.event_time <= rd.event_time
+               AND (x.event_time, x.event_id) < (rd.event_time, rd.event_id)
+               AND (x.kind = 10 OR (x.slot_from <= s.slot AND s.slot < x.slot_to))
+             ORDER BY x.event_time DESC, x.event_id DESC
+             LIMIT 1""";
+
+    /** Request lineage, one row per (page read, slot): who last wrote that slot before the read. Param: request id. */
+    static final String REQUEST_READS = """
+            SELECT rd.worker, rd.page, rd.epoch, rd.slot_from, rd.slot_to, rd.event_time, s.slot,
+                   w.kind, w.request_id, w.tenant_id, w.epoch, w.event_time
+              FROM kv_lineage rd
+             CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
+              LEFT JOIN LATERAL (%s) w ON true
+             WHERE rd.request_id = ? AND rd.kind = 5
+             ORDER BY rd.event_time, rd.event_id, s.slot""".formatted(LAST_WRITER);
+
+    /**
+     * Transfer chain into the page epochs a request read: each TRANSFER_IN on such a page epoch, with the
+     * matching TRANSFER_OUT's checksum on the sending side. Param: request id.
+     */
+    static final String REQUEST_TRANSFERS = """
+            SELECT ti.worker, ti.page, ti.epoch, ti.peer_worker, ti.peer_page, ti.peer_epoch, ti.generation,
+                   ti.slot_from, ti.slot_to, ti.checksum, o.checksum, ti.event_time, ti.request_id
+              FROM (SELECT DISTINCT worker, page, epoch FROM kv_lineage WHERE request_id = ? AND kind = 5) r
+              JOIN kv_lineage ti ON ti.worker = r.worker AND ti.page = r.page AND ti.epoch = r.epoch AND ti.kind = 3
+              LEFT JOIN LATERAL (
+                    SELECT o.checksum FROM kv_lineage o
+                     WHERE o.kind = 2 AND o.worker = ti.peer_worker AND o.page = ti.peer_page
+                       AND o.epoch = ti.peer_epoch AND o.peer_worker = ti.worker AND o.peer_page = ti.page
+                       AND o.generation = ti.generation
+                     ORDER BY o.event_time DESC LIMIT 1) o ON true
+             ORDER BY ti.event_time, ti.event_id""";
+
+    /**
+     * Exposure finder: reads in [from, to) of slots last written by a request of another tenant, one row
+     * per (read, exposing writer) with the slot count. Params: from, to, worker (NULL = all).
+     */
+    static final String EXPOSURES = """
+            SELECT rd.tenant_id, rd.request_id, w.tenant_id, w.request_id, rd.worker, rd.page, rd.epoch, w.epoch,
+                   count(*) AS slots, rd.event_time, max(w.event_time)
+              FROM kv_lineage rd
+             CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
+             CROSS JOIN LATERAL (%s) w
+             WHERE rd.kind = 5 AND rd.event_time >= ? AND rd.event_time < ?
+               AND (CAST(? AS text) IS NULL OR rd.worker = ?)
+               AND w.tenant_id IS NOT NULL AND w.tenant_id IS DISTINCT FROM rd.tenant_id
+             GROUP BY rd.event_id, rd.event_time, rd.tenant_id, rd.request_id, w.tenant_id, w.request_id,
+                      rd.worker, rd.page, rd.epoch, w.epoch
+             ORDER BY rd.event_time, rd.event_id, w.request_id""".formatted(LAST_WRITER);
+
+    /** Status and model of the reader requests (delivered = FINISHED). Param: bigint[] of ids. */
+    static final String REQUEST_STATUS = "SELECT id, status, model FROM requests WHERE id = ANY (?)";
+}

@@ -1,0 +1,266 @@
+package dev.pagewarden.db.journal;
+
+import dev.pagewarden.core.lineage.LineageEvent;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+
+/**
+ * Local write-ahead journal of lineage events: the durability point between the engine and PostgreSQL.
+ * One writer appends batches (fsync per batch); one shipper reads fsynced ranges and acknowledges
+ * segments once they are committed in the database, which deletes them. Segments roll at a size.
+ *
+ * <p>Opening recovers: a torn record at the tail of the last segment (crash mid-append) is cut off and
+ * reported in {@link #recovery()}. A damaged record anywhere else is left in place; the segment is sealed
+ * and the shipper stops there with a {@link JournalCorruptedException}.
+ *
+ * <p>The disk cap is a fail-closed threshold: past it {@link #accepting()} is false so admission pauses,
+ * but appends still succeed, because events of requests already running must not be lost.
+ */
+public final class Journal implements Closeable {
+
+    /**
+     * @param dir          where segment files live (created if missing)
+     * @param segmentBytes a segment is sealed and a new one started past this size
+     * @param capBytes     {@link #accepting()} turns false once the journal holds this many bytes
+     */
+    public record Config(Path dir, long segmentBytes, long capBytes) {
+        public Config {
+            Objects.requireNonNull(dir);
+            if (segmentBytes < 4096 || capBytes < segmentBytes) {
+                throw new IllegalArgumentException("need segmentBytes >= 4096 and capBytes >= segmentBytes");
+            }
+        }
+    }
+
+    /** What opening found: segments on disk, a torn tail cut off (bytes, where), a corrupt segment sealed. */
+    public record Recovery(int segments, long tornBytesCut, String tornDetail, String corruptionDetail) {
+    }
+
+    /** A snapshot of one segment for the shipper: it may read [header, durableBytes). */
+    public record Segment(long id, Path path, long durableBytes, boolean sealed) {
+    }
+
+    private static final String SUFFIX = ".seg";
+
+    private final Config config;
+    private final Recovery recovery;
+    private final ArrayList<Segment> segments = new ArrayList<>(); // guarded by this; last = active
+    private final AtomicLong bytesOnDisk = new AtomicLong();
+    private FileChannel active; // writer only
+    private long activeSize;
+    private ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.BIG_ENDIAN);
+    private final CRC32C crc = new CRC32C();
+
+    private Journal(Config config) throws IOException {
+        this.config = config;
+        Files.createDirectories(config.dir());
+        List<Path> files;
+        try (Stream<Path> s = Files.list(config.dir())) {
+            files = s.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
+        }
+        long torn = 0;
+        String tornDetail = null, corruption = null;
+        for (int i = 0; i < files.size(); i++) {
+            Path p = files.get(i);
+            long size = Files.size(p);
+            if (i == files.size() - 1) {
+                SegmentFormat.Scan scan = SegmentFormat.scan(p);
+                if (!scan.clean() && scan.tornTail()) {
+                    torn = size - scan.end();
+                    tornDetail = p.getFileName() + " at byte " + scan.end() + ": " + scan.problem();
+                    if (scan.end() < SegmentFormat.HEADER_BYTES) { // crashed while creating it: nothing inside
+                        Files.delete(p);
+                        continue;
+                    }
+                    cut(p, scan.end());
+                    size = scan.end();
+                } else if (!scan.clean()) {
+                    corruption = p.getFileName() + " at byte " + scan.end() + ": " + scan.problem();
+                }
+            }
+            segments.add(new Segment(idOf(p), p, size, true));
+            bytesOnDisk.addAndGet(size);
+        }
+        // Always append to a fresh segment: the last one's tail was written by a process that may have crashed.
+        long nextId = segments.isEmpty() ? 1 : segments.getLast().id() + 1;
+        openSegment(nextId);
+        this.recovery = new Recovery(files.size(), torn, tornDetail, corruption);
+    }
+
+    public static Journal open(Config config) throws IOException {
+        return new Journal(config);
+    }
+
+    public Recovery recovery() {
+        return recovery;
+    }
+
+    public Config config() {
+        return config;
+    }
+
+    /** False once the journal holds {@code capBytes}: the caller must stop admitting work (fail closed). */
+    public boolean accepting() {
+        return bytesOnDisk.get() < config.capBytes();
+    }
+
+    public long bytesOnDisk() {
+        return bytesOnDisk.get();
+    }
+
+    /**
+     * Appends a batch and fsyncs it; when this returns, the events survive a crash. Writer thread only.
+     * On an I/O error the segment is cut back to its last durable size, so a retry leaves no half record.
+     */
+    public void append(List<LineageEvent> batch) throws IOException {
+        if (batch.isEmpty()) {
+            return;
+        }
+        encode(batch);
+        int n = buffer.remaining();
+        if (activeSize > SegmentFormat.HEADER_BYTES && activeSize + n > config.segmentBytes()) {
+            roll();
+        }
+        long start = activeSize;
+        try {
+            while (buffer.hasRemaining()) {
+                active.write(buffer, activeSize + (n - buffer.remaining()));
+            }
+            active.force(false);
+        } catch (IOException e) {
+            try {
+                active.truncate(start);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        activeSize = start + n;
+        bytesOnDisk.addAndGet(n);
+        synchronized (this) {
+            Segment last = segments.getLast();
+            segments.set(segments.size() - 1, new Segment(last.id(), last.path(), activeSize, false));
+        }
+    }
+
+    /** Segments oldest first, the active one last. */
+    public synchronized List<Segment> segments() {
+        return List.copyOf(segments);
+    }
+
+    /** The database holds every event of this sealed segment: delete it. Shipper thread only. */
+    public void acknowledge(Segment segment) throws IOException {
+        synchronized (this) {
+            int i = indexOf(segment.id());
+            if (i < 0 || !segments.get(i).sealed()) {
+                throw new IllegalStateException("segment " + segment.id() + " is not a sealed segment of this journal");
+            }
+            segments.remove(i);
+        }
+        long size = Files.size(segment.path());
+        Files.delete(segment.path());
+        bytesOnDisk.addAndGet(-size);
+        syncDir();
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (active != null) {
+            active.force(true);
+            active.close();
+            active = null;
+        }
+    }
+
+    private void encode(List<LineageEvent> batch) {
+        buffer.clear();
+        for (LineageEvent e : batch) {
+            if (buffer.remaining() < SegmentFormat.RECORD_OVERHEAD + EventCodec.MAX_ENCODED) {
+                ByteBuffer bigger = ByteBuffer.allocateDirect(buffer.capacity() * 2).order(ByteOrder.BIG_ENDIAN);
+                buffer.flip();
+                bigger.put(buffer);
+                buffer = bigger;
+            }
+            int at = buffer.position();
+            buffer.position(at + SegmentFormat.RECORD_OVERHEAD);
+            EventCodec.encode(e, buffer);
+            int len = buffer.position() - at - SegmentFormat.RECORD_OVERHEAD;
+            crc.reset();
+            crc.update(buffer.slice(at + SegmentFormat.RECORD_OVERHEAD, len));
+            buffer.putInt(at, len);
+            buffer.putInt(at + 4, (int) crc.getValue());
+        }
+        buffer.flip();
+    }
+
+    private void roll() throws IOException {
+        active.force(true);
+        active.close();
+        long next;
+        synchronized (this) {
+            Segment last = segments.getLast();
+            segments.set(segments.size() - 1, new Segment(last.id(), last.path(), activeSize, true));
+            next = last.id() + 1;
+        }
+        openSegment(next);
+    }
+
+    private void openSegment(long id) throws IOException {
+        Path p = config.dir().resolve(String.format("%016d%s", id, SUFFIX));
+        active = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        ByteBuffer h = SegmentFormat.header();
+        while (h.hasRemaining()) {
+            active.write(h);
+        }
+        active.force(true);
+        syncDir();
+        activeSize = SegmentFormat.HEADER_BYTES;
+        bytesOnDisk.addAndGet(activeSize);
+        synchronized (this) {
+            segments.add(new Segment(id, p, activeSize, false));
+        }
+    }
+
+    private int indexOf(long id) {
+        for (int i = 0; i < segments.size(); i++) {
+            if (segments.get(i).id() == id) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static void cut(Path p, long size) throws IOException {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+            ch.truncate(size);
+            ch.force(true);
+        }
+    }
+
+    /** Makes a created or deleted segment file itself durable (the directory entry), not only its bytes. */
+    private void syncDir() throws IOException {
+        try (FileChannel d = FileChannel.open(config.dir(), StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // Some file systems refuse fsync on a directory; the data itself was fsynced.
+        }
+    }
+
+    private static long idOf(Path p) {
+        String n = p.getFileName().toString();
+        return Long.parseLong(n.substring(0, n.length() - SUFFIX.length()));
+    }
+}

@@ -1,0 +1,147 @@
+package dev.pagewarden.db.lineage;
+
+import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.core.spi.LineageSink;
+import dev.pagewarden.db.journal.Journal;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The engine's {@link LineageSink}: engine threads put events into a bounded lock-free ring and return;
+ * one writer thread drains the ring in batches into the {@link Journal} (one fsync per batch).
+ *
+ * <p>Nothing is ever dropped. If the ring is full (the disk cannot keep up) {@link #emit} waits for space:
+ * the one place the engine can be slowed, counted in {@link #producerWaits()}. {@link #accepting()} is false
+ * while the journal is at its cap, the ring is nearly full, or the journal cannot be written, so admission
+ * stops taking new work before that happens.
+ */
+public final class JournalingLineageSink implements LineageSink, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(JournalingLineageSink.class.getName());
+
+    private final Journal journal;
+    private final EventRing<LineageEvent> ring;
+    private final int batchMax;
+    private final Thread writer;
+    private final AtomicLong emitted = new AtomicLong();
+    private final AtomicLong journaled = new AtomicLong();
+    private final AtomicLong producerWaits = new AtomicLong();
+    private volatile boolean writerParked;
+    private volatile boolean running = true;
+    private volatile IOException lastError;
+
+    /**
+     * @param ringCapacity events the ring holds (power of two); engine threads wait only when it is full
+     * @param batchMax     most events per journal append (one fsync)
+     */
+    public JournalingLineageSink(Journal journal, int ringCapacity, int batchMax) {
+        this.journal = journal;
+        this.ring = new EventRing<>(ringCapacity);
+        this.batchMax = batchMax;
+        this.writer = Thread.ofPlatform().name("lineage-journal-writer").daemon().unstarted(this::writeLoop);
+        writer.start();
+    }
+
+    @Override
+    public void emit(LineageEvent event) {
+        emitted.incrementAndGet();
+        if (!ring.offer(event)) {
+            producerWaits.incrementAndGet();
+            do {
+                LockSupport.unpark(writer);
+                LockSupport.parkNanos(50_000);
+            } while (!ring.offer(event));
+        }
+        if (writerParked) {
+            LockSupport.unpark(writer);
+        }
+    }
+
+    @Override
+    public boolean accepting() {
+        return lastError == null && journal.accepting() && ring.size() < ring.capacity() - ring.capacity() / 8;
+    }
+
+    /** Null while healthy; otherwise the journal write error the writer is retrying. */
+    public IOException lastError() {
+        return lastError;
+    }
+
+    public long emitted() {
+        return emitted.get();
+    }
+
+    /** Events fsynced to the journal. */
+    public long journaled() {
+        return journaled.get();
+    }
+
+    public long producerWaits() {
+        return producerWaits.get();
+    }
+
+    /** Waits until every event emitted so far is fsynced (tests, orderly shutdown). */
+    public boolean flush(long timeout, TimeUnit unit) {
+        long target = emitted.get();
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (journaled.get() < target) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            LockSupport.unpark(writer);
+            LockSupport.parkNanos(100_000);
+        }
+        return true;
+    }
+
+    /** Drains what is queued into the journal and stops the writer; the journal stays open (caller owns it). */
+    @Override
+    public void close() {
+        flush(30, TimeUnit.SECONDS);
+        running = false;
+        LockSupport.unpark(writer);
+        try {
+            writer.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void writeLoop() {
+        ArrayList<LineageEvent> batch = new ArrayList<>(batchMax);
+        long backoffNanos = 1_000_000;
+        while (running || ring.size() > 0 || !batch.isEmpty()) {
+            if (batch.isEmpty()) {
+                ring.drainTo(batch, batchMax);
+            }
+            if (batch.isEmpty()) {
+                writerParked = true;
+                if (ring.size() == 0 && running) {
+                    LockSupport.parkNanos(1_000_000);
+                }
+                writerParked = false;
+                continue;
+            }
+            try {
+                journal.append(batch);
+                journaled.addAndGet(batch.size());
+                batch.clear();
+                lastError = null;
+                backoffNanos = 1_000_000;
+            } catch (IOException e) {
+                // Keep the batch and retry: the journal cut the half-written bytes; accepting() is false meanwhile.
+                if (lastError == null) {
+                    LOG.log(Level.SEVERE, "lineage journal append failed; admission paused, retrying", e);
+                }
+                lastError = e;
+                LockSupport.parkNanos(backoffNanos);
+                backoffNanos = Math.min(backoffNanos * 2, 1_000_000_000L);
+            }
+        }
+    }
+}
