@@ -83,10 +83,12 @@ public final class LineageQueries {
     /** As {@link #exposures(Instant, Instant)}, limited to reads on {@code worker} (null = all workers). */
     public List<Exposure> exposures(Instant from, Instant to, String worker) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LineageSql.EXPOSURES)) {
-            ps.setTimestamp(1, Timestamp.from(from));
-            ps.setTimestamp(2, Timestamp.from(to));
-            ps.setString(3, worker);
-            ps.setString(4, worker);
+            for (int part = 0; part < 2; part++) {
+                ps.setTimestamp(4 * part + 1, Timestamp.from(from));
+                ps.setTimestamp(4 * part + 2, Timestamp.from(to));
+                ps.setString(4 * part + 3, worker);
+                ps.setString(4 * part + 4, worker);
+            }
             List<Exposure> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

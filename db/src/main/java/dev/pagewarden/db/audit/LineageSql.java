@@ -51,12 +51,18 @@ final class LineageSql {
              ORDER BY ti.event_time, ti.event_id""";
 
     /**
-     * Exposure finder: reads in [from, to) of slots last written by a request of another tenant, one row
-     * per (read, exposing writer) with the slot count. Params: from, to, worker (NULL = all).
+     * Exposure finder, one row per (read, exposing writer) with the slot count. Two ways a reader gets
+     * another tenant's data: (1) at its read (BIND_READ in [from, to)) a slot was last written by a
+     * request of another tenant - the 2026 bug; (2) after it bound a page epoch, another tenant's
+     * request wrote into that very page epoch (a late transfer write landing in a reused page - only
+     * the owner ever writes its page epoch, so any such write is foreign data under the reader).
+     * Params: from, to, worker, worker (NULL = all), twice.
      */
     static final String EXPOSURES = """
-            SELECT rd.tenant_id, rd.request_id, w.tenant_id, w.request_id, rd.worker, rd.page, rd.epoch, w.epoch,
-                   count(*) AS slots, rd.event_time, max(w.event_time)
+            SELECT * FROM (
+            SELECT rd.tenant_id, rd.request_id, w.tenant_id AS writer_tenant, w.request_id AS writer_request, rd.worker,
+                   rd.page, rd.epoch, w.epoch AS writer_epoch, count(*) AS slots, rd.event_time, max(w.event_time),
+                   rd.event_id
               FROM kv_lineage rd
              CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
              CROSS JOIN LATERAL (%s) w
@@ -65,7 +71,20 @@ final class LineageSql {
                AND w.tenant_id IS NOT NULL AND w.tenant_id IS DISTINCT FROM rd.tenant_id
              GROUP BY rd.event_id, rd.event_time, rd.tenant_id, rd.request_id, w.tenant_id, w.request_id,
                       rd.worker, rd.page, rd.epoch, w.epoch
-             ORDER BY rd.event_time, rd.event_id, w.request_id""".formatted(LAST_WRITER);
+            UNION ALL
+            SELECT rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.worker, rd.page, rd.epoch, x.epoch,
+                   sum(x.slot_to - x.slot_from), min(x.event_time), max(x.event_time), rd.event_id
+              FROM kv_lineage rd
+              JOIN kv_lineage x ON x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
+                               AND x.kind IN (1, 3) AND x.request_id <> rd.request_id
+                               AND (x.event_time, x.event_id) > (rd.event_time, rd.event_id)
+             WHERE rd.kind = 5 AND rd.event_time >= ? AND rd.event_time < ?
+               AND (CAST(? AS text) IS NULL OR rd.worker = ?)
+               AND x.tenant_id IS NOT NULL AND x.tenant_id IS DISTINCT FROM rd.tenant_id
+             GROUP BY rd.event_id, rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.worker, rd.page,
+                      rd.epoch, x.epoch
+            ) e
+             ORDER BY e.event_time, e.event_id, e.writer_request""".formatted(LAST_WRITER);
 
     /** Status and model of the reader requests (delivered = FINISHED). Param: bigint[] of ids. */
     static final String REQUEST_STATUS = "SELECT id, status, model FROM requests WHERE id = ANY (?)";

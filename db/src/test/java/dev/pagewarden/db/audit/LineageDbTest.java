@@ -265,7 +265,8 @@ class LineageDbTest {
         List<LineageEvent> bulk = cleanWorkload(ev, 4_000); // ~100k rows
         ship(bulk);
         exec("ANALYZE kv_lineage");
-        String exposurePlan = explain(LineageSql.EXPOSURES, instant(start + 1_000), instant(start + 2_000), null, null);
+        String exposurePlan = explain(LineageSql.EXPOSURES, instant(start + 1_000), instant(start + 2_000), null, null,
+                instant(start + 1_000), instant(start + 2_000), null, null);
         String lineagePlan = explain(LineageSql.REQUEST_READS, 1500L);
         System.out.println("EXPOSURES plan:\n" + exposurePlan + "\nREQUEST_READS plan:\n" + lineagePlan);
         // Only the partition holding the data counts: empty day partitions ahead (never analyzed) may show a

@@ -21,6 +21,29 @@ public interface KvStorage extends AutoCloseable {
     /** Overwrites one whole page from {@code host}. */
     void writePage(int page, MemorySegment host);
 
+    /**
+     * Overwrites only the first {@code slots} token slots of every layer's K and V rows of a page from
+     * a whole-page image in {@code host}. A transfer applies exactly the slots it claims: it never
+     * carries the sender's stale bytes beyond them into the receiver's page.
+     */
+    default void writeSlots(int page, MemorySegment host, int slots) {
+        KvLayout l = layout();
+        if (slots >= l.pageTokens()) {
+            writePage(page, host);
+            return;
+        }
+        MemorySegment scratch = java.lang.foreign.Arena.ofAuto().allocate(l.pageBytes(), 64);
+        readPage(page, scratch);
+        long rowBytes = (long) l.kvDim() * Float.BYTES;
+        for (int layer = 0; layer < l.nLayers(); layer++) {
+            for (int kv = 0; kv < 2; kv++) {
+                long at = l.rowOffset(layer, kv, 0) * Float.BYTES;
+                MemorySegment.copy(host, at, scratch, at, rowBytes * slots);
+            }
+        }
+        writePage(page, scratch);
+    }
+
     /** Overwrites a page with zeros (used only to scrub quarantined pages, never on the hot path). */
     void scrubPage(int page);
 

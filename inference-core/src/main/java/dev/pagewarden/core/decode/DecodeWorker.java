@@ -148,8 +148,9 @@ public final class DecodeWorker implements Runnable {
                 continue;
             }
             seq.crossTenantRead(checks[i].crossTenantSlots());
-            pool.markWrittenUpTo(seq.id(), seq.decodePages(), batch.get(i).endPos());
-            bindReads(seq, batch.get(i).endPos());
+            // the reads happened in the step, before its own writes are recorded
+            bindReads(seq, batch.get(i).startPos(), batch.get(i).endPos());
+            pool.markPositionsWritten(seq.id(), seq.decodePages(), batch.get(i).startPos(), batch.get(i).endPos());
             if (!accept(seq, seq.sampler().sample(logits[i]))) {
                 done.add(seq);
             }
@@ -158,15 +159,17 @@ public final class DecodeWorker implements Runnable {
     }
 
     /**
-     * Lineage of reads: each page epoch the request's decode has started to read, once per page -
-     * with the slots it read at that first step (later steps of a page only add slots it wrote itself).
+     * Lineage of reads: each page epoch the request's decode has started to read, once per page,
+     * with the cached slots it read at that first step ([0, startPos) - the slot this step writes
+     * itself is not data it read from anyone; later steps of the page only add slots it wrote).
      */
-    private void bindReads(Sequence seq, int endPos) {
+    private void bindReads(Sequence seq, int startPos, int endPos) {
         int pt = pool.layout().pageTokens();
         int pagesRead = pool.layout().pagesFor(endPos);
         for (int i = seq.boundPages(); i < pagesRead; i++) {
             PageRef p = seq.decodePages().get(i);
-            pool.lineage().slots(Kind.BIND_READ, p.page(), p.epoch(), seq.id(), seq.tenant(), 0, Math.min(pt, endPos - i * pt));
+            int cached = Math.max(0, Math.min(pt, startPos - i * pt));
+            pool.lineage().slots(Kind.BIND_READ, p.page(), p.epoch(), seq.id(), seq.tenant(), 0, cached);
         }
         seq.boundPages(pagesRead);
     }

@@ -117,13 +117,14 @@ public final class KvIntake implements KvReceiver {
                             : SafetyEvent.Type.TRANSFER_INCOMPLETE, problem);
                 }
             }
-            pool.storage().writePage(dst.page(), frame.bytes());
-            // Ground truth: the page's bytes are now a copy of the source page, the slots past the
-            // frame's tokens (stale prefill data) included. Released-early pages may be anyone's now.
+            // only the slots the frame claims: the sender's stale bytes past them never cross
+            pool.storage().writeSlots(dst.page(), frame.bytes(), frame.tokens());
+            // Ground truth: those slots now hold what the source's writers wrote. Released-early pages
+            // may be anyone's by now (the lab fault's victims).
             if (frame.provenance() != null) {
-                pool.recordWriters(dst.page(), frame.provenance());
+                pool.recordWriters(dst.page(), frame.provenance(), frame.tokens());
             } else if (t.phase != Phase.RECEIVING) {
-                pool.recordStrayWrite(dst.page(), pool.layout().pageTokens(), t.seq.id(), t.seq.tenant());
+                pool.recordStrayWrite(dst.page(), frame.tokens(), t.seq.id(), t.seq.tenant());
             }
             // lineage: the copy landed here, in whatever epoch the page is now (a released-early page may be
             // another request's by now - exactly what the audit must be able to show)

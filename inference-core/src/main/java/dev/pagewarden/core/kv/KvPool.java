@@ -39,8 +39,9 @@ public final class KvPool {
     private final String[] tenant;
     private final long[] epoch;
     private final int[] written;
-    /** Written slots already reported as lineage (WRITE or TRANSFER_IN); the rest are reported in one WRITE later. */
-    private final int[] reported;
+    /** Written slots not yet reported as lineage, [pendFrom, pendTo): reported as one WRITE when the page fills or is let go. */
+    private final int[] pendFrom;
+    private final int[] pendTo;
     private final LineageRecorder lineage;
     /** For DEFERRED pages: the transfer generation whose ack releases them. */
     private final int[] deferredGeneration;
@@ -67,7 +68,8 @@ public final class KvPool {
         this.tenant = new String[n];
         this.epoch = new long[n];
         this.written = new int[n];
-        this.reported = new int[n];
+        this.pendFrom = new int[n];
+        this.pendTo = new int[n];
         this.deferredGeneration = new int[n];
         this.slotWriter = new long[n * pageTokens];
         this.slotWriterTenant = new String[n * pageTokens];
@@ -151,7 +153,8 @@ public final class KvPool {
             tenant[p] = tenantId;
             epoch[p]++;
             written[p] = 0;
-            reported[p] = 0;
+            pendFrom[p] = 0;
+            pendTo[p] = 0;
             pages.add(new PageRef(p, epoch[p]));
             lineage.page(Kind.ALLOCATE, p, epoch[p], requestId, tenantId);
         }
@@ -272,31 +275,75 @@ public final class KvPool {
     }
 
     /**
-     * Records written slots. {@code viaTransfer}: they arrived in a transfer frame, whose
-     * TRANSFER_IN lineage event already reports them; otherwise they are reported as one WRITE
-     * event when the page fills up or its owner lets go of it (one event per page, not per token).
+     * Records written slots up to {@code slotsEnd}, from the page's current written count on.
+     * {@code viaTransfer}: they arrived in a transfer frame, whose TRANSFER_IN lineage event already
+     * reports them.
      */
     public synchronized void markWritten(long requestId, PageRef ref, int slotsEnd, boolean viaTransfer) {
+        markSlots(requestId, ref, written[ref.page()], slotsEnd, viaTransfer);
+    }
+
+    /**
+     * Records that the owner wrote slots {@code [from, to)} of a page - exactly those: a slot below
+     * {@code from} that nobody wrote stays unattributed in the lineage, whatever the written count
+     * says. Reported as one WRITE event per page when it fills up or its owner lets go of it (one
+     * event per page, not per token), or earlier if a later write is not contiguous.
+     */
+    private void markSlots(long requestId, PageRef ref, int from, int to, boolean viaTransfer) {
         requireState(requestId, ref, PageState.OWNED);
         int p = ref.page();
-        int end = Math.min(slotsEnd, pageTokens);
-        for (int s = written[p]; s < end; s++) {
+        int end = Math.min(to, pageTokens);
+        if (from >= end) {
+            return;
+        }
+        for (int s = from; s < end; s++) {
             slotWriter[p * pageTokens + s] = requestId;
             slotWriterTenant[p * pageTokens + s] = tenant[p];
         }
         written[p] = Math.max(written[p], end);
         if (viaTransfer) {
-            reported[p] = Math.max(reported[p], written[p]);
-        } else if (written[p] == pageTokens) {
+            return;
+        }
+        if (pendFrom[p] == pendTo[p]) {
+            pendFrom[p] = from;
+            pendTo[p] = end;
+        } else if (from <= pendTo[p] && end >= pendFrom[p]) {
+            pendFrom[p] = Math.min(pendFrom[p], from);
+            pendTo[p] = Math.max(pendTo[p], end);
+        } else {
+            flushWrites(p);
+            pendFrom[p] = from;
+            pendTo[p] = end;
+        }
+        if (end == pageTokens) {
             flushWrites(p);
         }
     }
 
     /** Reports the owner's written-but-unreported slots of a page as one WRITE event. */
     private void flushWrites(int p) {
-        if (written[p] > reported[p]) {
-            lineage.slots(Kind.WRITE, p, epoch[p], owner[p], tenant[p], reported[p], written[p]);
-            reported[p] = written[p];
+        if (pendTo[p] > pendFrom[p]) {
+            lineage.slots(Kind.WRITE, p, epoch[p], owner[p], tenant[p], pendFrom[p], pendTo[p]);
+        }
+        pendFrom[p] = 0;
+        pendTo[p] = 0;
+    }
+
+    /** Marks written every slot that positions {@code [0, endPos)} cover in a page table (from each page's written count on). */
+    public synchronized void markWrittenUpTo(long requestId, List<PageRef> table, int endPos) {
+        for (int i = 0; i * pageTokens < endPos; i++) {
+            markWritten(requestId, table.get(i), Math.min(pageTokens, endPos - i * pageTokens));
+        }
+    }
+
+    /** Marks written exactly the slots of positions {@code [fromPos, toPos)} (a decode step's own writes). */
+    public synchronized void markPositionsWritten(long requestId, List<PageRef> table, int fromPos, int toPos) {
+        for (int pos = fromPos; pos < toPos; ) {
+            int i = pos / pageTokens;
+            int slot = pos % pageTokens;
+            int n = Math.min(pageTokens - slot, toPos - pos);
+            markSlots(requestId, table.get(i), slot, slot + n, false);
+            pos += n;
         }
     }
 
@@ -305,12 +352,7 @@ public final class KvPool {
         return lineage;
     }
 
-    /** Marks written every slot that positions {@code [0, endPos)} cover in a page table. */
-    public synchronized void markWrittenUpTo(long requestId, List<PageRef> table, int endPos) {
-        for (int i = 0; i * pageTokens < endPos; i++) {
-            markWritten(requestId, table.get(i), Math.min(pageTokens, endPos - i * pageTokens));
-        }
-    }
+
 
     /**
      * Ground-truth record of who put the bytes of a page's first {@code slots} slots there - a
@@ -340,11 +382,12 @@ public final class KvPool {
                 java.util.Arrays.copyOfRange(slotWriterTenant, base, base + pageTokens));
     }
 
-    /** A page's bytes were replaced by a copy: its slots now hold what the copy's writers wrote. */
-    public synchronized void recordWriters(int page, SlotWriters w) {
+    /** The first {@code slots} slots of a page were replaced by a copy: they now hold what the copy's writers wrote. */
+    public synchronized void recordWriters(int page, SlotWriters w, int slots) {
         int base = page * pageTokens;
-        System.arraycopy(w.requests(), 0, slotWriter, base, pageTokens);
-        System.arraycopy(w.tenants(), 0, slotWriterTenant, base, pageTokens);
+        int n = Math.min(slots, pageTokens);
+        System.arraycopy(w.requests(), 0, slotWriter, base, n);
+        System.arraycopy(w.tenants(), 0, slotWriterTenant, base, n);
     }
 
     /** Whether a page is, right now, owned by (request, epoch). Used before applying a transfer write. */

@@ -16,6 +16,7 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.spi.LineageSink;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 
 import java.util.ArrayList;
@@ -49,7 +50,7 @@ public final class ReplayLab {
                          int failed, int outputMismatches, long crossTenantReads, int exposedRequests,
                          int detectedRequests, int undetectedExposedRequests, Map<String, Integer> detectors,
                          int overCapacitySubmitted, int overCapacityRejected, boolean poolsFreeAtEnd,
-                         List<String> foreignContent) {
+                         List<String> foreignContent, List<Long> crossTenantReaders) {
 
         public Map<String, Object> toJson() {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -70,6 +71,7 @@ public final class ReplayLab {
             m.put("over_capacity_rejected", overCapacityRejected);
             m.put("pools_free_at_end", poolsFreeAtEnd);
             m.put("foreign_content", foreignContent);
+            m.put("cross_tenant_reader_ids", crossTenantReaders);
             return m;
         }
     }
@@ -151,6 +153,11 @@ public final class ReplayLab {
     }
 
     public Result run(Scenario scenario) throws InterruptedException {
+        return run(scenario, LineageSink.NONE);
+    }
+
+    /** Runs a scenario with every page life step going to {@code lineage} (the audit can then be checked against the ground truth). */
+    public Result run(Scenario scenario, LineageSink lineage) throws InterruptedException {
         boolean incident = scenario.faults().has(Fault.SKIP_CAPACITY_CHECK);
         EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
                 .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
@@ -160,7 +167,7 @@ public final class ReplayLab {
         List<Submitted> submitted = new ArrayList<>();
         SplittableRandom rnd = new SplittableRandom(seed);
         boolean free;
-        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, Clock.SYSTEM)) {
+        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, lineage, Clock.SYSTEM)) {
             // 1. normal traffic from every tenant fills the decode pool's pages with their KV
             submitted.addAll(submitAll(engine, normalWave(rnd, 3)));
             awaitAll(submitted);
@@ -297,12 +304,16 @@ public final class ReplayLab {
         int overCap = 0;
         int overCapRejected = 0;
         List<String> foreign = new ArrayList<>();
+        List<Long> readers = new ArrayList<>();
         for (Submitted s : submitted) {
             RequestHandle h = s.handle;
             if (s.plan.overCapacity()) {
                 overCap++;
             }
             cross += h.crossTenantSlotsRead();
+            if (h.crossTenantSlotsRead() > 0) {
+                readers.add(h.id());
+            }
             if (h.detected()) {
                 detected++;
             }
@@ -347,7 +358,8 @@ public final class ReplayLab {
             detectors.merge(e.type().label(), 1, Integer::sum);
         }
         return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), served, rejected, aborted, failed,
-                mismatches, cross, exposed, detected, undetectedExposed, detectors, overCap, overCapRejected, free, foreign);
+                mismatches, cross, exposed, detected, undetectedExposed, detectors, overCap, overCapRejected, free, foreign,
+                readers);
     }
 
     /**
