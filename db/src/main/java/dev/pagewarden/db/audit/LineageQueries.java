@@ -28,6 +28,23 @@ public final class LineageQueries {
         this.dataSource = dataSource;
     }
 
+    /**
+     * Tenant-scoped audit: the lineage of {@code requestId} only if that request belongs to
+     * {@code tenant}; another tenant's request is indistinguishable from one that does not exist
+     * (the API answers 404 for both, so ids cannot be probed).
+     */
+    public java.util.Optional<RequestLineage> requestLineageOf(String tenant, long requestId) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LineageSql.REQUEST_TENANT)) {
+            ps.setLong(1, requestId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || !tenant.equals(rs.getString(1))) {
+                    return java.util.Optional.empty();
+                }
+            }
+        }
+        return java.util.Optional.of(requestLineage(requestId));
+    }
+
     /** Every page epoch {@code requestId} read, who wrote each read slot, and the transfers into those pages. */
     public RequestLineage requestLineage(long requestId) throws SQLException {
         try (Connection c = dataSource.getConnection()) {

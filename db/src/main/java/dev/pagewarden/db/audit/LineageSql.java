@@ -86,6 +86,10 @@ final class LineageSql {
             ) e
              ORDER BY e.event_time, e.event_id, e.writer_request""".formatted(LAST_WRITER);
 
+    /** The tenant a request belongs to: the tenant of its allocations (ALLOCATE rows). Param: request id. */
+    static final String REQUEST_TENANT = """
+            SELECT tenant_id FROM kv_lineage WHERE request_id = ? AND kind = 0 LIMIT 1""";
+
     /** Status and model of the reader requests (delivered = FINISHED). Param: bigint[] of ids. */
     static final String REQUEST_STATUS = "SELECT id, status, model FROM requests WHERE id = ANY (?)";
 }

@@ -80,8 +80,12 @@ class ExposureFinderReplayTest {
             shipper.close();
         }
         Set<Long> found = new TreeSet<>();
-        for (Exposure e : new LineageQueries(ds).exposures(from, Instant.now().plusSeconds(5))) {
+        LineageQueries queries = new LineageQueries(ds);
+        for (Exposure e : queries.exposures(from, Instant.now().plusSeconds(5))) {
             found.add(e.readerRequest());
+            // tenant-scoped audit: the reader's tenant sees its request, the exposed tenant does not
+            assertThat(queries.requestLineageOf(e.readerTenant(), e.readerRequest())).isPresent();
+            assertThat(queries.requestLineageOf(e.exposedTenant(), e.readerRequest())).isEmpty();
         }
         Set<Long> expected = new TreeSet<>(truth.crossTenantReaders());
         System.out.printf("%s: ground truth readers %s, exposure finder %s%n", scenario, expected, found);
