@@ -133,7 +133,7 @@ public final class ReceiptAudit {
             }
             try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_ALL_BINDS)) {
                 ps.setLong(1, request);
-                ps.setLong(2, ids[0] >>> 40);
+                ps.setLong(2, ids[0] >> 40); // arithmetic, as PostgreSQL shifts bigint (ids may be negative)
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         if (!distinct.contains(rs.getLong(1))) {
