@@ -92,4 +92,51 @@ final class LineageSql {
 
     /** Status and model of the reader requests (delivered = FINISHED). Param: bigint[] of ids. */
     static final String REQUEST_STATUS = "SELECT id, status, model FROM requests WHERE id = ANY (?)";
+
+    /**
+     * Receipt audit, step 1: the BIND_READ events a receipt names (by event id), each with the id of
+     * its reader's RELEASE of that page epoch if that has arrived. Param: bigint[] of event ids.
+     */
+    static final String RECEIPT_BINDS = """
+            SELECT rd.event_id, rd.kind, rd.worker, rd.page, rd.epoch, rd.request_id, rd.tenant_id, rd.slot_from,
+                   rd.slot_to, rel.event_id
+              FROM kv_lineage rd
+              LEFT JOIN LATERAL (
+                    SELECT r.event_id FROM kv_lineage r
+                     WHERE r.request_id = rd.request_id AND r.kind = 6 AND r.worker = rd.worker
+                       AND r.page = rd.page AND r.epoch = rd.epoch
+                     LIMIT 1) rel ON true
+             WHERE rd.event_id = ANY (?)""";
+
+    /** Receipt audit: BIND_READ rows of a request from the same engine start (id prefix), to catch reads a receipt left out. Params: request id, prefix. */
+    static final String RECEIPT_ALL_BINDS = """
+            SELECT event_id FROM kv_lineage
+             WHERE request_id = ? AND kind = 5 AND (event_id >> 40) = ?""";
+
+    /** Receipt audit, step 2: who last wrote each slot the named BIND_READs read (as REQUEST_READS). Param: bigint[] of event ids. */
+    static final String RECEIPT_READS = """
+            SELECT rd.event_id, rd.worker, rd.page, rd.epoch, s.slot, w.kind, w.request_id, w.tenant_id, w.epoch
+              FROM kv_lineage rd
+             CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
+              LEFT JOIN LATERAL (%s) w ON true
+             WHERE rd.event_id = ANY (?) AND rd.kind = 5
+             ORDER BY rd.event_time, rd.event_id, s.slot""".formatted(LAST_WRITER);
+
+    /**
+     * Receipt audit, step 3: writes by another request into a read page epoch after the read and
+     * before the reader released it (the reader kept reading the page on every later step).
+     * Param: bigint[] of event ids.
+     */
+    static final String RECEIPT_LATE_WRITES = """
+            SELECT rd.event_id, rd.worker, rd.page, rd.epoch, x.slot_from, x.slot_to, x.kind, x.request_id,
+                   x.tenant_id, x.epoch
+              FROM kv_lineage rd
+              JOIN kv_lineage rel ON rel.request_id = rd.request_id AND rel.kind = 6 AND rel.worker = rd.worker
+                                 AND rel.page = rd.page AND rel.epoch = rd.epoch
+              JOIN kv_lineage x ON x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
+                               AND x.kind IN (1, 3) AND x.request_id <> rd.request_id
+                               AND (x.event_time, x.event_id) > (rd.event_time, rd.event_id)
+                               AND (x.event_time, x.event_id) < (rel.event_time, rel.event_id)
+             WHERE rd.event_id = ANY (?) AND rd.kind = 5
+             ORDER BY x.event_time, x.event_id""";
 }

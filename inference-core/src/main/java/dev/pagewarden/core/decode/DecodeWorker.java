@@ -6,6 +6,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
+import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
@@ -169,7 +170,10 @@ public final class DecodeWorker implements Runnable {
         for (int i = seq.boundPages(); i < pagesRead; i++) {
             PageRef p = seq.decodePages().get(i);
             int cached = Math.max(0, Math.min(pt, startPos - i * pt));
-            pool.lineage().slots(Kind.BIND_READ, p.page(), p.epoch(), seq.id(), seq.tenant(), 0, cached);
+            long event = pool.lineage().slots(Kind.BIND_READ, p.page(), p.epoch(), seq.id(), seq.tenant(), 0, cached);
+            // the read passed the page-table check (owner and epoch are this request's): the engine
+            // believes the request itself wrote what it read - the receipt's claim, which the audit tests
+            seq.recordRead(new PageEpochRead(pool.name(), p.page(), p.epoch(), cached, seq.id(), event));
         }
         seq.boundPages(pagesRead);
     }

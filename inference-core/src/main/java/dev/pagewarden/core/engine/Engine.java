@@ -16,6 +16,8 @@ import dev.pagewarden.core.lineage.LineageRecorder;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.prefill.PrefillWorker;
+import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
@@ -64,6 +66,8 @@ public final class Engine implements AutoCloseable {
     private final Canary canary;
     private final AtomicLong ids = new AtomicLong();
     private final Clock clock;
+    private final String modelId;
+    private final ReceiptIssuer receipts;
 
     public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics) {
         this(loaded, config, metrics, SafetyListener.NONE, Clock.SYSTEM);
@@ -76,7 +80,18 @@ public final class Engine implements AutoCloseable {
     /** An engine whose every page life step goes to {@code lineage} (and which refuses work while it cannot take more). */
     public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener,
                   LineageSink lineage, Clock clock) {
+        this(loaded, config, metrics, listener, lineage, clock, null);
+    }
+
+    /**
+     * As above, and every request that finishes normally gets an isolation receipt signed by
+     * {@code signer} (null: no receipts). The receipt names the model by {@link #modelId()}.
+     */
+    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener,
+                  LineageSink lineage, Clock clock, ReceiptSigner signer) {
         this.model = loaded.config();
+        this.modelId = modelId(loaded);
+        this.receipts = signer == null ? null : new ReceiptIssuer(modelId, signer);
         this.config = config;
         this.clock = clock;
         LabFaults faults = config.faults();
@@ -159,6 +174,14 @@ public final class Engine implements AutoCloseable {
         };
     }
 
+    /** The model's id in receipts and the requests table: its file name ("model" when loaded from nowhere). */
+    private static String modelId(LoadedModel loaded) {
+        if (loaded.source() == null || loaded.source().getFileName() == null) {
+            return "model";
+        }
+        return loaded.source().getFileName().toString();
+    }
+
     private static int[] stopTokens(LoadedModel loaded) {
         if (loaded.vocabulary() == null) {
             return new int[0];
@@ -186,6 +209,7 @@ public final class Engine implements AutoCloseable {
             }
         }
         Sequence seq = new Sequence(ids.incrementAndGet(), request, listener, clock.nanoTime());
+        seq.receipts(receipts);
         seq.abortHook(() -> {
             admission.abortWaiting(seq);
             intake.abort(seq);
@@ -201,6 +225,11 @@ public final class Engine implements AutoCloseable {
 
     public ModelConfig model() {
         return model;
+    }
+
+    /** The model's id (its file name), as receipts name it. */
+    public String modelId() {
+        return modelId;
     }
 
     public EngineConfig config() {

@@ -4,6 +4,7 @@ import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestAbortedException;
@@ -31,6 +32,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The incident-replay lab: a seeded multi-tenant workload - normal prompts, prompts over the pool
@@ -158,6 +160,15 @@ public final class ReplayLab {
 
     /** Runs a scenario with every page life step going to {@code lineage} (the audit can then be checked against the ground truth). */
     public Result run(Scenario scenario, LineageSink lineage) throws InterruptedException {
+        return run(scenario, lineage, null, r -> { });
+    }
+
+    /**
+     * As {@link #run(Scenario, LineageSink)}, with receipts signed by {@code signer} (null: none);
+     * every served request's result goes to {@code served} (in submission order, after the run).
+     */
+    public Result run(Scenario scenario, LineageSink lineage, ReceiptSigner signer, Consumer<GenerationResult> served)
+            throws InterruptedException {
         boolean incident = scenario.faults().has(Fault.SKIP_CAPACITY_CHECK);
         EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
                 .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
@@ -167,7 +178,7 @@ public final class ReplayLab {
         List<Submitted> submitted = new ArrayList<>();
         SplittableRandom rnd = new SplittableRandom(seed);
         boolean free;
-        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, lineage, Clock.SYSTEM)) {
+        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, lineage, Clock.SYSTEM, signer)) {
             // 1. normal traffic from every tenant fills the decode pool's pages with their KV
             submitted.addAll(submitAll(engine, normalWave(rnd, 3)));
             awaitAll(submitted);
@@ -189,7 +200,7 @@ public final class ReplayLab {
             awaitAll(submitted);
             free = settle(engine);
         }
-        return tally(scenario, submitted, events, free);
+        return tally(scenario, submitted, events, free, served);
     }
 
     private GenerationRequest request(Planned p) {
@@ -290,7 +301,8 @@ public final class ReplayLab {
         return pool.freePages() == pool.capacityPages();
     }
 
-    private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free)
+    private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free,
+                         Consumer<GenerationResult> servedResults)
             throws InterruptedException {
         int served = 0;
         int rejected = 0;
@@ -320,6 +332,7 @@ public final class ReplayLab {
             try {
                 GenerationResult r = h.result().get();
                 served++;
+                servedResults.accept(r);
                 boolean isExposed = h.exposedTokens() > 0;
                 if (isExposed) {
                     exposed++;

@@ -46,12 +46,15 @@ public final class LineageRecorder {
         }
     }
 
-    /** A step on slots [from, to) of a page (WRITE, BIND_READ). */
-    public void slots(Kind kind, int page, long epoch, long requestId, String tenant, int from, int to) {
+    /** A step on slots [from, to) of a page (WRITE, BIND_READ); returns the event's id, 0 when lineage is off. */
+    public long slots(Kind kind, int page, long epoch, long requestId, String tenant, int from, int to) {
         if (enabled()) {
-            sink.emit(new LineageEvent(ids.next(), kind, micros(), worker, page, epoch, requestId, tenant, from, to, null,
+            long id = ids.next();
+            sink.emit(new LineageEvent(id, kind, micros(), worker, page, epoch, requestId, tenant, from, to, null,
                     -1, -1, 0, 0, true));
+            return id;
         }
+        return 0;
     }
 
     /** DEFER and DRAIN: a page step tied to a transfer generation. */

@@ -10,9 +10,11 @@ package dev.pagewarden.core.request;
  * @param prefillNanos     prefill compute time
  * @param timeToFirstNanos submission until the first token was emitted
  * @param totalNanos       submission until completion
+ * @param receipt          the signed isolation receipt; null when the engine has no receipt signer
  */
 public record GenerationResult(long requestId, int[] outputTokens, FinishReason finishReason, long queuedNanos,
-                               long prefillNanos, long timeToFirstNanos, long totalNanos) {
+                               long prefillNanos, long timeToFirstNanos, long totalNanos,
+                               dev.pagewarden.core.receipt.Receipt receipt) {
     @Override
     public int[] outputTokens() {
         return outputTokens.clone();

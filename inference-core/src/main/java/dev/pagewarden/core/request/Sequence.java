@@ -1,8 +1,12 @@
 package dev.pagewarden.core.request;
 
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptIssuer;
 import dev.pagewarden.core.sampling.Sampler;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +36,9 @@ public final class Sequence {
     private int transferGeneration;
     /** Decode pages whose first read has been recorded in the lineage. */
     private int boundPages;
+    /** Page epochs the decode read, in first-read order (the receipt's reads); only the decode thread touches it. */
+    private final List<PageEpochRead> reads = new ArrayList<>();
+    private volatile ReceiptIssuer receipts;
     private int[] output = new int[8];
     private int outputCount;
     /** The token the next decode step feeds (the last one sampled). */
@@ -171,6 +178,20 @@ public final class Sequence {
         this.boundPages = pages;
     }
 
+    /** Records a page epoch the decode read for the first time (with its BIND_READ lineage event id). */
+    public void recordRead(PageEpochRead read) {
+        reads.add(read);
+    }
+
+    public List<PageEpochRead> reads() {
+        return List.copyOf(reads);
+    }
+
+    /** Wires the issuer that signs this request's receipt when it finishes (none: no receipt). */
+    public void receipts(ReceiptIssuer issuer) {
+        this.receipts = issuer;
+    }
+
     public int transferGeneration() {
         return transferGeneration;
     }
@@ -221,8 +242,11 @@ public final class Sequence {
     }
 
     public GenerationResult toResult(FinishReason reason, long nowNanos) {
-        return new GenerationResult(id, Arrays.copyOf(output, outputCount), reason, reservedNanos - submittedNanos,
-                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos);
+        int[] tokens = Arrays.copyOf(output, outputCount);
+        ReceiptIssuer issuer = receipts;
+        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), reads, tokens);
+        return new GenerationResult(id, tokens, reason, reservedNanos - submittedNanos,
+                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt);
     }
 
     /** Ends the request normally. */

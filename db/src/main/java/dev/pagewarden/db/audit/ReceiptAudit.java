@@ -1,0 +1,206 @@
+package dev.pagewarden.db.audit;
+
+import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.db.journal.KindCodes;
+
+import javax.sql.DataSource;
+import java.security.PublicKey;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Server-side check of an isolation receipt against the lineage in PostgreSQL.
+ *
+ * <ol>
+ * <li>Signature: digest and Ed25519 signature against the platform's public keys; invalid -> MISMATCH.</li>
+ * <li>Completeness (PENDING): the receipt names, per page epoch read, the id of the BIND_READ event
+ * that recorded the read. The engine emits that event, and then the reader's RELEASE of the page epoch,
+ * before it finishes the request and signs the receipt; the journal ships events in the order they were
+ * emitted, and every write into a slot happened (and was emitted) before the read of it. So once every
+ * named BIND_READ and the RELEASE of every read page epoch are in the database, every event the verdict
+ * depends on is too. Until then: PENDING (never OK). A receipt with no reads has nothing to wait for.</li>
+ * <li>Match: each named event is a BIND_READ of this request and tenant on the receipt's (worker, page,
+ * epoch, slots), in the receipt's order, and the database holds no other BIND_READ of the request from
+ * the same engine start (event id prefix); otherwise MISMATCH.</li>
+ * <li>Isolation: every slot read was last written (WRITE / TRANSFER_IN, any epoch) by this request, and
+ * no other request wrote into a read page epoch between the read and the release. Otherwise VIOLATION,
+ * naming each foreign (or missing: never written, scrubbed) writer.</li>
+ * </ol>
+ */
+public final class ReceiptAudit {
+    public enum Status { OK, VIOLATION, MISMATCH, PENDING }
+
+    /**
+     * Slots [slotFrom, slotTo) of a read page epoch whose data was not the reader's: {@code kind} WRITE or
+     * TRANSFER_IN (writer request / tenant / epoch named), NONE (never written) or SCRUB (zeroed);
+     * {@code afterRead}: written into the page epoch after the read, while the reader still held it.
+     */
+    public record ForeignWrite(String worker, int page, long epoch, int slotFrom, int slotTo, String kind,
+                               long writerRequest, String writerTenant, long writerEpoch, boolean afterRead) {
+    }
+
+    public record Verdict(Status status, String detail, List<ForeignWrite> foreignWrites) {
+        public Verdict {
+            foreignWrites = List.copyOf(foreignWrites);
+        }
+
+        static Verdict of(Status s, String detail) {
+            return new Verdict(s, detail, List.of());
+        }
+
+        /** The other requests whose data the receipt's request read (0 stands for "nobody's": never written / scrubbed). */
+        public Set<Long> foreignWriters() {
+            Set<Long> out = new java.util.TreeSet<>();
+            foreignWrites.forEach(f -> out.add(f.writerRequest()));
+            return out;
+        }
+    }
+
+    private final DataSource dataSource;
+    private final Supplier<Map<String, PublicKey>> publicKeys;
+
+    /** {@code publicKeys}: the platform's retained public keys by key id (asked on every verification, so rotation shows). */
+    public ReceiptAudit(DataSource dataSource, Supplier<Map<String, PublicKey>> publicKeys) {
+        this.dataSource = dataSource;
+        this.publicKeys = publicKeys;
+    }
+
+    public Verdict verify(Receipt receipt) throws SQLException {
+        if (!ReceiptVerifier.verifySignature(receipt, publicKeys.get())) {
+            return Verdict.of(Status.MISMATCH, "signature or digest invalid for key " + receipt.keyId());
+        }
+        long request = receipt.body().requestId();
+        List<PageEpochRead> reads = receipt.body().reads();
+        if (reads.isEmpty()) {
+            return Verdict.of(Status.OK, "the request read no cached KV");
+        }
+        Long[] ids = new Long[reads.size()];
+        Set<Long> distinct = new HashSet<>();
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = reads.get(i).lineageEventId();
+            if (ids[i] == 0 || !distinct.add(ids[i])) {
+                return Verdict.of(Status.MISMATCH, "receipt names no or duplicate lineage event for read " + reads.get(i));
+            }
+        }
+        try (Connection c = dataSource.getConnection()) {
+            Array idArray = c.createArrayOf("bigint", ids);
+            record Bind(long kind, String worker, int page, long epoch, long request, String tenant, int from, int to,
+                        boolean released) {
+            }
+            Map<Long, Bind> binds = new HashMap<>();
+            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_BINDS)) {
+                ps.setArray(1, idArray);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        binds.put(rs.getLong(1), new Bind(rs.getInt(2), rs.getString(3), rs.getInt(4), rs.getLong(5),
+                                rs.getLong(6), rs.getString(7), rs.getInt(8), rs.getInt(9), rs.getObject(10) != null));
+                    }
+                }
+            }
+            int missing = 0, unreleased = 0;
+            for (int i = 0; i < reads.size(); i++) {
+                PageEpochRead r = reads.get(i);
+                Bind b = binds.get(r.lineageEventId());
+                if (b == null) {
+                    missing++;
+                    continue;
+                }
+                if (b.kind() != KindCodes.BIND_READ || b.request() != request
+                        || !Objects.equals(b.tenant(), receipt.body().tenant()) || !b.worker().equals(r.worker())
+                        || b.page() != r.page() || b.epoch() != r.epoch() || b.from() != 0 || b.to() != r.slots()) {
+                    return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " does not match lineage event " + b);
+                }
+                if (!b.released()) {
+                    unreleased++;
+                }
+            }
+            if (missing > 0 || unreleased > 0) {
+                return Verdict.of(Status.PENDING, missing + " of " + reads.size() + " named reads and " + unreleased
+                        + " releases not in the database yet");
+            }
+            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_ALL_BINDS)) {
+                ps.setLong(1, request);
+                ps.setLong(2, ids[0] >> 40); // arithmetic, as PostgreSQL shifts bigint (ids may be negative)
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (!distinct.contains(rs.getLong(1))) {
+                            return Verdict.of(Status.MISMATCH, "lineage has a read the receipt leaves out: event "
+                                    + rs.getLong(1));
+                        }
+                    }
+                }
+            }
+            List<ForeignWrite> foreign = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_READS)) {
+                ps.setArray(1, idArray);
+                try (ResultSet rs = ps.executeQuery()) {
+                    long lastEvent = -1;
+                    List<Long> order = new ArrayList<>();
+                    while (rs.next()) {
+                        long event = rs.getLong(1);
+                        if (event != lastEvent) {
+                            order.add(event);
+                            lastEvent = event;
+                        }
+                        Object kindCode = rs.getObject(6);
+                        String kind = kindCode == null ? "NONE" : KindCodes.kind(((Number) kindCode).intValue()).name();
+                        long writer = kindCode == null ? 0 : rs.getLong(7);
+                        if (writer == request && !kind.equals("SCRUB")) {
+                            continue;
+                        }
+                        int slot = rs.getInt(5);
+                        String tenant = rs.getString(8);
+                        long writerEpoch = kindCode == null ? -1 : rs.getLong(9);
+                        ForeignWrite last = foreign.isEmpty() ? null : foreign.getLast();
+                        if (last != null && !last.afterRead() && last.worker().equals(rs.getString(2))
+                                && last.page() == rs.getInt(3) && last.epoch() == rs.getLong(4) && last.slotTo() == slot
+                                && last.kind().equals(kind) && last.writerRequest() == writer
+                                && last.writerEpoch() == writerEpoch) {
+                            foreign.set(foreign.size() - 1, new ForeignWrite(last.worker(), last.page(), last.epoch(),
+                                    last.slotFrom(), slot + 1, kind, writer, tenant, writerEpoch, false));
+                        } else {
+                            foreign.add(new ForeignWrite(rs.getString(2), rs.getInt(3), rs.getLong(4), slot, slot + 1,
+                                    kind, writer, tenant, writerEpoch, false));
+                        }
+                    }
+                    if (!order.equals(nonEmptyIds(reads))) {
+                        return Verdict.of(Status.MISMATCH, "lineage read order " + order + " differs from the receipt's");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_LATE_WRITES)) {
+                ps.setArray(1, idArray);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        foreign.add(new ForeignWrite(rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+                                rs.getInt(6), KindCodes.kind(rs.getInt(7)).name(), rs.getLong(8), rs.getString(9),
+                                rs.getLong(10), true));
+                    }
+                }
+            }
+            if (!foreign.isEmpty()) {
+                return new Verdict(Status.VIOLATION, "request " + request + " read data written by "
+                        + new Verdict(Status.VIOLATION, "", foreign).foreignWriters(), foreign);
+            }
+            return Verdict.of(Status.OK, reads.size() + " page epochs read, every slot written by request " + request);
+        }
+    }
+
+    /** The receipt's read events in order, less reads of zero slots (they have no rows in {@link LineageSql#RECEIPT_READS}). */
+    private static List<Long> nonEmptyIds(List<PageEpochRead> reads) {
+        return reads.stream().filter(r -> r.slots() > 0).map(PageEpochRead::lineageEventId).toList();
+    }
+}

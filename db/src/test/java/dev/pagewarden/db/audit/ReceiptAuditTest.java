@@ -1,0 +1,209 @@
+package dev.pagewarden.db.audit;
+
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.lab.ReplayLab;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptBody;
+import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.GenerationResult;
+import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.spi.Clock;
+import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.testing.RealModelTest;
+import dev.pagewarden.db.audit.ReceiptAudit.Status;
+import dev.pagewarden.db.audit.ReceiptAudit.Verdict;
+import dev.pagewarden.db.journal.Journal;
+import dev.pagewarden.db.lineage.JournalingLineageSink;
+import dev.pagewarden.db.lineage.LineageShipper;
+import dev.pagewarden.db.lineage.PartitionManager;
+import dev.pagewarden.db.schema.Migrations;
+import dev.pagewarden.db.testing.EmbeddedPg;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Receipts of the real engine checked against its lineage in real PostgreSQL. */
+class ReceiptAuditTest {
+    static EmbeddedPg pg;
+    static DataSource ds;
+    static LoadedModel model;
+
+    @BeforeAll
+    static void start() throws Exception {
+        model = RealModelTest.stories();
+        pg = EmbeddedPg.start("receipt");
+        ds = pg.dataSource();
+        Migrations.migrate(ds);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (pg != null) {
+            pg.close();
+        }
+    }
+
+    static LineageShipper shipper(Journal journal) {
+        return new LineageShipper(journal, ds, new PartitionManager(1, 30),
+                new LineageShipper.Config(5_000, Duration.ofMillis(20), Duration.ofMillis(500), Duration.ofHours(1)));
+    }
+
+    static void awaitShipped(long events) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (count() < events && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+    }
+
+    static long count() throws Exception {
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM kv_lineage")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
+    void cleanRequestsArePendingUntilShippedThenOkAndForgeriesMismatch() throws Exception {
+        ReceiptKeys keys = ReceiptKeys.generate("pw");
+        ReceiptAudit audit = new ReceiptAudit(ds, keys::publicKeys);
+        List<GenerationResult> results = new ArrayList<>();
+        try (Journal journal = Journal.open(new Journal.Config(Files.createTempDirectory("receipt-j"), 1 << 20, 1L << 32))) {
+            JournalingLineageSink sink = new JournalingLineageSink(journal, 1 << 14, 4096);
+            EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(8).poolTokens(256, 256)
+                    .contextWindow(128).build();
+            try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, SafetyListener.NONE, sink, Clock.SYSTEM, keys)) {
+                // two waves: the second reuses the pages the first freed (LIFO), so last-writer checks cross epochs
+                for (int wave = 0; wave < 2; wave++) {
+                    List<RequestHandle> hs = new ArrayList<>();
+                    String[] tenants = {"acme", "globex", "initech"};
+                    for (int i = 0; i < tenants.length; i++) {
+                        int[] prompt = new int[9 + 6 * i + wave];
+                        prompt[0] = 1;
+                        for (int j = 1; j < prompt.length; j++) {
+                            prompt[j] = 30 + (j * 7 + i * 11 + wave) % 400;
+                        }
+                        hs.add(engine.submit(new GenerationRequest(tenants[i], prompt, 18 + 4 * i,
+                                new SamplingParams(0f, 1f, 0L, true)), TokenListener.NONE));
+                    }
+                    for (RequestHandle h : hs) {
+                        results.add(h.result().get(2, TimeUnit.MINUTES));
+                    }
+                }
+            }
+            assertThat(sink.flush(30, TimeUnit.SECONDS)).isTrue();
+            // journaled, not shipped: pending, never ok
+            for (GenerationResult r : results) {
+                Verdict v = audit.verify(r.receipt());
+                assertThat(v.status()).as("%s", v).isEqualTo(Status.PENDING);
+            }
+            long before = count();
+            LineageShipper shipper = shipper(journal);
+            shipper.start();
+            awaitShipped(before + sink.emitted());
+            assertThat(count()).isEqualTo(before + sink.emitted());
+            sink.close();
+            shipper.close();
+        }
+        for (GenerationResult r : results) {
+            Receipt receipt = r.receipt();
+            assertThat(receipt.body().reads()).isNotEmpty();
+            Verdict v = audit.verify(Receipt.fromCompact(receipt.toCompact()));
+            assertThat(v.status()).as("%s", v).isEqualTo(Status.OK);
+        }
+        // forgeries: a tampered signature, and correctly signed receipts that do not match the lineage
+        Receipt r0 = results.getFirst().receipt();
+        byte[] sig = r0.signature();
+        sig[3] ^= 1;
+        assertThat(audit.verify(new Receipt(r0.body(), r0.digest(), r0.keyId(), sig)).status()).isEqualTo(Status.MISMATCH);
+        ReceiptIssuer forger = new ReceiptIssuer(r0.body().modelId(), keys);
+        ReceiptBody b0 = r0.body();
+        ReceiptBody b1 = results.get(1).receipt().body();
+        List<PageEpochRead> shifted = b0.reads().stream().map(p -> new PageEpochRead(p.worker(), p.page(), p.epoch() + 1,
+                p.slots(), p.writerRequest(), p.lineageEventId())).toList();
+        List<PageEpochRead> fewer = b0.reads().subList(0, b0.reads().size() - 1);
+        for (Receipt forged : List.of(
+                forger.issue(b0.requestId(), b0.tenant(), b1.reads(), new int[0]),       // another request's reads
+                forger.issue(b0.requestId(), "globex", b0.reads(), new int[0]),           // another tenant
+                forger.issue(b0.requestId(), b0.tenant(), shifted, new int[0]),           // other epochs
+                forger.issue(b0.requestId(), b0.tenant(), fewer, new int[0]))) {          // a read left out
+            Verdict v = audit.verify(forged);
+            assertThat(v.status()).as("%s %s: %s", forged, forged.body().reads(), v).isEqualTo(Status.MISMATCH);
+        }
+        // rotation: receipts signed with the old key still verify
+        keys.rotate();
+        assertThat(audit.verify(r0).status()).isEqualTo(Status.OK);
+        keys.retire(r0.keyId());
+        assertThat(audit.verify(r0).status()).isEqualTo(Status.MISMATCH);
+    }
+
+    @Test
+    void undetectedIncidentReceiptsAreViolationsNamingTheForeignWriters() throws Exception {
+        ReceiptKeys keys = ReceiptKeys.generate("pw");
+        ReceiptAudit audit = new ReceiptAudit(ds, keys::publicKeys);
+        List<GenerationResult> served = new CopyOnWriteArrayList<>();
+        ReplayLab.Result truth;
+        try (Journal journal = Journal.open(new Journal.Config(Files.createTempDirectory("receipt-lab"), 1 << 20, 1L << 32))) {
+            JournalingLineageSink sink = new JournalingLineageSink(journal, 1 << 14, 4096);
+            LineageShipper shipper = shipper(journal);
+            shipper.start();
+            long before = count();
+            truth = new ReplayLab(model, 2026).run(ReplayLab.scenario("incident-2026-undetected"), sink, keys, served::add);
+            assertThat(sink.flush(30, TimeUnit.SECONDS)).isTrue();
+            awaitShipped(before + sink.emitted());
+            assertThat(count()).isEqualTo(before + sink.emitted());
+            sink.close();
+            shipper.close();
+        }
+        Set<Long> expected = new TreeSet<>(truth.crossTenantReaders());
+        Set<Long> violations = new TreeSet<>();
+        Set<Long> crossTenant = new TreeSet<>();
+        int ok = 0;
+        for (GenerationResult r : served) {
+            Verdict v = audit.verify(r.receipt());
+            assertThat(v.status()).as("request %d: %s", r.requestId(), v).isIn(Status.OK, Status.VIOLATION);
+            if (v.status() == Status.VIOLATION) {
+                System.out.println("  " + r.requestId() + " (" + r.receipt().body().tenant() + "): " + v.detail());
+            }
+            if (v.status() == Status.OK) {
+                ok++;
+                continue;
+            }
+            violations.add(r.requestId());
+            assertThat(v.foreignWrites()).isNotEmpty();
+            assertThat(v.foreignWriters()).doesNotContain(r.requestId());
+            String reader = r.receipt().body().tenant();
+            if (v.foreignWrites().stream().anyMatch(f -> f.writerTenant() != null && !f.writerTenant().equals(reader))) {
+                crossTenant.add(r.requestId());
+            }
+        }
+        System.out.printf("incident-2026-undetected: served %d, receipts OK %d, VIOLATION %d (cross-tenant %s), "
+                + "ground truth cross-tenant readers %s%n", served.size(), ok, violations.size(), crossTenant, expected);
+        assertThat(expected).isNotEmpty();
+        assertThat(crossTenant).as("receipts naming another tenant's writer vs the pools' ground truth")
+                .isEqualTo(expected);
+    }
+}

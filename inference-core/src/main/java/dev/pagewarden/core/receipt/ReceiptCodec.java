@@ -1,0 +1,139 @@
+package dev.pagewarden.core.receipt;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The canonical byte form of a receipt body (version 1) - the bytes that are hashed and signed.
+ * Every integer is big-endian, every string is a u32 byte length followed by its UTF-8 bytes:
+ *
+ * <pre>
+ * str   "pagewarden.receipt.v1"           domain separation and version
+ * u64   request id
+ * str   tenant
+ * str   model id
+ * u32   n reads, then n times:
+ *         str worker, u32 page, u64 epoch, u32 slots, u64 writer request, u64 lineage event id
+ * 32    SHA-256 of the output: over u32 token count, then each token id as u32
+ * </pre>
+ *
+ * digest = SHA-256(canonical bytes); signature = Ed25519(digest) with the key named by the key id.
+ * Decoding is strict: the same bytes back, or an exception (no trailing bytes, no other version).
+ */
+public final class ReceiptCodec {
+    public static final String DOMAIN = "pagewarden.receipt.v1";
+    private static final int MAX_STRING = 1 << 16;
+
+    private ReceiptCodec() {
+    }
+
+    public static byte[] encodeBody(ReceiptBody body) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(128 + 48 * body.reads().size());
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            string(out, DOMAIN);
+            out.writeLong(body.requestId());
+            string(out, body.tenant());
+            string(out, body.modelId());
+            out.writeInt(body.reads().size());
+            for (PageEpochRead r : body.reads()) {
+                string(out, r.worker());
+                out.writeInt(r.page());
+                out.writeLong(r.epoch());
+                out.writeInt(r.slots());
+                out.writeLong(r.writerRequest());
+                out.writeLong(r.lineageEventId());
+            }
+            out.write(body.outputHash());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    public static ReceiptBody decodeBody(byte[] canonical) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(canonical))) {
+            String domain = string(in);
+            if (!DOMAIN.equals(domain)) {
+                throw new IllegalArgumentException("not a " + DOMAIN + " body: " + domain);
+            }
+            long requestId = in.readLong();
+            String tenant = string(in);
+            String model = string(in);
+            int n = in.readInt();
+            if (n < 0 || n > canonical.length / 40) {
+                throw new IllegalArgumentException("bad read count " + n);
+            }
+            List<PageEpochRead> reads = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                reads.add(new PageEpochRead(string(in), in.readInt(), in.readLong(), in.readInt(), in.readLong(),
+                        in.readLong()));
+            }
+            byte[] hash = in.readNBytes(32);
+            if (hash.length != 32 || in.read() != -1) {
+                throw new IllegalArgumentException("receipt body has a bad length");
+            }
+            ReceiptBody body = new ReceiptBody(requestId, tenant, model, reads, hash);
+            return body;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated receipt body", e);
+        }
+    }
+
+    /** SHA-256 over u32 token count and each token id as u32, big-endian. */
+    public static byte[] outputHash(int[] tokens) {
+        MessageDigest md = sha256();
+        byte[] b = new byte[4];
+        putInt(md, b, tokens.length);
+        for (int t : tokens) {
+            putInt(md, b, t);
+        }
+        return md.digest();
+    }
+
+    public static byte[] digest(byte[] canonical) {
+        return sha256().digest(canonical);
+    }
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void putInt(MessageDigest md, byte[] b, int v) {
+        b[0] = (byte) (v >>> 24);
+        b[1] = (byte) (v >>> 16);
+        b[2] = (byte) (v >>> 8);
+        b[3] = (byte) v;
+        md.update(b);
+    }
+
+    private static void string(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static String string(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0 || n > MAX_STRING) {
+            throw new IllegalArgumentException("bad string length " + n);
+        }
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new IOException("truncated string");
+        }
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}
