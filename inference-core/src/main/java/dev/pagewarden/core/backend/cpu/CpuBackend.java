@@ -9,6 +9,7 @@ import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.Tensor;
 import dev.pagewarden.core.tensor.MatMul;
 import dev.pagewarden.core.tensor.Ops;
 import dev.pagewarden.core.tensor.Parallel;
@@ -160,9 +161,8 @@ public final class CpuBackend implements Backend {
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
                 }
             });
-            MatMul.matmul(pool, layer.wq(), s.xb, rows, s.q);
-            MatMul.matmul(pool, layer.wk(), s.xb, rows, s.k);
-            MatMul.matmul(pool, layer.wv(), s.xb, rows, s.v);
+            MatMul.matmul(pool, new Tensor[] {layer.wq(), layer.wk(), layer.wv()}, s.xb, rows,
+                    new float[][] {s.q, s.k, s.v});
             final int layerIndex = l;
             pool.forRange(rows, (a, b) -> {
                 for (int t = a; t < b; t++) {
@@ -199,9 +199,7 @@ public final class CpuBackend implements Backend {
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsFfn(), dim, cfg.rmsEps());
                 }
             });
-            MatMul.matmul(pool, layer.w1(), s.xb, rows, s.hb);
-            MatMul.matmul(pool, layer.w3(), s.xb, rows, s.hb2);
-            pool.forRange(rows * cfg.hiddenDim(), (a, b) -> Ops.swiglu(s.hb, s.hb2, a, b - a));
+            MatMul.swiglu(pool, layer.w1(), layer.w3(), s.xb, rows, s.hb, s.hb2);
             MatMul.matmul(pool, layer.w2(), s.hb, rows, s.xo);
             Ops.add(s.x, 0, s.xo, 0, rows * dim);
         }
