@@ -187,4 +187,36 @@ class OpsTest {
             }
         }
     }
+
+    /** The polynomial exp is within one ulp of StrictMath.exp everywhere softmax and SwiGLU can take it. */
+    @Test
+    void expIsWithinOneUlpOfStrictMath() {
+        java.util.Random rnd = new java.util.Random(42);
+        int exact = 0;
+        int total = 0;
+        for (int i = 0; i < 2_000_000; i++) {
+            float x = i < 1_000_000 ? -110f + 200f * rnd.nextFloat() : (float) (rnd.nextGaussian() * 4);
+            float want = (float) StrictMath.exp(x);
+            float got = Ops.exp(x);
+            total++;
+            if (Float.floatToRawIntBits(got) == Float.floatToRawIntBits(want)) {
+                exact++;
+            } else {
+                assertThat(Math.abs(got - want)).as("x=%s", x).isLessThanOrEqualTo(Math.ulp(want));
+            }
+        }
+        assertThat(exact).isGreaterThan(total * 99 / 100);
+        for (float x : new float[] {0f, -0f, 1f, -1f, 88.72f, 88.73f, 89f, 100f, 101f, -87.3f, -103.9f, -104f,
+                -149f, -151f, Float.MIN_VALUE, -Float.MIN_VALUE, 1e-8f, -1e-8f, Float.MAX_VALUE, -Float.MAX_VALUE,
+                Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY}) {
+            float want = (float) StrictMath.exp(x);
+            float got = Ops.exp(x);
+            if (Float.isInfinite(want) || want == 0f) {
+                assertThat(got).as("x=%s", x).isEqualTo(want);
+            } else {
+                assertThat(Math.abs(got - want)).as("x=%s", x).isLessThanOrEqualTo(Math.ulp(want));
+            }
+        }
+        assertThat(Ops.exp(Float.NaN)).isNaN();
+    }
 }
