@@ -61,6 +61,73 @@ public final class MatMul {
         pool.forRange(rows, (start, end) -> rows(kernels, w, x, batch, out, start, end));
     }
 
+    /**
+     * Several matrices with the same number of columns times the same batch, in one parallel loop
+     * (one hand-off to the workers instead of one per matrix): {@code outs[i]} gets
+     * {@code matmul(ws[i], x)}. The rows of all matrices are split over the threads as one range;
+     * each output has the same bits as with {@link #matmul(Parallel, Tensor, float[], int, float[])}.
+     */
+    public static void matmul(Parallel pool, Tensor[] ws, float[] x, int batch, float[][] outs) {
+        int total = check(ws, x, batch, outs);
+        RowKernels k = Kernels.ROWS;
+        pool.forRange(total, (start, end) -> {
+            int base = 0;
+            for (int i = 0; i < ws.length; i++) {
+                int rows = ws[i].rows();
+                int a = Math.max(start - base, 0);
+                int b = Math.min(end - base, rows);
+                if (a < b) {
+                    rows(k, ws[i], x, batch, outs[i], a, b);
+                }
+                base += rows;
+            }
+        });
+    }
+
+    /**
+     * The SwiGLU feed-forward input in one parallel loop: {@code gate = matmul(w1, x)},
+     * {@code up = matmul(w3, x)}, then {@link Ops#swiglu} on each row range once both are done
+     * (same bits as the three steps one after the other).
+     */
+    public static void swiglu(Parallel pool, Tensor w1, Tensor w3, float[] x, int batch, float[] gate, float[] up) {
+        check(new Tensor[] {w1, w3}, x, batch, new float[][] {gate, up});
+        if (w1.rows() != w3.rows()) {
+            throw new IllegalArgumentException("swiglu: " + w1.name() + " and " + w3.name() + " differ in rows");
+        }
+        RowKernels k = Kernels.ROWS;
+        int rows = w1.rows();
+        pool.forRange(rows, (start, end) -> {
+            rows(k, w1, x, batch, gate, start, end);
+            rows(k, w3, x, batch, up, start, end);
+            for (int b = 0; b < batch; b++) {
+                Ops.swiglu(gate, up, b * rows + start, end - start);
+            }
+        });
+    }
+
+    private static int check(Tensor[] ws, float[] x, int batch, float[][] outs) {
+        if (batch < 1) {
+            throw new IllegalArgumentException("batch must be >= 1, got " + batch);
+        }
+        if (ws.length != outs.length) {
+            throw new IllegalArgumentException(ws.length + " matrices, " + outs.length + " outputs");
+        }
+        int total = 0;
+        for (int i = 0; i < ws.length; i++) {
+            Tensor w = ws[i];
+            if (w.cols() != ws[0].cols()) {
+                throw new IllegalArgumentException("matmul " + w.name() + ": " + w.cols() + " columns, "
+                        + ws[0].name() + " has " + ws[0].cols());
+            }
+            if (x.length < (long) batch * w.cols() || outs[i].length < (long) batch * w.rows()) {
+                throw new IllegalArgumentException("matmul " + w.name() + " " + w.rows() + "x" + w.cols() + " batch "
+                        + batch + ": x has " + x.length + " floats, out has " + outs[i].length);
+            }
+            total += w.rows();
+        }
+        return total;
+    }
+
     private static void rows(RowKernels k, Tensor w, float[] x, int batch, float[] out, int start, int end) {
         int cols = w.cols();
         Scratch scratch = SCRATCH.get();

@@ -12,8 +12,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Only the reductions ({@link #dot}, the sum of squares of {@link #rmsnorm}) use the Vector API
  * explicitly: C2 never reorders a float sum, so a plain loop would stay scalar. The lanewise loops
  * (scaling, {@link #axpy}, {@link #add}) are plain Java, which C2 vectorises by itself with the same
- * per-element results (Java never fuses a multiply and an add). {@code exp} is {@link StrictMath#exp},
- * bit-stable in every JIT tier.
+ * per-element results (Java never fuses a multiply and an add). {@link #exp} is plain double
+ * arithmetic in a fixed order, bit-stable in every JIT tier.
  */
 public final class Ops {
     private Ops() {
@@ -62,7 +62,7 @@ public final class Ops {
         }
         float sum = 0f;
         for (int i = 0; i < n; i++) {
-            float e = (float) StrictMath.exp(x[o + i] - max);
+            float e = exp(x[o + i] - max);
             x[o + i] = e;
             sum += e;
         }
@@ -72,11 +72,35 @@ public final class Ops {
         }
     }
 
+    private static final double LOG2E = 1.4426950408889634;
+    private static final double LN2 = 0.6931471805599453;
+
+    /**
+     * {@code e^x} rounded to float, within one ulp of {@code (float) StrictMath.exp(x)} (nearly always
+     * equal): x = k ln2 + r with |r| <= ln2/2, e^r by its degree-8 Taylor polynomial (relative
+     * error below 1e-9), times 2^k, in double, rounded once to float. Only +, *, rint and exact
+     * conversions, so interpreter, C1 and C2 agree bit for bit; several times cheaper than
+     * StrictMath.exp, which softmax and SwiGLU call once per element.
+     */
+    public static float exp(float x) {
+        if (!(x > -150f)) {
+            return x != x ? x : 0f; // NaN stays NaN; e^x < 2^-150 rounds to 0
+        }
+        if (x > 100f) {
+            return Float.POSITIVE_INFINITY;
+        }
+        double k = Math.rint(x * LOG2E);
+        double r = x - k * LN2;
+        double p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120
+                + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320))))))));
+        return (float) (p * Double.longBitsToDouble((long) (1023 + (int) k) << 52));
+    }
+
     /** {@code gate[i] = silu(gate[i]) * up[i]} for i in [o, o+n). */
     public static void swiglu(float[] gate, float[] up, int o, int n) {
         for (int i = o; i < o + n; i++) {
             float g = gate[i];
-            gate[i] = g / (1f + (float) StrictMath.exp(-g)) * up[i];
+            gate[i] = g / (1f + exp(-g)) * up[i];
         }
     }
 
@@ -97,6 +121,26 @@ public final class Ops {
     /** Attention score: {@code q[qo..qo+n)} dotted with {@code n} floats of KV memory at byte offset {@code off}, fixed order. */
     public static float dotKv(float[] q, int qo, MemorySegment kv, long off, int n) {
         return Kernels.ROWS.dot(kv, off, n, q, qo);
+    }
+
+    /** Scratch floats {@link #dotKvRows} needs per thread. */
+    public static int kvRowsScratch() {
+        return Math.max(1, Kernels.ROWS.lanesScratch());
+    }
+
+    /**
+     * Attention scores of many positions: {@code out[oo + j] = dotKv(q, qo, kv, offsets[j] + delta, n)} for
+     * j < count, each bit-identical to {@link #dotKv} (several positions share one lane reduction network).
+     */
+    public static void dotKvRows(float[] q, int qo, MemorySegment kv, long[] offsets, long delta, int count, int n,
+                                 float[] out, int oo, float[] lanes) {
+        Kernels.ROWS.dotRows(kv, offsets, delta, count, n, q, qo, out, oo, lanes);
+    }
+
+    /** {@code count} calls of {@link #axpyKv} in order, with scale {@code scales[j]} and byte offset {@code offsets[j] + delta}; same bits. */
+    public static void axpyKvRows(float[] acc, int ao, float[] scales, MemorySegment kv, long[] offsets, long delta,
+                                  int count, int n) {
+        Kernels.ROWS.axpyRows(acc, ao, scales, kv, offsets, delta, count, n);
     }
 
     /** Attention output: {@code acc[ao..ao+n) += scale * kv[off..]} (multiply then add per element). */

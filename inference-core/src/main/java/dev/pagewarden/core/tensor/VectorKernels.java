@@ -358,6 +358,94 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
+    public void dotRows(MemorySegment w, long[] offsets, long delta, int count, int n, float[] x, int xo, float[] out,
+                        int oo, float[] lanes) {
+        int j = 0;
+        for (; j + 16 <= count; j += 16) {
+            dot16(w, offsets, delta, j, n, x, xo, lanes);
+            reduce16(lanes); // the same tree per row as sumLanes in dot
+            if (vectorEnd(n) < n) {
+                for (int k = 0; k < 16; k++) {
+                    lanes[k] += tail(w, offsets[j + k] + delta, vectorEnd(n), n, x, xo);
+                }
+            }
+            System.arraycopy(lanes, 0, out, oo + j, 16);
+        }
+        for (; j < count; j++) {
+            out[oo + j] = dot(w, offsets[j] + delta, n, x, xo);
+        }
+    }
+
+    /** Sixteen rows at {@code offsets[j..j+16) + delta} times one vector: the accumulators of dot, stored at lanes[k*L..]. */
+    private static void dot16(MemorySegment w, long[] offsets, long delta, int j, int n, float[] x, int xo, float[] lanes) {
+        long o0 = offsets[j] + delta, o1 = offsets[j + 1] + delta, o2 = offsets[j + 2] + delta, o3 = offsets[j + 3] + delta;
+        long o4 = offsets[j + 4] + delta, o5 = offsets[j + 5] + delta, o6 = offsets[j + 6] + delta, o7 = offsets[j + 7] + delta;
+        long o8 = offsets[j + 8] + delta, o9 = offsets[j + 9] + delta, o10 = offsets[j + 10] + delta, o11 = offsets[j + 11] + delta;
+        long o12 = offsets[j + 12] + delta, o13 = offsets[j + 13] + delta, o14 = offsets[j + 14] + delta, o15 = offsets[j + 15] + delta;
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+        FloatVector a8 = z, a9 = z, a10 = z, a11 = z, a12 = z, a13 = z, a14 = z, a15 = z;
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            FloatVector xv = x(x, xo + i);
+            a0 = w(w, o0, i).fma(xv, a0);
+            a1 = w(w, o1, i).fma(xv, a1);
+            a2 = w(w, o2, i).fma(xv, a2);
+            a3 = w(w, o3, i).fma(xv, a3);
+            a4 = w(w, o4, i).fma(xv, a4);
+            a5 = w(w, o5, i).fma(xv, a5);
+            a6 = w(w, o6, i).fma(xv, a6);
+            a7 = w(w, o7, i).fma(xv, a7);
+            a8 = w(w, o8, i).fma(xv, a8);
+            a9 = w(w, o9, i).fma(xv, a9);
+            a10 = w(w, o10, i).fma(xv, a10);
+            a11 = w(w, o11, i).fma(xv, a11);
+            a12 = w(w, o12, i).fma(xv, a12);
+            a13 = w(w, o13, i).fma(xv, a13);
+            a14 = w(w, o14, i).fma(xv, a14);
+            a15 = w(w, o15, i).fma(xv, a15);
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        a4.intoArray(lanes, 4 * L);
+        a5.intoArray(lanes, 5 * L);
+        a6.intoArray(lanes, 6 * L);
+        a7.intoArray(lanes, 7 * L);
+        a8.intoArray(lanes, 8 * L);
+        a9.intoArray(lanes, 9 * L);
+        a10.intoArray(lanes, 10 * L);
+        a11.intoArray(lanes, 11 * L);
+        a12.intoArray(lanes, 12 * L);
+        a13.intoArray(lanes, 13 * L);
+        a14.intoArray(lanes, 14 * L);
+        a15.intoArray(lanes, 15 * L);
+    }
+
+    @Override
+    public void axpyRows(float[] acc, int ao, float[] scales, MemorySegment v, long[] offsets, long delta, int count,
+                         int n) {
+        // The accumulator stays in a register over all rows: per element the same multiply, then
+        // add, in the same row order as count calls of axpy.
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            FloatVector a = x(acc, ao + i);
+            for (int j = 0; j < count; j++) {
+                a = w(v, offsets[j] + delta, i).mul(scales[j]).add(a);
+            }
+            a.intoArray(acc, ao + i);
+        }
+        for (int i = end; i < n; i++) {
+            float a = acc[ao + i];
+            for (int j = 0; j < count; j++) {
+                a += scales[j] * v.get(Tensor.F32_LE, offsets[j] + delta + 4L * i);
+            }
+            acc[ao + i] = a;
+        }
+    }
+
+    @Override
     public float readAll(MemorySegment seg, long from, long to) {
         // Four sequential streams at once (the quarters of the range), like the rows of a tile:
         // more streams keep more cache-line fills in flight than one.

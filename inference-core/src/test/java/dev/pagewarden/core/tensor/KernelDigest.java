@@ -80,6 +80,21 @@ public final class KernelDigest {
                 update(crc, out);
             }
         }
+        {
+            // attention kernels over scattered rows (17 rows: a group of 16 and one alone)
+            Tensor kvRows = TestTensors.random(DType.F32, 40, 67, 12, 900);
+            long[] offsets = new long[17];
+            for (int j = 0; j < 17; j++) {
+                offsets[j] = kvRows.rowBytes() * ((j * 5) % 20);
+            }
+            float[] q = TestTensors.randomFloats(70, 901);
+            float[] scores = new float[17];
+            kernels.dotRows(kvRows.data(), offsets, 4, 17, 66, q, 2, scores, 0, new float[Math.max(1, kernels.lanesScratch())]);
+            float[] acc = TestTensors.randomFloats(66, 902);
+            kernels.axpyRows(acc, 0, scores, kvRows.data(), offsets, kvRows.rowBytes() * 20, 17, 66);
+            update(crc, scores);
+            update(crc, acc);
+        }
         float[] a = TestTensors.randomFloats(301, 77);
         float[] b = TestTensors.randomFloats(301, 78);
         float dot = vectorOps ? VectorKernels.dot(a, 3, b, 1, 297) : Ops.scalarDot(a, 3, b, 1, 297);

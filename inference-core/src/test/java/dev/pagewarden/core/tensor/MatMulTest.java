@@ -193,4 +193,37 @@ class MatMulTest {
                     () -> MatMul.matmul(pool, w, new float[16], 2, new float[7])).isInstanceOf(IllegalArgumentException.class);
         }
     }
+
+    /** One parallel loop over several matrices (and the fused SwiGLU) gives the bits of separate calls, any thread count. */
+    @Test
+    void fusedMatmulsMatchSeparateCalls() {
+        for (DType type : new DType[] {DType.F32, DType.F16}) {
+            for (int batch : new int[] {1, 3, 8, 9}) {
+                Tensor a = TestTensors.random(type, 37, 96, 4, 11 + batch);
+                Tensor b = TestTensors.random(type, 13, 96, 0, 12 + batch);
+                Tensor c = TestTensors.random(type, 37, 96, 8, 13 + batch);
+                float[] x = TestTensors.randomFloats(batch * 96, 14 + batch);
+                for (int threads : new int[] {1, 2, 3}) {
+                    try (Parallel pool = new Parallel(threads)) {
+                        float[][] sep = {new float[batch * 37], new float[batch * 13], new float[batch * 37]};
+                        MatMul.matmul(pool, a, x, batch, sep[0]);
+                        MatMul.matmul(pool, b, x, batch, sep[1]);
+                        MatMul.matmul(pool, c, x, batch, sep[2]);
+                        float[][] fused = {new float[batch * 37], new float[batch * 13], new float[batch * 37]};
+                        MatMul.matmul(pool, new Tensor[] {a, b, c}, x, batch, fused);
+                        for (int i = 0; i < 3; i++) {
+                            assertArrayEquals(TestTensors.bits(sep[i]), TestTensors.bits(fused[i]),
+                                    type + " batch " + batch + " threads " + threads + " matrix " + i);
+                        }
+                        float[] gate = new float[batch * 37];
+                        float[] up = new float[batch * 37];
+                        MatMul.swiglu(pool, a, c, x, batch, gate, up);
+                        Ops.swiglu(sep[0], sep[2], 0, batch * 37);
+                        assertArrayEquals(TestTensors.bits(sep[0]), TestTensors.bits(gate), "swiglu " + type + " batch " + batch);
+                        assertArrayEquals(TestTensors.bits(sep[2]), TestTensors.bits(up));
+                    }
+                }
+            }
+        }
+    }
 }

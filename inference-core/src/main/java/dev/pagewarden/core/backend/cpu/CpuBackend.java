@@ -9,6 +9,7 @@ import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.Tensor;
 import dev.pagewarden.core.tensor.MatMul;
 import dev.pagewarden.core.tensor.Ops;
 import dev.pagewarden.core.tensor.Parallel;
@@ -160,9 +161,8 @@ public final class CpuBackend implements Backend {
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
                 }
             });
-            MatMul.matmul(pool, layer.wq(), s.xb, rows, s.q);
-            MatMul.matmul(pool, layer.wk(), s.xb, rows, s.k);
-            MatMul.matmul(pool, layer.wv(), s.xb, rows, s.v);
+            MatMul.matmul(pool, new Tensor[] {layer.wq(), layer.wk(), layer.wv()}, s.xb, rows,
+                    new float[][] {s.q, s.k, s.v});
             final int layerIndex = l;
             pool.forRange(rows, (a, b) -> {
                 for (int t = a; t < b; t++) {
@@ -178,10 +178,17 @@ public final class CpuBackend implements Backend {
             });
             pool.forRange(rows * cfg.nHeads(), (start, end) -> {
                 float[] scores = new float[cfg.seqLen()];
+                long[] keys = new long[cfg.seqLen()];
+                float[] lanes = new float[Ops.kvRowsScratch()];
+                int keysOf = -1;
                 for (int th = start; th < end; th++) {
                     int t = th / cfg.nHeads();
-                    attendHead(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], th % cfg.nHeads(),
-                            s.q, t * dim, s.att, t * dim, scores);
+                    if (keysOf != t) {
+                        // Byte offsets of the K rows of this token's positions (head 0); V rows follow at a fixed distance.
+                        keyOffsets(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], keys);
+                        keysOf = t;
+                    }
+                    attendHead(kv, keys, rowPos[t], th % cfg.nHeads(), s.q, t * dim, s.att, t * dim, scores, lanes);
                 }
             });
             MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
@@ -192,9 +199,7 @@ public final class CpuBackend implements Backend {
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsFfn(), dim, cfg.rmsEps());
                 }
             });
-            MatMul.matmul(pool, layer.w1(), s.xb, rows, s.hb);
-            MatMul.matmul(pool, layer.w3(), s.xb, rows, s.hb2);
-            pool.forRange(rows * cfg.hiddenDim(), (a, b) -> Ops.swiglu(s.hb, s.hb2, a, b - a));
+            MatMul.swiglu(pool, layer.w1(), layer.w3(), s.xb, rows, s.hb, s.hb2);
             MatMul.matmul(pool, layer.w2(), s.hb, rows, s.xo);
             Ops.add(s.x, 0, s.xo, 0, rows * dim);
         }
@@ -236,30 +241,38 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /**
-     * One query head of one token attends over positions 0..pos of its own sequence, through its
-     * page table, reading K and V straight from page memory (no copy).
-     */
-    private void attendHead(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int head,
-                            float[] q, int qOffset, float[] out, int outOffset, float[] scores) {
-        int hs = cfg.headSize();
-        int kvHeadOffset = (head / cfg.kvMul()) * hs;
+    /** Byte offsets in KV memory of the K rows of positions 0..pos (head 0) of one sequence, into {@code keys}. */
+    private static void keyOffsets(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, long[] keys) {
         int pageTokens = kv.layout().pageTokens();
+        for (int p0 = 0; p0 <= pos; p0 += pageTokens) {
+            long base = kv.pageBase(pages.get(p0 / pageTokens).page());
+            for (int p = p0; p <= pos && p < p0 + pageTokens; p++) {
+                keys[p] = (base + kv.layout().rowOffset(layer, 0, p - p0)) * Float.BYTES;
+            }
+        }
+    }
+
+    /**
+     * One query head of one token attends over positions 0..pos of its own sequence, reading K and
+     * V straight from page memory (no copy) at the byte offsets {@code keys} (of head 0).
+     */
+    private void attendHead(CpuKvStorage kv, long[] keys, int pos, int head,
+                            float[] q, int qOffset, float[] out, int outOffset, float[] scores, float[] lanes) {
+        int hs = cfg.headSize();
+        long headBytes = (long) (head / cfg.kvMul()) * hs * Float.BYTES;
+        // V row of a slot: the K row of the same slot plus this distance (same page, next block).
+        long valueBytes = (kv.layout().rowOffset(0, 1, 0) - kv.layout().rowOffset(0, 0, 0)) * Float.BYTES;
         float scale = (float) (1.0 / Math.sqrt(hs));
         int qo = qOffset + head * hs;
-        for (int p = 0; p <= pos; p++) {
-            long at = kv.pageBase(pages.get(p / pageTokens).page()) + kv.layout().rowOffset(layer, 0, p % pageTokens)
-                    + kvHeadOffset;
-            scores[p] = Ops.dotKv(q, qo, kv.memory, at * Float.BYTES, hs) * scale;
+        int n = pos + 1;
+        Ops.dotKvRows(q, qo, kv.memory, keys, headBytes, n, hs, scores, 0, lanes);
+        for (int p = 0; p < n; p++) {
+            scores[p] *= scale;
         }
-        Ops.softmax(scores, 0, pos + 1);
+        Ops.softmax(scores, 0, n);
         int oo = outOffset + head * hs;
         java.util.Arrays.fill(out, oo, oo + hs, 0f);
-        for (int p = 0; p <= pos; p++) {
-            long at = kv.pageBase(pages.get(p / pageTokens).page()) + kv.layout().rowOffset(layer, 1, p % pageTokens)
-                    + kvHeadOffset;
-            Ops.axpyKv(out, oo, scores[p], kv.memory, at * Float.BYTES, hs);
-        }
+        Ops.axpyKvRows(out, oo, scores, kv.memory, keys, headBytes + valueBytes, n, hs);
     }
 
     @Override
