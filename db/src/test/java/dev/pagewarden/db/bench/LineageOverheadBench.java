@@ -46,21 +46,15 @@ class LineageOverheadBench {
             steps.add(new long[]{batchSize, System.nanoTime()});
         }
 
+        /** Decode tokens/s over the whole run: tokens of all steps after the first, over the time they took. */
         synchronized double tokS() {
-            long first = -1;
-            long last = -1;
-            int n = 0;
-            for (long[] s : steps) {
-                if (s[0] == BATCH) {
-                    if (first < 0) {
-                        first = s[1];
-                    }
-                    last = s[1];
-                    n++;
-                }
+            long tokens = 0;
+            for (int i = 1; i < steps.size(); i++) {
+                tokens += steps.get(i)[0];
             }
+            double seconds = (steps.getLast()[1] - steps.getFirst()[1]) / 1e9;
             steps.clear();
-            return (double) BATCH * (n - 1) / ((last - first) / 1e9);
+            return tokens / seconds;
         }
     }
 
