@@ -8,7 +8,7 @@ import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.LineagePgTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,25 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * must name exactly the requests that the pools' own bookkeeping says read another tenant's data:
  * none for clean and detected runs, all of them (precision and recall 100%) when the lab lets it happen.
  */
-class ExposureFinderReplayTest {
-    static EmbeddedPg pg;
-    static DataSource ds;
-    static LoadedModel model;
-
-    @BeforeAll
-    static void start() throws Exception {
-        model = RealModelTest.stories();
-        pg = EmbeddedPg.start("replay");
-        ds = pg.dataSource();
-        Migrations.migrate(ds);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (pg != null) {
-            pg.close();
-        }
-    }
+class ExposureFinderReplayTest extends LineagePgTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"incident-2026-undetected", "clean", "incident-2026", "drop-transfer-page",
@@ -66,16 +48,12 @@ class ExposureFinderReplayTest {
         Instant from = Instant.now().minusSeconds(5);
         try (Journal journal = Journal.open(new Journal.Config(dir, 1 << 20, 1L << 32))) {
             JournalingLineageSink sink = new JournalingLineageSink(journal, 1 << 14, 4096);
-            LineageShipper shipper = new LineageShipper(journal, ds, new PartitionManager(1, 30),
-                    new LineageShipper.Config(5_000, Duration.ofMillis(20), Duration.ofMillis(500), Duration.ofHours(1)));
+            LineageShipper shipper = shipper(journal);
             shipper.start();
             truth = new ReplayLab(model, 2026).run(ReplayLab.scenario(scenario), sink);
             assertThat(sink.flush(30, TimeUnit.SECONDS)).isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (count() < sink.emitted() && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            assertThat(count()).as("every lineage event arrived").isEqualTo(sink.emitted());
+            awaitShipped(sink.emitted());
+            assertThat(lineageRows()).as("every lineage event arrived").isEqualTo(sink.emitted());
             sink.close();
             shipper.close();
         }
@@ -99,14 +77,6 @@ class ExposureFinderReplayTest {
             assertThat(found).isEmpty();
         } else {
             assertThat(found).isNotEmpty();
-        }
-    }
-
-    private static long count() throws Exception {
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT count(*) FROM kv_lineage")) {
-            rs.next();
-            return rs.getLong(1);
         }
     }
 }

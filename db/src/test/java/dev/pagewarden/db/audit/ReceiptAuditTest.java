@@ -25,7 +25,7 @@ import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.LineagePgTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -46,45 +46,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Receipts of the real engine checked against its lineage in real PostgreSQL. */
-class ReceiptAuditTest {
-    static EmbeddedPg pg;
-    static DataSource ds;
-    static LoadedModel model;
-
-    @BeforeAll
-    static void start() throws Exception {
-        model = RealModelTest.stories();
-        pg = EmbeddedPg.start("receipt");
-        ds = pg.dataSource();
-        Migrations.migrate(ds);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (pg != null) {
-            pg.close();
-        }
-    }
-
-    static LineageShipper shipper(Journal journal) {
-        return new LineageShipper(journal, ds, new PartitionManager(1, 30),
-                new LineageShipper.Config(5_000, Duration.ofMillis(20), Duration.ofMillis(500), Duration.ofHours(1)));
-    }
-
-    static void awaitShipped(long events) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (count() < events && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-    }
-
-    static long count() throws Exception {
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT count(*) FROM kv_lineage")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
+class ReceiptAuditTest extends LineagePgTest {
 
     @Test
     void cleanRequestsArePendingUntilShippedThenOkAndForgeriesMismatch() throws Exception {
@@ -120,11 +82,11 @@ class ReceiptAuditTest {
                 Verdict v = audit.verify(r.receipt());
                 assertThat(v.status()).as("%s", v).isEqualTo(Status.PENDING);
             }
-            long before = count();
+            long before = lineageRows();
             LineageShipper shipper = shipper(journal);
             shipper.start();
             awaitShipped(before + sink.emitted());
-            assertThat(count()).isEqualTo(before + sink.emitted());
+            assertThat(lineageRows()).isEqualTo(before + sink.emitted());
             sink.close();
             shipper.close();
         }
@@ -170,11 +132,11 @@ class ReceiptAuditTest {
             JournalingLineageSink sink = new JournalingLineageSink(journal, 1 << 14, 4096);
             LineageShipper shipper = shipper(journal);
             shipper.start();
-            long before = count();
+            long before = lineageRows();
             truth = new ReplayLab(model, 2026).run(ReplayLab.scenario("incident-2026-undetected"), sink, keys, served::add);
             assertThat(sink.flush(30, TimeUnit.SECONDS)).isTrue();
             awaitShipped(before + sink.emitted());
-            assertThat(count()).isEqualTo(before + sink.emitted());
+            assertThat(lineageRows()).isEqualTo(before + sink.emitted());
             sink.close();
             shipper.close();
         }
