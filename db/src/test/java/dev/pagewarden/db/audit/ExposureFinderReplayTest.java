@@ -1,26 +1,17 @@
 package dev.pagewarden.db.audit;
 
 import dev.pagewarden.core.lab.ReplayLab;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
-import dev.pagewarden.db.lineage.PartitionManager;
-import dev.pagewarden.db.schema.Migrations;
 import dev.pagewarden.db.testing.LineagePgTest;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import javax.sql.DataSource;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
 import java.util.TreeSet;
