@@ -111,6 +111,11 @@ public final class Args {
         return p;
     }
 
+    /** Like {@link #existingFile}, but the option may be absent (then null). */
+    public Path optionalExistingFile(String name) {
+        return has(name) ? existingFile(name) : null;
+    }
+
     /** Call after reading every option: anything not read is a typo the user should hear about. */
     public void rejectUnknown() {
         for (String k : values.keySet()) {

@@ -28,7 +28,7 @@ final class BenchCommand implements Command {
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
         Path modelPath = args.existingFile("model");
-        Path tokPath = args.has("tokenizer") ? args.existingFile("tokenizer") : null;
+        Path tokPath = args.optionalExistingFile("tokenizer");
         int promptTokens = args.integer("prompt-tokens", 128);
         int genTokens = args.integer("gen-tokens", 64);
         List<Integer> batches = new ArrayList<>();

@@ -31,7 +31,7 @@ final class GenerateCommand implements Command {
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
         Path modelPath = args.existingFile("model");
-        Path tokPath = args.has("tokenizer") ? args.existingFile("tokenizer") : null;
+        Path tokPath = args.optionalExistingFile("tokenizer");
         String prompt = args.required("prompt");
         int maxTokens = args.integer("max-tokens", 256);
         float temperature = args.floating("temperature", 0f);

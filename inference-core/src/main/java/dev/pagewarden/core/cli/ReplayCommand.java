@@ -27,7 +27,7 @@ final class ReplayCommand implements Command {
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
         Path modelPath = args.existingFile("model");
-        Path tokPath = args.has("tokenizer") ? args.existingFile("tokenizer") : null;
+        Path tokPath = args.optionalExistingFile("tokenizer");
         String which = args.string("scenario", "all");
         long seed = args.longValue("seed", 2026);
         boolean json = args.flag("json");

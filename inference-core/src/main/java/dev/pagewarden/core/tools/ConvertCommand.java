@@ -29,7 +29,7 @@ public final class ConvertCommand implements Command {
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
         Path model = args.existingFile("model");
-        Path tokenizer = args.has("tokenizer") ? args.existingFile("tokenizer") : null;
+        Path tokenizer = args.optionalExistingFile("tokenizer");
         Path target = Path.of(args.required("out"));
         DType dtype = CliSupport.dtype(args, "dtype", "f32");
         args.rejectUnknown();

@@ -80,16 +80,8 @@ final class CpuKvStorage implements KvStorage {
         return page;
     }
 
-    float get(long floatIndex) {
-        return memory.getAtIndex(ValueLayout.JAVA_FLOAT, floatIndex);
-    }
-
     void put(long floatIndex, float[] src, int srcOffset, int n) {
         MemorySegment.copy(src, srcOffset, memory, ValueLayout.JAVA_FLOAT, floatIndex * Float.BYTES, n);
-    }
-
-    void get(long floatIndex, float[] dst, int dstOffset, int n) {
-        MemorySegment.copy(memory, ValueLayout.JAVA_FLOAT, floatIndex * Float.BYTES, dst, dstOffset, n);
     }
 
     @Override
