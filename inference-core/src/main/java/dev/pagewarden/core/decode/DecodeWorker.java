@@ -198,6 +198,10 @@ public final class DecodeWorker implements Runnable {
             }
         }
         seq.emit(token, clock.getAsLong());
+        if (seq.stopRequested()) {
+            end(seq, () -> seq.finish(FinishReason.STOP, clock.getAsLong()));
+            return false;
+        }
         if (seq.outputCount() >= seq.request().maxNewTokens()) {
             end(seq, () -> seq.finish(FinishReason.LENGTH, clock.getAsLong()));
             return false;

@@ -64,7 +64,7 @@ public final class Engine implements AutoCloseable {
     private final Thread prefillThread;
     private final Thread decodeThread;
     private final Canary canary;
-    private final AtomicLong ids = new AtomicLong();
+    private final AtomicLong ids;
     private final Clock clock;
     private final String modelId;
     private final ReceiptIssuer receipts;
@@ -93,6 +93,7 @@ public final class Engine implements AutoCloseable {
         this.modelId = modelId(loaded);
         this.receipts = signer == null ? null : new ReceiptIssuer(modelId, signer);
         this.config = config;
+        this.ids = new AtomicLong(config.requestIdBase());
         this.clock = clock;
         LabFaults faults = config.faults();
         this.safety = new SafetyMonitor(listener, metrics, clock);

@@ -24,11 +24,14 @@ import java.time.Duration;
  * @param labEnabled             lab mode: fault switches allowed
  * @param faults                 the lab fault switches that are on
  * @param groundTruth            count cross-tenant slot reads on every step (lab bookkeeping; costs a pass over the context)
+ * @param requestIdBase          request ids are base+1, base+2, ...: a platform gives each engine start its own block
+ *                               so that ids stay unique across engines and restarts sharing one audit database
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
-                           Duration canaryInterval, boolean labEnabled, LabFaults faults, boolean groundTruth) {
+                           Duration canaryInterval, boolean labEnabled, LabFaults faults, boolean groundTruth,
+                           long requestIdBase) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -41,6 +44,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         requireAtLeast("max_batch", maxBatch, 1);
         requireAtLeast("max_queue", maxQueue, 0);
         requireAtLeast("prefill_chunk_tokens", prefillChunkTokens, 1);
+        requireAtLeast("request_id_base", requestIdBase, 0);
         if (deferredReleaseTimeout.isNegative() || deferredReleaseTimeout.isZero()) {
             throw new IllegalArgumentException("deferred_release_timeout must be > 0, got " + deferredReleaseTimeout);
         }
@@ -86,6 +90,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.labEnabled = labEnabled;
         b.faults = faults;
         b.groundTruth = groundTruth;
+        b.requestIdBase = requestIdBase;
         return b;
     }
 
@@ -108,6 +113,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private boolean labEnabled;
         private LabFaults faults = LabFaults.NONE;
         private boolean groundTruth;
+        private long requestIdBase;
 
         public Builder backend(String v) { backend = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -123,11 +129,12 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder canaryInterval(Duration v) { canaryInterval = v; return this; }
         public Builder lab(boolean enabled, LabFaults f) { labEnabled = enabled; faults = f; return this; }
         public Builder groundTruth(boolean v) { groundTruth = v; return this; }
+        public Builder requestIdBase(long v) { requestIdBase = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
-                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth);
+                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth, requestIdBase);
         }
     }
 }

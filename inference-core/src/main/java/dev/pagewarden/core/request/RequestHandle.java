@@ -28,6 +28,14 @@ public final class RequestHandle {
         return sequence;
     }
 
+    /**
+     * Finishes the request normally (finish reason STOP, with its receipt) right after the token
+     * being delivered; call it from {@link TokenListener#onToken} when a stop string has matched.
+     */
+    public void stop() {
+        sequence.requestStop();
+    }
+
     /** Aborts at the next safe point of whichever stage holds the request. */
     public void abort(String reason) {
         sequence.requestAbort(reason);

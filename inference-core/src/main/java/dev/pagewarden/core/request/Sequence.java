@@ -25,6 +25,7 @@ public final class Sequence {
 
     private volatile RequestState state = new RequestState.Queued();
     private volatile String abortReason;
+    private volatile boolean stopRequested;
     private volatile Runnable abortHook = () -> { };
     /** Lab ground truth: slots read whose data another tenant wrote last; and whether a detector flagged this request. */
     private volatile int crossTenantSlotsRead;
@@ -130,6 +131,15 @@ public final class Sequence {
 
     public boolean detected() {
         return detected;
+    }
+
+    /** Asks decode to finish this request normally (STOP) right after the token being emitted: a stop string matched. */
+    public void requestStop() {
+        stopRequested = true;
+    }
+
+    public boolean stopRequested() {
+        return stopRequested;
     }
 
     public boolean abortRequested() {

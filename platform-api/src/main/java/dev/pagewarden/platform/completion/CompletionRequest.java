@@ -1,0 +1,28 @@
+package dev.pagewarden.platform.completion;
+
+import java.util.List;
+
+/**
+ * A validated completion or chat request. Exactly one of {@code prompt}, {@code promptTokens} and
+ * {@code messages} is set.
+ *
+ * @param maxTokens null: as many as the context window leaves (chat) or 16 (completions, as OpenAI)
+ * @param seed      null: a fresh random seed (sampling only)
+ */
+record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
+                         Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
+                         boolean stream, boolean includeUsage, String user) {
+
+    enum Kind {
+        COMPLETION("text_completion", "cmpl-"),
+        CHAT("chat.completion", "chatcmpl-");
+
+        final String object;
+        final String idPrefix;
+
+        Kind(String object, String idPrefix) {
+            this.object = object;
+            this.idPrefix = idPrefix;
+        }
+    }
+}

@@ -1,0 +1,282 @@
+package dev.pagewarden.platform.completion;
+
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.GenerationResult;
+import dev.pagewarden.core.request.InvalidRequestException;
+import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.request.RequestFailedException;
+import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.platform.audit.RequestRecord;
+import dev.pagewarden.platform.audit.RequestRecorder;
+import dev.pagewarden.platform.engine.EngineHost;
+import dev.pagewarden.platform.engine.ServedModel;
+import dev.pagewarden.platform.engine.TokenGate;
+import dev.pagewarden.platform.error.ApiException;
+import dev.pagewarden.platform.ops.Draining;
+import dev.pagewarden.platform.tenant.QuotaExceededException;
+import dev.pagewarden.platform.tenant.Quotas;
+import dev.pagewarden.platform.tenant.TenantPrincipal;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Service;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One tenant request through the engine: model check, tokenization, tenant limits, then
+ * admission -> prefill -> transfer -> decode, with the tokens streamed back as text. Runs the
+ * engine side off the event loop; a cancelled subscription (client gone) aborts the request in the
+ * engine through its normal abort path, so its pages take the deferred-release route.
+ */
+@Service
+public class InferenceService {
+    private static final Logger LOG = LoggerFactory.getLogger(InferenceService.class);
+    private static final SecureRandom SEEDS = new SecureRandom();
+
+    private final EngineHost host;
+    private final Quotas quotas;
+    private final RequestRecorder recorder;
+    private final TokenGate gate;
+    private final Draining draining;
+    private final Map<Long, RequestHandle> running = new ConcurrentHashMap<>();
+
+    public InferenceService(EngineHost host, Quotas quotas, RequestRecorder recorder, TokenGate gate, Draining draining) {
+        this.host = host;
+        this.quotas = quotas;
+        this.recorder = recorder;
+        this.gate = gate;
+        this.draining = draining;
+    }
+
+    /** Requests inside the engine right now (for graceful shutdown). */
+    public int running() {
+        return running.size();
+    }
+
+    /** Aborts every running request through the engine's normal abort path; returns how many. */
+    public int abortAll(String reason) {
+        List<RequestHandle> handles = List.copyOf(running.values());
+        handles.forEach(h -> h.abort(reason));
+        return handles.size();
+    }
+
+    /**
+     * A request the engine accepted: its id and prompt size, and its events (Deltas, then Done, or an
+     * {@link ApiException} error). Cancelling {@code events} aborts the request in the engine.
+     */
+    record Generation(long requestId, int promptTokens, Flux<GenerationEvent> events) {
+    }
+
+    /**
+     * Runs {@code request} for {@code caller}. The Mono fails with an {@link ApiException} when the
+     * request is refused before it starts (bad model, limits, admission), so that the API can still
+     * answer with an error status; failures after that arrive through the events.
+     */
+    Mono<Generation> generate(TenantPrincipal caller, CompletionRequest request, String httpRequestId) {
+        return Mono.fromCallable(() -> start(caller, request, httpRequestId)).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private Generation start(TenantPrincipal caller, CompletionRequest request, String httpRequestId) {
+        Instant received = Instant.now();
+        if (draining.active()) {
+            throw ApiException.unavailable("overloaded", "the server is shutting down; retry on another instance",
+                    Duration.ofSeconds(5));
+        }
+        ServedModel model = host.require(request.model());
+        int[] prompt = tokenize(model.tokenizer(), request);
+        int window = model.contextWindow();
+        int maxTokens = request.maxTokens() != null ? request.maxTokens() : Math.max(1, window - prompt.length);
+        if (maxTokens > window) {
+            throw ApiException.invalid("max_tokens", "max_tokens " + maxTokens + " is larger than the model's context "
+                    + "window of " + window + " tokens");
+        }
+        Integer tenantMax = caller.limits().maxContext();
+        if (tenantMax != null && prompt.length + maxTokens > tenantMax) {
+            throw ApiException.contextLengthExceeded("This request needs " + prompt.length + " prompt + " + maxTokens
+                    + " completion tokens = " + (prompt.length + maxTokens) + ", more than your tenant's maximum context "
+                    + "of " + tenantMax + " tokens. Shorten the prompt or lower max_tokens.");
+        }
+        Quotas.Permit permit;
+        try {
+            permit = quotas.acquire(caller, (long) prompt.length + maxTokens);
+        } catch (QuotaExceededException e) {
+            throw ApiException.rateLimited(e.getMessage(), e.retryAfter());
+        }
+        long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
+        GenerationRequest engineRequest = new GenerationRequest(caller.tenantId(), prompt, maxTokens,
+                new SamplingParams(request.temperature(), request.topP(), seed));
+        Tokenizer.StreamDecoder decoder = model.tokenizer().streamDecoder();
+        StopMatcher stops = new StopMatcher(request.stop());
+        AtomicReference<RequestHandle> handleRef = new AtomicReference<>();
+        AtomicBoolean stopPending = new AtomicBoolean();
+        AtomicBoolean clientGone = new AtomicBoolean();
+        AtomicInteger index = new AtomicInteger();
+        Emitter sink = new Emitter();
+        RequestHandle handle;
+        try {
+            handle = model.engine().submit(engineRequest, (id, token) -> {
+                gate.beforeToken(id, index.getAndIncrement());
+                String text = stops.accept(decoder.accept(token));
+                if (!text.isEmpty()) {
+                    sink.next(new GenerationEvent.Delta(text));
+                }
+                if (stops.matched()) {
+                    RequestHandle h = handleRef.get();
+                    if (h != null) {
+                        h.stop();
+                    } else {
+                        stopPending.set(true);
+                    }
+                }
+            });
+        } catch (InvalidRequestException e) {
+            permit.close();
+            throw ApiException.invalid(e.param(), e.getMessage());
+        }
+        handleRef.set(handle);
+        if (stopPending.get()) {
+            handle.stop();
+        }
+        long id = handle.id();
+        LOG.info("[{}] request {} tenant={} model={} prompt_tokens={} max_tokens={} stream={}", httpRequestId, id,
+                caller.tenantId(), model.id(), prompt.length, maxTokens, request.stream());
+        if (handle.result().isCompletedExceptionally()) {
+            // refused by admission before any page was reserved: still time for an error status
+            Throwable cause = handle.result().exceptionNow();
+            permit.close();
+            ApiException error = toApi(cause, id);
+            record(caller, model, request, id, prompt.length, 0, "REJECTED", error.error().code(), received, null,
+                    Instant.now(), null, null);
+            LOG.info("[{}] request {} refused: {}", httpRequestId, id, error.getMessage());
+            throw error;
+        }
+        running.put(id, handle);
+        Flux<GenerationEvent> events = sink.flux().doOnCancel(() -> {
+            clientGone.set(true);
+            handle.abort("client disconnected");
+        });
+        handle.result().whenComplete((result, failure) -> {
+            running.remove(id);
+            Instant finished = Instant.now();
+            if (failure == null) {
+                String tail = stops.accept(decoder.finish()) + stops.finish();
+                if (!tail.isEmpty()) {
+                    sink.next(new GenerationEvent.Delta(tail));
+                }
+                String reason = stops.matched() ? "stop" : switch (result.finishReason()) {
+                    case STOP -> "stop";
+                    case LENGTH -> "length";
+                };
+                String receipt = result.receipt() == null ? null : result.receipt().toCompact();
+                permit.release((long) prompt.length + result.outputTokens().length);
+                record(caller, model, request, id, prompt.length, result.outputTokens().length, "FINISHED", null,
+                        received, result, finished, reason, receipt);
+                LOG.info("[{}] request {} finished ({}) completion_tokens={}", httpRequestId, id, reason,
+                        result.outputTokens().length);
+                sink.next(new GenerationEvent.Done(id, reason, prompt.length, result.outputTokens().length, receipt));
+                sink.complete();
+                return;
+            }
+            permit.release(prompt.length + (long) index.get());
+            Throwable cause = failure instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
+                    ? ce.getCause() : failure;
+            ApiException error = toApi(cause, id);
+            String status = switch (cause) {
+                case RequestRejectedException r -> "REJECTED";
+                case RequestAbortedException a -> "ABORTED";
+                default -> "FAILED";
+            };
+            record(caller, model, request, id, prompt.length, index.get(), status, error.error().code(), received, null,
+                    finished, null, null);
+            if (clientGone.get()) {
+                LOG.info("[{}] request {} aborted: client disconnected after {} tokens", httpRequestId, id, index.get());
+            } else {
+                LOG.warn("[{}] request {} ended with {}: {}", httpRequestId, id, error.error().code(), error.getMessage());
+            }
+            sink.error(error);
+        });
+        return new Generation(id, prompt.length, events);
+    }
+
+    /** The events of one request; emitted from engine threads (decode, prefill), so serialized here. */
+    private static final class Emitter {
+        private final Sinks.Many<GenerationEvent> sink = Sinks.many().unicast().onBackpressureBuffer();
+
+        synchronized void next(GenerationEvent e) {
+            sink.tryEmitNext(e);
+        }
+
+        synchronized void complete() {
+            sink.tryEmitComplete();
+        }
+
+        synchronized void error(Throwable t) {
+            sink.tryEmitError(t);
+        }
+
+        Flux<GenerationEvent> flux() {
+            return sink.asFlux();
+        }
+    }
+
+    private static int[] tokenize(Tokenizer tokenizer, CompletionRequest request) {
+        if (request.promptTokens() != null) {
+            int[] tokens = request.promptTokens();
+            for (int i = 0; i < tokens.length; i++) {
+                if (tokens[i] < 0 || tokens[i] >= tokenizer.vocabSize()) {
+                    throw ApiException.invalid("prompt", "prompt[" + i + "] = " + tokens[i]
+                            + " is not a token id of this model (vocabulary of " + tokenizer.vocabSize() + ")");
+                }
+            }
+            return tokens.clone();
+        }
+        String text = request.kind() == CompletionRequest.Kind.CHAT ? ChatTemplate.render(request.messages())
+                : request.prompt();
+        return tokenizer.encode(text, true, false);
+    }
+
+    /** The engine's refusal or failure as the API reports it. */
+    static ApiException toApi(Throwable cause, long requestId) {
+        return switch (cause) {
+            case RequestRejectedException r -> switch (r.code()) {
+                case "context_length_exceeded" -> ApiException.contextLengthExceeded(r.getMessage());
+                case "overloaded" -> ApiException.unavailable("overloaded", r.getMessage(), Duration.ofSeconds(1));
+                case "audit_backpressure" -> ApiException.unavailable("audit_backpressure", r.getMessage(),
+                        Duration.ofSeconds(5));
+                default -> ApiException.unavailable(r.code(), r.getMessage(), r.retryable() ? Duration.ofSeconds(1) : null);
+            };
+            case RequestFailedException f -> "context_length_exceeded".equals(f.code())
+                    ? ApiException.contextLengthExceeded(f.getMessage())
+                    : ApiException.serverError(f.code(), f.getMessage());
+            case RequestAbortedException a -> ApiException.serverError("request_aborted", a.getMessage());
+            default -> ApiException.serverError("internal_error", "request " + requestId + " failed: " + cause);
+        };
+    }
+
+    private void record(TenantPrincipal caller, ServedModel model, CompletionRequest request, long id, int promptTokens,
+                        int generated, String status, String errorCode, Instant received, GenerationResult result,
+                        Instant finished, String finishReason, String receipt) {
+        Instant admitted = result == null ? null : received.plusNanos(result.queuedNanos());
+        Instant firstToken = result == null || result.outputTokens().length == 0 ? null
+                : received.plusNanos(result.timeToFirstNanos());
+        byte[] hash = result == null || result.receipt() == null ? null : result.receipt().digest();
+        recorder.record(new RequestRecord(id, caller.tenantId(), model.id(), promptTokens, generated, status, errorCode,
+                received, admitted, firstToken, finished, hash, finishReason, request.stream(), receipt)).subscribe(
+                r -> { }, e -> { });
+    }
+}

@@ -1,0 +1,333 @@
+package dev.pagewarden.platform.completion;
+
+import dev.pagewarden.platform.error.ApiException;
+import org.springframework.stereotype.Component;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads a request body strictly: valid UTF-8, a JSON object, every field of the right type and
+ * range, each error naming its parameter. Unknown fields are refused (as OpenAI does), so a typo
+ * such as {@code max_token} never silently changes what runs; OpenAI fields we do not implement are
+ * accepted only at their neutral value.
+ */
+@Component
+final class RequestParser {
+    static final int MAX_STOP = 4;
+
+    private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "seed", "stop",
+            "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs",
+            "metadata", "store", "service_tier");
+    private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo", "best_of", "suffix");
+    private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs",
+            "response_format", "tools", "tool_choice", "parallel_tool_calls");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
+
+    private final JsonMapper json;
+
+    RequestParser(JsonMapper json) {
+        this.json = json;
+    }
+
+    CompletionRequest parse(CompletionRequest.Kind kind, byte[] body) {
+        JsonNode root = readObject(body);
+        for (Map.Entry<String, JsonNode> field : root.properties()) {
+            String name = field.getKey();
+            boolean known = COMMON.contains(name)
+                    || (kind == CompletionRequest.Kind.COMPLETION ? COMPLETION_ONLY : CHAT_ONLY).contains(name);
+            if (!known) {
+                throw ApiException.invalid(name, "unknown_parameter", "Unrecognized request argument supplied: " + name);
+            }
+        }
+        requireNeutral(root);
+        String model = string(root, "model", true);
+        String prompt = null;
+        int[] promptTokens = null;
+        List<ChatMessage> messages = null;
+        if (kind == CompletionRequest.Kind.COMPLETION) {
+            JsonNode p = root.get("prompt");
+            if (p == null || p.isNull()) {
+                throw ApiException.invalid("prompt", "'prompt' is required");
+            }
+            if (p.isString()) {
+                prompt = p.stringValue();
+            } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
+                promptTokens = tokenArray(p);
+            } else if (p.isArray() && p.size() == 1 && p.get(0).isString()) {
+                prompt = p.get(0).stringValue();
+            } else if (p.isArray()) {
+                throw ApiException.invalid("prompt", "'prompt' must be a string, an array of one string or an array of "
+                        + "token ids (several prompts in one request are not supported; send one request each)");
+            } else {
+                throw ApiException.invalid("prompt", "'prompt' must be a string or an array of token ids, got "
+                        + p.getNodeType().name().toLowerCase());
+            }
+        } else {
+            messages = messages(root.get("messages"));
+        }
+        Integer maxTokens = optionalInt(root, "max_tokens");
+        if (kind == CompletionRequest.Kind.CHAT) {
+            Integer mct = optionalInt(root, "max_completion_tokens");
+            if (mct != null && maxTokens != null && !mct.equals(maxTokens)) {
+                throw ApiException.invalid("max_completion_tokens", "max_tokens and max_completion_tokens disagree");
+            }
+            maxTokens = maxTokens != null ? maxTokens : mct;
+        } else if (maxTokens == null) {
+            maxTokens = 16;
+        }
+        if (maxTokens != null && maxTokens < 1) {
+            throw ApiException.invalid("max_tokens", "max_tokens must be at least 1, got " + maxTokens);
+        }
+        float temperature = (float) number(root, "temperature", 1.0, 0.0, 2.0);
+        float topP = (float) number(root, "top_p", 1.0, 0.0, 1.0);
+        if (topP == 0f) {
+            throw ApiException.invalid("top_p", "top_p must be greater than 0");
+        }
+        Long seed = root.has("seed") && !root.get("seed").isNull() ? integral(root.get("seed"), "seed") : null;
+        int n = root.has("n") && !root.get("n").isNull() ? (int) integral(root.get("n"), "n") : 1;
+        if (n != 1) {
+            throw ApiException.invalid("n", "only n=1 is supported, got " + n);
+        }
+        boolean stream = bool(root, "stream", false);
+        boolean includeUsage = false;
+        JsonNode so = root.get("stream_options");
+        if (so != null && !so.isNull()) {
+            if (!so.isObject()) {
+                throw ApiException.invalid("stream_options", "'stream_options' must be an object");
+            }
+            if (!stream) {
+                throw ApiException.invalid("stream_options", "'stream_options' is only allowed when 'stream' is true");
+            }
+            for (String name : so.propertyNames()) {
+                if (!name.equals("include_usage")) {
+                    throw ApiException.invalid("stream_options." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: stream_options." + name);
+                }
+            }
+            includeUsage = bool(so, "include_usage", false);
+        }
+        return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
+                stop(root.get("stop")), stream, includeUsage, string(root, "user", false));
+    }
+
+    private JsonNode readObject(byte[] body) {
+        if (body == null || body.length == 0) {
+            throw ApiException.invalid(null, "the request body is empty; send a JSON object");
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body)).toString();
+        } catch (CharacterCodingException e) {
+            throw ApiException.invalid(null, "the request body is not valid UTF-8");
+        }
+        JsonNode root;
+        try {
+            root = json.readTree(text);
+        } catch (JacksonException e) {
+            throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw ApiException.invalid(null, "the request body must be a JSON object");
+        }
+        return root;
+    }
+
+    /** OpenAI fields we do not implement: accepted only when they would change nothing. */
+    private static void requireNeutral(JsonNode root) {
+        for (String f : List.of("frequency_penalty", "presence_penalty")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull() && !(v.isNumber() && v.doubleValue() == 0.0)) {
+                throw ApiException.invalid(f, f + " is not supported (only 0)");
+            }
+        }
+        for (String f : List.of("logprobs", "echo")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull() && !(v.isBoolean() && !v.booleanValue())
+                    && !(v.isNumber() && v.doubleValue() == 0.0)) {
+                throw ApiException.invalid(f, f + " is not supported");
+            }
+        }
+        for (String f : List.of("logit_bias", "metadata")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull() && !(v.isObject() && v.isEmpty())) {
+                throw ApiException.invalid(f, f + " is not supported");
+            }
+        }
+        JsonNode bestOf = root.get("best_of");
+        if (bestOf != null && !bestOf.isNull() && !(bestOf.isIntegralNumber() && bestOf.longValue() == 1)) {
+            throw ApiException.invalid("best_of", "best_of is not supported (only 1)");
+        }
+        for (String f : List.of("suffix", "top_logprobs", "tool_choice", "service_tier")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull() && !(f.equals("tool_choice") && v.isString() && v.stringValue().equals("none"))
+                    && !(f.equals("service_tier") && v.isString() && (v.stringValue().equals("auto")
+                    || v.stringValue().equals("default")))) {
+                throw ApiException.invalid(f, f + " is not supported");
+            }
+        }
+        JsonNode tools = root.get("tools");
+        if (tools != null && !tools.isNull() && !(tools.isArray() && tools.isEmpty())) {
+            throw ApiException.invalid("tools", "tools are not supported by this model");
+        }
+        JsonNode format = root.get("response_format");
+        if (format != null && !format.isNull()
+                && !(format.isObject() && format.has("type") && "text".equals(format.get("type").asString()))) {
+            throw ApiException.invalid("response_format", "only response_format {\"type\":\"text\"} is supported");
+        }
+    }
+
+    private static List<ChatMessage> messages(JsonNode node) {
+        if (node == null || node.isNull()) {
+            throw ApiException.invalid("messages", "'messages' is required");
+        }
+        if (!node.isArray() || node.isEmpty()) {
+            throw ApiException.invalid("messages", "'messages' must be a non-empty array");
+        }
+        List<ChatMessage> out = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode m = node.get(i);
+            String where = "messages[" + i + "]";
+            if (!m.isObject()) {
+                throw ApiException.invalid(where, where + " must be an object");
+            }
+            JsonNode role = m.get("role");
+            if (role == null || !role.isString() || !ROLES.contains(role.stringValue())) {
+                throw ApiException.invalid(where + ".role", where + ".role must be one of " + ROLES);
+            }
+            out.add(new ChatMessage(role.stringValue(), content(m.get("content"), where + ".content")));
+        }
+        return out;
+    }
+
+    private static String content(JsonNode c, String where) {
+        if (c == null || c.isNull()) {
+            throw ApiException.invalid(where, where + " is required");
+        }
+        if (c.isString()) {
+            return c.stringValue();
+        }
+        if (c.isArray()) {
+            StringBuilder sb = new StringBuilder();
+            for (int j = 0; j < c.size(); j++) {
+                JsonNode part = c.get(j);
+                if (!part.isObject() || !"text".equals(part.path("type").asString("")) || !part.path("text").isString()) {
+                    throw ApiException.invalid(where + "[" + j + "]", "only text content parts ({\"type\":\"text\",\"text\":...}) are supported");
+                }
+                sb.append(part.get("text").stringValue());
+            }
+            return sb.toString();
+        }
+        throw ApiException.invalid(where, where + " must be a string or an array of text parts");
+    }
+
+    private static List<String> stop(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return List.of();
+        }
+        List<String> stops = new ArrayList<>();
+        if (node.isString()) {
+            stops.add(node.stringValue());
+        } else if (node.isArray()) {
+            for (JsonNode s : node) {
+                if (!s.isString()) {
+                    throw ApiException.invalid("stop", "'stop' must be a string or an array of strings");
+                }
+                stops.add(s.stringValue());
+            }
+        } else {
+            throw ApiException.invalid("stop", "'stop' must be a string or an array of strings");
+        }
+        if (stops.size() > MAX_STOP) {
+            throw ApiException.invalid("stop", "at most " + MAX_STOP + " stop sequences are allowed, got " + stops.size());
+        }
+        for (String s : stops) {
+            if (s.isEmpty()) {
+                throw ApiException.invalid("stop", "stop sequences must not be empty");
+            }
+        }
+        return List.copyOf(stops);
+    }
+
+    private static int[] tokenArray(JsonNode p) {
+        int[] tokens = new int[p.size()];
+        for (int i = 0; i < tokens.length; i++) {
+            JsonNode t = p.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt()) {
+                throw ApiException.invalid("prompt", "prompt[" + i + "] must be an integer token id");
+            }
+            tokens[i] = t.intValue();
+        }
+        return tokens;
+    }
+
+    private static String string(JsonNode root, String name, boolean required) {
+        JsonNode v = root.get(name);
+        if (v == null || v.isNull()) {
+            if (required) {
+                throw ApiException.invalid(name, "'" + name + "' is required");
+            }
+            return null;
+        }
+        if (!v.isString()) {
+            throw ApiException.invalid(name, "'" + name + "' must be a string");
+        }
+        return v.stringValue();
+    }
+
+    private static Integer optionalInt(JsonNode root, String name) {
+        JsonNode v = root.get(name);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        long value = integral(v, name);
+        if (value > Integer.MAX_VALUE || value < Integer.MIN_VALUE) {
+            throw ApiException.invalid(name, name + " is out of range: " + value);
+        }
+        return (int) value;
+    }
+
+    private static long integral(JsonNode v, String name) {
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw ApiException.invalid(name, "'" + name + "' must be an integer, got "
+                    + (v.isNumber() ? v.asString() : v.getNodeType().name().toLowerCase()));
+        }
+        return v.longValue();
+    }
+
+    private static double number(JsonNode root, String name, double dflt, double min, double max) {
+        JsonNode v = root.get(name);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isNumber()) {
+            throw ApiException.invalid(name, "'" + name + "' must be a number, got " + v.getNodeType().name().toLowerCase());
+        }
+        double d = v.doubleValue();
+        if (!(d >= min && d <= max)) {
+            throw ApiException.invalid(name, name + " must be between " + min + " and " + max + ", got " + d);
+        }
+        return d;
+    }
+
+    private static boolean bool(JsonNode root, String name, boolean dflt) {
+        JsonNode v = root.get(name);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isBoolean()) {
+            throw ApiException.invalid(name, "'" + name + "' must be a boolean");
+        }
+        return v.booleanValue();
+    }
+}

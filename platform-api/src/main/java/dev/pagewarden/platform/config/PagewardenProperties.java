@@ -1,0 +1,98 @@
+package dev.pagewarden.platform.config;
+
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.AssertTrue;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.annotation.Validated;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * Everything the operator can set, under {@code pagewarden.*} (environment: {@code PAGEWARDEN_MODEL_PATH}
+ * and so on). Validated at start: a bad value stops the platform with a message naming the property.
+ */
+@ConfigurationProperties("pagewarden")
+@Validated
+public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull Engine engine,
+                                   @Valid @NotNull Audit audit, @Valid @NotNull Database database,
+                                   @Valid @NotNull Shutdown shutdown, @NotNull Path home,
+                                   String adminToken) {
+
+    public PagewardenProperties(@DefaultValue Model model, @DefaultValue Engine engine, @DefaultValue Audit audit,
+                                @DefaultValue Database database, @DefaultValue Shutdown shutdown,
+                                @DefaultValue("${user.home}/.pagewarden") Path home, String adminToken) {
+        this.model = model;
+        this.engine = engine;
+        this.audit = audit;
+        this.database = database;
+        this.shutdown = shutdown;
+        this.home = home;
+        this.adminToken = adminToken;
+    }
+
+    /**
+     * The served model: a local {@code path} (llama2.c {@code .bin} with {@code tokenizer}, or GGUF),
+     * or a {@code name} from the download registry fetched on first start into {@code home/models}.
+     * Its API id is {@code id}, else the file name without extension.
+     */
+    public record Model(Path path, Path tokenizer, String id, String name, String downloadEndpoint) {
+        @AssertTrue(message = "pagewarden.model.path and pagewarden.model.name are exclusive: set one")
+        public boolean isOneSource() {
+            return path == null || name == null || name.isBlank();
+        }
+    }
+
+    /** Engine sizing; 0 means "derive" (threads from cores, window from the model, pools from the window). */
+    public record Engine(@NotBlank @DefaultValue("auto") String backend,
+                         @Min(0) @DefaultValue("0") int threads,
+                         @Min(0) @DefaultValue("0") int contextWindow,
+                         @Min(1) @DefaultValue("16") int pageTokens,
+                         @Min(0) @DefaultValue("0") int prefillPoolTokens,
+                         @Min(0) @DefaultValue("0") int decodePoolTokens,
+                         @Min(1) @DefaultValue("32") int maxBatch,
+                         @Min(0) @DefaultValue("256") int maxQueue,
+                         @NotBlank @DefaultValue("strict") String capacityPolicy,
+                         @NotNull @DefaultValue("5s") Duration deferredReleaseTimeout,
+                         @NotNull @DefaultValue("60s") Duration canaryInterval) {
+        @AssertTrue(message = "pagewarden.engine.capacity-policy must be strict or clamp")
+        public boolean isKnownPolicy() {
+            return "strict".equals(capacityPolicy) || "clamp".equals(capacityPolicy);
+        }
+    }
+
+    /** The lineage journal (local, fsynced) in front of PostgreSQL, and how long lineage is kept. */
+    public record Audit(Path journalDir, @NotNull @DefaultValue("2GB") DataSize journalCap,
+                        @Min(1) @DefaultValue("30") int retentionDays,
+                        Path keysDir) {
+    }
+
+    /** The embedded PostgreSQL used when no {@code spring.datasource.url} is set. */
+    public record Database(Path embeddedDir, @Min(0) @DefaultValue("0") int embeddedPort) {
+    }
+
+    /** SIGTERM: stop admitting, let running requests finish within {@code grace}, abort the rest. */
+    public record Shutdown(@NotNull @DefaultValue("20s") Duration grace) {
+    }
+
+    public Path journalDir() {
+        return audit.journalDir() != null ? audit.journalDir() : home.resolve("journal");
+    }
+
+    public Path keysDir() {
+        return audit.keysDir() != null ? audit.keysDir() : home.resolve("keys");
+    }
+
+    public Path embeddedDbDir() {
+        return database.embeddedDir() != null ? database.embeddedDir() : home.resolve("pg");
+    }
+
+    public Path modelsDir() {
+        return home.resolve("models");
+    }
+}

@@ -1,0 +1,163 @@
+package dev.pagewarden.platform.engine;
+
+import dev.pagewarden.core.engine.CapacityPolicy;
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.ModelLoader;
+import dev.pagewarden.core.receipt.ReceiptSigner;
+import dev.pagewarden.core.spi.Clock;
+import dev.pagewarden.core.spi.LineageSink;
+import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.platform.config.PagewardenProperties;
+import dev.pagewarden.platform.error.ApiException;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.flyway.autoconfigure.FlywayMigrationInitializer;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Transactional;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Loads the configured model and runs its engine (prefill and decode workers in this process).
+ * Each start takes a fresh block of request ids from PostgreSQL, so ids never repeat across
+ * restarts or engines sharing the audit database. Holds the operator's private/public switch.
+ */
+@Component
+public class EngineHost implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EngineHost.class);
+
+    private final ServedModel served;
+    private final String unavailableReason;
+    private final LoadedModel loaded;
+    private final ModelVisibilityRepository visibility;
+    private final Map<String, Boolean> privateModels = new ConcurrentHashMap<>();
+
+    public EngineHost(PagewardenProperties properties, MeterRegistry registry, SafetyListener safety,
+                      LineageSink lineage, ReceiptSigner signer, JdbcClient jdbc, ModelVisibilityRepository visibility,
+                      ModelResolver resolver, Optional<FlywayMigrationInitializer> migrated) {
+        this.visibility = visibility;
+        ModelResolver.Resolved resolved = resolver.resolve(ModelSource.of(properties.model()));
+        if (resolved == null) {
+            this.loaded = null;
+            this.served = null;
+            this.unavailableReason = "no model is configured: set PAGEWARDEN_MODEL_PATH (and PAGEWARDEN_MODEL_TOKENIZER "
+                    + "for a llama2.c .bin) or PAGEWARDEN_MODEL_NAME, then restart";
+            LOG.warn("Pagewarden started WITHOUT a model: {}. The API answers model_not_found until then.",
+                    unavailableReason);
+            return;
+        }
+        this.unavailableReason = null;
+        long block = jdbc.sql("SELECT nextval('engine_id_blocks')").query(Long.class).single();
+        PagewardenProperties.Engine e = properties.engine();
+        EngineConfig config = EngineConfig.builder()
+                .backend(e.backend())
+                .threads(e.threads())
+                .contextWindow(e.contextWindow())
+                .pageTokens(e.pageTokens())
+                .poolTokens(e.prefillPoolTokens(), e.decodePoolTokens())
+                .maxBatch(e.maxBatch())
+                .maxQueue(e.maxQueue())
+                .capacityPolicy(CapacityPolicy.valueOf(e.capacityPolicy().toUpperCase(Locale.ROOT)))
+                .deferredReleaseTimeout(e.deferredReleaseTimeout())
+                .canaryInterval(e.canaryInterval())
+                .requestIdBase(block << 32)
+                .build();
+        this.loaded = ModelLoader.load(resolved.model(), resolved.tokenizer());
+        if (loaded.vocabulary() == null) {
+            loaded.close();
+            throw new IllegalStateException("model " + resolved.model() + " has no vocabulary: set "
+                    + "pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) to its tokenizer.bin");
+        }
+        Engine engine;
+        try {
+            engine = new Engine(loaded, config, new MicrometerEngineMetrics(registry), safety, lineage, Clock.SYSTEM, signer);
+        } catch (RuntimeException ex) {
+            loaded.close();
+            throw ex;
+        }
+        this.served = new ServedModel(resolved.id(), engine, new Tokenizer(loaded.vocabulary()), resolved.model(),
+                loaded.format());
+        visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
+        registerGauges(registry, engine);
+        LOG.info("Serving model '{}' ({}, {}) on backend {}: effective context window {} tokens, "
+                        + "KV pools {} ({} tokens) and {} ({} tokens), request ids from {}",
+                served.id(), resolved.model(), loaded.format(), engine.backendName(), engine.contextWindow(),
+                engine.prefillPool().name(), engine.prefillPool().capacityTokens(), engine.decodePool().name(),
+                engine.decodePool().capacityTokens(), (block << 32) + 1);
+    }
+
+    private static void registerGauges(MeterRegistry registry, Engine engine) {
+        for (KvPool pool : List.of(engine.prefillPool(), engine.decodePool())) {
+            for (PageState state : PageState.values()) {
+                Gauge.builder("kv.pool.pages", pool, p -> p.countByState().getOrDefault(state, 0))
+                        .description("KV pages by state").tag("worker", pool.name())
+                        .tag("state", state.name().toLowerCase(Locale.ROOT)).register(registry);
+            }
+            Gauge.builder("kv.pool.capacity.tokens", pool, KvPool::capacityTokens).tag("worker", pool.name())
+                    .register(registry);
+        }
+        Gauge.builder("engine.context.window.tokens", engine, Engine::contextWindow).register(registry);
+        Gauge.builder("engine.queue.depth", engine, Engine::queued).register(registry);
+        Gauge.builder("kv.transfers.in.flight", engine, Engine::transfersInFlight).register(registry);
+    }
+
+    /** The served model, if any (private or not). */
+    public Optional<ServedModel> served() {
+        return Optional.ofNullable(served);
+    }
+
+    /** Why no model is served (null when one is). */
+    public String unavailableReason() {
+        return unavailableReason;
+    }
+
+    /** The model a tenant asked for, or the API error that says why it cannot be used. */
+    public ServedModel require(String modelId) {
+        if (served == null || !served.id().equals(modelId)) {
+            String known = served == null ? "none is loaded (" + unavailableReason + ")" : "available: " + served.id();
+            throw ApiException.notFound("model", "model_not_found", "The model '" + modelId + "' does not exist; " + known);
+        }
+        if (isPrivate(modelId)) {
+            throw ApiException.unavailable("model_unavailable", "The model '" + modelId
+                    + "' has been made unavailable by the operator; try again later", null);
+        }
+        return served;
+    }
+
+    public boolean isPrivate(String modelId) {
+        return privateModels.getOrDefault(modelId, false);
+    }
+
+    /** The operator's switch; persisted, effective at once for new requests. */
+    @Transactional
+    public ModelVisibility setPrivate(String modelId, boolean makePrivate, String actor) {
+        if (served == null || !served.id().equals(modelId)) {
+            throw ApiException.notFound("model", "model_not_found", "The model '" + modelId + "' does not exist");
+        }
+        ModelVisibility v = visibility.save(new ModelVisibility(modelId, makePrivate, Instant.now(), actor));
+        privateModels.put(modelId, makePrivate);
+        LOG.warn("model '{}' made {} by {}", modelId, makePrivate ? "PRIVATE" : "public", actor);
+        return v;
+    }
+
+    @Override
+    public void close() {
+        if (served != null) {
+            served.engine().close();
+            loaded.close();
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package dev.pagewarden.platform.engine;
+
+import dev.pagewarden.platform.config.PagewardenProperties;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Where the served model comes from, decided from configuration before anything is loaded. */
+sealed interface ModelSource {
+
+    /** A model file on disk (and a tokenizer file for llama2.c checkpoints). */
+    record Local(Path model, Path tokenizer, String id) implements ModelSource {
+    }
+
+    /** A named model fetched into the platform's model folder on first start. */
+    record Named(String name, String id) implements ModelSource {
+    }
+
+    /** Nothing configured: the platform starts and explains how to add a model. */
+    record None() implements ModelSource {
+    }
+
+    static ModelSource of(PagewardenProperties.Model m) {
+        if (m.path() != null) {
+            if (!Files.isRegularFile(m.path())) {
+                throw new IllegalStateException("pagewarden.model.path (PAGEWARDEN_MODEL_PATH) = " + m.path()
+                        + " is not a readable file");
+            }
+            if (m.tokenizer() != null && !Files.isRegularFile(m.tokenizer())) {
+                throw new IllegalStateException("pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) = "
+                        + m.tokenizer() + " is not a readable file");
+            }
+            return new Local(m.path(), m.tokenizer(), idOf(m.id(), m.path()));
+        }
+        if (m.name() != null && !m.name().isBlank()) {
+            return new Named(m.name(), m.id() == null || m.id().isBlank() ? m.name() : m.id());
+        }
+        return new None();
+    }
+
+    /** The API id: configured, else the file name without its extension. */
+    static String idOf(String configured, Path file) {
+        if (configured != null && !configured.isBlank()) {
+            return configured;
+        }
+        String name = file.getFileName().toString();
+        int dot = name.lastIndexOf('.');
+        return dot > 0 ? name.substring(0, dot) : name;
+    }
+}

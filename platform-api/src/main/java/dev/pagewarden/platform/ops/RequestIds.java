@@ -1,0 +1,44 @@
+package dev.pagewarden.platform.ops;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.stereotype.Component;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+import java.security.SecureRandom;
+import java.util.regex.Pattern;
+
+/**
+ * Gives every HTTP exchange an id, returned as {@code X-Request-Id} on every response (errors
+ * included) and written in every platform log line about the request. A caller's own
+ * {@code X-Request-Id} is kept when it is a reasonable token, so ids can be followed across systems.
+ */
+@Component
+@Order(Ordered.HIGHEST_PRECEDENCE)
+public class RequestIds implements WebFilter {
+    public static final String HEADER = "X-Request-Id";
+    private static final String ATTRIBUTE = RequestIds.class.getName();
+    private static final Pattern ACCEPTABLE = Pattern.compile("[A-Za-z0-9._:-]{8,128}");
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        String incoming = exchange.getRequest().getHeaders().getFirst(HEADER);
+        String id = incoming != null && ACCEPTABLE.matcher(incoming).matches() ? incoming : newId();
+        exchange.getAttributes().put(ATTRIBUTE, id);
+        exchange.getResponse().getHeaders().set(HEADER, id);
+        return chain.filter(exchange);
+    }
+
+    public static String of(ServerWebExchange exchange) {
+        Object id = exchange.getAttribute(ATTRIBUTE);
+        return id == null ? "-" : id.toString();
+    }
+
+    private static String newId() {
+        return "req_" + Long.toString(RANDOM.nextLong() >>> 1, 36);
+    }
+}

@@ -1,0 +1,110 @@
+package dev.pagewarden.platform.security;
+
+import dev.pagewarden.platform.error.ApiException;
+import dev.pagewarden.platform.error.ErrorResponses;
+import dev.pagewarden.platform.tenant.TenantService;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.security.authentication.BadCredentialsException;
+import org.springframework.security.authentication.ReactiveAuthenticationManager;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.config.annotation.web.reactive.EnableWebFluxSecurity;
+import org.springframework.security.config.web.server.SecurityWebFiltersOrder;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.authority.AuthorityUtils;
+import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.security.web.server.authentication.AuthenticationWebFilter;
+import org.springframework.security.web.server.authentication.ServerAuthenticationConverter;
+import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
+import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Two stateless API chains: {@code /v1/**} for tenants (API key as bearer token) and
+ * {@code /admin/api/**} for operators (the admin token, every admin role). Failures answer with
+ * the OpenAI error body. Everything else (health, metrics, the admin UI later) has its own rules.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableWebFluxSecurity
+class SecurityConfiguration {
+    static final String[] ADMIN_ROLES = {"ROLE_VIEWER", "ROLE_RESPONDER", "ROLE_PUBLISHER", "ROLE_ADMIN"};
+
+    @Bean
+    @Order(1)
+    SecurityWebFilterChain tenantApi(ServerHttpSecurity http, TenantService tenants, ErrorResponses errors) {
+        ReactiveAuthenticationManager manager = auth -> Mono.fromCallable(() -> tenants.authenticate(((PresentedKey) auth).key()))
+                .subscribeOn(Schedulers.boundedElastic())
+                .flatMap(p -> p.<Mono<Authentication>>map(principal -> Mono.just(new TenantAuthentication(principal)))
+                        .orElseGet(() -> Mono.error(new BadCredentialsException("Incorrect API key provided"))));
+        return apiChain(http, "/v1/**", manager, errors,
+                "Missing API key: send it as 'Authorization: Bearer <key>'",
+                "Incorrect API key provided, or the key has been revoked")
+                .authorizeExchange(a -> a.anyExchange().hasRole("TENANT"))
+                .build();
+    }
+
+    @Bean
+    @Order(2)
+    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors) {
+        ReactiveAuthenticationManager manager = auth -> token.matches(((PresentedKey) auth).key())
+                ? Mono.just(new UsernamePasswordAuthenticationToken("admin-token", "",
+                AuthorityUtils.createAuthorityList(ADMIN_ROLES)))
+                : Mono.error(new BadCredentialsException("bad admin token"));
+        return apiChain(http, "/admin/api/**", manager, errors,
+                "Missing admin credentials: send 'Authorization: Bearer <PAGEWARDEN_ADMIN_TOKEN>'",
+                "Incorrect admin token")
+                .authorizeExchange(a -> a
+                        .pathMatchers(org.springframework.http.HttpMethod.GET, "/admin/api/**").hasRole("VIEWER")
+                        .anyExchange().hasRole("ADMIN"))
+                .build();
+    }
+
+    @Bean
+    @Order(10)
+    SecurityWebFilterChain everythingElse(ServerHttpSecurity http) {
+        return http.csrf(ServerHttpSecurity.CsrfSpec::disable)
+                .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
+                .formLogin(ServerHttpSecurity.FormLoginSpec::disable)
+                .authorizeExchange(a -> a.anyExchange().permitAll())
+                .build();
+    }
+
+    private static ServerHttpSecurity apiChain(ServerHttpSecurity http, String pattern, ReactiveAuthenticationManager manager,
+                                               ErrorResponses errors, String missing, String wrong) {
+        AuthenticationWebFilter filter = new AuthenticationWebFilter(manager);
+        filter.setServerAuthenticationConverter(bearer());
+        filter.setSecurityContextRepository(NoOpServerSecurityContextRepository.getInstance());
+        filter.setAuthenticationFailureHandler((exchange, ex) ->
+                errors.write(exchange.getExchange(), ApiException.unauthorized(wrong)));
+        return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers(pattern))
+                .csrf(ServerHttpSecurity.CsrfSpec::disable)
+                .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
+                .formLogin(ServerHttpSecurity.FormLoginSpec::disable)
+                .logout(ServerHttpSecurity.LogoutSpec::disable)
+                .requestCache(ServerHttpSecurity.RequestCacheSpec::disable)
+                .securityContextRepository(NoOpServerSecurityContextRepository.getInstance())
+                .addFilterAt(filter, SecurityWebFiltersOrder.AUTHENTICATION)
+                .exceptionHandling(e -> e
+                        .authenticationEntryPoint((exchange, ex) -> errors.write(exchange, ApiException.unauthorized(missing)))
+                        .accessDeniedHandler((exchange, ex) -> errors.write(exchange,
+                                ApiException.forbidden("this credential may not do that"))));
+    }
+
+    /** {@code Authorization: Bearer <token>}; no header: no authentication (the entry point answers 401). */
+    private static ServerAuthenticationConverter bearer() {
+        return exchange -> {
+            String header = exchange.getRequest().getHeaders().getFirst(HttpHeaders.AUTHORIZATION);
+            if (header == null) {
+                return Mono.empty();
+            }
+            if (!header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+                return Mono.just(new PresentedKey(""));
+            }
+            return Mono.just(new PresentedKey(header.substring(7).strip()));
+        };
+    }
+}

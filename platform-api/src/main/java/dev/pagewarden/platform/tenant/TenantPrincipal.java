@@ -1,0 +1,5 @@
+package dev.pagewarden.platform.tenant;
+
+/** Who is calling the tenant API: the tenant, the key it used (by prefix) and its limits at that moment. */
+public record TenantPrincipal(String tenantId, String keyPrefix, TenantLimits limits) {
+}

@@ -1,0 +1,6 @@
+package dev.pagewarden.platform.tenant;
+
+import org.springframework.data.jpa.repository.JpaRepository;
+
+public interface TenantRepository extends JpaRepository<Tenant, String> {
+}
