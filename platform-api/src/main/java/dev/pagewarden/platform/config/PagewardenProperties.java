@@ -21,12 +21,13 @@ import java.time.Duration;
 @Validated
 public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull Engine engine,
                                    @Valid @NotNull Audit audit, @Valid @NotNull Database database,
-                                   @Valid @NotNull Shutdown shutdown, @NotNull Path home,
+                                   @Valid @NotNull Shutdown shutdown, @Valid @NotNull Lab lab, @NotNull Path home,
                                    String adminToken) {
 
     public PagewardenProperties(@DefaultValue Model model, @DefaultValue Engine engine, @DefaultValue Audit audit,
-                                @DefaultValue Database database, @DefaultValue Shutdown shutdown,
+                                @DefaultValue Database database, @DefaultValue Shutdown shutdown, @DefaultValue Lab lab,
                                 @DefaultValue("${user.home}/.pagewarden") Path home, String adminToken) {
+        this.lab = lab;
         this.model = model;
         this.engine = engine;
         this.audit = audit;
@@ -78,6 +79,17 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
 
     /** SIGTERM: stop admitting, let running requests finish within {@code grace}, abort the rest. */
     public record Shutdown(@NotNull @DefaultValue("20s") Duration grace) {
+    }
+
+    /**
+     * The incident-replay lab's fault switches ({@code skip-capacity-check}, {@code corrupt-transfer-byte},
+     * {@code delay-transfer-writes=MS}, ...). Never for production: faults are refused unless {@code enabled}, and a lab engine says so loudly.
+     */
+    public record Lab(@DefaultValue("false") boolean enabled, @DefaultValue java.util.List<String> faults) {
+        @AssertTrue(message = "pagewarden.lab.faults are refused unless pagewarden.lab.enabled=true")
+        public boolean isFaultsOnlyInLab() {
+            return enabled || faults.isEmpty();
+        }
     }
 
     public Path journalDir() {

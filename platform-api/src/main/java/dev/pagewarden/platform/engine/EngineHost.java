@@ -4,6 +4,7 @@ import dev.pagewarden.core.engine.CapacityPolicy;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelLoader;
@@ -74,7 +75,12 @@ public class EngineHost implements AutoCloseable {
                 .deferredReleaseTimeout(e.deferredReleaseTimeout())
                 .canaryInterval(e.canaryInterval())
                 .requestIdBase(block << 32)
+                .lab(properties.lab().enabled(), labFaults(properties.lab()))
                 .build();
+        if (properties.lab().enabled()) {
+            LOG.warn("LAB MODE: fault switches {} are ON - this engine deliberately re-opens isolation faults; "
+                    + "never serve tenants from it", properties.lab().faults());
+        }
         this.loaded = ModelLoader.load(resolved.model(), resolved.tokenizer());
         if (loaded.vocabulary() == null) {
             loaded.close();
@@ -97,6 +103,17 @@ public class EngineHost implements AutoCloseable {
                 served.id(), resolved.model(), loaded.format(), engine.backendName(), engine.contextWindow(),
                 engine.prefillPool().name(), engine.prefillPool().capacityTokens(), engine.decodePool().name(),
                 engine.decodePool().capacityTokens(), (block << 32) + 1);
+    }
+
+    private static LabFaults labFaults(PagewardenProperties.Lab lab) {
+        if (lab.faults().isEmpty()) {
+            return LabFaults.NONE;
+        }
+        try {
+            return LabFaults.parse(lab.faults());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("pagewarden.lab.faults: " + e.getMessage(), e);
+        }
     }
 
     private static void registerGauges(MeterRegistry registry, Engine engine) {
