@@ -19,6 +19,8 @@ import dev.pagewarden.platform.ops.Draining;
 import dev.pagewarden.platform.tenant.QuotaExceededException;
 import dev.pagewarden.platform.tenant.Quotas;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Service;
@@ -53,9 +55,13 @@ public class InferenceService {
     private final RequestRecorder recorder;
     private final TokenGate gate;
     private final Draining draining;
+    private final Counter disconnects;
     private final Map<Long, RequestHandle> running = new ConcurrentHashMap<>();
 
-    public InferenceService(EngineHost host, Quotas quotas, RequestRecorder recorder, TokenGate gate, Draining draining) {
+    public InferenceService(EngineHost host, Quotas quotas, RequestRecorder recorder, TokenGate gate, Draining draining,
+                            MeterRegistry registry) {
+        this.disconnects = Counter.builder("pagewarden.client.disconnects")
+                .description("requests aborted because their client went away").register(registry);
         this.host = host;
         this.quotas = quotas;
         this.recorder = recorder;
@@ -169,6 +175,8 @@ public class InferenceService {
         Flux<GenerationEvent> events = sink.flux().doOnCancel(() -> {
             clientGone.set(true);
             handle.abort("client disconnected");
+            disconnects.increment();
+            LOG.info("[{}] request {}: client disconnected, aborting in the engine", httpRequestId, id);
         });
         handle.result().whenComplete((result, failure) -> {
             running.remove(id);
@@ -195,7 +203,9 @@ public class InferenceService {
             permit.release(prompt.length + (long) index.get());
             Throwable cause = failure instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
                     ? ce.getCause() : failure;
-            ApiException error = toApi(cause, id);
+            ApiException error = clientGone.get() && cause instanceof RequestAbortedException
+                    ? ApiException.serverError("client_disconnected", "request " + id + " aborted: client disconnected")
+                    : toApi(cause, id);
             String status = switch (cause) {
                 case RequestRejectedException r -> "REJECTED";
                 case RequestAbortedException a -> "ABORTED";
