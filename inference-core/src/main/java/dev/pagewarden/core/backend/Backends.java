@@ -7,6 +7,8 @@ import java.util.ServiceLoader;
 
 /** Finds backends with {@link ServiceLoader} and picks one by name, or the best available for "auto". */
 public final class Backends {
+    private static final System.Logger LOG = System.getLogger(Backends.class.getName());
+
     private Backends() {
     }
 
@@ -21,8 +23,18 @@ public final class Backends {
     public static BackendProvider select(String name) {
         List<BackendProvider> providers = all();
         if ("auto".equals(name)) {
-            return providers.stream().filter(BackendProvider::available).findFirst()
+            BackendProvider chosen = providers.stream().filter(BackendProvider::available).findFirst()
                     .orElseThrow(() -> new IllegalStateException("no backend is available"));
+            // say which, and why not the better-ranked ones (a missing GPU should never be a silent surprise)
+            StringBuilder passed = new StringBuilder();
+            for (BackendProvider p : providers) {
+                if (p == chosen) {
+                    break;
+                }
+                passed.append("; ").append(p.name()).append(" unavailable: ").append(p.unavailableReason());
+            }
+            LOG.log(System.Logger.Level.INFO, "backend auto: using {0}{1}", chosen.name(), passed);
+            return chosen;
         }
         for (BackendProvider p : providers) {
             if (p.name().equals(name)) {

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The GPU device check, in one call, on a bare machine with an NVIDIA GPU (see cuda-kernels/README.md):
+#   1. gpu-check: GPU vs CPU logits (real model; random F32/F16/Q8_0 models with GQA), greedy tokens,
+#      batch invariance, in-kernel tag/written-slot refusals, device CRC32C vs the frame checksum, scrub,
+#      device-to-device copy bandwidth;
+#   2. bench --backend gpu on a generated 110M F16 model (and with BIG=1 a 1.1B F16 one) at batch 1, 8, 32;
+#   3. a summary: decode tok/s and weight bandwidth vs the measured copy bandwidth and the H200 HBM roofline.
+# Results go to $OUT (or ./device-out). Exit 3 when there is no usable GPU (nothing else is run).
+# --dry-run: checks the payload and the GPU, runs nothing on it.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+P=cuda-kernels/device/payload
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+JAVA="$P/jdk/bin/java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m -jar $P/pagewarden-engine.jar"
+HBM_BYTES_PER_S=4.8e12   # H200 HBM3e, the vendor figure
+DRY=0
+[ "${1:-}" = "--dry-run" ] && DRY=1
+
+[ -x "$P/jdk/bin/java" ] && [ -f "$P/pagewarden-engine.jar" ] \
+    || { echo "run-device-check.sh: no payload in $P; run cuda-kernels/device/build-payload.sh first" >&2; exit 2; }
+$P/jdk/bin/java -version 2>&1 | head -1
+if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+else
+    echo "run-device-check.sh: nvidia-smi not found" | tee "$OUT/gpu.txt"
+fi
+if [ "$DRY" = 1 ]; then
+    # the engine's own probe decides, exactly as the real run would
+    $JAVA gpu-check --model $P/models/stories260K.bin --tokenizer $P/models/tok512.bin --out "$OUT/gpu-check.json" --tokens 1 \
+        >/dev/null 2>"$OUT/gpu-check.err" &
+    pid=$!
+    wait $pid; rc=$?
+    cat "$OUT/gpu-check.err" >&2
+    if [ $rc = 3 ]; then
+        echo "run-device-check.sh: dry run: no usable GPU here ($(cat "$OUT/gpu-check.json")); the real run would stop here with exit 3" >&2
+        exit 3
+    fi
+    echo "run-device-check.sh: dry run: payload and GPU ok (gpu-check exit $rc)"
+    exit 0
+fi
+
+set -o pipefail
+echo "== gpu-check"
+$JAVA gpu-check --model $P/models/stories260K.bin --tokenizer $P/models/tok512.bin --out "$OUT/gpu-check.json" 2>&1 \
+    | tee "$OUT/gpu-check.log"
+rc=${PIPESTATUS[0]}
+if [ $rc = 3 ]; then
+    echo "run-device-check.sh: no usable GPU here: $(cat "$OUT/gpu-check.json")" >&2
+    exit 3
+fi
+
+echo "== bench"
+shapes="110M"
+[ "${BIG:-0}" = 1 ] && shapes="110M dim=2048,hidden=5632,layers=22,heads=32,kv_heads=4,vocab=32000,seq=2048"
+i=0
+for shape in $shapes; do
+    i=$((i + 1))
+    model=/tmp/pagewarden-bench-$i.gguf
+    $JAVA make-model --shape "$shape" --dtype f16 --format gguf --out $model --seed 1 2>&1 | tail -1
+    for backend in gpu cpu; do
+        batches=1,8,32
+        [ $backend = cpu ] && batches=1   # the CPU figure only for scale
+        $JAVA bench --model $model --backend $backend --batch $batches --gen-tokens 64 --prompt-tokens 64 --json \
+            > "$OUT/bench-$i-$backend.json" 2> "$OUT/bench-$i-$backend.err" || echo "bench $backend failed: $(tail -3 "$OUT/bench-$i-$backend.err")"
+    done
+    rm -f $model
+done
+
+echo "== summary"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$OUT" "$HBM_BYTES_PER_S" <<'PY' | tee "$OUT/summary.txt"
+import json, sys, glob, os
+out, hbm = sys.argv[1], float(sys.argv[2])
+check = json.load(open(os.path.join(out, "gpu-check.json")))
+copy = check.get("copy_bandwidth_bytes_per_s") or 0
+print("gpu-check pass=%s parity real=%.3g f32=%.3g f16=%.3g q8_0=%.3g greedy equal=%s (%s identical) invariance=%s" % (
+    check.get("pass"), check.get("parity_real_model_max_rel_error", -1), check.get("parity_random_f32_max_rel_error", -1),
+    check.get("parity_random_f16_max_rel_error", -1), check.get("parity_random_q8_0_max_rel_error", -1),
+    check.get("greedy_tokens_equal"), check.get("greedy_identical_prefix"), check.get("batch_invariance_max_abs_diff")))
+print("tags: stale=%s unwritten=%s scrubbed=%s; checksum mismatches=%s corruption detected=%s scrub zeroes=%s" % (
+    check.get("tag_stale_epoch"), check.get("tag_unwritten_slot"), check.get("tag_scrubbed_read"),
+    check.get("checksum_mismatches"), check.get("checksum_corruption_detected"), check.get("scrub_zeroes")))
+print("copy bandwidth (read+write) %.0f GB/s; HBM roofline %.0f GB/s" % (copy / 1e9, hbm / 1e9))
+print("%-10s %-5s %6s %12s %14s %10s %10s" % ("model", "back", "batch", "decode tok/s", "weights GB/s", "% copy", "% HBM"))
+for f in sorted(glob.glob(os.path.join(out, "bench-*.json"))):
+    try:
+        b = json.load(open(f))
+    except Exception as e:
+        print(f, "unreadable:", e); continue
+    wb = b.get("weight_bytes_per_token", 0)
+    dec = b.get("decode_tok_s", {})
+    items = dec.items() if isinstance(dec, dict) else [(str(x.get("batch")), x.get("tok_s")) for x in dec]
+    for batch, toks in items:
+        if toks is None:
+            print("%-10s %-5s %6s %12s" % (b.get("parameters"), b.get("backend"), batch, "n/a")); continue
+        bw = wb * float(toks) / int(batch)   # weights are read once per step of `batch` tokens
+        print("%-10s %-5s %6s %12.1f %14.1f %9.1f%% %9.1f%%" % (b.get("parameters"), b.get("backend"), batch, float(toks),
+              bw / 1e9, 100 * bw / copy if copy else 0, 100 * bw / hbm))
+    print("%-10s %-5s prefill tok/s %s" % (b.get("parameters"), b.get("backend"), b.get("prefill_tok_s")))
+PY
+else
+    echo "python3 not found: see $OUT/*.json"
+fi
+exit $rc

@@ -1,0 +1,143 @@
+// Paged KV: appending a step's K/V rows into the pages of each sequence, and attention that reads
+// K/V through the page table. Both verify, in the kernel, every page they touch against its owner tag
+// in device memory (request id, epoch) and, for reads of earlier positions, the written-slot count;
+// a page that does not match is never used: the sequence's flag is set and its output zeroed.
+//
+// Page layout (as KvLayout on the host): [layer][K|V][slot][kvDim] floats, one page contiguous.
+#include "common.cuh"
+
+__device__ __forceinline__ size_t pw_row(int page, size_t pageFloats, int layer, int kvSel, int slot,
+                                         int pageTokens, int kvDim) {
+    return (size_t) page * pageFloats + ((size_t) (layer * 2 + kvSel) * pageTokens + slot) * kvDim;
+}
+
+// One block per token row: writes its K and V rows of `layer` into slot pos % pageTokens of its page.
+extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int pages, const SeqDesc* seqs,
+                                        const TableEntry* table, const int* rowSeq, const int* rowPos,
+                                        const float* k, const float* v, int layer, int nLayers, int kvDim,
+                                        int pageTokens, int check, int* flags) {
+    int r = blockIdx.x;
+    int s = rowSeq[r];
+    SeqDesc sd = seqs[s];
+    int pos = rowPos[r];
+    int pi = pos / pageTokens;
+    if (pi >= sd.tablePages) {
+        if (threadIdx.x == 0) {
+            pw_flag(flags, s, PW_PAGE_OUT_OF_RANGE, -1);
+        }
+        return;
+    }
+    TableEntry e = sd.tableOffset >= 0 ? table[sd.tableOffset + pi] : TableEntry{-1, 0, 0};
+    // a page number outside the pool is refused even with checks off: it would address foreign memory
+    int code = (e.page < 0 || e.page >= pages) ? PW_PAGE_OUT_OF_RANGE
+             : (check ? pw_check_page(tags, pages, sd, e, 0) : PW_OK);
+    if (code != PW_OK) {
+        if (threadIdx.x == 0) {
+            pw_flag(flags, s, code, e.page);
+        }
+        return;
+    }
+    size_t pageFloats = (size_t) nLayers * 2 * pageTokens * kvDim;
+    int slot = pos % pageTokens;
+    float* kd = kv + pw_row(e.page, pageFloats, layer, 0, slot, pageTokens, kvDim);
+    float* vd = kv + pw_row(e.page, pageFloats, layer, 1, slot, pageTokens, kvDim);
+    const float* ks = k + (size_t) r * kvDim;
+    const float* vs = v + (size_t) r * kvDim;
+    for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
+        kd[i] = ks[i];
+        vd[i] = vs[i];
+    }
+}
+
+// One block per (token row, query head): attends over positions 0..pos of the row's own sequence.
+// Dynamic shared memory: (maxPositions + headSize) floats. Fixed order per sequence: scores by position,
+// a fixed reduction tree for max and sum, and the V sum over positions 0..pos in order, as the CPU does.
+extern "C" __global__ void pw_attention(float* out, const float* q, const float* kv, const PageTag* tags, int pages,
+                                        const SeqDesc* seqs, const TableEntry* table, const int* rowSeq,
+                                        const int* rowPos, int layer, int nLayers, int dim, int kvDim,
+                                        int headSize, int kvMul, int pageTokens, int check, int* flags) {
+    extern __shared__ float smem[];
+    __shared__ float scratch[32];
+    __shared__ int bad;
+    int r = blockIdx.x;
+    int head = blockIdx.y;
+    int s = rowSeq[r];
+    SeqDesc sd = seqs[s];
+    int pos = rowPos[r];
+    int n = pos + 1;
+    int npages = (n + pageTokens - 1) / pageTokens;
+    float* o = out + (size_t) r * dim + (size_t) head * headSize;
+    if (threadIdx.x == 0) {
+        bad = 0;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < npages; i += blockDim.x) {
+        int code;
+        int page = -1;
+        if (i >= sd.tablePages) {
+            code = PW_PAGE_OUT_OF_RANGE;
+        } else {
+            TableEntry e = table[sd.tableOffset + i];
+            page = e.page;
+            int need = min(pageTokens, max(0, sd.startPos - i * pageTokens));
+            code = (e.page < 0 || e.page >= pages) ? PW_PAGE_OUT_OF_RANGE
+                 : (check ? pw_check_page(tags, pages, sd, e, need) : PW_OK);
+        }
+        if (code != PW_OK) {
+            pw_flag(flags, s, code, page);
+            atomicOr(&bad, 1);
+        }
+    }
+    __syncthreads();
+    if (bad) {
+        for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
+            o[d] = 0.0f;
+        }
+        return;
+    }
+    float* scores = smem;
+    float* qs = smem + n;
+    const float* qr = q + (size_t) r * dim + (size_t) head * headSize;
+    for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
+        qs[d] = qr[d];
+    }
+    __syncthreads();
+    size_t pageFloats = (size_t) nLayers * 2 * pageTokens * kvDim;
+    size_t headOff = (size_t) (head / kvMul) * headSize;
+    float scale = (float) (1.0 / sqrt((double) headSize));
+    const TableEntry* t = table + sd.tableOffset;
+    float m = -INFINITY;
+    for (int p = threadIdx.x; p < n; p += blockDim.x) {
+        const float* kr = kv + pw_row(t[p / pageTokens].page, pageFloats, layer, 0, p % pageTokens, pageTokens, kvDim)
+                + headOff;
+        float dot = 0.0f;
+        for (int d = 0; d < headSize; d++) {
+            dot = fmaf(qs[d], kr[d], dot);
+        }
+        float sc = dot * scale;
+        scores[p] = sc;
+        m = fmaxf(m, sc);
+    }
+    m = pw_block_max(m, scratch);
+    float sum = 0.0f;
+    for (int p = threadIdx.x; p < n; p += blockDim.x) {
+        float e = expf(scores[p] - m);
+        scores[p] = e;
+        sum += e;
+    }
+    sum = pw_block_sum(sum, scratch);
+    float inv = 1.0f / sum;
+    for (int p = threadIdx.x; p < n; p += blockDim.x) {
+        scores[p] *= inv;
+    }
+    __syncthreads();
+    for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
+        float acc = 0.0f;
+        for (int p = 0; p < n; p++) {
+            const float* vr = kv + pw_row(t[p / pageTokens].page, pageFloats, layer, 1, p % pageTokens, pageTokens, kvDim)
+                    + headOff;
+            acc = fmaf(scores[p], vr[d], acc);
+        }
+        o[d] = acc;
+    }
+}

@@ -1,0 +1,183 @@
+// Matrix-vector and small-batch matrix products: out[r][o] = sum_c W[o][c] * x[r][c].
+// One warp per output row o; the warp reads its weight row once per tile of up to TILE token rows.
+// Batch invariance: lane l always owns the same column chunks in the same order and the warp sum is a
+// fixed xor tree, so out[r][o] is the same whatever the other rows of the batch are, or how many.
+#include "common.cuh"
+
+#define TILE 8
+
+// x[r][c .. c+V) loaded as float4s where V allows (inDim % V == 0 keeps them aligned).
+template <int V>
+__device__ __forceinline__ void pw_load_x(const float* xr, float* xv) {
+    if (V % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < V; j += 4) {
+            float4 f = *reinterpret_cast<const float4*>(xr + j);
+            xv[j] = f.x;
+            xv[j + 1] = f.y;
+            xv[j + 2] = f.z;
+            xv[j + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            xv[j] = xr[j];
+        }
+    }
+}
+
+template <int V, typename Dec>
+__device__ __forceinline__ void pw_matvec(const Dec& dec, const float* x, float* out, int rows, int outDim, int inDim) {
+    int lane = threadIdx.x & 31;
+    int o = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (o >= outDim) {
+        return; // whole warps leave together
+    }
+    int chunks = inDim / V;
+    for (int r0 = 0; r0 < rows; r0 += TILE) {
+        int tb = min(TILE, rows - r0);
+        float acc[TILE];
+#pragma unroll
+        for (int t = 0; t < TILE; t++) {
+            acc[t] = 0.0f;
+        }
+        for (int ch = lane; ch < chunks; ch += 32) {
+            float w[V];
+            dec(o, ch, w);
+#pragma unroll
+            for (int t = 0; t < TILE; t++) {
+                if (t < tb) {
+                    float xv[V];
+                    pw_load_x<V>(x + (size_t) (r0 + t) * inDim + (size_t) ch * V, xv);
+#pragma unroll
+                    for (int j = 0; j < V; j++) {
+                        acc[t] = fmaf(w[j], xv[j], acc[t]);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < TILE; t++) {
+            if (t < tb) {
+                float s = pw_warp_sum(acc[t]);
+                if (lane == 0) {
+                    out[(size_t) (r0 + t) * outDim + o] = s;
+                }
+            }
+        }
+    }
+}
+
+struct DecF32x4 {
+    const float* w;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        float4 f = *reinterpret_cast<const float4*>(w + (size_t) o * inDim + (size_t) ch * 4);
+        v[0] = f.x;
+        v[1] = f.y;
+        v[2] = f.z;
+        v[3] = f.w;
+    }
+};
+
+struct DecF32x1 {
+    const float* w;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        v[0] = w[(size_t) o * inDim + ch];
+    }
+};
+
+struct DecF16x8 {
+    const __half* w;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        uint4 u = *reinterpret_cast<const uint4*>(w + (size_t) o * inDim + (size_t) ch * 8);
+        const __half2* h = reinterpret_cast<const __half2*>(&u);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float2 f = __half22float2(h[j]);
+            v[2 * j] = f.x;
+            v[2 * j + 1] = f.y;
+        }
+    }
+};
+
+struct DecF16x1 {
+    const __half* w;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        v[0] = __half2float(w[(size_t) o * inDim + ch]);
+    }
+};
+
+struct DecBF16x8 {
+    const unsigned short* w;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        uint4 u = *reinterpret_cast<const uint4*>(w + (size_t) o * inDim + (size_t) ch * 8);
+        const unsigned int* p = reinterpret_cast<const unsigned int*>(&u);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            v[2 * j] = __uint_as_float(p[j] << 16);
+            v[2 * j + 1] = __uint_as_float(p[j] & 0xffff0000u);
+        }
+    }
+};
+
+struct DecBF16x1 {
+    const unsigned short* w;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        v[0] = pw_bf16(w[(size_t) o * inDim + ch]);
+    }
+};
+
+// Q8_0 as the host repacks it: all int8 quants [outDim x inDim] (16-byte aligned rows), and one fp16 scale
+// per 32 values [outDim x inDim/32]. A chunk is 16 quants: half a block, one scale.
+struct DecQ8x16 {
+    const signed char* qs;
+    const __half* scales;
+    int inDim;
+    __device__ void operator()(int o, int ch, float* v) const {
+        size_t at = (size_t) o * inDim + (size_t) ch * 16;
+        int4 u = *reinterpret_cast<const int4*>(qs + at);
+        const signed char* q = reinterpret_cast<const signed char*>(&u);
+        float s = __half2float(scales[at / 32]);
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            v[j] = s * (float) q[j];
+        }
+    }
+};
+
+extern "C" __global__ void pw_matvec_f32(const float* w, const float* x, float* out, int rows, int outDim, int inDim) {
+    if (inDim % 4 == 0) {
+        pw_matvec<4>(DecF32x4{w, inDim}, x, out, rows, outDim, inDim);
+    } else {
+        pw_matvec<1>(DecF32x1{w, inDim}, x, out, rows, outDim, inDim);
+    }
+}
+
+extern "C" __global__ void pw_matvec_f16(const __half* w, const float* x, float* out, int rows, int outDim, int inDim) {
+    if (inDim % 8 == 0) {
+        pw_matvec<8>(DecF16x8{w, inDim}, x, out, rows, outDim, inDim);
+    } else {
+        pw_matvec<1>(DecF16x1{w, inDim}, x, out, rows, outDim, inDim);
+    }
+}
+
+extern "C" __global__ void pw_matvec_bf16(const unsigned short* w, const float* x, float* out, int rows, int outDim,
+                                          int inDim) {
+    if (inDim % 8 == 0) {
+        pw_matvec<8>(DecBF16x8{w, inDim}, x, out, rows, outDim, inDim);
+    } else {
+        pw_matvec<1>(DecBF16x1{w, inDim}, x, out, rows, outDim, inDim);
+    }
+}
+
+// inDim is a multiple of 32 for Q8_0 (the host refuses anything else).
+extern "C" __global__ void pw_matvec_q8_0(const signed char* qs, const __half* scales, const float* x, float* out,
+                                          int rows, int outDim, int inDim) {
+    pw_matvec<16>(DecQ8x16{qs, scales, inDim}, x, out, rows, outDim, inDim);
+}

@@ -1,0 +1,125 @@
+// Row-wise operations of the Llama forward step. Every kernel works on one token row at a time with
+// a fixed block shape, so a row's result never depends on the other rows of the batch.
+#include "common.cuh"
+
+// out[j] = x[row(j)] / rms(x[row(j)]) * w, for j < rows; row(j) = rowIndex ? rowIndex[j] : j.
+// As the CPU does: inv = 1 / sqrt(mean(x^2) + eps) in double, out = w * (inv * x). One block per row.
+extern "C" __global__ void pw_rmsnorm(float* out, const float* x, const float* w, const int* rowIndex, int n,
+                                      float eps) {
+    __shared__ float scratch[32];
+    int j = blockIdx.x;
+    int row = rowIndex ? rowIndex[j] : j;
+    const float* xr = x + (size_t) row * n;
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        ss = fmaf(xr[i], xr[i], ss);
+    }
+    ss = pw_block_sum(ss, scratch);
+    float inv = (float) (1.0 / sqrt((double) (ss / n + eps)));
+    float* o = out + (size_t) j * n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        o[i] = w[i] * (inv * xr[i]);
+    }
+}
+
+// RoPE on adjacent pairs of each head (llama2.c), q [rows x dim], k [rows x kvDim], angles from the host's
+// tables (cos/sin [seqLen x headSize/2], computed exactly as the CPU backend computes them).
+extern "C" __global__ void pw_rope(float* q, float* k, const int* rowPos, const float* cosT, const float* sinT,
+                                   int rows, int dim, int kvDim, int headSize) {
+    int half = headSize / 2;
+    int pairs = dim / 2;
+    long long idx = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long) rows * pairs) {
+        return;
+    }
+    int r = (int) (idx / pairs);
+    int i = (int) (idx % pairs) * 2;
+    int pos = rowPos[r];
+    int pair = (i % headSize) / 2;
+    float c = cosT[(size_t) pos * half + pair];
+    float s = sinT[(size_t) pos * half + pair];
+    float* qr = q + (size_t) r * dim;
+    float a = qr[i];
+    float b = qr[i + 1];
+    qr[i] = a * c - b * s;
+    qr[i + 1] = a * s + b * c;
+    if (i < kvDim) {
+        float* kr = k + (size_t) r * kvDim;
+        a = kr[i];
+        b = kr[i + 1];
+        kr[i] = a * c - b * s;
+        kr[i + 1] = a * s + b * c;
+    }
+}
+
+// gate = silu(gate) * up, elementwise over n values.
+extern "C" __global__ void pw_swiglu(float* gate, const float* up, long long n) {
+    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float g = gate[i];
+        gate[i] = g / (1.0f + expf(-g)) * up[i];
+    }
+}
+
+// x += y over n values (the residual stream).
+extern "C" __global__ void pw_add(float* x, const float* y, long long n) {
+    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        x[i] += y[i];
+    }
+}
+
+// In-place softmax of each row of x [rows x n]; one block per row, fixed reduction tree.
+extern "C" __global__ void pw_softmax_rows(float* x, int n) {
+    __shared__ float scratch[32];
+    float* xr = x + (size_t) blockIdx.x * n;
+    float m = -INFINITY;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        m = fmaxf(m, xr[i]);
+    }
+    m = pw_block_max(m, scratch);
+    float sum = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float e = expf(xr[i] - m);
+        xr[i] = e;
+        sum += e;
+    }
+    sum = pw_block_sum(sum, scratch);
+    float inv = 1.0f / sum;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        xr[i] *= inv;
+    }
+}
+
+// out[row] = index of the largest value of x[row] (the lowest index among equals); one block per row.
+extern "C" __global__ void pw_argmax_rows(const float* x, int n, int* out) {
+    __shared__ float bestV[1024];
+    __shared__ int bestI[1024];
+    const float* xr = x + (size_t) blockIdx.x * n;
+    float v = -INFINITY;
+    int vi = 0x7fffffff;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float xi = xr[i];
+        if (xi > v || (xi == v && i < vi)) {
+            v = xi;
+            vi = i;
+        }
+    }
+    bestV[threadIdx.x] = v;
+    bestI[threadIdx.x] = vi;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            float ov = bestV[threadIdx.x + s];
+            int oi = bestI[threadIdx.x + s];
+            if (ov > bestV[threadIdx.x] || (ov == bestV[threadIdx.x] && oi < bestI[threadIdx.x])) {
+                bestV[threadIdx.x] = ov;
+                bestI[threadIdx.x] = oi;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        out[blockIdx.x] = bestI[0];
+    }
+}

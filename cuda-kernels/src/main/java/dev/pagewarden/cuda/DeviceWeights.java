@@ -1,0 +1,156 @@
+package dev.pagewarden.cuda;
+
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.Tensor;
+import jcuda.driver.CUdeviceptr;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A model's weights in device memory, uploaded once (through a pinned staging buffer) and shared by
+ * every GPU backend of that model. The token embedding stays on the host: a step looks up only its
+ * own tokens' rows, exactly as the CPU backend does, and uploads them with the step.
+ */
+final class DeviceWeights {
+    record Matrix(DType type, int rows, int cols, CUdeviceptr data, CUdeviceptr scales) {
+    }
+
+    record Layer(CUdeviceptr rmsAtt, Matrix wq, Matrix wk, Matrix wv, Matrix wo, CUdeviceptr rmsFfn,
+                 Matrix w1, Matrix w2, Matrix w3) {
+    }
+
+    private static final long STAGING = 64L << 20;
+
+    final List<Layer> layers;
+    final CUdeviceptr rmsFinal;
+    final Matrix classifier;
+    final CUdeviceptr ropeCos;
+    final CUdeviceptr ropeSin;
+    final long bytes;
+    private final List<CUdeviceptr> allocations;
+
+    private DeviceWeights(List<Layer> layers, CUdeviceptr rmsFinal, Matrix classifier, CUdeviceptr ropeCos,
+                          CUdeviceptr ropeSin, long bytes, List<CUdeviceptr> allocations) {
+        this.layers = layers;
+        this.rmsFinal = rmsFinal;
+        this.classifier = classifier;
+        this.ropeCos = ropeCos;
+        this.ropeSin = ropeSin;
+        this.bytes = bytes;
+        this.allocations = allocations;
+    }
+
+    /** Uploads on the device thread; on failure frees what it had allocated. */
+    static DeviceWeights upload(CudaDevice d, LlamaWeights w) {
+        return d.call(() -> new Uploader(d).upload(w));
+    }
+
+    void free(CudaDevice d) {
+        d.run(() -> {
+            d.sync();
+            allocations.forEach(d::free);
+            allocations.clear();
+        });
+    }
+
+    /** RoPE angles exactly as the CPU backend computes them (double, StrictMath), rounded to float. */
+    static float[][] ropeTables(ModelConfig cfg) {
+        int half = cfg.headSize() / 2;
+        float[] cos = new float[cfg.seqLen() * half];
+        float[] sin = new float[cfg.seqLen() * half];
+        for (int pos = 0; pos < cfg.seqLen(); pos++) {
+            for (int i = 0; i < half; i++) {
+                double freq = 1.0 / StrictMath.pow(cfg.ropeTheta(), (2.0 * i) / cfg.headSize());
+                double angle = pos * freq;
+                cos[pos * half + i] = (float) StrictMath.cos(angle);
+                sin[pos * half + i] = (float) StrictMath.sin(angle);
+            }
+        }
+        return new float[][] {cos, sin};
+    }
+
+    private static final class Uploader {
+        private final CudaDevice d;
+        private final List<CUdeviceptr> allocations = new ArrayList<>();
+        private final Map<Tensor, Matrix> matrices = new IdentityHashMap<>();
+        private CudaDevice.Pinned staging;
+        private long bytes;
+
+        Uploader(CudaDevice d) {
+            this.d = d;
+        }
+
+        DeviceWeights upload(LlamaWeights w) {
+            try {
+                staging = d.pinned(STAGING);
+                List<Layer> layers = new ArrayList<>();
+                for (LlamaWeights.Layer l : w.layers()) {
+                    layers.add(new Layer(vector(l.rmsAtt()), matrix(l.wq()), matrix(l.wk()), matrix(l.wv()), matrix(l.wo()),
+                            vector(l.rmsFfn()), matrix(l.w1()), matrix(l.w2()), matrix(l.w3())));
+                }
+                CUdeviceptr rmsFinal = vector(w.rmsFinal());
+                Matrix classifier = matrix(w.classifier());
+                float[][] rope = ropeTables(w.config());
+                CUdeviceptr cos = floats(rope[0]);
+                CUdeviceptr sin = floats(rope[1]);
+                d.sync();
+                return new DeviceWeights(List.copyOf(layers), rmsFinal, classifier, cos, sin, bytes, allocations);
+            } catch (RuntimeException | Error e) {
+                d.sync();
+                allocations.forEach(d::free);
+                throw e;
+            } finally {
+                d.sync();
+                d.free(staging);
+            }
+        }
+
+        private Matrix matrix(Tensor t) {
+            Matrix m = matrices.get(t);
+            if (m != null) {
+                return m; // a tied classifier shares the upload
+            }
+            if (t.type() == DType.Q8_0) {
+                try (Arena arena = Arena.ofConfined()) {
+                    WeightPacking.Q8Split split = WeightPacking.splitQ8(t, arena);
+                    m = new Matrix(t.type(), t.rows(), t.cols(), segment(split.quants()), segment(split.scales()));
+                }
+            } else {
+                m = new Matrix(t.type(), t.rows(), t.cols(), segment(t.data()), null);
+            }
+            matrices.put(t, m);
+            return m;
+        }
+
+        private CUdeviceptr vector(Tensor t) {
+            return floats(WeightPacking.row(t));
+        }
+
+        private CUdeviceptr floats(float[] v) {
+            return segment(MemorySegment.ofArray(v));
+        }
+
+        /** Copies host bytes (mapped file, heap or native) to a new device allocation, chunk by chunk. */
+        private CUdeviceptr segment(MemorySegment src) {
+            long n = src.byteSize();
+            CUdeviceptr dst = d.alloc(n);
+            allocations.add(dst);
+            bytes += n;
+            for (long at = 0; at < n; at += STAGING) {
+                long len = Math.min(STAGING, n - at);
+                d.sync(); // the previous chunk has left the staging buffer
+                MemorySegment.copy(src, ValueLayout.JAVA_BYTE, at, staging.segment(), ValueLayout.JAVA_BYTE, 0, len);
+                d.copyToDevice(dst.withByteOffset(at), staging, 0, len);
+            }
+            return dst;
+        }
+    }
+}

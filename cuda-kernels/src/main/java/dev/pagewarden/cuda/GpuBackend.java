@@ -1,0 +1,322 @@
+package dev.pagewarden.cuda;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.safety.SafetyEvent;
+import jcuda.driver.CUdeviceptr;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Llama forward step on the GPU. Semantics are the CPU backend's: each sequence's reads are
+ * checked against the pool ({@link KvPool#checkRead}) before anything runs and a refused sequence is
+ * left out; the logits of the last token of each sequence that wants them come back. On the device
+ * the kernels check every page again against its owner tag; a sequence whose page fails there gets a
+ * refusing verdict ("detected on the device") and no logits.
+ *
+ * <p>Batch invariance: every kernel computes a token row (or a (row, head) pair, or an output element
+ * of a row) with a fixed launch shape and a fixed reduction order that do not depend on the batch.
+ */
+public final class GpuBackend implements Backend {
+    private static final int MATVEC_BLOCK = 256;
+    private static final int ROW_BLOCK = 256;
+    private static final int ATT_BLOCK = 128;
+
+    private final CudaDevice device;
+    private final DeviceWeights weights;
+    private final LlamaWeights hostWeights;
+    private final ModelConfig cfg;
+    private final Runnable onClose;
+    private Scratch scratch;
+    private boolean closed;
+
+    GpuBackend(CudaDevice device, DeviceWeights weights, LlamaWeights hostWeights, Runnable onClose) {
+        this.device = device;
+        this.weights = weights;
+        this.hostWeights = hostWeights;
+        this.cfg = hostWeights.config();
+        this.onClose = onClose;
+    }
+
+    @Override
+    public String name() {
+        return "gpu";
+    }
+
+    @Override
+    public ModelConfig config() {
+        return cfg;
+    }
+
+    @Override
+    public KvStorage allocateKv(KvLayout layout, int pages) {
+        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim()) {
+            throw new IllegalArgumentException("KV layout " + layout + " does not match the model");
+        }
+        return new GpuKvStorage(device, layout, pages);
+    }
+
+    /** Device name, compute capability and which kernel image runs (for logs and the device check). */
+    public String describe() {
+        return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
+                + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
+                + ", weights " + weights.bytes / (1 << 20) + " MiB)";
+    }
+
+    @Override
+    public ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits) {
+        return forward(batch, pool, logits, true);
+    }
+
+    /**
+     * {@code hostChecks=false} skips {@link KvPool#checkRead} (tests of the in-kernel checks only):
+     * the kernels then are the only line of defence, and must hold it.
+     */
+    ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits, boolean hostChecks) {
+        if (!(pool.storage() instanceof GpuKvStorage kv) || kv.device() != device) {
+            throw new IllegalArgumentException("KV storage of another backend: " + pool.storage());
+        }
+        if (logits.length < batch.size()) {
+            throw new IllegalArgumentException("logits has " + logits.length + " rows for " + batch.size() + " sequences");
+        }
+        ReadCheck[] checks = new ReadCheck[batch.size()];
+        List<SequenceStep> runnable = new ArrayList<>(batch.size());
+        List<Integer> index = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            SequenceStep s = batch.get(i);
+            checks[i] = hostChecks ? pool.checkRead(s.requestId(), s.tenant(), s.pageTable(), s.startPos(), s.endPos())
+                    : ReadCheck.CLEAN;
+            if (checks[i].allowed()) {
+                runnable.add(s);
+                index.add(i);
+            }
+        }
+        if (runnable.isEmpty()) {
+            return checks;
+        }
+        StepPlan plan = StepPlan.of(runnable, kv.layout(), cfg);
+        int[] flags = device.call(() -> run(plan, pool, kv, logits, index));
+        for (int j = 0; j < runnable.size(); j++) {
+            int code = flags[2 * j];
+            if (code != 0) {
+                int page = flags[2 * j + 1];
+                SafetyEvent.Type type = code == 2 ? SafetyEvent.Type.UNWRITTEN_SLOT_READ : SafetyEvent.Type.OWNER_TAG_MISMATCH;
+                long epoch = -1;
+                for (int e = plan.seqTableOffset[j]; e < plan.seqTableOffset[j] + plan.seqTablePages[j]; e++) {
+                    if (plan.tablePage[e] == page) {
+                        epoch = plan.tableEpoch[e];
+                    }
+                }
+                checks[index.get(j)] = new ReadCheck(type, page, epoch, "detected on the device: page " + page
+                        + " does not match its owner tag for request " + plan.seqRequest[j] + " (kernel code " + code + ")", 0);
+            }
+        }
+        return checks;
+    }
+
+    /** Buffers of one step, grown on demand (a backend runs one step at a time, on the device thread). */
+    private static final class Scratch {
+        final int rows;
+        final int outRows;
+        final int seqs;
+        final long planBytes;
+        final CUdeviceptr x, xb, q, k, v, att, hb, hb2, xo, logitsIn, logitsOut, plan, flags;
+        final CudaDevice.Pinned up;
+        final CudaDevice.Pinned down;
+        final long xUpAt;
+
+        Scratch(CudaDevice d, ModelConfig c, int rows, int outRows, int seqs, long planBytes) {
+            this.rows = rows;
+            this.outRows = outRows;
+            this.seqs = seqs;
+            this.planBytes = planBytes;
+            long f = Float.BYTES;
+            x = d.alloc(f * rows * c.dim());
+            xb = d.alloc(f * rows * c.dim());
+            q = d.alloc(f * rows * c.dim());
+            k = d.alloc(f * rows * c.kvDim());
+            v = d.alloc(f * rows * c.kvDim());
+            att = d.alloc(f * rows * c.dim());
+            hb = d.alloc(f * rows * c.hiddenDim());
+            hb2 = d.alloc(f * rows * c.hiddenDim());
+            xo = d.alloc(f * rows * c.dim());
+            logitsIn = d.alloc(f * outRows * c.dim());
+            logitsOut = d.alloc(f * outRows * c.vocabSize());
+            plan = d.alloc(planBytes);
+            flags = d.alloc(8L * seqs);
+            xUpAt = (planBytes + 255) / 256 * 256;
+            up = d.pinned(xUpAt + f * rows * c.dim());
+            down = d.pinned(f * outRows * c.vocabSize() + 8L * seqs);
+        }
+
+        boolean fits(int rows, int outRows, int seqs, long planBytes) {
+            return this.rows >= rows && this.outRows >= outRows && this.seqs >= seqs && this.planBytes >= planBytes;
+        }
+
+        void free(CudaDevice d) {
+            d.sync();
+            for (CUdeviceptr p : new CUdeviceptr[] {x, xb, q, k, v, att, hb, hb2, xo, logitsIn, logitsOut, plan, flags}) {
+                d.free(p);
+            }
+            d.free(up);
+            d.free(down);
+        }
+    }
+
+    /** One step on the device thread; returns the per-sequence flags {code, page}. */
+    private int[] run(StepPlan plan, KvPool pool, GpuKvStorage kv, float[][] logits, List<Integer> index) {
+        if (closed) {
+            throw new IllegalStateException("GPU backend is closed");
+        }
+        int dim = cfg.dim();
+        int kvDim = cfg.kvDim();
+        int rows = plan.rows;
+        long attShared = (long) (plan.maxPositions + cfg.headSize()) * Float.BYTES;
+        if (attShared > device.maxSharedBytes()) {
+            throw new IllegalArgumentException("attention over " + plan.maxPositions + " positions needs " + attShared
+                    + " bytes of shared memory; this GPU allows " + device.maxSharedBytes());
+        }
+        if (scratch == null || !scratch.fits(rows, plan.outRows, plan.sequences, plan.bytes)) {
+            int r = Math.max(rows, scratch == null ? 0 : scratch.rows);
+            int o = Math.max(Math.max(1, plan.outRows), scratch == null ? 0 : scratch.outRows);
+            int s = Math.max(plan.sequences, scratch == null ? 0 : scratch.seqs);
+            long b = Math.max(plan.bytes, scratch == null ? 0 : scratch.planBytes);
+            if (scratch != null) {
+                scratch.free(device);
+            }
+            scratch = null;
+            scratch = new Scratch(device, cfg, r, o, s, b);
+        }
+        Scratch s = scratch;
+        boolean check = pool.detectorsEnabled();
+        if (check) {
+            kv.syncTags(pool, plan.pagesTouched());
+        }
+        // plan and embedding rows go up in one copy
+        plan.writeTo(s.up.buffer());
+        float[] row = new float[dim];
+        for (int r = 0; r < rows; r++) {
+            hostWeights.tokenEmbedding().rowInto(plan.tokens[r], row, 0);
+            MemorySegment.copy(row, 0, s.up.segment(), ValueLayout.JAVA_FLOAT, s.xUpAt + 4L * r * dim, dim);
+        }
+        device.copyToDevice(s.plan, s.up, 0, plan.bytes);
+        device.copyToDevice(s.x, s.up, s.xUpAt, 4L * rows * dim);
+        device.zero(s.flags, 8L * plan.sequences);
+        CUdeviceptr seqs = s.plan.withByteOffset(plan.seqsAt);
+        CUdeviceptr table = s.plan.withByteOffset(plan.tableAt);
+        CUdeviceptr rowSeq = s.plan.withByteOffset(plan.rowSeqAt);
+        CUdeviceptr rowPos = s.plan.withByteOffset(plan.rowPosAt);
+        int pageTokens = kv.layout().pageTokens();
+        int checkFlag = check ? 1 : 0;
+        for (int l = 0; l < cfg.nLayers(); l++) {
+            DeviceWeights.Layer w = weights.layers.get(l);
+            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
+            matvec(w.wq(), s.xb, s.q, rows);
+            matvec(w.wk(), s.xb, s.k, rows);
+            matvec(w.wv(), s.xb, s.v, rows);
+            long pairs = (long) rows * (dim / 2);
+            device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
+                    weights.ropeSin, rows, dim, kvDim, cfg.headSize());
+            device.launch("pw_kv_append", rows, 1, ATT_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
+                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags);
+            device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
+                    kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), dim, kvDim, cfg.headSize(), cfg.kvMul(),
+                    pageTokens, checkFlag, s.flags);
+            matvec(w.wo(), s.att, s.xo, rows);
+            add(s.x, s.xo, (long) rows * dim);
+            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsFfn(), null, dim, cfg.rmsEps());
+            matvec(w.w1(), s.xb, s.hb, rows);
+            matvec(w.w3(), s.xb, s.hb2, rows);
+            long hidden = (long) rows * cfg.hiddenDim();
+            device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
+            matvec(w.w2(), s.hb, s.xo, rows);
+            add(s.x, s.xo, (long) rows * dim);
+        }
+        long logitBytes = 4L * plan.outRows * cfg.vocabSize();
+        if (plan.outRows > 0) {
+            device.launch("pw_rmsnorm", plan.outRows, 1, ROW_BLOCK, 0, s.logitsIn, s.x, weights.rmsFinal,
+                    s.plan.withByteOffset(plan.logitRowsAt), dim, cfg.rmsEps());
+            matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
+            device.copyToHost(s.down, 0, s.logitsOut, logitBytes);
+        }
+        device.copyToHost(s.down, logitBytes, s.flags, 8L * plan.sequences);
+        device.sync();
+        int[] flags = new int[2 * plan.sequences];
+        MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_INT, logitBytes, flags, 0, flags.length);
+        for (int o = 0; o < plan.outRows; o++) {
+            int seq = plan.logitSeq[o];
+            if (flags[2 * seq] == 0) {
+                MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_FLOAT, 4L * o * cfg.vocabSize(),
+                        logits[index.get(seq)], 0, cfg.vocabSize());
+            }
+        }
+        return flags;
+    }
+
+    private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
+        int grid = (m.rows() + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32);
+        if (m.type() == DType.Q8_0) {
+            device.launch("pw_matvec_q8_0", grid, 1, MATVEC_BLOCK, 0, m.data(), m.scales(), x, out, rows, m.rows(), m.cols());
+        } else {
+            device.launch(WeightPacking.matvecKernel(m.type()), grid, 1, MATVEC_BLOCK, 0, m.data(), x, out, rows, m.rows(),
+                    m.cols());
+        }
+    }
+
+    private void add(CUdeviceptr x, CUdeviceptr y, long n) {
+        device.launch("pw_add", (int) ((n + 255) / 256), 1, 256, 0, x, y, n);
+    }
+
+    /** Argmax of each row of device logits, on the device (greedy decoding without copying logits out). */
+    int[] argmax(float[][] rowsOfLogits) {
+        return device.call(() -> {
+            int n = rowsOfLogits.length;
+            int vocab = cfg.vocabSize();
+            CudaDevice.Pinned host = device.pinned(4L * n * vocab + 4L * n);
+            CUdeviceptr in = device.alloc(4L * n * vocab);
+            CUdeviceptr out = device.alloc(4L * n);
+            try {
+                for (int i = 0; i < n; i++) {
+                    MemorySegment.copy(rowsOfLogits[i], 0, host.segment(), ValueLayout.JAVA_FLOAT, 4L * i * vocab, vocab);
+                }
+                device.copyToDevice(in, host, 0, 4L * n * vocab);
+                device.launch("pw_argmax_rows", n, 1, 256, 0, in, vocab, out);
+                device.copyToHost(host, 4L * n * vocab, out, 4L * n);
+                device.sync();
+                int[] result = new int[n];
+                MemorySegment.copy(host.segment(), ValueLayout.JAVA_INT, 4L * n * vocab, result, 0, n);
+                return result;
+            } finally {
+                device.sync();
+                device.free(in);
+                device.free(out);
+                device.free(host);
+            }
+        });
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        device.run(() -> {
+            closed = true;
+            if (scratch != null) {
+                scratch.free(device);
+                scratch = null;
+            }
+        });
+        onClose.run();
+    }
+}

@@ -1,0 +1,279 @@
+package dev.pagewarden.cuda;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.BackendOptions;
+import dev.pagewarden.core.backend.Backends;
+import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.transfer.InProcessKvTransport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The GPU checks, shared by the {@code gpu-check} command (run on the device machine) and the JUnit
+ * GPU tests: logits parity against the CPU backend, greedy token equality, batch invariance, the
+ * in-kernel tag and written-slot checks, the device checksum, scrub. Each returns plain numbers and
+ * booleans; the callers decide pass or fail.
+ */
+public final class GpuChecks {
+    private static final int PAGE_TOKENS = 16;
+
+    private GpuChecks() {
+    }
+
+    /** Largest |gpu - cpu| over the largest |cpu| (logits are of order ten; per-element ratios blow up near zero). */
+    public static double relError(float[] gpu, float[] cpu) {
+        double maxDiff = 0;
+        double maxRef = 0;
+        for (int i = 0; i < cpu.length; i++) {
+            maxDiff = Math.max(maxDiff, Math.abs((double) gpu[i] - cpu[i]));
+            maxRef = Math.max(maxRef, Math.abs(cpu[i]));
+        }
+        return maxRef == 0 ? maxDiff : maxDiff / maxRef;
+    }
+
+    /** Logits of {@code tokens} run through a backend: the first {@code prefill} as one chunk, then one per step. */
+    public static List<float[]> logits(Backend backend, int[] tokens, int prefill) {
+        ModelConfig c = backend.config();
+        KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+        try (var storage = backend.allocateKv(layout, layout.pagesFor(tokens.length))) {
+            KvPool pool = new KvPool("check", storage);
+            List<PageRef> pages = pool.allocate(7, "t", layout.pagesFor(tokens.length));
+            List<float[]> out = new ArrayList<>();
+            out.add(step(backend, pool, new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)));
+            pool.markWrittenUpTo(7, pages, prefill);
+            for (int p = prefill; p < tokens.length; p++) {
+                out.add(step(backend, pool, new SequenceStep(7, "t", new int[] {tokens[p]}, p, pages, true)));
+                pool.markWrittenUpTo(7, pages, p + 1);
+            }
+            return out;
+        }
+    }
+
+    private static float[] step(Backend backend, KvPool pool, SequenceStep s) {
+        float[][] l = {new float[backend.config().vocabSize()]};
+        ReadCheck[] r = backend.forward(List.of(s), pool, l);
+        if (!r[0].allowed()) {
+            throw new IllegalStateException("a clean step was refused: " + r[0]);
+        }
+        return l[0];
+    }
+
+    /** Worst logits relative error of the GPU against the CPU backend over a prefill chunk and decode steps. */
+    public static double parity(LoadedModel model, int[] tokens, int prefill) {
+        List<float[]> gpu;
+        List<float[]> cpu;
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            gpu = logits(g, tokens, prefill);
+        }
+        try (Backend c = Backends.select("cpu").create(model, BackendOptions.defaults())) {
+            cpu = logits(c, tokens, prefill);
+        }
+        double worst = 0;
+        for (int i = 0; i < gpu.size(); i++) {
+            worst = Math.max(worst, relError(gpu.get(i), cpu.get(i)));
+        }
+        return worst;
+    }
+
+    /** Random token ids below the vocabulary, from a seed. */
+    public static int[] randomTokens(int n, int vocab, long seed) {
+        Random rnd = new Random(seed);
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) {
+            t[i] = rnd.nextInt(vocab);
+        }
+        return t;
+    }
+
+    /** Greedy continuation, one sequence, through a backend directly; with the CPU's top-2 margin at each step. */
+    public record Greedy(int[] tokens, double[] margins) {
+    }
+
+    public static Greedy greedy(Backend backend, int[] prompt, int maxNew) {
+        ModelConfig c = backend.config();
+        int total = Math.min(c.seqLen(), prompt.length + maxNew);
+        KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+        try (var storage = backend.allocateKv(layout, layout.pagesFor(total))) {
+            KvPool pool = new KvPool("greedy", storage);
+            List<PageRef> pages = pool.allocate(9, "t", layout.pagesFor(total));
+            int[] out = new int[total - prompt.length];
+            double[] margins = new double[out.length];
+            float[] l = step(backend, pool, new SequenceStep(9, "t", prompt, 0, pages, true));
+            pool.markWrittenUpTo(9, pages, prompt.length);
+            for (int i = 0; i < out.length; i++) {
+                int best = 0;
+                for (int v = 1; v < l.length; v++) {
+                    if (l[v] > l[best]) {
+                        best = v;
+                    }
+                }
+                double second = Double.NEGATIVE_INFINITY;
+                for (int v = 0; v < l.length; v++) {
+                    if (v != best) {
+                        second = Math.max(second, l[v]);
+                    }
+                }
+                out[i] = best;
+                margins[i] = l[best] - second;
+                int pos = prompt.length + i;
+                if (i + 1 < out.length) {
+                    l = step(backend, pool, new SequenceStep(9, "t", new int[] {best}, pos, pages, true));
+                    pool.markWrittenUpTo(9, pages, pos + 1);
+                }
+            }
+            return new Greedy(out, margins);
+        }
+    }
+
+    /**
+     * Batch invariance: the logits of one sequence alone equal (bit for bit) its logits in a batch
+     * with {@code neighbours} other sequences of other lengths. Returns the largest difference.
+     */
+    public static double batchInvariance(Backend backend, int[] tokens, int neighbours) {
+        ModelConfig c = backend.config();
+        KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+        int n = tokens.length;
+        int perSeq = layout.pagesFor(n + neighbours + 1);
+        try (var storage = backend.allocateKv(layout, perSeq * (neighbours + 2))) {
+            KvPool pool = new KvPool("invariance", storage);
+            List<PageRef> alone = pool.allocate(1, "a", perSeq);
+            float[][] la = {new float[c.vocabSize()]};
+            backend.forward(List.of(new SequenceStep(1, "a", tokens, 0, alone, true)), pool, la);
+            List<SequenceStep> batch = new ArrayList<>();
+            List<PageRef> mine = pool.allocate(2, "a", perSeq);
+            Random rnd = new Random(11);
+            for (int j = 0; j < neighbours; j++) {
+                List<PageRef> theirs = pool.allocate(100 + j, "b", perSeq);
+                int[] other = randomTokens(1 + rnd.nextInt(n + neighbours), c.vocabSize(), 100 + j);
+                batch.add(new SequenceStep(100 + j, "b", other, 0, theirs, true));
+            }
+            batch.add(rnd.nextInt(batch.size() + 1), new SequenceStep(2, "a", tokens, 0, mine, true));
+            float[][] lb = new float[batch.size()][c.vocabSize()];
+            backend.forward(batch, pool, lb);
+            int at = 0;
+            while (batch.get(at).requestId() != 2) {
+                at++;
+            }
+            double worst = 0;
+            for (int v = 0; v < c.vocabSize(); v++) {
+                worst = Math.max(worst, Math.abs(la[0][v] - lb[at][v]));
+            }
+            return worst;
+        }
+    }
+
+    /** What the in-kernel checks did with a stale epoch and an unwritten slot, host checks off. */
+    public record TagChecks(SafetyEvent.Type staleEpoch, SafetyEvent.Type unwritten, SafetyEvent.Type scrubbedRead,
+                            boolean neighbourUntouched, String details) {
+    }
+
+    public static TagChecks tagChecks(LoadedModel model, int[] tokens) {
+        try (Backend b = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            GpuBackend gpu = (GpuBackend) b;
+            ModelConfig c = b.config();
+            KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+            int n = tokens.length;
+            int pages = layout.pagesFor(n + 1);
+            try (GpuKvStorage storage = (GpuKvStorage) b.allocateKv(layout, pages * 4)) {
+                KvPool pool = new KvPool("tags", storage);
+                List<PageRef> good = pool.allocate(1, "a", pages);
+                List<PageRef> victim = pool.allocate(2, "b", pages);
+                float[][] l = new float[2][c.vocabSize()];
+                b.forward(List.of(new SequenceStep(1, "a", tokens, 0, good, true),
+                        new SequenceStep(2, "b", tokens, 0, victim, true)), pool, l);
+                pool.markWrittenUpTo(1, good, n);
+                pool.markWrittenUpTo(2, victim, n);
+                // 1. request 3 presents a page table naming request 2's pages with a stale epoch
+                List<PageRef> stale = victim.stream().map(r -> new PageRef(r.page(), r.epoch() - 1)).toList();
+                float[][] l2 = new float[2][c.vocabSize()];
+                int next = tokens[0];
+                ReadCheck[] r = gpu.forward(List.of(new SequenceStep(3, "c", new int[] {next}, n, stale, true),
+                        new SequenceStep(1, "a", new int[] {next}, n, good, true)), pool, l2, false);
+                // the neighbour runs on: its logits equal (bit for bit) the same step run alone
+                float[][] l3 = new float[1][c.vocabSize()];
+                ReadCheck[] again = b.forward(List.of(new SequenceStep(1, "a", new int[] {next}, n, good, true)), pool, l3);
+                boolean neighbourOk = r[1].allowed() && again[0].allowed() && Arrays.equals(l2[1], l3[0]);
+                // 2. request 1 claims more history than it wrote: positions [0, n+1) with only n written
+                ReadCheck[] u = gpu.forward(List.of(new SequenceStep(1, "a", new int[] {next}, n + 1, good, true)), pool, l3,
+                        false);
+                // 3. request 2's pages scrubbed: their tags clear, any read of them is refused
+                pool.quarantine(2, victim);
+                for (PageRef p : victim) {
+                    storage.scrubPage(p.page());
+                }
+                ReadCheck[] s = gpu.forward(List.of(new SequenceStep(2, "b", new int[] {next}, n, victim, true)), pool, l3,
+                        false);
+                return new TagChecks(r[0].violation(), u[0].violation(), s[0].violation(), neighbourOk,
+                        r[0].details() + " | " + u[0].details() + " | " + s[0].details());
+            }
+        }
+    }
+
+    /** Device CRC32C against the host CRC32C of the same bytes (the transfer frame checksum), corruption, scrub. */
+    public record ChecksumChecks(int pagesCompared, int mismatches, boolean corruptionDetected, boolean scrubZeroes) {
+    }
+
+    public static ChecksumChecks checksums(LoadedModel model, int[] tokens) {
+        try (Backend b = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ModelConfig c = b.config();
+            KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+            int pages = layout.pagesFor(tokens.length);
+            try (GpuKvStorage storage = (GpuKvStorage) b.allocateKv(layout, pages);
+                 Arena arena = Arena.ofConfined()) {
+                KvPool pool = new KvPool("crc", storage);
+                List<PageRef> table = pool.allocate(1, "a", pages);
+                b.forward(List.of(new SequenceStep(1, "a", tokens, 0, table, false)), pool, new float[1][]);
+                MemorySegment host = arena.allocate(layout.pageBytes(), 64);
+                int mismatches = 0;
+                for (PageRef p : table) {
+                    int device = storage.readPageWithChecksum(p.page(), host);
+                    if (device != InProcessKvTransport.crc32c(host) || device != storage.checksum(p.page())) {
+                        mismatches++;
+                    }
+                }
+                int page = table.get(0).page();
+                storage.readPage(page, host);
+                int before = InProcessKvTransport.crc32c(host);
+                host.set(ValueLayout.JAVA_BYTE, 3, (byte) (host.get(ValueLayout.JAVA_BYTE, 3) ^ 0x40));
+                storage.writePage(page, host);
+                boolean corrupt = storage.checksum(page) != before;
+                storage.scrubPage(page);
+                storage.readPage(page, host);
+                boolean zero = true;
+                for (long i = 0; i < layout.pageBytes(); i++) {
+                    zero &= host.get(ValueLayout.JAVA_BYTE, i) == 0;
+                }
+                return new ChecksumChecks(table.size(), mismatches, corrupt, zero);
+            }
+        }
+    }
+
+    /** The results as an ordered map, for JSON. */
+    public static Map<String, Object> asMap(TagChecks t, ChecksumChecks c) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tag_stale_epoch", String.valueOf(t.staleEpoch()));
+        m.put("tag_unwritten_slot", String.valueOf(t.unwritten()));
+        m.put("tag_scrubbed_read", String.valueOf(t.scrubbedRead()));
+        m.put("tag_neighbour_untouched", t.neighbourUntouched());
+        m.put("checksum_pages", c.pagesCompared());
+        m.put("checksum_mismatches", c.mismatches());
+        m.put("checksum_corruption_detected", c.corruptionDetected());
+        m.put("scrub_zeroes", c.scrubZeroes());
+        return m;
+    }
+}

@@ -1,0 +1,153 @@
+package dev.pagewarden.cuda;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.BackendOptions;
+import dev.pagewarden.core.backend.BackendProvider;
+import dev.pagewarden.core.backend.Backends;
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.reference.ReferenceLlama;
+import dev.pagewarden.core.reference.TinyModelsAccess;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.testing.RealModelTest;
+import dev.pagewarden.core.tokenizer.Tokenizer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The GPU backend against the float64 reference and the CPU backend. Needs a GPU: on a machine
+ * without one every test here is skipped with the reason printed (also under CI=true - CI has no
+ * GPU; the device check runs these same checks through {@code gpu-check}).
+ */
+class GpuParityTest extends RealModelTest {
+    static final double MAX_REL_ERROR = 1e-4;
+
+    @BeforeAll
+    static void requireGpu() {
+        BackendProvider gpu = Backends.all().stream().filter(p -> p.name().equals("gpu")).findFirst().orElseThrow();
+        if (!gpu.available()) {
+            String why = "no usable GPU: " + gpu.unavailableReason();
+            System.out.println("SKIPPED GpuParityTest: " + why);
+            Assumptions.abort(why);
+        }
+    }
+
+    static int[] storyTokens(int extra) {
+        int[] prompt = new Tokenizer(model.vocabulary()).encode("Once upon a time, in a big forest, there lived a tiny rabbit", true, false);
+        int[] tokens = Arrays.copyOf(prompt, prompt.length + extra);
+        System.arraycopy(GpuChecks.randomTokens(extra, model.config().vocabSize(), 3), 0, tokens, prompt.length, extra);
+        return tokens;
+    }
+
+    @Test
+    void realModelLogitsMatchTheFloat64ReferenceAndTheCpu() {
+        int[] tokens = storyTokens(40);
+        int prefill = tokens.length - 40;
+        ReferenceLlama ref = new ReferenceLlama(model.weights());
+        List<float[]> gpu;
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            gpu = GpuChecks.logits(g, tokens, prefill);
+        }
+        double worst = 0;
+        double[] r = null;
+        for (int p = 0; p < tokens.length; p++) {
+            r = ref.forward(tokens[p], p);
+            if (p >= prefill - 1) {
+                float[] g = gpu.get(p - prefill + 1);
+                double maxDiff = 0;
+                double maxRef = 0;
+                for (int i = 0; i < r.length; i++) {
+                    maxDiff = Math.max(maxDiff, Math.abs(g[i] - r[i]));
+                    maxRef = Math.max(maxRef, Math.abs(r[i]));
+                }
+                worst = Math.max(worst, maxDiff / maxRef);
+            }
+        }
+        System.out.printf("gpu vs float64 reference: worst relative error %.3g%n", worst);
+        assertThat(worst).isLessThan(MAX_REL_ERROR);
+        double cpu = GpuChecks.parity(model, tokens, prefill);
+        System.out.printf("gpu vs cpu: worst relative error %.3g%n", cpu);
+        assertThat(cpu).isLessThan(MAX_REL_ERROR);
+    }
+
+    @Test
+    void randomShapesWithGroupedQueryAttentionMatchTheCpu() {
+        for (ModelConfig c : List.of(new ModelConfig(64, 160, 2, 8, 2, 300, 128, 1e-5f, 10000f, true),
+                new ModelConfig(48, 100, 3, 6, 3, 97, 96, 1e-6f, 500000f, false))) {
+            LlamaWeights w = TinyModelsAccess.random(c, c.dim() * 31L);
+            try (LoadedModel m = new LoadedModel(null, "memory", w, null, Arena.ofShared())) {
+                double e = GpuChecks.parity(m, GpuChecks.randomTokens(50, c.vocabSize(), c.dim()), 20);
+                System.out.printf("%s: gpu vs cpu %.3g%n", c, e);
+                assertThat(e).as(c.toString()).isLessThan(MAX_REL_ERROR);
+            }
+        }
+    }
+
+    @Test
+    void greedyTokensThroughTheEngineEqualTheCpuEngine() throws Exception {
+        int[] prompt = new Tokenizer(model.vocabulary()).encode("Once upon a time", true, false);
+        int[][] out = new int[2][];
+        String[] names = {"gpu", "cpu"};
+        for (int i = 0; i < 2; i++) {
+            try (Engine e = new Engine(model, EngineConfig.builder().backend(names[i]).build(), EngineMetrics.NONE)) {
+                out[i] = e.submit(new GenerationRequest("t", prompt, 200, SamplingParams.greedy()), TokenListener.NONE)
+                        .result().get(120, TimeUnit.SECONDS).outputTokens();
+            }
+        }
+        int same = 0;
+        while (same < Math.min(out[0].length, out[1].length) && out[0][same] == out[1][same]) {
+            same++;
+        }
+        System.out.println("greedy gpu vs cpu: " + same + " identical tokens of " + out[1].length);
+        if (same < out[1].length) {
+            try (Backend cpu = Backends.select("cpu").create(model, BackendOptions.defaults())) {
+                double margin = GpuChecks.greedy(cpu, prompt, same + 1).margins()[same];
+                assertThat(margin).as("divergence at %d is no near-tie", same).isLessThan(1e-3);
+            }
+        } else {
+            assertThat(out[0]).isEqualTo(out[1]);
+        }
+    }
+
+    @Test
+    void aSequencesLogitsDoNotDependOnItsBatch() {
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            assertThat(GpuChecks.batchInvariance(g, storyTokens(5), 7)).isZero();
+            assertThat(GpuChecks.batchInvariance(g, storyTokens(0), 31)).isZero();
+        }
+    }
+
+    @Test
+    void theKernelsRefuseStaleEpochsUnwrittenSlotsAndScrubbedPages() {
+        GpuChecks.TagChecks t = GpuChecks.tagChecks(model, storyTokens(4));
+        System.out.println("in-kernel checks: " + t.details());
+        assertThat(t.staleEpoch()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        assertThat(t.unwritten()).isEqualTo(SafetyEvent.Type.UNWRITTEN_SLOT_READ);
+        assertThat(t.scrubbedRead()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        assertThat(t.neighbourUntouched()).isTrue();
+    }
+
+    @Test
+    void deviceChecksumsEqualTheTransferFrameChecksumAndScrubZeroes() {
+        GpuChecks.ChecksumChecks c = GpuChecks.checksums(model, storyTokens(30));
+        assertThat(c.pagesCompared()).isGreaterThan(1);
+        assertThat(c.mismatches()).isZero();
+        assertThat(c.corruptionDetected()).isTrue();
+        assertThat(c.scrubZeroes()).isTrue();
+    }
+}
