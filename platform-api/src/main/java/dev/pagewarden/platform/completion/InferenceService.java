@@ -167,7 +167,7 @@ public class InferenceService {
             permit.close();
             ApiException error = toApi(cause, id);
             record(caller, model, request, id, prompt.length, 0, "REJECTED", error.error().code(), received, null,
-                    Instant.now(), null, null);
+                    Instant.now(), null, null, () -> { });
             LOG.info("[{}] request {} refused: {}", httpRequestId, id, error.getMessage());
             throw error;
         }
@@ -192,12 +192,16 @@ public class InferenceService {
                 };
                 String receipt = result.receipt() == null ? null : result.receipt().toCompact();
                 permit.release((long) prompt.length + result.outputTokens().length);
-                record(caller, model, request, id, prompt.length, result.outputTokens().length, "FINISHED", null,
-                        received, result, finished, reason, receipt);
                 LOG.info("[{}] request {} finished ({}) completion_tokens={}", httpRequestId, id, reason,
                         result.outputTokens().length);
-                sink.next(new GenerationEvent.Done(id, reason, prompt.length, result.outputTokens().length, receipt));
-                sink.complete();
+                GenerationEvent.Done done = new GenerationEvent.Done(id, reason, prompt.length,
+                        result.outputTokens().length, receipt);
+                // the record first, so that the audit endpoint knows the id as soon as the client does
+                record(caller, model, request, id, prompt.length, result.outputTokens().length, "FINISHED", null,
+                        received, result, finished, reason, receipt, () -> {
+                            sink.next(done);
+                            sink.complete();
+                        });
                 return;
             }
             permit.release(prompt.length + (long) index.get());
@@ -211,14 +215,13 @@ public class InferenceService {
                 case RequestAbortedException a -> "ABORTED";
                 default -> "FAILED";
             };
-            record(caller, model, request, id, prompt.length, index.get(), status, error.error().code(), received, null,
-                    finished, null, null);
             if (clientGone.get()) {
                 LOG.info("[{}] request {} aborted: client disconnected after {} tokens", httpRequestId, id, index.get());
             } else {
                 LOG.warn("[{}] request {} ended with {}: {}", httpRequestId, id, error.error().code(), error.getMessage());
             }
-            sink.error(error);
+            record(caller, model, request, id, prompt.length, index.get(), status, error.error().code(), received, null,
+                    finished, null, null, () -> sink.error(error));
         });
         return new Generation(id, prompt.length, events);
     }
@@ -280,13 +283,13 @@ public class InferenceService {
 
     private void record(TenantPrincipal caller, ServedModel model, CompletionRequest request, long id, int promptTokens,
                         int generated, String status, String errorCode, Instant received, GenerationResult result,
-                        Instant finished, String finishReason, String receipt) {
+                        Instant finished, String finishReason, String receipt, Runnable then) {
         Instant admitted = result == null ? null : received.plusNanos(result.queuedNanos());
         Instant firstToken = result == null || result.outputTokens().length == 0 ? null
                 : received.plusNanos(result.timeToFirstNanos());
         byte[] hash = result == null || result.receipt() == null ? null : result.receipt().digest();
         recorder.record(new RequestRecord(id, caller.tenantId(), model.id(), promptTokens, generated, status, errorCode,
-                received, admitted, firstToken, finished, hash, finishReason, request.stream(), receipt)).subscribe(
-                r -> { }, e -> { });
+                received, admitted, firstToken, finished, hash, finishReason, request.stream(), receipt))
+                .subscribe(r -> then.run(), e -> then.run()); // a failed write is logged; the client still gets its answer
     }
 }
