@@ -1,5 +1,6 @@
 package dev.pagewarden.core.cli;
 
+import dev.pagewarden.core.download.DownloadCommand;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.tools.ConvertCommand;
@@ -19,7 +20,8 @@ public final class Main {
 
     static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
-        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand())) {
+        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand(),
+                new DownloadCommand())) {
             m.put(c.name(), c);
         }
         return m;
@@ -43,7 +45,8 @@ public final class Main {
             return 2;
         }
         try {
-            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help")), out, err);
+            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help", "list", "insecure-no-checksum"),
+                    cmd.positionalArguments()), out, err);
         } catch (Args.UsageException e) {
             err.println("error: " + e.getMessage());
             err.println("usage: " + cmd.usage());
