@@ -1,5 +1,6 @@
 package dev.pagewarden.core.cli;
 
+import dev.pagewarden.core.bench.http.BenchHttpCommand;
 import dev.pagewarden.core.download.DownloadCommand;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -21,7 +22,7 @@ public final class Main {
     static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
         for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand(),
-                new DownloadCommand())) {
+                new DownloadCommand(), new BenchHttpCommand())) {
             m.put(c.name(), c);
         }
         return m;
@@ -45,7 +46,7 @@ public final class Main {
             return 2;
         }
         try {
-            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help", "list", "insecure-no-checksum"),
+            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help", "list", "insecure-no-checksum", "no-pool-check"),
                     cmd.positionalArguments()), out, err);
         } catch (Args.UsageException e) {
             err.println("error: " + e.getMessage());
