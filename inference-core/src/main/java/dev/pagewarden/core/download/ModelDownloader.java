@@ -114,7 +114,8 @@ public final class ModelDownloader {
                 if (f.sha256() == null && f.source() instanceof RemoteFile.Url u && !recordedHashPresent(folder.resolve(f.fileName()))) {
                     throw new DownloadException(spec.name() + ": " + f.fileName() + " (" + u.url() + ") has no pinned SHA-256 "
                             + "and its server reports none, so it cannot be verified; allow an unverified download "
-                            + "explicitly (--insecure-no-checksum) or place a checked copy in " + folder);
+                            + "explicitly (--insecure-no-checksum), or put a copy you checked at " + folder.resolve(f.fileName())
+                            + " with its SHA-256 in " + f.fileName() + ".sha256 (sha256sum format)");
                 }
             }
         }

@@ -5,6 +5,7 @@ import dev.pagewarden.core.cli.Command;
 import dev.pagewarden.core.cli.Json;
 import dev.pagewarden.core.tools.ProgressBar;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -77,7 +78,13 @@ public final class BenchHttpCommand implements Command {
                         poolMetric, poolWait, d.poolPollInterval());
 
         HttpBench bench = new HttpBench(config);
-        HttpBenchReport report = bench.run(ProgressBar.steps(err, "bench-http", bench.progressTotal()));
+        HttpBenchReport report;
+        try {
+            report = bench.run(ProgressBar.steps(err, "bench-http", bench.progressTotal()));
+        } catch (IOException e) {
+            err.println("error: " + e.getMessage());
+            return 1;
+        }
         out.print(json ? Json.write(report.toJsonMap()) + "\n" : report.toText());
         if (outFile != null) {
             Files.writeString(Path.of(outFile), report.toMarkdown(), StandardCharsets.UTF_8);

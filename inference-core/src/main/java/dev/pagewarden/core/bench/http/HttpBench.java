@@ -58,7 +58,7 @@ public final class HttpBench {
                 }
             } catch (IOException | IllegalArgumentException e) {
                 poolBefore = Map.of();
-                poolProblem = "cannot read " + c.metricsUrl() + ": " + e.getMessage();
+                poolProblem = scrapeProblem(e, "");
             }
         }
 
@@ -102,7 +102,7 @@ public final class HttpBench {
                 try {
                     poolAfter = PoolGauges.parse(get(c.metricsUrl(), false), c.poolMetric());
                 } catch (IOException | IllegalArgumentException e) {
-                    poolProblem = "cannot read " + c.metricsUrl() + " after the run: " + e.getMessage();
+                    poolProblem = scrapeProblem(e, " after the run");
                     break;
                 }
                 backToFree = !poolAfter.isEmpty() && poolAfter.values().stream().allMatch(Pool::allFree);
@@ -322,12 +322,24 @@ public final class HttpBench {
         throw new IOException(c.base() + "/v1/models lists no model; give one with --model");
     }
 
+    /** I/O messages from {@link #get} already name the URL; a parse error does not. */
+    private String scrapeProblem(Exception e, String when) {
+        return e instanceof IOException ? e.getMessage() + when
+                : "cannot parse " + c.metricsUrl() + when + ": " + e.getMessage();
+    }
+
     private String get(URI uri, boolean auth) throws IOException, InterruptedException {
         HttpRequest.Builder rb = HttpRequest.newBuilder(uri).timeout(c.requestTimeout()).GET();
         if (auth && c.apiKey() != null) {
             rb.header("Authorization", "Bearer " + c.apiKey());
         }
-        HttpResponse<String> r = http.send(rb.build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r;
+        try {
+            r = http.send(rb.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IOException("cannot reach " + uri + ": " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : " " + e.getMessage()), e);
+        }
         if (r.statusCode() != 200) {
             throw new IOException("HTTP " + r.statusCode() + " from " + uri);
         }
