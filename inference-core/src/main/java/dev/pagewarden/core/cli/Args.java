@@ -2,6 +2,7 @@ package dev.pagewarden.core.cli;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -20,12 +21,24 @@ public final class Args {
 
     private final Map<String, String> values = new HashMap<>();
     private final Set<String> read = new HashSet<>();
+    /** Bare arguments; only commands that ask for them ({@link #positional}) accept any. */
+    private final List<String> positional = new ArrayList<>();
+    private boolean positionalRead;
 
     public Args(List<String> argv, Set<String> flags) {
+        this(argv, flags, false);
+    }
+
+    /** With {@code positional}, bare arguments are collected for {@link #positional()}; otherwise the first is an error. */
+    public Args(List<String> argv, Set<String> flags, boolean positional) {
         for (int i = 0; i < argv.size(); i++) {
             String a = argv.get(i);
             if (!a.startsWith("--") || a.length() == 2) {
-                throw new UsageException("unexpected argument '" + a + "'");
+                if (!positional) {
+                    throw new UsageException("unexpected argument '" + a + "'");
+                }
+                this.positional.add(a);
+                continue;
             }
             String name = a.substring(2);
             String value;
@@ -116,8 +129,17 @@ public final class Args {
         return has(name) ? existingFile(name) : null;
     }
 
+    /** The bare (non-option) arguments, in order; a command that never asks rejects them. */
+    public List<String> positional() {
+        positionalRead = true;
+        return List.copyOf(positional);
+    }
+
     /** Call after reading every option: anything not read is a typo the user should hear about. */
     public void rejectUnknown() {
+        if (!positionalRead && !positional.isEmpty()) {
+            throw new UsageException("unexpected argument '" + positional.getFirst() + "'");
+        }
         for (String k : values.keySet()) {
             if (!read.contains(k)) {
                 throw new UsageException("unknown option --" + k);

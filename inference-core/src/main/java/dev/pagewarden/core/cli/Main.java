@@ -1,5 +1,7 @@
 package dev.pagewarden.core.cli;
 
+import dev.pagewarden.core.bench.http.BenchHttpCommand;
+import dev.pagewarden.core.download.DownloadCommand;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.tools.ConvertCommand;
@@ -19,7 +21,8 @@ public final class Main {
 
     static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
-        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand())) {
+        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand(),
+                new DownloadCommand(), new BenchHttpCommand())) {
             m.put(c.name(), c);
         }
         return m;
@@ -43,7 +46,8 @@ public final class Main {
             return 2;
         }
         try {
-            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help")), out, err);
+            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help", "list", "insecure-no-checksum", "no-pool-check"),
+                    cmd.positionalArguments()), out, err);
         } catch (Args.UsageException e) {
             err.println("error: " + e.getMessage());
             err.println("usage: " + cmd.usage());

@@ -44,8 +44,13 @@ public final class ProgressBar implements LongConsumer {
 
     /** A factory for writers that learn their total size late: a bar for large outputs, silence otherwise. */
     public static LongFunction<LongConsumer> forStderr(PrintStream err, String label) {
+        return forStderr(err, label, MIN_BYTES);
+    }
+
+    /** Like {@link #forStderr(PrintStream, String)} with the caller's threshold (downloads show smaller files). */
+    public static LongFunction<LongConsumer> forStderr(PrintStream err, String label, long minBytes) {
         boolean console = err == System.err && System.console() != null && System.console().isTerminal();
-        return total -> total < MIN_BYTES ? done -> { } : new ProgressBar(err, label, total, console);
+        return total -> total < minBytes ? done -> { } : new ProgressBar(err, label, total, console);
     }
 
     @Override

@@ -1,0 +1,39 @@
+package dev.pagewarden.core.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class JsonTest {
+    @Test
+    void writeThenParseRoundTrips() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("text", "a \"quoted\"\nline\t\\ \u0001");
+        m.put("n", 3);
+        m.put("x", 0.25);
+        m.put("ok", true);
+        m.put("none", null);
+        m.put("list", List.of(1, "two"));
+        Map<String, Object> expected = new LinkedHashMap<>(m);
+        expected.put("n", 3.0);
+        expected.put("list", List.of(1.0, "two"));
+        Object back = Json.parse(Json.write(m));
+        assertThat(back).isEqualTo(expected);
+        assertThat(((Map<?, ?>) back).containsKey("none")).isTrue();
+        assertThat(Json.parse("{\"choices\":[{\"text\":\"\\u00e9\\/\"}]}"))
+                .isEqualTo(Map.of("choices", List.of(Map.of("text", "\u00e9/"))));
+    }
+
+    @Test
+    void malformedInputNamesTheOffset() {
+        assertThatThrownBy(() -> Json.parse("{\"a\":1")).hasMessageContaining("JSON at offset 6");
+        assertThatThrownBy(() -> Json.parse("\"abc")).hasMessageContaining("unterminated string");
+        assertThatThrownBy(() -> Json.parse("[1] x")).hasMessageContaining("trailing characters");
+        assertThatThrownBy(() -> Json.parse("\"\\q\"")).hasMessageContaining("bad escape");
+    }
+}
