@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * Applies OpenAI {@code stop} sequences to streamed text: text that could still be the start of a
- * stop sequence is held back until it cannot, and the first complete match ends the output (the
- * match itself is not returned). With no stop sequences every piece passes straight through.
+ * stop sequence is held back until it cannot, and the first stop sequence to complete ends the output
+ * (the match itself is not returned). With no stop sequences every piece passes straight through.
  */
 final class StopMatcher {
     private final List<String> stops;
@@ -25,11 +25,14 @@ final class StopMatcher {
             return piece;
         }
         held.append(piece);
+        // the stop that completes first in the stream wins (ties: the one that starts earlier)
         int cut = -1;
+        int cutEnd = Integer.MAX_VALUE;
         for (String s : stops) {
             int at = held.indexOf(s);
-            if (at >= 0 && (cut < 0 || at < cut)) {
+            if (at >= 0 && (at + s.length() < cutEnd || (at + s.length() == cutEnd && at < cut))) {
                 cut = at;
+                cutEnd = at + s.length();
             }
         }
         if (cut >= 0) {

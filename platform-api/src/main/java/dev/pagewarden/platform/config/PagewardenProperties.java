@@ -40,7 +40,8 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
     /**
      * The served model: a local {@code path} (llama2.c {@code .bin} with {@code tokenizer}, or GGUF),
      * or a {@code name} from the download registry fetched on first start into {@code home/models}.
-     * Its API id is {@code id}, else the file name without extension.
+     * Its API id is {@code id}, else the file name without extension (the name for a named model).
+     * {@code downloadEndpoint} replaces the Hugging Face endpoint (a mirror; also PAGEWARDEN_HF_ENDPOINT).
      */
     public record Model(Path path, Path tokenizer, String id, String name, String downloadEndpoint) {
         @AssertTrue(message = "pagewarden.model.path and pagewarden.model.name are exclusive: set one")

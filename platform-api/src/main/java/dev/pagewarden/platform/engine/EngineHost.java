@@ -50,16 +50,15 @@ public class EngineHost implements AutoCloseable {
                       LineageSink lineage, ReceiptSigner signer, JdbcClient jdbc, ModelVisibilityRepository visibility,
                       ModelResolver resolver, Optional<FlywayMigrationInitializer> migrated) {
         this.visibility = visibility;
-        ModelResolver.Resolved resolved = resolver.resolve(ModelSource.of(properties.model()));
-        if (resolved == null) {
+        ModelResolver.Outcome outcome = resolver.resolve(ModelSource.of(properties.model()));
+        if (outcome instanceof ModelResolver.Unavailable(String reason)) {
             this.loaded = null;
             this.served = null;
-            this.unavailableReason = "no model is configured: set PAGEWARDEN_MODEL_PATH (and PAGEWARDEN_MODEL_TOKENIZER "
-                    + "for a llama2.c .bin) or PAGEWARDEN_MODEL_NAME, then restart";
-            LOG.warn("Pagewarden started WITHOUT a model: {}. The API answers model_not_found until then.",
-                    unavailableReason);
+            this.unavailableReason = reason;
+            LOG.warn("Pagewarden started WITHOUT a model: {}. The API answers model_not_found until then.", reason);
             return;
         }
+        ModelResolver.Resolved resolved = (ModelResolver.Resolved) outcome;
         this.unavailableReason = null;
         long block = jdbc.sql("SELECT nextval('engine_id_blocks')").query(Long.class).single();
         PagewardenProperties.Engine e = properties.engine();
