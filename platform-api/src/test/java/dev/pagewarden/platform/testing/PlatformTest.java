@@ -1,84 +1,18 @@
 package dev.pagewarden.platform.testing;
 
-import dev.pagewarden.core.testing.TestModels;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.context.annotation.Import;
-import org.springframework.core.env.Environment;
-import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.test.context.TestPropertySource;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Map;
 
-/**
- * The whole platform on a random port: embedded PostgreSQL 17 under a fresh temporary home, the
- * real stories260K model, in-process prefill and decode. Every subclass with the same settings
- * shares one running platform (Spring's context cache), so the start-up is paid once.
- */
-@ExtendWith(ModelRequired.class)
-@Import(HoldingGateConfiguration.class)
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "pagewarden.admin-token=" + PlatformTest.ADMIN_TOKEN,
-        "pagewarden.engine.max-queue=2",
-        "pagewarden.engine.canary-interval=0s",
-        "pagewarden.shutdown.grace=2s"})
-public abstract class PlatformTest {
-    public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
-    public static final String MODEL = "stories260K";
+/** The ordinary platform most tests share: no lab faults, an admission queue of two (so overload is reachable). */
+@TestPropertySource(properties = "pagewarden.engine.max-queue=2")
+public abstract class PlatformTest extends PlatformTestBase {
     private static final Path HOME = tempHome();
 
-    @Autowired
-    protected Environment env;
-    @Autowired
-    protected HoldingGate gate;
-
     @DynamicPropertySource
-    static void platformProperties(DynamicPropertyRegistry registry) {
+    static void home(DynamicPropertyRegistry registry) {
         registry.add("pagewarden.home", HOME::toString);
-        registry.add("pagewarden.model.path", () -> TestModels.stories260K().toString());
-        registry.add("pagewarden.model.tokenizer", () -> TestModels.tok512().toString());
-    }
-
-    private static Path tempHome() {
-        try {
-            return Files.createTempDirectory("pagewarden-test-home");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    protected String baseUrl() {
-        return "http://localhost:" + env.getProperty("local.server.port");
-    }
-
-    protected WebTestClient client() {
-        return WebTestClient.bindToServer().baseUrl(baseUrl()).responseTimeout(Duration.ofSeconds(90)).build();
-    }
-
-    protected WebTestClient admin() {
-        return client().mutate().defaultHeader("Authorization", "Bearer " + ADMIN_TOKEN).build();
-    }
-
-    /** A new tenant; returns {tenantId, key}. */
-    protected String[] newTenant(String name) {
-        Map<?, ?> tenant = admin().post().uri("/admin/api/tenants").contentType(MediaType.APPLICATION_JSON)
-                .bodyValue(Map.of("name", name)).exchange().expectStatus().isCreated()
-                .expectBody(Map.class).returnResult().getResponseBody();
-        String id = (String) tenant.get("id");
-        Map<?, ?> key = admin().post().uri("/admin/api/tenants/" + id + "/keys").exchange().expectStatus().isCreated()
-                .expectBody(Map.class).returnResult().getResponseBody();
-        return new String[]{id, (String) key.get("key")};
-    }
-
-    protected WebTestClient as(String key) {
-        return client().mutate().defaultHeader("Authorization", "Bearer " + key).build();
     }
 }
