@@ -6,7 +6,7 @@ import dev.pagewarden.db.journal.JournalCorruptedException;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.db.testing.Ev;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,14 +39,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Schema, partitions, shipping and the audit queries on a real embedded PostgreSQL 17. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LineageDbTest {
-    private EmbeddedPg pg;
+    private TestPostgres pg;
     private DataSource ds;
     @TempDir
     Path tmp;
 
     @BeforeAll
     void startDatabase() throws Exception {
-        pg = EmbeddedPg.start("lineage");
+        pg = TestPostgres.start("lineage");
         ds = pg.dataSource();
         Migrations.migrate(ds);
     }

@@ -2,7 +2,7 @@ package dev.pagewarden.db.lineage;
 
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.db.testing.Ev;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,7 +27,7 @@ class ShipperOutageTest {
 
     @Test
     void everyEventArrivesExactlyOnceAcrossADatabaseOutage() throws Exception {
-        try (EmbeddedPg pg = EmbeddedPg.start("outage")) {
+        try (TestPostgres pg = TestPostgres.start("outage")) {
             DataSource ds = pg.dataSource();
             Migrations.migrate(ds);
             try (Journal journal = Journal.open(new Journal.Config(tmp.resolve("journal"), 256 * 1024, 1L << 32))) {
