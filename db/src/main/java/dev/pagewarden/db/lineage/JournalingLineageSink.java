@@ -69,6 +69,51 @@ public final class JournalingLineageSink implements LineageSink, AutoCloseable {
         return lastError == null && journal.accepting() && ring.size() < ring.capacity() - ring.capacity() / 8;
     }
 
+    /**
+     * The journal side of the audit path, for a health indicator ({@code up} false = admission is paused or
+     * the audit trail is damaged).
+     *
+     * @param detail          why it is down; empty when up
+     * @param bytesUsed       journal bytes on disk (not yet acknowledged by the database)
+     * @param capBytes        the configured cap; at it admission pauses (fail closed)
+     * @param corruption      a damaged record found when the journal was opened (file and offset), or null
+     * @param writeError      the append error the writer is retrying, or null
+     * @param queuedEvents    events in the ring, not yet journaled
+     * @param producerWaits   times an engine thread had to wait for ring space
+     */
+    public record Health(boolean up, String detail, long bytesUsed, long capBytes, String corruption, String writeError,
+                         long queuedEvents, long emittedEvents, long journaledEvents, long producerWaits) {
+        public boolean atCap() {
+            return bytesUsed >= capBytes;
+        }
+
+        public double usedFraction() {
+            return capBytes == 0 ? 0 : (double) bytesUsed / capBytes;
+        }
+    }
+
+    public Health health() {
+        long used = journal.bytesOnDisk();
+        long cap = journal.config().capBytes();
+        IOException err = lastError;
+        String corruption = journal.recovery().corruptionDetail();
+        long queued = ring.size();
+        String detail;
+        if (used >= cap) {
+            detail = "lineage journal at its cap (" + used + " of " + cap + " bytes): admission paused until the database catches up";
+        } else if (err != null) {
+            detail = "lineage journal cannot be written: " + err.getMessage();
+        } else if (corruption != null) {
+            detail = "lineage journal corrupted: " + corruption;
+        } else if (queued >= ring.capacity() - ring.capacity() / 8) {
+            detail = "lineage ring nearly full (" + queued + " of " + ring.capacity() + "): the journal disk is not keeping up";
+        } else {
+            detail = "";
+        }
+        return new Health(detail.isEmpty(), detail, used, cap, corruption, err == null ? null : String.valueOf(err.getMessage()),
+                queued, emitted.get(), journaled.get(), producerWaits.get());
+    }
+
     /** Null while healthy; otherwise the journal write error the writer is retrying. */
     public IOException lastError() {
         return lastError;
