@@ -59,6 +59,8 @@ public final class Journal implements Closeable {
     private final Recovery recovery;
     private final ArrayList<Segment> segments = new ArrayList<>(); // guarded by this; last = active
     private final AtomicLong bytesOnDisk = new AtomicLong();
+    private final AtomicLong appendedEvents = new AtomicLong();
+    private final AtomicLong appendedBytes = new AtomicLong();
     private FileChannel active; // writer only
     private long activeSize;
     private ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.BIG_ENDIAN);
@@ -121,6 +123,12 @@ public final class Journal implements Closeable {
         return bytesOnDisk.get();
     }
 
+    /** Average bytes per record appended by this process (records vary with tenant/worker names); 0 before any. */
+    public double averageRecordBytes() {
+        long e = appendedEvents.get();
+        return e == 0 ? 0 : (double) appendedBytes.get() / e;
+    }
+
     /**
      * Appends a batch and fsyncs it; when this returns, the events survive a crash. Writer thread only.
      * On an I/O error the segment is cut back to its last durable size, so a retry leaves no half record.
@@ -150,6 +158,8 @@ public final class Journal implements Closeable {
         }
         activeSize = start + n;
         bytesOnDisk.addAndGet(n);
+        appendedBytes.addAndGet(n);
+        appendedEvents.addAndGet(batch.size());
         synchronized (this) {
             Segment last = segments.getLast();
             segments.set(segments.size() - 1, new Segment(last.id(), last.path(), activeSize, false));

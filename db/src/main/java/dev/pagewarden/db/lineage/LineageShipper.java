@@ -13,11 +13,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -39,8 +40,19 @@ public final class LineageShipper implements AutoCloseable {
 
     public enum State { STARTING, SHIPPING, RETRYING, CORRUPTED, STOPPED }
 
-    /** For a health indicator: {@code up()} is false when events are not reaching the database. */
-    public record Health(State state, String detail, long shippedEvents, long insertedRows, long journalBytes) {
+    /**
+     * For a health indicator: {@code up()} is false when events are not reaching the database (retrying,
+     * corrupted journal, stopped).
+     *
+     * @param detail         the last error's message while not shipping; empty while shipping
+     * @param lastShipTime   when the last batch was committed in the database (null before the first)
+     * @param lagBytes       journal bytes fsynced but not yet committed in the database
+     * @param lagEvents      those bytes in events, estimated from this process's average record size
+     * @param lastError      the most recent error (kept after recovery, for the operator), or null
+     * @param lastErrorTime  when it happened, or null
+     */
+    public record Health(State state, String detail, long shippedEvents, long insertedRows, long journalBytes,
+                         Instant lastShipTime, long lagBytes, long lagEvents, String lastError, Instant lastErrorTime) {
         public boolean up() {
             return state == State.SHIPPING || state == State.STARTING;
         }
@@ -63,7 +75,8 @@ public final class LineageShipper implements AutoCloseable {
     private final PartitionManager partitions;
     private final Config config;
     private final CopyBinaryEncoder encoder = new CopyBinaryEncoder();
-    private final Map<Long, Long> shippedOffset = new HashMap<>(); // segment id -> committed offset
+    // segment id -> committed offset; concurrent because health() reads it without the shipping lock
+    private final Map<Long, Long> shippedOffset = new ConcurrentHashMap<>();
     private final AtomicLong shipped = new AtomicLong();
     private final AtomicLong inserted = new AtomicLong();
     private Connection connection;
@@ -71,6 +84,9 @@ public final class LineageShipper implements AutoCloseable {
     private boolean maintained;
     private volatile State state = State.STARTING;
     private volatile String detail = "";
+    private volatile Instant lastShipTime;
+    private volatile String lastError;
+    private volatile Instant lastErrorTime;
     private volatile boolean running;
     private Thread thread;
 
@@ -87,9 +103,21 @@ public final class LineageShipper implements AutoCloseable {
         thread = Thread.ofPlatform().name("lineage-shipper").daemon().start(this::loop);
     }
 
+    /** Never blocks on the database: safe to call from a health endpoint while a COPY or a reconnect runs. */
     public Health health() {
-        return new Health(state, detail, shipped.get(), inserted.get(), journal.bytesOnDisk());
+        long lagBytes = 0;
+        for (Journal.Segment seg : journal.segments()) {
+            long from = Math.max(shippedOffset.getOrDefault(seg.id(), 0L), SegmentFormat.HEADER_BYTES);
+            lagBytes += Math.max(0, seg.durableBytes() - from);
+        }
+        double avg = journal.averageRecordBytes();
+        long lagEvents = lagBytes == 0 ? 0 : Math.max(1, Math.round(lagBytes / (avg > 0 ? avg : NOMINAL_RECORD_BYTES)));
+        return new Health(state, detail, shipped.get(), inserted.get(), journal.bytesOnDisk(), lastShipTime,
+                lagBytes, lagEvents, lastError, lastErrorTime);
     }
+
+    /** A typical record (header + fixed fields + short names), for the lag estimate before this process appended any. */
+    private static final double NOMINAL_RECORD_BYTES = 90;
 
     /** Events committed to the database by this shipper (duplicates included). */
     public long shippedEvents() {
@@ -168,6 +196,8 @@ public final class LineageShipper implements AutoCloseable {
             } catch (JournalCorruptedException e) {
                 state = State.CORRUPTED;
                 detail = e.getMessage();
+                lastError = e.getMessage();
+                lastErrorTime = Instant.now();
                 LOG.log(Level.SEVERE, e.getMessage(), e);
                 return;
             } catch (SQLException | IOException | RuntimeException e) {
@@ -180,6 +210,8 @@ public final class LineageShipper implements AutoCloseable {
                 }
                 state = State.RETRYING;
                 detail = String.valueOf(e.getMessage());
+                lastError = detail;
+                lastErrorTime = Instant.now();
                 LockSupport.parkNanos(backoff);
                 backoff = Math.min(backoff * 2, config.maxBackoff().toNanos());
             }
@@ -215,6 +247,7 @@ public final class LineageShipper implements AutoCloseable {
                         + CopyBinaryEncoder.COLUMNS + " FROM kv_lineage_stage ON CONFLICT (event_id, event_time) DO NOTHING");
             }
             c.commit();
+            lastShipTime = Instant.now();
             shipped.addAndGet(events.size());
             inserted.addAndGet(rows);
         } catch (SQLException e) {

@@ -3,10 +3,12 @@ package dev.pagewarden.db.audit;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.journal.JournalCorruptedException;
+import dev.pagewarden.db.lineage.AuditHealth;
+import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.db.testing.Ev;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,14 +41,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Schema, partitions, shipping and the audit queries on a real embedded PostgreSQL 17. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LineageDbTest {
-    private EmbeddedPg pg;
+    private TestPostgres pg;
     private DataSource ds;
     @TempDir
     Path tmp;
 
     @BeforeAll
     void startDatabase() throws Exception {
-        pg = EmbeddedPg.start("lineage");
+        pg = TestPostgres.start("lineage");
         ds = pg.dataSource();
         Migrations.migrate(ds);
     }
@@ -151,14 +153,25 @@ class LineageDbTest {
             LineageShipper s = shipper(j);
             assertThatThrownBy(s::shipAvailable).isInstanceOf(JournalCorruptedException.class)
                     .hasMessageContaining(first.getFileName().toString());
+            JournalingLineageSink sink = new JournalingLineageSink(j, 1024, 64);
             s.start();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (s.health().state() != LineageShipper.State.CORRUPTED && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
-            assertThat(s.health().state()).isEqualTo(LineageShipper.State.CORRUPTED);
-            assertThat(s.health().up()).isFalse();
-            assertThat(s.health().detail()).contains("lineage journal corrupted");
+            LineageShipper.Health h = s.health();
+            assertThat(h.state()).isEqualTo(LineageShipper.State.CORRUPTED);
+            assertThat(h.up()).isFalse();
+            assertThat(h.detail()).contains("lineage journal corrupted");
+            assertThat(h.lastError()).contains(first.getFileName().toString());
+            assertThat(h.lastErrorTime()).isNotNull();
+            // the first segment shipped before the damage; the rest waits, and the lag says how much
+            assertThat(h.lagBytes()).isPositive();
+            assertThat(h.lagEvents()).isPositive();
+            AuditHealth audit = AuditHealth.of(sink, s);
+            assertThat(audit.up()).isFalse();
+            assertThat(audit.reasons()).anySatisfy(r -> assertThat(r).contains("CORRUPTED").contains("shipping stopped"));
+            sink.close();
             s.close();
             assertThat(j.segments().getFirst().path()).isEqualTo(first); // nothing past the damage was acknowledged
         }

@@ -60,11 +60,23 @@ class JournalingLineageSinkTest {
             JournalingLineageSink sink = new JournalingLineageSink(journal, 1024, 64);
             Ev ev = new Ev(1, 1_790_000_000_000_000L);
             assertThat(sink.accepting()).isTrue();
+            JournalingLineageSink.Health fresh = sink.health();
+            assertThat(fresh.up()).isTrue();
+            assertThat(fresh.detail()).isEmpty();
+            assertThat(fresh.atCap()).isFalse();
+            assertThat(fresh.capBytes()).isEqualTo(8192);
             for (int i = 0; i < 500; i++) {
                 sink.emit(ev.read("decode-0", i, 1, 1, "t", 0, 16));
             }
             sink.flush(10, TimeUnit.SECONDS);
             assertThat(sink.accepting()).isFalse();
+            JournalingLineageSink.Health full = sink.health();
+            assertThat(full.up()).isFalse();
+            assertThat(full.atCap()).isTrue();
+            assertThat(full.usedFraction()).isGreaterThanOrEqualTo(1.0);
+            assertThat(full.detail()).contains("at its cap").contains("admission paused");
+            assertThat(full.journaledEvents()).isEqualTo(500);
+            assertThat(full.corruption()).isNull();
             sink.close();
         }
     }

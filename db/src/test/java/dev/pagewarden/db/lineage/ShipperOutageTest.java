@@ -2,7 +2,7 @@ package dev.pagewarden.db.lineage;
 
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.db.testing.Ev;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,7 +27,7 @@ class ShipperOutageTest {
 
     @Test
     void everyEventArrivesExactlyOnceAcrossADatabaseOutage() throws Exception {
-        try (EmbeddedPg pg = EmbeddedPg.start("outage")) {
+        try (TestPostgres pg = TestPostgres.start("outage")) {
             DataSource ds = pg.dataSource();
             Migrations.migrate(ds);
             try (Journal journal = Journal.open(new Journal.Config(tmp.resolve("journal"), 256 * 1024, 1L << 32))) {
@@ -71,16 +71,24 @@ class ShipperOutageTest {
                     Thread.sleep(100);
                 }
                 System.out.printf("outage: %d events emitted, %d in db before the stop, journal grew %d bytes during it, "
-                                + "shipper state during outage %s, after %s%n", total, beforeOutage, journalGrown,
-                        during.state(), shipper.health().state());
+                                + "shipper state during outage %s (lag %d bytes ~ %d events), after %s%n", total, beforeOutage,
+                        journalGrown, during.state(), during.lagBytes(), during.lagEvents(), shipper.health().state());
                 assertThat(beforeOutage).isPositive();
                 assertThat(during.state()).isEqualTo(LineageShipper.State.RETRYING);
                 assertThat(during.up()).isFalse();
+                assertThat(during.lagBytes()).isPositive();
+                assertThat(during.lagEvents()).isPositive();
+                assertThat(during.lastError()).isNotBlank();
+                assertThat(during.lastShipTime()).as("shipped before the outage").isNotNull();
                 assertThat(journalGrown).isPositive();
                 assertThat(acceptingDuringOutage).isTrue(); // the engine kept serving: the journal was under its cap
                 assertThat(count(ds)).isEqualTo(total);
                 assertThat(query(ds, "SELECT count(DISTINCT event_id) FROM kv_lineage")).isEqualTo(total);
-                assertThat(shipper.health().state()).isEqualTo(LineageShipper.State.SHIPPING);
+                LineageShipper.Health after = shipper.health();
+                assertThat(after.state()).isEqualTo(LineageShipper.State.SHIPPING);
+                assertThat(after.up()).isTrue();
+                assertThat(after.lastShipTime()).isAfter(during.lastErrorTime());
+                assertThat(after.lastError()).as("kept for the operator").isNotNull();
                 sink.close();
                 shipper.close();
             }

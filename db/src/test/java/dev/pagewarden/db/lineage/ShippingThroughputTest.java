@@ -2,7 +2,7 @@ package dev.pagewarden.db.lineage;
 
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.EmbeddedPg;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.db.testing.Ev;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,7 +28,7 @@ class ShippingThroughputTest {
     @Test
     void measure() throws Exception {
         int n = Integer.getInteger("pagewarden.bench.events", 300_000);
-        try (EmbeddedPg pg = EmbeddedPg.start("throughput")) {
+        try (TestPostgres pg = TestPostgres.start("throughput")) {
             DataSource ds = pg.dataSource();
             Migrations.migrate(ds);
             try (Journal journal = Journal.open(new Journal.Config(tmp.resolve("journal"), 32 << 20, 1L << 34))) {

@@ -14,7 +14,7 @@ import java.time.Duration;
  * {@link #stop()} / {@link #restart()} keep the data directory and port, so a test can take the database
  * away mid-stream and bring the same one back; {@link #close()} stops it and deletes the directory.
  */
-public final class EmbeddedPg implements AutoCloseable {
+public final class EmbeddedPg implements TestPostgres {
     private final Path dataDir;
     private int port;
     private EmbeddedPostgres pg;
@@ -46,9 +46,10 @@ public final class EmbeddedPg implements AutoCloseable {
         return b;
     }
 
+    @Override
     public DataSource dataSource() {
         PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setUrl("jdbc:postgresql://localhost:" + port + "/postgres");
+        ds.setUrl(jdbcUrl());
         ds.setUser("postgres");
         ds.setConnectTimeout(2);
         ds.setSocketTimeout(20);
@@ -59,7 +60,29 @@ public final class EmbeddedPg implements AutoCloseable {
         return port;
     }
 
+    @Override
+    public String jdbcUrl() {
+        return "jdbc:postgresql://localhost:" + port + "/postgres";
+    }
+
+    @Override
+    public String user() {
+        return "postgres";
+    }
+
+    /** Empty: the embedded cluster trusts local connections. */
+    @Override
+    public String password() {
+        return "";
+    }
+
+    @Override
+    public String kind() {
+        return "embedded zonky PostgreSQL 17";
+    }
+
     /** Stops the server (fast shutdown); the data directory stays. */
+    @Override
     public void stop() throws IOException {
         if (pg != null) {
             pg.close();
@@ -68,6 +91,7 @@ public final class EmbeddedPg implements AutoCloseable {
     }
 
     /** Starts the same cluster again on the same port. */
+    @Override
     public void restart() throws IOException {
         stop();
         pg = builder(false).start();

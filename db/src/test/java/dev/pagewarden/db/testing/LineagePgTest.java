@@ -22,14 +22,14 @@ import java.util.concurrent.TimeUnit;
  * wait for every emitted event to arrive.
  */
 public abstract class LineagePgTest {
-    protected static EmbeddedPg pg;
+    protected static TestPostgres pg;
     protected static DataSource ds;
     protected static LoadedModel model;
 
     @BeforeAll
     static void startPostgres() throws Exception {
         model = RealModelTest.stories();
-        pg = EmbeddedPg.start("lineage");
+        pg = TestPostgres.start("lineage");
         ds = pg.dataSource();
         Migrations.migrate(ds);
     }

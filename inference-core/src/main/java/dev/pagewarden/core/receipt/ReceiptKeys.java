@@ -1,5 +1,7 @@
 package dev.pagewarden.core.receipt;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyPair;
@@ -42,13 +44,97 @@ public final class ReceiptKeys implements ReceiptSigner {
         return keys;
     }
 
+    /**
+     * A key set restored from stored material (see {@code ReceiptKeyStore}): the retained public keys in
+     * the order they were created, and the current key's id and private key. New ids continue after the
+     * highest {@code prefix-N} among the retained ones. Refuses a private key that does not match its
+     * public key, so a mixed-up key directory fails at start, not at the first tenant's verification.
+     */
+    public static ReceiptKeys restore(String prefix, Map<String, PublicKey> retained, String currentKeyId,
+                                      PrivateKey currentKey) {
+        ReceiptKeys keys = new ReceiptKeys(prefix);
+        PublicKey pub = retained.get(currentKeyId);
+        if (pub == null) {
+            throw new IllegalArgumentException("current key " + currentKeyId + " has no public key among " + retained.keySet());
+        }
+        if (!matches(currentKey, pub)) {
+            throw new IllegalArgumentException("the private key of " + currentKeyId + " does not match its public key");
+        }
+        int max = 0;
+        for (String id : retained.keySet()) {
+            max = Math.max(max, serialOf(prefix, id));
+        }
+        keys.serial.set(max);
+        keys.retained.putAll(retained);
+        keys.current = new Current(currentKeyId, currentKey);
+        return keys;
+    }
+
+    /** No key yet: only for a store about to {@link #rotate(Persister)} its first key in. */
+    static ReceiptKeys unkeyed(String prefix) {
+        return new ReceiptKeys(prefix);
+    }
+
+    /** Stores a new key before it becomes current (a key file store); a failure leaves the key set unchanged. */
+    @FunctionalInterface
+    public interface Persister {
+        void persist(String keyId, KeyPair pair) throws IOException;
+    }
+
     /** Generates a new current key; the previous public keys stay for verification. Returns the new key id. */
-    public synchronized String rotate() {
+    public String rotate() {
+        try {
+            return rotate((id, pair) -> { });
+        } catch (IOException e) {
+            throw new AssertionError(e); // the no-op persister throws nothing
+        }
+    }
+
+    /**
+     * Like {@link #rotate()}, but {@code persister} stores the new pair first: the key becomes current only
+     * once it is stored, so a restart can never come back to a key set that lacks a key receipts were signed with.
+     */
+    public synchronized String rotate(Persister persister) throws IOException {
         KeyPair pair = newPair();
-        String id = prefix + "-" + serial.incrementAndGet();
+        String id = prefix + "-" + (serial.get() + 1);
+        persister.persist(id, pair);
+        serial.incrementAndGet();
         retained.put(id, pair.getPublic());
         current = new Current(id, pair.getPrivate());
         return id;
+    }
+
+    /** The prefix new key ids get ({@code prefix-N}). */
+    public String prefix() {
+        return prefix;
+    }
+
+    /** N of {@code prefix-N}, or 0 for an id of another shape (kept for verification, never counted on). */
+    static int serialOf(String prefix, String keyId) {
+        if (!keyId.startsWith(prefix + "-")) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Integer.parseInt(keyId.substring(prefix.length() + 1)));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private static boolean matches(PrivateKey privateKey, PublicKey publicKey) {
+        try {
+            byte[] probe = "pagewarden key check".getBytes(StandardCharsets.US_ASCII);
+            Signature s = Signature.getInstance("Ed25519");
+            s.initSign(privateKey);
+            s.update(probe);
+            byte[] sig = s.sign();
+            Signature v = Signature.getInstance("Ed25519");
+            v.initVerify(publicKey);
+            v.update(probe);
+            return v.verify(sig);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalArgumentException("not an Ed25519 key pair", e);
+        }
     }
 
     /** Drops an old public key (receipts signed with it no longer verify); the current key cannot be retired. */
