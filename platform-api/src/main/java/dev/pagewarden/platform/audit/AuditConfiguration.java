@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.audit;
 
+import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
@@ -53,9 +54,18 @@ class AuditConfiguration {
         return shipper;
     }
 
+    /** Ed25519 keys kept under {@code <home>/keys} (owner-only files); created on first start, rotatable. */
     @Bean
-    ReceiptKeys receiptKeys() {
-        return ReceiptKeys.generate("pw");
+    ReceiptKeyStore receiptKeyStore(PagewardenProperties properties) throws IOException {
+        ReceiptKeyStore store = ReceiptKeyStore.open(properties.keysDir(), "pw");
+        LOG.info("receipt signing key {} (public keys: {}) from {}", store.keys().currentKeyId(),
+                store.keys().publishedKeys().keySet(), properties.keysDir());
+        return store;
+    }
+
+    @Bean
+    ReceiptKeys receiptKeys(ReceiptKeyStore store) {
+        return store.keys();
     }
 
     @Bean

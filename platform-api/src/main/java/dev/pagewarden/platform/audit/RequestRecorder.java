@@ -5,10 +5,17 @@ import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
+
+import java.time.Duration;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Writes the {@code requests} row of each finished request off the event loop (JPA is blocking). */
+/**
+ * Writes the {@code requests} row of each finished request off the event loop (JPA is blocking).
+ * While PostgreSQL is away the write is retried in the background (the answer does not wait);
+ * the page-level audit trail itself never depends on this: it goes through the fsynced journal.
+ */
 @Component
 public class RequestRecorder {
     private static final Logger LOG = LoggerFactory.getLogger(RequestRecorder.class);
@@ -23,11 +30,18 @@ public class RequestRecorder {
     /** Saves in the background; the returned Mono completes when the row is written (tests wait on it). */
     public Mono<RequestRecord> record(RequestRecord record) {
         pending.incrementAndGet();
-        return Mono.fromCallable(() -> repository.save(record))
-                .subscribeOn(Schedulers.boundedElastic())
-                .doOnError(e -> LOG.error("could not record request {}: {}", record.id(), e.getMessage()))
+        Mono<RequestRecord> attempt = Mono.fromCallable(() -> repository.save(record))
+                .subscribeOn(Schedulers.boundedElastic());
+        Mono<RequestRecord> save = attempt.cache();
+        save.onErrorResume(first -> {
+                    LOG.warn("could not record request {} yet ({}); retrying in the background", record.id(),
+                            first.getMessage());
+                    return attempt.retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(200))
+                            .maxBackoff(Duration.ofSeconds(10)));
+                })
                 .doFinally(s -> pending.decrementAndGet())
-                .cache();
+                .subscribe(r -> { }, e -> LOG.error("request {} was not recorded: {}", record.id(), e.getMessage()));
+        return save;
     }
 
     public int pending() {

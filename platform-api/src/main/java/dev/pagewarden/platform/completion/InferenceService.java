@@ -49,6 +49,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public class InferenceService {
     private static final Logger LOG = LoggerFactory.getLogger(InferenceService.class);
     private static final SecureRandom SEEDS = new SecureRandom();
+    private static final Duration RECORD_WAIT = Duration.ofMillis(500);
 
     private final EngineHost host;
     private final Quotas quotas;
@@ -290,6 +291,8 @@ public class InferenceService {
         byte[] hash = result == null || result.receipt() == null ? null : result.receipt().digest();
         recorder.record(new RequestRecord(id, caller.tenantId(), model.id(), promptTokens, generated, status, errorCode,
                 received, admitted, firstToken, finished, hash, finishReason, request.stream(), receipt))
-                .subscribe(r -> then.run(), e -> then.run()); // a failed write is logged; the client still gets its answer
+                // the answer waits for the row briefly at most: with the database away it is retried in the background
+                .timeout(RECORD_WAIT)
+                .subscribe(r -> then.run(), e -> then.run());
     }
 }

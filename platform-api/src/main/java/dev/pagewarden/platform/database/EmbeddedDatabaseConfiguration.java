@@ -2,8 +2,8 @@ package dev.pagewarden.platform.database;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
 import dev.pagewarden.platform.config.PagewardenProperties;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
@@ -16,14 +16,13 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 
 /**
  * The embedded default: with no {@code spring.datasource.url} the platform runs a real PostgreSQL 17
- * (zonky binaries) whose data directory persists under {@code ~/.pagewarden/pg}, on a free port
- * unless {@code pagewarden.database.embedded-port} says otherwise. Never an in-memory stand-in.
+ * whose data directory persists under {@code ~/.pagewarden/pg} (fsync on, localhost only, a generated
+ * password), on a free port unless {@code pagewarden.database.embedded-port} says otherwise.
+ * Never an in-memory stand-in.
  */
 @Configuration(proxyBeanMethods = false)
 @Conditional(EmbeddedDatabaseConfiguration.NoDatasourceUrl.class)
@@ -39,21 +38,17 @@ class EmbeddedDatabaseConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    EmbeddedPostgres embeddedPostgres(PagewardenProperties properties) {
+    EmbeddedPostgresServer embeddedPostgres(PagewardenProperties properties) {
         Path dir = properties.embeddedDbDir().toAbsolutePath();
+        EmbeddedPostgresServer.Config config = EmbeddedPostgresServer.Config.defaults().withDataDirectory(dir);
+        if (properties.database().embeddedPort() > 0) {
+            config = config.withPort(properties.database().embeddedPort());
+        }
         try {
-            Files.createDirectories(dir.getParent());
-            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
-                    .setDataDirectory(dir)
-                    .setCleanDataDirectory(false)
-                    .setPGStartupWait(Duration.ofSeconds(90))
-                    .setServerConfig("max_connections", "60");
-            if (properties.database().embeddedPort() > 0) {
-                builder.setPort(properties.database().embeddedPort());
-            }
-            EmbeddedPostgres pg = builder.start();
-            LOG.info("No spring.datasource.url set: started embedded PostgreSQL on port {} with data in {} "
-                    + "(set SPRING_DATASOURCE_URL, _USERNAME, _PASSWORD to use your own server)", pg.getPort(), dir);
+            EmbeddedPostgresServer pg = EmbeddedPostgresServer.start(config);
+            LOG.info("No spring.datasource.url set: {} embedded PostgreSQL at {} with data in {} (set SPRING_DATASOURCE_URL, "
+                    + "_USERNAME and _PASSWORD to use your own server)", pg.createdCluster() ? "created" : "started",
+                    pg.jdbcUrl(), dir);
             return pg;
         } catch (IOException e) {
             throw new UncheckedIOException("could not start the embedded PostgreSQL in " + dir
@@ -62,11 +57,14 @@ class EmbeddedDatabaseConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    DataSource dataSource(EmbeddedPostgres pg) {
+    DataSource dataSource(EmbeddedPostgresServer pg) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl("jdbc:postgresql://localhost:" + pg.getPort() + "/postgres");
-        config.setUsername("postgres");
+        config.setJdbcUrl(pg.jdbcUrl());
+        config.setUsername(pg.user());
+        config.setPassword(pg.password());
         config.setMaximumPoolSize(16);
+        // fail fast while the database is away: callers fall back (cached keys, retried records, the journal)
+        config.setConnectionTimeout(3_000);
         config.setPoolName("pagewarden-embedded");
         return new HikariDataSource(config);
     }

@@ -1,6 +1,12 @@
 package dev.pagewarden.platform.tenant;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.transaction.annotation.Transactional;
 
 import java.security.SecureRandom;
@@ -19,12 +25,14 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 @Service
 public class TenantService {
+    private static final Logger LOG = LoggerFactory.getLogger(TenantService.class);
     private static final Duration AUTH_CACHE = Duration.ofSeconds(30);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final TenantRepository tenants;
     private final ApiKeyRepository keys;
     private final Clock clock;
+    private final TransactionTemplate readOnly;
     private final Map<String, Cached> authCache = new ConcurrentHashMap<>();
 
     private record Cached(TenantPrincipal principal, Instant expires) {
@@ -34,7 +42,10 @@ public class TenantService {
     public record IssuedKey(String tenantId, String prefix, String key) {
     }
 
-    public TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock) {
+    public TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock,
+                         PlatformTransactionManager transactions) {
+        this.readOnly = new TransactionTemplate(transactions);
+        readOnly.setReadOnly(true);
         this.tenants = tenants;
         this.keys = keys;
         this.clock = clock;
@@ -92,8 +103,12 @@ public class TenantService {
         return tenant;
     }
 
-    /** The caller behind a presented key; empty when the key is unknown, wrong or revoked. */
-    @Transactional(readOnly = true)
+    /**
+     * The caller behind a presented key; empty when the key is unknown, wrong or revoked. Verified
+     * keys are remembered for a short while; if PostgreSQL cannot be reached, a key verified before
+     * keeps working (the engine keeps serving through a database outage, its audit trail journaled
+     * locally) - a key never seen stays refused.
+     */
     public Optional<TenantPrincipal> authenticate(String presented) {
         ApiKeySecrets.Parsed parsed = ApiKeySecrets.parse(presented);
         if (parsed == null) {
@@ -104,13 +119,28 @@ public class TenantService {
         if (cached != null && cached.expires().isAfter(now)) {
             return Optional.of(cached.principal());
         }
-        Optional<TenantPrincipal> found = keys.findByPrefix(parsed.prefix())
-                .filter(k -> !k.revoked())
-                .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
-                .flatMap(k -> tenants.findById(k.tenantId()))
-                .filter(Tenant::active)
-                .map(t -> new TenantPrincipal(t.id(), parsed.prefix(), t.limits()));
-        found.ifPresent(p -> authCache.put(presented, new Cached(p, now.plus(AUTH_CACHE))));
+        Optional<TenantPrincipal> found;
+        try {
+            found = readOnly.execute(status -> keys.findByPrefix(parsed.prefix())
+                    .filter(k -> !k.revoked())
+                    .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
+                    .flatMap(k -> tenants.findById(k.tenantId()))
+                    .filter(Tenant::active)
+                    .map(t -> new TenantPrincipal(t.id(), parsed.prefix(), t.limits())));
+        } catch (DataAccessException | TransactionException e) {
+            if (cached != null) {
+                authCache.put(presented, new Cached(cached.principal(), now.plus(AUTH_CACHE)));
+                LOG.warn("database unreachable ({}); accepting key {} verified before", e.getMessage(),
+                        parsed.prefix());
+                return Optional.of(cached.principal());
+            }
+            throw e;
+        }
+        if (found.isPresent()) {
+            authCache.put(presented, new Cached(found.get(), now.plus(AUTH_CACHE)));
+        } else {
+            authCache.remove(presented);
+        }
         return found;
     }
 }
