@@ -53,8 +53,8 @@ class ApiErrorHandler implements WebExceptionHandler {
             case ResponseStatusException rs -> ApiException.status(HttpStatus.valueOf(rs.getStatusCode().value()),
                     rs.getReason() == null ? rs.getMessage() : rs.getReason());
             default -> {
-                LOG.error("unexpected failure on {} {}", exchange.getRequest().getMethod(),
-                        exchange.getRequest().getPath().value(), ex);
+                LOG.error("[{}] unexpected failure on {} {}", dev.pagewarden.platform.ops.RequestIds.of(exchange),
+                        exchange.getRequest().getMethod(), exchange.getRequest().getPath().value(), ex);
                 yield ApiException.serverError("internal_error", "internal error: " + ex.getClass().getSimpleName());
             }
         };
