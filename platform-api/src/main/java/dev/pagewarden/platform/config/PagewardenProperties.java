@@ -26,14 +26,16 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
 
     public PagewardenProperties(@DefaultValue Model model, @DefaultValue Engine engine, @DefaultValue Audit audit,
                                 @DefaultValue Database database, @DefaultValue Shutdown shutdown, @DefaultValue Lab lab,
-                                @DefaultValue("${user.home}/.pagewarden") Path home, String adminToken) {
+                                Path home, String adminToken) {
         this.lab = lab;
         this.model = model;
         this.engine = engine;
         this.audit = audit;
         this.database = database;
         this.shutdown = shutdown;
-        this.home = home;
+        // placeholders do not resolve in @DefaultValue: the default lives here, not in application.yml,
+        // so that binding without Spring's environment (tests, tools) gets it too
+        this.home = home != null ? home : Path.of(System.getProperty("user.home"), ".pagewarden");
         this.adminToken = adminToken;
     }
 
