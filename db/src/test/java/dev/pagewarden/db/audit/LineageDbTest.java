@@ -60,7 +60,7 @@ class LineageDbTest {
 
     @BeforeEach
     void empty() throws SQLException {
-        exec("TRUNCATE kv_lineage, requests, tenants, safety_events");
+        exec("TRUNCATE kv_lineage, requests, api_keys, tenants, safety_events");
     }
 
     @Test

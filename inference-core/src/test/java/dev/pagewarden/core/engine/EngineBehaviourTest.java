@@ -165,4 +165,44 @@ class EngineBehaviourTest extends RealModelTest {
         return e.submit(new GenerationRequest("t", new int[]{1}, 60, p), TokenListener.NONE)
                 .result().get(60, TimeUnit.SECONDS).outputTokens();
     }
+
+    @Test
+    void stopFromTheListenerFinishesNormallyWithAReceiptRightAfterThatToken() throws Exception {
+        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE,
+                dev.pagewarden.core.spi.SafetyListener.NONE, dev.pagewarden.core.spi.LineageSink.NONE,
+                dev.pagewarden.core.spi.Clock.SYSTEM, dev.pagewarden.core.receipt.ReceiptKeys.generate("t"))) {
+            GenerationResult full = e.submit(new GenerationRequest("t", prompt(6), 30, SamplingParams.greedy()),
+                    TokenListener.NONE).result().get(30, TimeUnit.SECONDS);
+            AtomicReference<RequestHandle> handle = new AtomicReference<>();
+            CountDownLatch submitted = new CountDownLatch(1);
+            int[] seen = new int[1];
+            RequestHandle h = e.submit(new GenerationRequest("t", prompt(6), 30, SamplingParams.greedy()), (id, token) -> {
+                try {
+                    submitted.await(); // the handle is published before the first token is judged
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                if (++seen[0] == 5) {
+                    handle.get().stop(); // as a matched stop string does
+                }
+            });
+            handle.set(h);
+            submitted.countDown();
+            GenerationResult stopped = h.result().get(30, TimeUnit.SECONDS);
+            assertThat(stopped.finishReason()).isEqualTo(dev.pagewarden.core.request.FinishReason.STOP);
+            assertThat(stopped.outputTokens()).containsExactly(java.util.Arrays.copyOf(full.outputTokens(), 5));
+            assertThat(stopped.receipt()).isNotNull();
+            assertThat(e.decodePool().freePages()).isEqualTo(e.decodePool().capacityPages());
+        }
+    }
+
+    @Test
+    void requestIdsStartAfterTheConfiguredBase() throws Exception {
+        try (Engine e = engine(EngineConfig.builder().requestIdBase(7L << 32).build())) {
+            RequestHandle h = e.submit(new GenerationRequest("t", prompt(3), 2, SamplingParams.greedy()), TokenListener.NONE);
+            assertThat(h.id()).isEqualTo((7L << 32) + 1);
+            assertThat(h.result().get(30, TimeUnit.SECONDS).requestId()).isEqualTo(h.id());
+        }
+        assertThatThrownBy(() -> EngineConfig.builder().requestIdBase(-1).build()).hasMessageContaining("request_id_base");
+    }
 }

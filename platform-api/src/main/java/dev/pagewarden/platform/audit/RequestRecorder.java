@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 @Component
 public class RequestRecorder {
     private static final Logger LOG = LoggerFactory.getLogger(RequestRecorder.class);
+    /** About an hour of retries at the 10 s cap; after that the row is given up, loudly. */
+    private static final long MAX_RETRIES = 400;
 
     private final RequestRecordRepository repository;
     private final AtomicInteger pending = new AtomicInteger();
@@ -36,7 +38,7 @@ public class RequestRecorder {
         save.onErrorResume(first -> {
                     LOG.warn("could not record request {} yet ({}); retrying in the background", record.id(),
                             first.getMessage());
-                    return attempt.retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(200))
+                    return attempt.retryWhen(Retry.backoff(MAX_RETRIES, Duration.ofMillis(200))
                             .maxBackoff(Duration.ofSeconds(10)));
                 })
                 .doFinally(s -> pending.decrementAndGet())

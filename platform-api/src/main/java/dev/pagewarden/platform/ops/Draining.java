@@ -14,4 +14,9 @@ public class Draining {
     void begin() {
         active = true;
     }
+
+    /** A stopped context started again (Lifecycle restart) admits again. */
+    void end() {
+        active = false;
+    }
 }

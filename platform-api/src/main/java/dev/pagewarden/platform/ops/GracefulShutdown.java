@@ -40,6 +40,7 @@ class GracefulShutdown implements SmartLifecycle {
 
     @Override
     public void start() {
+        draining.end();
         running = true;
     }
 

@@ -8,7 +8,7 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 
-import java.security.SecureRandom;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 /**
@@ -22,7 +22,6 @@ public class RequestIds implements WebFilter {
     public static final String HEADER = "X-Request-Id";
     private static final String ATTRIBUTE = RequestIds.class.getName();
     private static final Pattern ACCEPTABLE = Pattern.compile("[A-Za-z0-9._:-]{8,128}");
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
@@ -38,7 +37,8 @@ public class RequestIds implements WebFilter {
         return id == null ? "-" : id.toString();
     }
 
+    /** Not a secret, so no SecureRandom: its entropy source reads a file, which would block the event loop. */
     private static String newId() {
-        return "req_" + Long.toString(RANDOM.nextLong() >>> 1, 36);
+        return "req_" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36);
     }
 }

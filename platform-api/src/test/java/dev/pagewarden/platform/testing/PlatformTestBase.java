@@ -31,6 +31,10 @@ import java.util.Map;
         "pagewarden.engine.canary-interval=0s",
         "pagewarden.shutdown.grace=2s"})
 public abstract class PlatformTestBase {
+    static {
+        EventLoopGuard.install();
+    }
+
     public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
     public static final String MODEL = "stories260K";
 

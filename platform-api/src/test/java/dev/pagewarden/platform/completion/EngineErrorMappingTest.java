@@ -1,0 +1,44 @@
+package dev.pagewarden.platform.completion;
+
+import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.request.RequestFailedException;
+import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.platform.error.ApiException;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Every way the engine refuses or stops a request becomes one status and code on the API. */
+class EngineErrorMappingTest {
+
+    private static void expect(Throwable engine, int status, String code, boolean retryAfter) {
+        ApiException api = InferenceService.toApi(engine, 42);
+        assertThat(api.status().value()).isEqualTo(status);
+        assertThat(api.error().code()).isEqualTo(code);
+        assertThat(api.error().message()).isEqualTo(engine.getMessage());
+        assertThat(api.retryAfter() != null).isEqualTo(retryAfter);
+    }
+
+    @Test
+    void admissionRefusals() {
+        expect(new RequestRejectedException("context_length_exceeded", "needs 600 of 512"), 400, "context_length_exceeded", false);
+        expect(new RequestRejectedException("overloaded", "queue full"), 503, "overloaded", true);
+        expect(new RequestRejectedException("audit_backpressure", "journal full"), 503, "audit_backpressure", true);
+    }
+
+    @Test
+    void detectorStops() {
+        expect(new RequestFailedException("isolation_violation", "owner tag mismatch"), 500, "isolation_violation", false);
+        expect(new RequestFailedException("kv_transfer_failed", "checksum"), 500, "kv_transfer_failed", false);
+        expect(new RequestFailedException("context_length_exceeded", "prompt too long for prefill"), 400,
+                "context_length_exceeded", false);
+    }
+
+    @Test
+    void anAbortNobodyAskedForIsAServerError() {
+        ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), 42);
+        assertThat(api.status().value()).isEqualTo(500);
+        assertThat(api.error().code()).isEqualTo("request_aborted");
+        assertThat(InferenceService.toApi(new IllegalStateException("boom"), 42).error().code()).isEqualTo("internal_error");
+    }
+}
