@@ -10,9 +10,14 @@ import org.springframework.security.authentication.UserDetailsRepositoryReactive
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.context.ReactiveSecurityContextHolder;
 import org.springframework.security.core.context.SecurityContext;
+import org.springframework.security.web.server.csrf.ServerCsrfTokenRequestHandler;
+import org.springframework.security.web.server.csrf.XorServerCsrfTokenRequestAttributeHandler;
 import org.springframework.stereotype.Component;
 import org.springframework.web.server.WebFilter;
 import reactor.core.publisher.Mono;
+
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 
 /**
  * The admin UI's security pieces, used by the platform's security configuration: the login
@@ -24,11 +29,19 @@ public class AdminSecurity {
     private final AdminUserService users;
     private final AdminAuditLog audit;
     private final AdminUiProperties properties;
+    private final XorServerCsrfTokenRequestAttributeHandler csrf = new XorServerCsrfTokenRequestAttributeHandler();
 
     AdminSecurity(AdminUserService users, AdminAuditLog audit, AdminUiProperties properties) {
         this.users = users;
         this.audit = audit;
         this.properties = properties;
+        try {
+            SecureRandom random = SecureRandom.getInstance("DRBG");
+            random.nextBytes(new byte[16]); // seeds now, never on a request thread
+            csrf.setSecureRandom(random);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("no DRBG SecureRandom in this JDK", e);
+        }
     }
 
     public ReactiveAuthenticationManager loginManager() {
@@ -56,6 +69,14 @@ public class AdminSecurity {
         a.pathMatchers(HttpMethod.GET, "/admin/api/**").hasRole("VIEWER")
                 .pathMatchers(HttpMethod.POST, "/admin/api/lab/**").hasRole("RESPONDER")
                 .anyExchange().hasRole("ADMIN");
+    }
+
+    /**
+     * The CSRF token handler (BREACH-safe masking) with a random source seeded here, at start: the
+     * default one reads the OS entropy source on each token, which would block an event-loop thread.
+     */
+    public ServerCsrfTokenRequestHandler csrfHandler() {
+        return csrf;
     }
 
     /** Sessions end after {@code pagewarden.admin.session-timeout} without a request. */

@@ -66,7 +66,7 @@ class SecurityConfiguration {
                 "Incorrect admin token")
                 // a logged-in admin UI session works too (its roles, CSRF-protected); the bearer token wins
                 .securityContextRepository(new WebSessionServerSecurityContextRepository())
-                .csrf(c -> c.requireCsrfProtectionMatcher(AdminApiCsrf::required))
+                .csrf(c -> c.requireCsrfProtectionMatcher(AdminApiCsrf::required).csrfTokenRequestHandler(ui.csrfHandler()))
                 .authorizeExchange(AdminSecurity::apiRules)
                 .addFilterAfter(ui.apiAudit(), SecurityWebFiltersOrder.AUTHORIZATION)
                 .build();
@@ -79,6 +79,7 @@ class SecurityConfiguration {
         return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers("/admin", "/admin/**"))
                 .authenticationManager(ui.loginManager())
                 .securityContextRepository(new WebSessionServerSecurityContextRepository())
+                .csrf(c -> c.csrfTokenRequestHandler(ui.csrfHandler()))
                 .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
                 .formLogin(f -> f.loginPage("/admin/login")
                         .authenticationSuccessHandler(new RedirectServerAuthenticationSuccessHandler("/admin")))

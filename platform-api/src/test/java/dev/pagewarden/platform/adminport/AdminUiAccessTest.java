@@ -178,4 +178,98 @@ class AdminUiAccessTest extends PlatformTest {
         assertThat(UiSession.location(out)).endsWith("/admin/login?logout");
         assertThat(viewer.get("/admin").getStatus().value()).isEqualTo(302);
     }
+
+    @Test
+    void eventsOnTheSameWorkerWithinTheWindowJoinTheOpenIncident() {
+        String worker = "w-" + UUID.randomUUID();
+        for (int i = 0; i < 2; i++) {
+            safety.onEvent(new SafetyEvent(SafetyEvent.Type.CHECKSUM_MISMATCH, SafetyEvent.Severity.CRITICAL, worker, 10 + i,
+                    "t_x", List.of(i), List.of(1L), Instant.now(), "crc"));
+        }
+        until(() -> incidents.list().stream().anyMatch(x -> x.worker().equals(worker) && x.events() == 2),
+                "both events in one incident");
+        assertThat(incidents.list().stream().filter(x -> x.worker().equals(worker)).count()).isEqualTo(1);
+        long id = incidents.list().stream().filter(x -> x.worker().equals(worker)).findFirst().orElseThrow().id();
+        assertThat(incidents.timeline(id)).filteredOn(e -> e.kind().equals("DETECTOR")).hasSize(2);
+        // a resolved incident takes no more events: the next one opens a new incident
+        incidents.setStatus(id, dev.pagewarden.adminui.incident.Incident.Status.RESOLVED, "test");
+        safety.onEvent(new SafetyEvent(SafetyEvent.Type.CHECKSUM_MISMATCH, SafetyEvent.Severity.CRITICAL, worker, 12,
+                "t_x", List.of(1), List.of(1L), Instant.now(), "crc"));
+        until(() -> incidents.list().stream().filter(x -> x.worker().equals(worker)).count() == 2, "a new incident");
+    }
+
+    @Test
+    void overviewShowsEachWorkerAndRefreshesThroughHtmx() {
+        UiSession viewer = as(AdminRole.VIEWER);
+        String page = viewer.get("/admin").getResponseBody();
+        assertThat(page).contains("hx-get=\"/admin/overview/panel\"").contains("hx-trigger=\"every 2s\"")
+                .contains("prefill").contains("decode").contains(MODEL);
+        var panel = viewer.get("/admin/overview/panel");
+        assertThat(panel.getStatus().value()).isEqualTo(200);
+        assertThat(panel.getResponseBody()).doesNotContain("<html").contains("id=\"pools\"");
+        // static assets load without a session (the login page needs them)
+        UiSession anon = new UiSession(baseUrl());
+        assertThat(anon.get("/admin/assets/admin.css").getStatus().value()).isEqualTo(200);
+        assertThat(anon.get("/admin/assets/htmx.min.js").getStatus().value()).isEqualTo(200);
+    }
+
+    @Test
+    void labIsRefusedUnlessTheLabIsEnabled() {
+        UiSession responder = as(AdminRole.RESPONDER);
+        responder.api(HttpMethod.POST, "/admin/api/lab/replay").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("scenario", "incident-2026")).exchange().expectStatus().isForbidden()
+                .expectBody().jsonPath("$.error.code").isEqualTo("lab_disabled");
+        admin().post().uri("/admin/api/lab/replay").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("scenario", "incident-2026")).exchange().expectStatus().isForbidden();
+        assertThat(responder.get("/admin/lab").getStatus().value()).isEqualTo(403);
+        assertThat(responder.post("/admin/lab/replay", "scenario", "incident-2026").getStatus().value()).isEqualTo(403);
+    }
+
+    @Test
+    void auditLooksUpARequestAndExportsExposuresAsCsv() {
+        String key = newTenant("audited-" + UUID.randomUUID())[1];
+        Map<?, ?> done = as(key).post().uri("/v1/completions").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("model", MODEL, "prompt", "Once upon a time", "max_tokens", 4)).exchange()
+                .expectStatus().isOk().expectBody(Map.class).returnResult().getResponseBody();
+        String id = (String) done.get("id");
+        UiSession viewer = as(AdminRole.VIEWER);
+        assertThat(UiSession.location(viewer.get("/admin/audit/lookup?id=" + id))).endsWith("/admin/audit/requests/" + id);
+        until(() -> {
+            String page = viewer.get("/admin/audit/requests/" + id).getResponseBody();
+            return page != null && page.contains("id=\"verdict\"") && page.contains(">OK<");
+        }, "the request's lineage shipped and its receipt verified");
+        assertThat(viewer.get("/admin/audit/requests/" + id).getResponseBody()).contains("isolated: every slot read was its own");
+        var bad = viewer.get("/admin/audit/requests/not-a-number");
+        assertThat(bad.getStatus().value()).isEqualTo(400);
+        assertThat(bad.getResponseBody()).contains("is not a request id");
+        String from = Instant.now().minusSeconds(3600).toString(), to = Instant.now().plusSeconds(60).toString();
+        assertThat(viewer.get("/admin/audit?from=" + from + "&to=" + to).getResponseBody()).contains("id=\"exposure-count\">0<");
+        var csv = viewer.get("/admin/audit/exposures.csv?from=" + from + "&to=" + to);
+        assertThat(csv.getResponseHeaders().getContentType().toString()).startsWith("text/csv");
+        assertThat(csv.getResponseBody()).startsWith("read_at,worker,page,read_epoch,reader_request,reader_tenant,");
+        var badTime = viewer.get("/admin/audit/exposures.csv?from=yesterday&to=" + to);
+        assertThat(badTime.getStatus().value()).isEqualTo(400);
+        assertThat(badTime.getResponseBody()).contains("is not a time");
+    }
+
+    @Test
+    void tenantsAreCreatedKeyedAndLimitedByAdminsOnly() {
+        UiSession admin = as(AdminRole.ADMIN);
+        var created = admin.post("/admin/tenants", "name", "ui-tenant");
+        String path = UiSession.location(created);
+        assertThat(path).startsWith("/admin/tenants/t_");
+        admin.get(path);
+        String page = admin.post(path + "/keys", "name", "ci").getResponseBody();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("id=\"new-key\">([^<]+)<").matcher(page);
+        assertThat(m.find()).isTrue();
+        as(m.group(1)).get().uri("/v1/models").exchange().expectStatus().isOk();
+        admin.post(path + "/limits", "requestsPerMinute", "5", "tokensPerMinute", "", "maxConcurrent", "", "maxContext", "");
+        assertThat(admin.get(path).getResponseBody()).contains("value=\"5\"");
+        var bad = admin.post(path + "/limits", "requestsPerMinute", "-1");
+        assertThat(bad.getStatus().value()).isEqualTo(400);
+        assertThat(bad.getResponseBody()).contains("requests per minute must be a positive integer");
+        UiSession viewer = as(AdminRole.VIEWER);
+        assertThat(viewer.get("/admin/tenants").getResponseBody()).contains("ui-tenant").doesNotContain("id=\"create-tenant\"");
+        assertThat(viewer.post("/admin/tenants", "name", "nope").getStatus().value()).isEqualTo(403);
+    }
 }
