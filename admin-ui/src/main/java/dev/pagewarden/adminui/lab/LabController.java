@@ -35,7 +35,7 @@ class LabController {
         if (!platform.labEnabled()) {
             exchange.getResponse().setStatusCode(HttpStatus.FORBIDDEN);
         }
-        return Mono.just("admin/lab");
+        return Blocking.call(() -> "admin/lab");
     }
 
     record ReplayForm(String scenario) {
@@ -46,7 +46,7 @@ class LabController {
         fill(model);
         if (!platform.labEnabled()) {
             exchange.getResponse().setStatusCode(HttpStatus.FORBIDDEN);
-            return Mono.just("admin/lab");
+            return Blocking.call(() -> "admin/lab");
         }
         return Blocking.call(() -> {
             model.addAttribute("result", lab.replay(form.scenario(), who.getName()));

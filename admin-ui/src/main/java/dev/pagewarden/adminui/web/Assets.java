@@ -33,7 +33,8 @@ class Assets {
         }
         this.assets = Map.of(
                 "admin.css", new Asset(read("ui/admin.css"), new MediaType("text", "css")),
-                "htmx.min.js", new Asset(read(htmx), new MediaType("text", "javascript")));
+                "htmx.min.js", new Asset(read(htmx), new MediaType("text", "javascript")),
+                "favicon.svg", new Asset(read("ui/favicon.svg"), new MediaType("image", "svg+xml")));
     }
 
     private static byte[] read(String path) {

@@ -10,6 +10,7 @@ import org.thymeleaf.ITemplateEngine;
 import org.thymeleaf.context.Context;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * Thymeleaf initialises itself and reads each template from the jar on first use, and WebFlux may
@@ -24,10 +25,20 @@ class TemplateWarmup implements SmartInitializingSingleton {
 
     private static final String THYMELEAF_ENGINE_LOGGER = "org.thymeleaf.TemplateEngine";
 
+    static final List<String> FRAGMENTS = List.of("head", "nav", "csrf");
+
     private final ITemplateEngine engine;
 
     TemplateWarmup(ITemplateEngine engine) {
         this.engine = engine;
+    }
+
+    private void warm(String template, Set<String> selectors) {
+        try {
+            engine.process(template, selectors, new Context());
+        } catch (RuntimeException expected) {
+            LOG.trace("warm-up render of {} {} stopped (no request): {}", template, selectors, expected.getMessage());
+        }
     }
 
     @Override
@@ -37,12 +48,13 @@ class TemplateWarmup implements SmartInitializingSingleton {
         logging.setLogLevel(THYMELEAF_ENGINE_LOGGER, LogLevel.OFF);
         try {
             for (String page : PAGES) {
-                try {
-                    engine.process("admin/" + page, new Context());
-                } catch (RuntimeException expected) {
-                    LOG.trace("warm-up render of {} stopped (no request): {}", page, expected.getMessage());
-                }
+                warm("admin/" + page, Set.of());
             }
+            // fragments are cached per selector
+            for (String fragment : FRAGMENTS) {
+                warm("admin/fragments", Set.of(fragment));
+            }
+            warm("admin/overview", Set.of("panel"));
         } finally {
             logging.setLogLevel(THYMELEAF_ENGINE_LOGGER, null);
         }
