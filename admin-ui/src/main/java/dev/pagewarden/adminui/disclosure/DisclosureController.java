@@ -13,9 +13,11 @@ import reactor.core.publisher.Mono;
 @Controller
 class DisclosureController {
     private final DisclosureService disclosures;
+    private final Markdown markdown;
 
-    DisclosureController(DisclosureService disclosures) {
+    DisclosureController(DisclosureService disclosures, Markdown markdown) {
         this.disclosures = disclosures;
+        this.markdown = markdown;
     }
 
     @GetMapping("/admin/disclosures")
@@ -37,6 +39,7 @@ class DisclosureController {
         return Blocking.call(() -> {
             Disclosure d = disclosures.get(id);
             model.addAttribute("d", d);
+            model.addAttribute("bodyHtml", markdown.html(d.body()));
             model.addAttribute("versions", disclosures.versions(d.incidentId()));
             model.addAttribute("notices", disclosures.noticeRows(id));
             return "admin/disclosure";

@@ -217,8 +217,12 @@ public class DisclosureService {
     }
 
     /** A tenant's notice, as the tenant API shows it. */
+    /**
+     * @param requests         the tenant's responses that were computed over another tenant's KV data
+     * @param exposedRequests  the tenant's requests whose KV data another tenant's request read
+     */
     public record Notice(long id, long incidentId, int version, String title, String body, String relation,
-                         Instant publishedAt, List<Long> requests) {
+                         Instant publishedAt, List<Long> requests, List<Long> exposedRequests) {
     }
 
     /** The tenant's own notices, newest first, each with the tenant's own affected request ids from lineage. */
@@ -228,15 +232,20 @@ public class DisclosureService {
                 FROM tenant_notices n JOIN disclosures d ON d.id = n.disclosure_id
                 WHERE n.tenant_id = :t ORDER BY n.id DESC""").param("t", tenantId)
                 .query((rs, i) -> new Notice(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4), rs.getString(5),
-                        rs.getString(6), ts(rs.getTimestamp(7)), List.of()))
+                        rs.getString(6), ts(rs.getTimestamp(7)), List.of(), List.of()))
                 .list().stream().map(n -> withRequests(n, tenantId)).toList();
     }
 
+    /** The tenant's own request ids on each side, from the lineage of the incident window (never another tenant's). */
     private Notice withRequests(Notice n, String tenantId) {
-        BlastRadius r = incidents.blastRadius(incidents.get(n.incidentId()));
+        Incident incident = incidents.get(n.incidentId());
+        BlastRadius r = incidents.blastRadius(incident);
         List<Long> mine = r.responses().stream().filter(x -> tenantId.equals(x.readerTenant()))
-                .map(BlastRadius.AffectedResponse::readerRequest).toList();
-        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), mine);
+                .map(BlastRadius.AffectedResponse::readerRequest).sorted().toList();
+        List<Long> exposed = incidents.exposures(incident).stream().filter(e -> tenantId.equals(e.exposedTenant()))
+                .map(dev.pagewarden.db.audit.Exposure::exposingRequest).distinct().sorted().toList();
+        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), mine,
+                exposed);
     }
 
     public record NoticeRow(long id, String tenantId, String relation, String deliveryStatus, Integer attempts,

@@ -217,6 +217,16 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         }
     }
 
+    /** The raw exposures (lineage) of the incident window, all models. */
+    public List<dev.pagewarden.db.audit.Exposure> exposures(Incident incident) {
+        Instant[] w = window(incident);
+        try {
+            return lineage.exposures(w[0], w[1]);
+        } catch (SQLException e) {
+            throw new IllegalStateException("lineage query failed: " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public void close() {
         writer.shutdown();

@@ -3,6 +3,7 @@ package dev.pagewarden.adminui.status;
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.disclosure.Disclosure;
 import dev.pagewarden.adminui.disclosure.DisclosureService;
+import dev.pagewarden.adminui.disclosure.Markdown;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
@@ -20,15 +21,22 @@ import java.util.Map;
 @Controller
 class StatusController {
     private final DisclosureService disclosures;
+    private final Markdown markdown;
 
-    StatusController(DisclosureService disclosures) {
+    StatusController(DisclosureService disclosures, Markdown markdown) {
         this.disclosures = disclosures;
+        this.markdown = markdown;
+    }
+
+    /** A published disclosure with its Markdown rendered (raw HTML escaped). */
+    record Rendered(Disclosure d, String html) {
     }
 
     @GetMapping("/status")
     Mono<String> page(Model model) {
         return Blocking.call(() -> {
-            model.addAttribute("disclosures", disclosures.published());
+            model.addAttribute("disclosures", disclosures.published().stream()
+                    .map(d -> new Rendered(d, markdown.html(d.body()))).toList());
             return "admin/status";
         });
     }

@@ -11,7 +11,7 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.platform.audit.RequestRecord;
-import dev.pagewarden.platform.audit.RequestRecorder;
+import dev.pagewarden.platform.audit.RequestRecordRepository;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import dev.pagewarden.platform.engine.EngineHost;
@@ -21,9 +21,7 @@ import dev.pagewarden.platform.tenant.TenantService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
-import reactor.core.publisher.Mono;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -62,18 +60,18 @@ class LabReplayRunner {
 
     private final EngineHost host;
     private final TenantService tenants;
-    private final RequestRecorder recorder;
+    private final RequestRecordRepository requests;
     private final PagewardenProperties properties;
     private final JournalingLineageSink lineage;
     private final LineageShipper shipper;
     private final SafetyEventRecorder safety;
     private final ReentrantLock oneAtATime = new ReentrantLock();
 
-    LabReplayRunner(EngineHost host, TenantService tenants, RequestRecorder recorder, PagewardenProperties properties,
+    LabReplayRunner(EngineHost host, TenantService tenants, RequestRecordRepository requests, PagewardenProperties properties,
                     JournalingLineageSink lineage, LineageShipper shipper, SafetyEventRecorder safety) {
         this.host = host;
         this.tenants = tenants;
-        this.recorder = recorder;
+        this.requests = requests;
         this.properties = properties;
         this.lineage = lineage;
         this.shipper = shipper;
@@ -118,7 +116,7 @@ class LabReplayRunner {
         await(sent);
         sent.addAll(submit(engine, ids, normalWave(served, rnd, 1)));
         await(sent);
-        List<Mono<RequestRecord>> rows = new ArrayList<>();
+        List<RequestRecord> rows = new ArrayList<>();
         int ok = 0, rejected = 0, failed = 0, exposed = 0, detected = 0;
         List<Long> readers = new ArrayList<>();
         TreeSet<String> readerTenants = new TreeSet<>();
@@ -148,11 +146,12 @@ class LabReplayRunner {
                     failed++;
                 }
             }
-            rows.add(recorder.record(new RequestRecord(h.id(), s.tenant(), served.id(), s.promptTokens(), generated, status,
-                    error, s.received(), null, null, Instant.now(), null, null, false, null)));
+            rows.add(new RequestRecord(h.id(), s.tenant(), served.id(), s.promptTokens(), generated, status,
+                    error, s.received(), null, null, Instant.now(), null, null, false, null));
         }
-        // everything the platform's audit will be asked about is in PostgreSQL before the answer
-        Mono.when(rows).block(Duration.ofSeconds(30));
+        // everything the platform's audit will be asked about is in PostgreSQL before the answer (this
+        // runs on a thread that may block: the rows are written here, not handed to another scheduler)
+        requests.saveAll(rows);
         lineage.flush(10, TimeUnit.SECONDS);
         awaitShipped();
         safety.flush(5_000);

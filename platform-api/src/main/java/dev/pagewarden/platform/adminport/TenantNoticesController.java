@@ -45,6 +45,7 @@ class TenantNoticesController {
                 m.put("relation", n.relation());
                 m.put("published_at", n.publishedAt());
                 m.put("affected_request_ids", n.requests());
+                m.put("exposed_request_ids", n.exposedRequests());
                 m.put("body_markdown", n.body());
                 return m;
             }).toList();

@@ -137,7 +137,8 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             assertThat(disclosures.get(disclosureId).body()).contains("another customer's KV data: **" + readerIds.size() + "**");
             responder.get(draftPath);
             responder.post(draftPath, "title", "KV-cache isolation incident", "body",
-                    disclosures.get(disclosureId).body().replace("_Describe the root cause._", "Capacity check skipped."));
+                    disclosures.get(disclosureId).body().replace("_Describe the root cause._", "Capacity check skipped.")
+                            + "\n<script>alert(1)</script> [x](javascript:alert)\n");
             responder.get(draftPath);
             responder.post(draftPath + "/review");
             assertThat(responder.post(draftPath + "/publish").getStatus().value()).isEqualTo(403);
@@ -146,7 +147,10 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
 
             // public status page, JSON and RSS, no login
             UiSession anon = new UiSession(baseUrl());
-            assertThat(anon.get("/status").getResponseBody()).contains("KV-cache isolation incident").contains("Capacity check skipped.");
+            assertThat(anon.get("/status").getResponseBody()).contains("KV-cache isolation incident").contains("Capacity check skipped.")
+                    .contains("<h2>Cause</h2>");
+            assertThat(anon.get("/status").getResponseBody()).as("Markdown cannot inject script")
+                    .doesNotContain("<script>alert").doesNotContain("href=\"javascript:");
             assertThat(anon.get("/status.json").getResponseBody()).contains("KV-cache isolation incident");
             assertThat(anon.get("/status.rss").getResponseBody()).contains("<title>KV-cache isolation incident (v1)</title>");
 
@@ -160,7 +164,8 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             List<Map<String, Object>> data = (List<Map<String, Object>>) notices.get("data");
             assertThat(data).hasSize(1);
             assertThat(data.getFirst().get("title")).isEqualTo("KV-cache isolation incident");
-            assertThat((List<Number>) data.getFirst().get("affected_request_ids")).isNotEmpty();
+            assertThat((List<Number>) data.getFirst().get("affected_request_ids")).isNotEmpty()
+                    .allMatch(x -> readerIds.stream().anyMatch(r -> r.longValue() == x.longValue()));
             as(bystanderKey).get().uri("/v1/notices").exchange().expectStatus().isOk()
                     .expectBody().jsonPath("$.data.length()").isEqualTo(0);
 
