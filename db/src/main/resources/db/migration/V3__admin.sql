@@ -80,7 +80,7 @@ CREATE TRIGGER disclosures_immutable BEFORE UPDATE OR DELETE ON disclosures
 CREATE TABLE tenant_notices (
     id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     disclosure_id bigint      NOT NULL REFERENCES disclosures (id),
-    tenant_id     text        NOT NULL REFERENCES tenants (id),
+    tenant_id     text        NOT NULL, -- like lineage and requests rows, not a foreign key: a notice outlives its tenant
     created_at    timestamptz NOT NULL,
     relation      text        NOT NULL,
     UNIQUE (disclosure_id, tenant_id)
@@ -88,7 +88,7 @@ CREATE TABLE tenant_notices (
 COMMENT ON COLUMN tenant_notices.relation IS 'Why this tenant is told: exposed (its data was read), received (it read others'' data), or both.';
 
 CREATE TABLE tenant_webhooks (
-    tenant_id  text        PRIMARY KEY REFERENCES tenants (id),
+    tenant_id  text        PRIMARY KEY,
     url        text        NOT NULL,
     secret     text        NOT NULL,
     updated_at timestamptz NOT NULL
