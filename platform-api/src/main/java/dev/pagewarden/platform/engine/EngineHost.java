@@ -75,6 +75,8 @@ public class EngineHost implements AutoCloseable {
                 .canaryInterval(e.canaryInterval())
                 .requestIdBase(block << 32)
                 .lab(properties.lab().enabled(), labFaults(properties.lab()))
+                // lab engines keep the per-slot writer bookkeeping, so a replay can report its ground truth
+                .groundTruth(properties.lab().enabled())
                 .build();
         if (properties.lab().enabled()) {
             LOG.warn("LAB MODE: fault switches {} are ON - this engine deliberately re-opens isolation faults; "

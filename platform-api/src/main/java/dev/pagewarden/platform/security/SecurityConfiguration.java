@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.security;
 
+import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
 import dev.pagewarden.platform.tenant.TenantService;
@@ -19,6 +20,10 @@ import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.security.web.server.authentication.AuthenticationWebFilter;
 import org.springframework.security.web.server.authentication.ServerAuthenticationConverter;
 import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
+import org.springframework.security.web.server.authentication.RedirectServerAuthenticationSuccessHandler;
+import org.springframework.security.web.server.authentication.logout.RedirectServerLogoutSuccessHandler;
+import org.springframework.security.web.server.context.WebSessionServerSecurityContextRepository;
+import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -26,7 +31,9 @@ import reactor.core.scheduler.Schedulers;
 /**
  * Two stateless API chains: {@code /v1/**} for tenants (API key as bearer token) and
  * {@code /admin/api/**} for operators (the admin token, every admin role). Failures answer with
- * the OpenAI error body. Everything else (health, metrics, the admin UI later) has its own rules.
+ * the OpenAI error body. {@code /admin/api/**} also accepts a logged-in admin UI session (CSRF then
+ * required). The admin UI ({@code /admin/**}) has a session chain with form login; everything else
+ * (health, metrics, {@code /status}) is public.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableWebFluxSecurity
@@ -49,7 +56,7 @@ class SecurityConfiguration {
 
     @Bean
     @Order(2)
-    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors) {
+    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors, AdminSecurity ui) {
         ReactiveAuthenticationManager manager = auth -> token.matches(((PresentedKey) auth).key())
                 ? Mono.just(new UsernamePasswordAuthenticationToken("admin-token", "",
                 AuthorityUtils.createAuthorityList(ADMIN_ROLES)))
@@ -57,9 +64,31 @@ class SecurityConfiguration {
         return apiChain(http, "/admin/api/**", manager, errors,
                 "Missing admin credentials: send 'Authorization: Bearer <PAGEWARDEN_ADMIN_TOKEN>'",
                 "Incorrect admin token")
-                .authorizeExchange(a -> a
-                        .pathMatchers(org.springframework.http.HttpMethod.GET, "/admin/api/**").hasRole("VIEWER")
-                        .anyExchange().hasRole("ADMIN"))
+                // a logged-in admin UI session works too (its roles, CSRF-protected); the bearer token wins
+                .securityContextRepository(new WebSessionServerSecurityContextRepository())
+                .csrf(c -> c.requireCsrfProtectionMatcher(AdminApiCsrf::required).csrfTokenRequestHandler(ui.csrfHandler()))
+                .authorizeExchange(AdminSecurity::apiRules)
+                .addFilterAfter(ui.apiAudit(), SecurityWebFiltersOrder.AUTHORIZATION)
+                .build();
+    }
+
+    /** The admin UI: form login against admin users in PostgreSQL, session with idle timeout, CSRF, roles. */
+    @Bean
+    @Order(3)
+    SecurityWebFilterChain adminUi(ServerHttpSecurity http, AdminSecurity ui) {
+        return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers("/admin", "/admin/**"))
+                .authenticationManager(ui.loginManager())
+                .securityContextRepository(new WebSessionServerSecurityContextRepository())
+                .csrf(c -> c.csrfTokenRequestHandler(ui.csrfHandler()))
+                .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
+                .formLogin(f -> f.loginPage("/admin/login")
+                        .authenticationSuccessHandler(new RedirectServerAuthenticationSuccessHandler("/admin")))
+                .logout(l -> l.logoutUrl("/admin/logout")
+                        .logoutSuccessHandler(new RedirectServerLogoutSuccessHandler() {{
+                            setLogoutSuccessUrl(java.net.URI.create("/admin/login?logout"));
+                        }}))
+                .addFilterAt(ui.sessionTimeout(), SecurityWebFiltersOrder.FIRST)
+                .authorizeExchange(AdminSecurity::uiRules)
                 .build();
     }
 
@@ -92,6 +121,19 @@ class SecurityConfiguration {
                         .authenticationEntryPoint((exchange, ex) -> errors.write(exchange, ApiException.unauthorized(missing)))
                         .accessDeniedHandler((exchange, ex) -> errors.write(exchange,
                                 ApiException.forbidden("this credential may not do that"))));
+    }
+
+    /** CSRF matters only for cookie (session) callers of the admin API: bearer calls cannot be forged by a page. */
+    private static final class AdminApiCsrf {
+        static reactor.core.publisher.Mono<ServerWebExchangeMatcher.MatchResult> required(
+                org.springframework.web.server.ServerWebExchange exchange) {
+            var req = exchange.getRequest();
+            boolean safe = org.springframework.http.HttpMethod.GET.equals(req.getMethod())
+                    || org.springframework.http.HttpMethod.HEAD.equals(req.getMethod())
+                    || org.springframework.http.HttpMethod.OPTIONS.equals(req.getMethod());
+            boolean bearer = req.getHeaders().containsHeader(HttpHeaders.AUTHORIZATION);
+            return safe || bearer ? ServerWebExchangeMatcher.MatchResult.notMatch() : ServerWebExchangeMatcher.MatchResult.match();
+        }
     }
 
     /** {@code Authorization: Bearer <token>}; no header: no authentication (the entry point answers 401). */

@@ -1,0 +1,71 @@
+package dev.pagewarden.adminui.audit;
+
+import dev.pagewarden.adminui.Blocking;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
+import reactor.core.publisher.Mono;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+
+/** The audit page: request lookup (lineage and receipt verification) and the exposure finder, with CSV export. */
+@Controller
+class AuditPageController {
+    private final AuditService audit;
+    private final AdminAuditLog adminAudit;
+
+    AuditPageController(AuditService audit, AdminAuditLog adminAudit) {
+        this.audit = audit;
+        this.adminAudit = adminAudit;
+    }
+
+    @GetMapping("/admin/audit")
+    Mono<String> page(@RequestParam(required = false) String from, @RequestParam(required = false) String to,
+                      @RequestParam(required = false) String worker, Model model) {
+        return Blocking.call(() -> {
+            Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+            Instant f = from == null ? now.minus(Duration.ofHours(1)) : AuditService.parseTime("from", from);
+            Instant t = to == null ? now.plusSeconds(60) : AuditService.parseTime("to", to);
+            model.addAttribute("from", f);
+            model.addAttribute("to", t);
+            model.addAttribute("worker", worker == null ? "" : worker);
+            if (from != null) {
+                model.addAttribute("exposures", audit.exposures(f, t, worker));
+            }
+            model.addAttribute("adminAudit", adminAudit.recent(50));
+            return "admin/audit";
+        });
+    }
+
+    @GetMapping("/admin/audit/lookup")
+    Mono<String> lookup(@RequestParam String id) {
+        AuditService.parseRequestId(id);
+        return Mono.just("redirect:/admin/audit/requests/" + id.strip());
+    }
+
+    @GetMapping("/admin/audit/requests/{id}")
+    Mono<String> request(@PathVariable String id, Model model) {
+        return Blocking.call(() -> {
+            model.addAttribute("r", audit.request(id));
+            return "admin/audit-request";
+        });
+    }
+
+    @GetMapping("/admin/audit/exposures.csv")
+    Mono<ResponseEntity<String>> csv(@RequestParam String from, @RequestParam String to,
+                                     @RequestParam(required = false) String worker) {
+        return Blocking.call(() -> {
+            String body = AuditService.csv(audit.exposures(AuditService.parseTime("from", from),
+                    AuditService.parseTime("to", to), worker));
+            return ResponseEntity.ok().contentType(MediaType.parseMediaType("text/csv;charset=UTF-8"))
+                    .header(HttpHeaders.CONTENT_DISPOSITION, "attachment; filename=\"exposures.csv\"").body(body);
+        });
+    }
+}

@@ -1,0 +1,124 @@
+package dev.pagewarden.adminui.audit;
+
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.db.audit.Exposure;
+import dev.pagewarden.db.audit.LineageQueries;
+import dev.pagewarden.db.audit.ReceiptAudit;
+import dev.pagewarden.db.audit.RequestLineage;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+
+/** The operator's audit questions: one request's lineage and receipt, and the exposure finder over a window. */
+@Service
+public class AuditService {
+    static final Duration MAX_WINDOW = Duration.ofDays(31);
+
+    private final JdbcClient jdbc;
+    private final LineageQueries lineage;
+    private final ReceiptAudit receipts;
+
+    AuditService(JdbcClient jdbc, LineageQueries lineage, ReceiptAudit receipts) {
+        this.jdbc = jdbc;
+        this.lineage = lineage;
+        this.receipts = receipts;
+    }
+
+    public record RequestView(long id, Map<String, Object> row, RequestLineage lineage, ReceiptAudit.Verdict verdict) {
+    }
+
+    public RequestView request(String asked) {
+        long id = parseRequestId(asked);
+        Optional<Map<String, Object>> row = jdbc.sql("""
+                SELECT id, tenant_id, model, status, error_code, finish_reason, prompt_tokens, generated_tokens,
+                       received_at, finished_at, receipt FROM requests WHERE id = :id""").param("id", id).query().listOfRows()
+                .stream().findFirst();
+        try {
+            RequestLineage reads = lineage.requestLineage(id);
+            if (row.isEmpty() && reads.reads().isEmpty()) {
+                throw new NoSuchElementException("no request " + asked + " in the requests table or the lineage");
+            }
+            ReceiptAudit.Verdict verdict = null;
+            Object receipt = row.map(r -> r.get("receipt")).orElse(null);
+            if (receipt instanceof String compact) {
+                verdict = receipts.verify(Receipt.fromCompact(compact));
+            }
+            return new RequestView(id, row.orElse(Map.of()), reads, verdict);
+        } catch (SQLException e) {
+            throw new IllegalStateException("lineage query failed: " + e.getMessage(), e);
+        }
+    }
+
+    public List<Exposure> exposures(Instant from, Instant to, String worker) {
+        if (!to.isAfter(from)) {
+            throw new IllegalArgumentException("'to' must be after 'from'");
+        }
+        if (Duration.between(from, to).compareTo(MAX_WINDOW) > 0) {
+            throw new IllegalArgumentException("the window may span at most 31 days");
+        }
+        try {
+            return lineage.exposures(from, to, worker == null || worker.isBlank() ? null : worker.strip());
+        } catch (SQLException e) {
+            throw new IllegalStateException("exposure finder failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Exposures as CSV (RFC 4180 quoting), one row per exposure. */
+    public static String csv(List<Exposure> exposures) {
+        StringBuilder sb = new StringBuilder("read_at,worker,page,read_epoch,reader_request,reader_tenant,"
+                + "exposing_request,exposed_tenant,writer_epoch,slots,written_at\r\n");
+        for (Exposure e : exposures) {
+            sb.append(e.readAt()).append(',').append(q(e.worker())).append(',').append(e.page()).append(',')
+                    .append(e.readEpoch()).append(',').append(e.readerRequest()).append(',').append(q(e.readerTenant()))
+                    .append(',').append(e.exposingRequest()).append(',').append(q(e.exposedTenant())).append(',')
+                    .append(e.writerEpoch()).append(',').append(e.slots()).append(',').append(e.writtenAt()).append("\r\n");
+        }
+        return sb.toString();
+    }
+
+    private static String q(String s) {
+        if (s == null) {
+            return "";
+        }
+        // a leading =,+,-,@ would be a formula in a spreadsheet: prefix it
+        String safe = !s.isEmpty() && "=+-@".indexOf(s.charAt(0)) >= 0 ? "'" + s : s;
+        return safe.contains(",") || safe.contains("\"") || safe.contains("\n") ? "\"" + safe.replace("\"", "\"\"") + "\"" : safe;
+    }
+
+    /** Accepts ISO instants (2026-11-30T05:00:00Z) and the browser's datetime-local form (taken as UTC). */
+    public static Instant parseTime(String name, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException("'" + name + "' is required (ISO time, e.g. 2026-11-30T05:00:00Z)");
+        }
+        try {
+            return Instant.parse(value.strip());
+        } catch (DateTimeParseException e) {
+            try {
+                return LocalDateTime.parse(value.strip()).toInstant(ZoneOffset.UTC);
+            } catch (DateTimeParseException e2) {
+                throw new IllegalArgumentException("'" + name + "' is not a time: '" + value + "' (ISO, e.g. 2026-11-30T05:00:00Z)");
+            }
+        }
+    }
+
+    static long parseRequestId(String asked) {
+        String s = asked == null ? "" : asked.strip();
+        String digits = s.startsWith("chatcmpl-") ? s.substring(9) : s.startsWith("cmpl-") ? s.substring(5) : s;
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("'" + asked + "' is not a request id (a number, or cmpl-/chatcmpl-<number>)");
+        }
+    }
+
+}

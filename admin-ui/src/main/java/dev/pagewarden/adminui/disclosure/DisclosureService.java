@@ -1,0 +1,269 @@
+package dev.pagewarden.adminui.disclosure;
+
+import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.incident.Incident;
+import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.db.audit.BlastRadius;
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The disclosure workflow: draft (pre-filled from the incident and its lineage blast radius), review,
+ * publish. Publishing is final (a database trigger refuses any change to a published row); a
+ * correction is a new version. Publishing creates one notice per affected tenant - exactly the
+ * tenants the lineage names, exposed or receiving - and hands them to the webhook sender.
+ */
+@Service
+public class DisclosureService {
+    private static final RowMapper<Disclosure> ROW = (rs, i) -> new Disclosure(rs.getLong("id"), rs.getLong("incident_id"),
+            rs.getInt("version"), Disclosure.Status.valueOf(rs.getString("status")), rs.getString("title"),
+            rs.getString("body"), ts(rs.getTimestamp("created_at")), rs.getString("created_by"),
+            rs.getString("reviewed_by"), ts(rs.getTimestamp("published_at")), rs.getString("published_by"));
+
+    private final JdbcClient jdbc;
+    private final IncidentService incidents;
+    private final PlatformPort platform;
+    private final AdminAuditLog audit;
+    private final WebhookService webhooks;
+    private final TransactionTemplate tx;
+    private final Clock clock;
+
+    DisclosureService(JdbcClient jdbc, IncidentService incidents, PlatformPort platform, AdminAuditLog audit,
+                      WebhookService webhooks, TransactionTemplate tx, Clock clock) {
+        this.jdbc = jdbc;
+        this.incidents = incidents;
+        this.platform = platform;
+        this.audit = audit;
+        this.webhooks = webhooks;
+        this.tx = tx;
+        this.clock = clock;
+    }
+
+    public List<Disclosure> versions(long incidentId) {
+        return jdbc.sql("SELECT * FROM disclosures WHERE incident_id = :i ORDER BY version DESC").param("i", incidentId)
+                .query(ROW).list();
+    }
+
+    public List<Disclosure> all() {
+        return jdbc.sql("SELECT * FROM disclosures ORDER BY incident_id DESC, version DESC").query(ROW).list();
+    }
+
+    public Disclosure get(long id) {
+        return jdbc.sql("SELECT * FROM disclosures WHERE id = :id").param("id", id).query(ROW).optional()
+                .orElseThrow(() -> new NoSuchElementException("no disclosure " + id));
+    }
+
+    /** The latest published version of each incident, newest first: what /status shows. */
+    public List<Disclosure> published() {
+        return jdbc.sql("""
+                SELECT DISTINCT ON (incident_id) * FROM disclosures WHERE status = 'PUBLISHED'
+                ORDER BY incident_id, version DESC""").query(ROW).list().stream()
+                .sorted((a, b) -> b.publishedAt().compareTo(a.publishedAt())).toList();
+    }
+
+    /**
+     * The open draft of an incident's disclosure, or a new version: the first pre-filled from the
+     * incident, a correction starting from the latest published text.
+     */
+    public Disclosure draft(long incidentId, String actor) {
+        return tx.execute(s -> {
+            Incident incident = incidents.get(incidentId);
+            List<Disclosure> versions = versions(incidentId);
+            Optional<Disclosure> open = versions.stream().filter(Disclosure::editable).findFirst();
+            if (open.isPresent()) {
+                return open.get();
+            }
+            int version = versions.isEmpty() ? 1 : versions.getFirst().version() + 1;
+            String title = versions.isEmpty() ? "Incident " + incidentId + ": " + incident.title()
+                    : versions.getFirst().title();
+            String body = versions.isEmpty() ? prefill(incident)
+                    : "**Correction (version " + version + "):** describe what changed.\n\n" + versions.getFirst().body();
+            long id = jdbc.sql("""
+                    INSERT INTO disclosures (incident_id, version, status, title, body, created_at, created_by)
+                    VALUES (:i, :v, 'DRAFT', :t, :b, :now, :by) RETURNING id""")
+                    .param("i", incidentId).param("v", version).param("t", title).param("b", body)
+                    .param("now", Timestamp.from(clock.instant())).param("by", actor).query(Long.class).single();
+            audit.record(actor, "disclosure.draft", "incident " + incidentId, "version " + version);
+            return get(id);
+        });
+    }
+
+    /** The draft's starting text: window, scope from lineage, cause, remediation, what customers should do. */
+    String prefill(Incident incident) {
+        Instant[] w = incidents.window(incident);
+        BlastRadius r = incidents.blastRadius(incident);
+        Set<String> affected = new TreeSet<>(r.exposedTenants());
+        affected.addAll(r.readerTenants());
+        String detectors = incidents.timeline(incident.id()).stream().filter(e -> e.kind().equals("DETECTOR"))
+                .map(e -> e.actor().replace("detector:", "")).distinct().reduce((a, b) -> a + ", " + b).orElse("none");
+        return """
+                ## Summary
+                Between %s and %s (UTC), a KV-cache isolation fault on model `%s` (worker `%s`) was detected by: %s.
+
+                ## Scope (computed from the request lineage)
+                - Responses that read another customer's KV data: **%d** (of which delivered to the client: **%d**)
+                - Customers whose data was read by others: **%d**
+                - Customers who received responses computed over others' data: **%d**
+                - Affected customers are notified individually; if you received no notice, you were not affected.
+
+                ## Cause
+                _Describe the root cause._
+
+                ## Remediation
+                The model was taken out of service while we investigated. _Describe the fix and how it was verified._
+
+                ## What you should do
+                Review the notice sent to your account: it lists the affected request ids. Treat the listed responses as
+                unreliable, and if they may have contained sensitive prompts, rotate any secrets included in them.
+                """.formatted(w[0], w[1], incident.model(), incident.worker(), detectors, r.affectedResponses(),
+                r.deliveredResponses(), r.exposedTenants().size(), r.readerTenants().size());
+    }
+
+    public Disclosure edit(long id, String title, String body, String actor) {
+        if (title == null || title.isBlank() || title.length() > 300) {
+            throw new IllegalArgumentException("a title of 1-300 characters is required");
+        }
+        if (body == null || body.isBlank() || body.length() > 100_000) {
+            throw new IllegalArgumentException("the disclosure text is required (at most 100000 characters)");
+        }
+        return tx.execute(s -> {
+            Disclosure d = requireEditable(id);
+            // an edit after review needs a new review
+            jdbc.sql("UPDATE disclosures SET title = :t, body = :b, status = 'DRAFT', reviewed_by = NULL WHERE id = :id")
+                    .param("t", title.strip()).param("b", body).param("id", id).update();
+            audit.record(actor, "disclosure.edit", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
+            return get(id);
+        });
+    }
+
+    public Disclosure submitForReview(long id, String actor) {
+        return tx.execute(s -> {
+            Disclosure d = requireEditable(id);
+            if (d.status() != Disclosure.Status.DRAFT) {
+                throw new IllegalArgumentException("disclosure " + id + " is already in review");
+            }
+            jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW', reviewed_by = :by WHERE id = :id")
+                    .param("by", actor).param("id", id).update();
+            audit.record(actor, "disclosure.review", "disclosure " + id, null);
+            return get(id);
+        });
+    }
+
+    /** Publishes a reviewed version, then notices exactly the affected tenants and sends their webhooks. */
+    public Disclosure publish(long id, String actor) {
+        Disclosure published = tx.execute(s -> {
+            Disclosure d = requireEditable(id);
+            if (d.status() != Disclosure.Status.IN_REVIEW) {
+                throw new IllegalArgumentException("disclosure " + id + " must be reviewed before it is published");
+            }
+            Instant now = clock.instant();
+            jdbc.sql("UPDATE disclosures SET status = 'PUBLISHED', published_at = :now, published_by = :by WHERE id = :id")
+                    .param("now", Timestamp.from(now)).param("by", actor).param("id", id).update();
+            Map<String, String> affected = affectedTenants(incidents.get(d.incidentId()));
+            for (var e : affected.entrySet()) {
+                jdbc.sql("""
+                        INSERT INTO tenant_notices (disclosure_id, tenant_id, created_at, relation) VALUES (:d, :t, :now, :rel)""")
+                        .param("d", id).param("t", e.getKey()).param("now", Timestamp.from(now)).param("rel", e.getValue())
+                        .update();
+            }
+            audit.record(actor, "disclosure.publish", "disclosure " + id,
+                    "incident " + d.incidentId() + " v" + d.version() + ", " + affected.size() + " tenant notice(s)");
+            incidents.note(d.incidentId(), "disclosure v" + d.version() + " published; " + affected.size()
+                    + " affected tenant(s) notified", actor);
+            return get(id);
+        });
+        webhooks.deliverAll(id);
+        return published;
+    }
+
+    /** Tenant id -> exposed / received / exposed+received, from the lineage blast radius; only tenants the platform knows. */
+    Map<String, String> affectedTenants(Incident incident) {
+        BlastRadius r = incidents.blastRadius(incident);
+        Set<String> known = new TreeSet<>(platform.tenants().stream().map(PlatformPort.Tenant::id).toList());
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String t : r.exposedTenants()) {
+            if (known.contains(t)) {
+                out.put(t, "exposed");
+            }
+        }
+        for (String t : r.readerTenants()) {
+            if (known.contains(t)) {
+                out.merge(t, "received", (a, b) -> "exposed+received");
+            }
+        }
+        return out;
+    }
+
+    private Disclosure requireEditable(long id) {
+        Disclosure d = get(id);
+        if (!d.editable()) {
+            throw new IllegalArgumentException("disclosure " + id + " is published and cannot change; draft a correction");
+        }
+        return d;
+    }
+
+    /** A tenant's notice, as the tenant API shows it. */
+    /**
+     * @param requests         the tenant's responses that were computed over another tenant's KV data
+     * @param exposedRequests  the tenant's requests whose KV data another tenant's request read
+     */
+    public record Notice(long id, long incidentId, int version, String title, String body, String relation,
+                         Instant publishedAt, List<Long> requests, List<Long> exposedRequests) {
+    }
+
+    /** The tenant's own notices, newest first, each with the tenant's own affected request ids from lineage. */
+    public List<Notice> notices(String tenantId) {
+        return jdbc.sql("""
+                SELECT n.id, d.incident_id, d.version, d.title, d.body, n.relation, d.published_at
+                FROM tenant_notices n JOIN disclosures d ON d.id = n.disclosure_id
+                WHERE n.tenant_id = :t ORDER BY n.id DESC""").param("t", tenantId)
+                .query((rs, i) -> new Notice(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4), rs.getString(5),
+                        rs.getString(6), ts(rs.getTimestamp(7)), List.of(), List.of()))
+                .list().stream().map(n -> withRequests(n, tenantId)).toList();
+    }
+
+    /** The tenant's own request ids on each side, from the lineage of the incident window (never another tenant's). */
+    private Notice withRequests(Notice n, String tenantId) {
+        Incident incident = incidents.get(n.incidentId());
+        BlastRadius r = incidents.blastRadius(incident);
+        List<Long> mine = r.responses().stream().filter(x -> tenantId.equals(x.readerTenant()))
+                .map(BlastRadius.AffectedResponse::readerRequest).sorted().toList();
+        List<Long> exposed = incidents.exposures(incident).stream().filter(e -> tenantId.equals(e.exposedTenant()))
+                .map(dev.pagewarden.db.audit.Exposure::exposingRequest).distinct().sorted().toList();
+        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), mine,
+                exposed);
+    }
+
+    public record NoticeRow(long id, String tenantId, String relation, String deliveryStatus, Integer attempts,
+                            String lastError) {
+    }
+
+    /** The notices of a disclosure with their webhook delivery status, for the disclosure page. */
+    public List<NoticeRow> noticeRows(long disclosureId) {
+        return jdbc.sql("""
+                SELECT n.id, n.tenant_id, n.relation, w.status, w.attempts, w.last_error
+                FROM tenant_notices n LEFT JOIN webhook_deliveries w ON w.notice_id = n.id
+                WHERE n.disclosure_id = :d ORDER BY n.tenant_id""").param("d", disclosureId)
+                .query((rs, i) -> new NoticeRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        (Integer) rs.getObject(5), rs.getString(6)))
+                .list();
+    }
+
+    private static Instant ts(Timestamp t) {
+        return t == null ? null : t.toInstant();
+    }
+}

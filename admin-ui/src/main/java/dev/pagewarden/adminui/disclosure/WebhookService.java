@@ -1,0 +1,187 @@
+package dev.pagewarden.adminui.disclosure;
+
+import dev.pagewarden.adminui.AdminUiProperties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Tenant webhooks: a tenant registers an HTTPS (or, for tests and local setups, HTTP) URL and gets a
+ * per-tenant secret once. Each notice is POSTed as JSON with {@code X-Pagewarden-Signature:
+ * sha256=<hex HMAC-SHA256 of the body with the secret>}; non-2xx or no answer is retried with
+ * doubling back-off up to {@code pagewarden.admin.webhook-attempts}; each delivery's status is kept.
+ */
+@Service
+public class WebhookService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WebhookService.class);
+    public static final String SIGNATURE_HEADER = "X-Pagewarden-Signature";
+
+    private final JdbcClient jdbc;
+    private final AdminUiProperties properties;
+    private final Clock clock;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
+
+    WebhookService(JdbcClient jdbc, AdminUiProperties properties, Clock clock) {
+        this.jdbc = jdbc;
+        this.properties = properties;
+        this.clock = clock;
+    }
+
+    /** Registers (or replaces) the tenant's webhook; returns the new signing secret, shown once. */
+    public String register(String tenantId, String url) {
+        URI uri;
+        try {
+            uri = URI.create(url == null ? "" : url.strip());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("'url' is not a valid URL: " + e.getMessage());
+        }
+        if (uri.getScheme() == null || !List.of("https", "http").contains(uri.getScheme()) || uri.getHost() == null) {
+            throw new IllegalArgumentException("'url' must be an absolute http(s) URL");
+        }
+        byte[] random = new byte[32];
+        new SecureRandom().nextBytes(random);
+        String secret = "whsec_" + HexFormat.of().formatHex(random);
+        jdbc.sql("""
+                INSERT INTO tenant_webhooks (tenant_id, url, secret, updated_at) VALUES (:t, :u, :s, :now)
+                ON CONFLICT (tenant_id) DO UPDATE SET url = :u, secret = :s, updated_at = :now""")
+                .param("t", tenantId).param("u", uri.toString()).param("s", secret)
+                .param("now", Timestamp.from(clock.instant())).update();
+        return secret;
+    }
+
+    public Optional<String> url(String tenantId) {
+        return jdbc.sql("SELECT url FROM tenant_webhooks WHERE tenant_id = :t").param("t", tenantId).query(String.class)
+                .optional();
+    }
+
+    public void unregister(String tenantId) {
+        jdbc.sql("DELETE FROM tenant_webhooks WHERE tenant_id = :t").param("t", tenantId).update();
+    }
+
+    /** Queues one delivery per notice of the disclosure whose tenant has a webhook. */
+    void deliverAll(long disclosureId) {
+        List<Map<String, Object>> rows = jdbc.sql("""
+                SELECT n.id AS notice, w.url, w.secret, n.tenant_id, n.relation, d.incident_id, d.version, d.title, d.body,
+                       d.published_at
+                FROM tenant_notices n JOIN tenant_webhooks w ON w.tenant_id = n.tenant_id
+                JOIN disclosures d ON d.id = n.disclosure_id WHERE n.disclosure_id = :d""")
+                .param("d", disclosureId).query().listOfRows();
+        for (Map<String, Object> r : rows) {
+            long delivery = jdbc.sql("INSERT INTO webhook_deliveries (notice_id, url, status) VALUES (:n, :u, 'PENDING') RETURNING id")
+                    .param("n", r.get("notice")).param("u", r.get("url")).query(Long.class).single();
+            String body = "{\"type\":\"incident.notice\",\"notice_id\":" + r.get("notice")
+                    + ",\"tenant_id\":" + json((String) r.get("tenant_id"))
+                    + ",\"relation\":" + json((String) r.get("relation"))
+                    + ",\"incident\":" + r.get("incident_id") + ",\"version\":" + r.get("version")
+                    + ",\"title\":" + json((String) r.get("title"))
+                    + ",\"published_at\":" + json(String.valueOf(((Timestamp) r.get("published_at")).toInstant()))
+                    + ",\"body_markdown\":" + json((String) r.get("body")) + "}";
+            senders.execute(() -> send(delivery, (String) r.get("url"), (String) r.get("secret"), body));
+        }
+    }
+
+    private void send(long delivery, String url, String secret, String body) {
+        Duration backoff = properties.webhookBackoff();
+        for (int attempt = 1; attempt <= properties.webhookAttempts(); attempt++) {
+            Integer status = null;
+            String error = null;
+            try {
+                HttpRequest request = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/json")
+                        .header(SIGNATURE_HEADER, "sha256=" + sign(secret, body))
+                        .header("X-Pagewarden-Delivery", String.valueOf(delivery))
+                        .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)).build();
+                status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+                if (status / 100 != 2) {
+                    error = "HTTP " + status;
+                }
+            } catch (java.io.IOException e) {
+                error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            boolean done = error == null;
+            boolean last = attempt == properties.webhookAttempts();
+            jdbc.sql("""
+                    UPDATE webhook_deliveries SET attempts = :a, last_attempt_at = :now, last_status = :s, last_error = :e,
+                      status = :st WHERE id = :id""")
+                    .param("a", attempt).param("now", Timestamp.from(clock.instant())).param("s", status).param("e", error)
+                    .param("st", done ? "DELIVERED" : last ? "FAILED" : "PENDING").param("id", delivery).update();
+            if (done) {
+                return;
+            }
+            LOG.warn("webhook delivery {} to {} failed (attempt {}): {}", delivery, url, attempt, error);
+            if (!last) {
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                backoff = backoff.multipliedBy(2);
+            }
+        }
+    }
+
+    /** Hex HMAC-SHA256 of the body with the tenant's secret: what a receiver recomputes to verify. */
+    public static String sign(String secret, String body) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            return HexFormat.of().formatHex(mac.doFinal(body.getBytes(StandardCharsets.UTF_8)));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String json(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder sb = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
+    }
+
+    @Override
+    public void close() {
+        senders.shutdownNow();
+    }
+}

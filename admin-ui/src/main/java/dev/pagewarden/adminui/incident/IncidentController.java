@@ -1,0 +1,92 @@
+package dev.pagewarden.adminui.incident;
+
+import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.adminui.PlatformPort;
+import org.springframework.security.core.Authentication;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import reactor.core.publisher.Mono;
+
+import java.util.Locale;
+
+@Controller
+class IncidentController {
+    private final IncidentService incidents;
+    private final PlatformPort platform;
+
+    IncidentController(IncidentService incidents, PlatformPort platform) {
+        this.incidents = incidents;
+        this.platform = platform;
+    }
+
+    @GetMapping("/admin/incidents")
+    Mono<String> list(Model model) {
+        return Blocking.call(() -> {
+            model.addAttribute("incidents", incidents.list());
+            return "admin/incidents";
+        });
+    }
+
+    @GetMapping("/admin/incidents/{id}")
+    Mono<String> page(@PathVariable long id, Model model) {
+        return Blocking.call(() -> {
+            Incident incident = incidents.get(id);
+            model.addAttribute("incident", incident);
+            model.addAttribute("window", incidents.window(incident));
+            model.addAttribute("timeline", incidents.timeline(id));
+            model.addAttribute("radius", incidents.blastRadius(incident));
+            model.addAttribute("modelPrivate", incident.model() != null && platform.isModelPrivate(incident.model()));
+            model.addAttribute("statuses", Incident.Status.values());
+            return "admin/incident";
+        });
+    }
+
+    record StatusForm(String status) {
+    }
+
+    @PostMapping("/admin/incidents/{id}/status")
+    Mono<String> status(@PathVariable long id, @ModelAttribute StatusForm form, Authentication who) {
+        return Blocking.call(() -> {
+            Incident.Status to;
+            try {
+                to = Incident.Status.valueOf(String.valueOf(form.status()).toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("unknown status '" + form.status()
+                        + "': investigating, identified, mitigated or resolved");
+            }
+            incidents.setStatus(id, to, who.getName());
+            return "redirect:/admin/incidents/" + id;
+        });
+    }
+
+    record NoteForm(String text) {
+    }
+
+    @PostMapping("/admin/incidents/{id}/notes")
+    Mono<String> note(@PathVariable long id, @ModelAttribute NoteForm form, Authentication who) {
+        return Blocking.call(() -> {
+            incidents.note(id, form.text(), who.getName());
+            return "redirect:/admin/incidents/" + id;
+        });
+    }
+
+    @PostMapping("/admin/incidents/{id}/model-private")
+    Mono<String> takeDown(@PathVariable long id, Authentication who) {
+        return Blocking.call(() -> {
+            incidents.setModelPrivate(id, true, who.getName());
+            return "redirect:/admin/incidents/" + id;
+        });
+    }
+
+    @PostMapping("/admin/incidents/{id}/model-public")
+    Mono<String> restore(@PathVariable long id, Authentication who) {
+        return Blocking.call(() -> {
+            incidents.setModelPrivate(id, false, who.getName());
+            return "redirect:/admin/incidents/" + id;
+        });
+    }
+}

@@ -1,0 +1,238 @@
+package dev.pagewarden.adminui.incident;
+
+import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.db.audit.BlastRadius;
+import dev.pagewarden.db.audit.LineageQueries;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Incidents from safety events: each event opens one, or joins the open incident for the same
+ * model and worker whose last event is within {@code pagewarden.admin.incident-attach}. Events are
+ * handed off the detecting engine thread to a single writer thread, so the engine never waits on
+ * PostgreSQL and events are attached in the order detected. The blast radius is never stored: it is
+ * computed from the lineage in PostgreSQL for the incident's window, each time it is asked for.
+ */
+@Service
+public class IncidentService implements SmartInitializingSingleton, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(IncidentService.class);
+    private static final RowMapper<Incident> INCIDENT = (rs, i) -> new Incident(rs.getLong("id"), rs.getString("title"),
+            rs.getString("model_id"), rs.getString("worker"), Incident.Status.valueOf(rs.getString("status")),
+            rs.getString("severity"), instant(rs.getTimestamp("opened_at")), instant(rs.getTimestamp("first_event")),
+            instant(rs.getTimestamp("last_event")), instant(rs.getTimestamp("resolved_at")), rs.getInt("events"));
+
+    private final JdbcClient jdbc;
+    private final PlatformPort platform;
+    private final AdminAuditLog audit;
+    private final AdminUiProperties properties;
+    private final LineageQueries lineage;
+    private final TransactionTemplate tx;
+    private final Clock clock;
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().name("pagewarden-incidents").daemon().factory());
+
+    IncidentService(JdbcClient jdbc, PlatformPort platform, AdminAuditLog audit, AdminUiProperties properties,
+                    LineageQueries lineage, TransactionTemplate tx, Clock clock) {
+        this.jdbc = jdbc;
+        this.platform = platform;
+        this.audit = audit;
+        this.properties = properties;
+        this.lineage = lineage;
+        this.tx = tx;
+        this.clock = clock;
+    }
+
+    @Override
+    public void afterSingletonsInstantiated() {
+        platform.onSafetyEvent(event -> writer.execute(() -> {
+            try {
+                onEvent(event);
+            } catch (RuntimeException e) {
+                LOG.error("could not file safety event {} into an incident", event, e);
+            }
+        }));
+    }
+
+    /** What a detector reported, in the form incidents file it (engine detectors and the lineage sweep alike). */
+    public record Signal(String type, String severity, String worker, long requestId, String tenant, List<Integer> pages,
+                         Instant time, String details) {
+        static Signal of(SafetyEvent e) {
+            return new Signal(e.type().label(), e.severity().name(), e.worker(), e.requestId(), e.tenant(), e.pages(),
+                    e.time(), e.details());
+        }
+    }
+
+    long onEvent(SafetyEvent event) {
+        return file(Signal.of(event));
+    }
+
+    /** Files one signal: attaches it to a matching open incident or opens a new one; returns the incident id. */
+    public long file(Signal event) {
+        String model = platform.servedModel().orElse(null);
+        return tx.execute(status -> {
+            Optional<Long> open = jdbc.sql("""
+                    SELECT id FROM incidents WHERE status <> 'RESOLVED' AND model_id IS NOT DISTINCT FROM :model
+                      AND worker = :worker AND last_event >= :since ORDER BY id DESC LIMIT 1 FOR UPDATE""")
+                    .param("model", model).param("worker", event.worker())
+                    .param("since", Timestamp.from(event.time().minus(properties.incidentAttach())))
+                    .query(Long.class).optional();
+            long id;
+            if (open.isPresent()) {
+                id = open.get();
+                jdbc.sql("""
+                        UPDATE incidents SET events = events + 1, last_event = greatest(last_event, :t),
+                          first_event = least(first_event, :t),
+                          severity = CASE WHEN :sev = 'CRITICAL' THEN 'CRITICAL' ELSE severity END WHERE id = :id""")
+                        .param("t", Timestamp.from(event.time())).param("sev", event.severity()).param("id", id)
+                        .update();
+            } else {
+                id = jdbc.sql("""
+                        INSERT INTO incidents (title, model_id, worker, status, severity, opened_at, first_event, last_event, events)
+                        VALUES (:title, :model, :worker, 'INVESTIGATING', :sev, :now, :t, :t, 1) RETURNING id""")
+                        .param("title", event.type() + " on " + event.worker()
+                                + (model == null ? "" : " (" + model + ")"))
+                        .param("model", model).param("worker", event.worker()).param("sev", event.severity())
+                        .param("now", Timestamp.from(clock.instant())).param("t", Timestamp.from(event.time()))
+                        .query(Long.class).single();
+                LOG.warn("incident {} opened by {} on {}", id, event.type(), event.worker());
+            }
+            entry(id, event.time(), "DETECTOR", "detector:" + event.type(), describe(event));
+            return id;
+        });
+    }
+
+    private static String describe(Signal e) {
+        StringBuilder sb = new StringBuilder(e.type()).append(" (").append(e.severity().toLowerCase(java.util.Locale.ROOT)).append(')');
+        if (e.requestId() != 0) {
+            sb.append(" request ").append(e.requestId());
+        }
+        if (e.tenant() != null) {
+            sb.append(" tenant ").append(e.tenant());
+        }
+        if (!e.pages().isEmpty()) {
+            sb.append(" pages ").append(e.pages());
+        }
+        if (e.details() != null && !e.details().isBlank()) {
+            sb.append(": ").append(e.details());
+        }
+        return sb.toString();
+    }
+
+    private void entry(long incident, Instant at, String kind, String actor, String text) {
+        jdbc.sql("INSERT INTO incident_entries (incident_id, at, kind, actor, text) VALUES (:i, :at, :k, :a, :t)")
+                .param("i", incident).param("at", Timestamp.from(at)).param("k", kind).param("a", actor).param("t", text)
+                .update();
+    }
+
+    public List<Incident> list() {
+        return jdbc.sql("SELECT * FROM incidents ORDER BY (status = 'RESOLVED'), id DESC").query(INCIDENT).list();
+    }
+
+    public Incident get(long id) {
+        return jdbc.sql("SELECT * FROM incidents WHERE id = :id").param("id", id).query(INCIDENT).optional()
+                .orElseThrow(() -> new NoSuchElementException("no incident " + id));
+    }
+
+    public List<Incident.Entry> timeline(long id) {
+        return jdbc.sql("SELECT id, at, kind, actor, text FROM incident_entries WHERE incident_id = :id ORDER BY at, id")
+                .param("id", id)
+                .query((rs, i) -> new Incident.Entry(rs.getLong(1), instant(rs.getTimestamp(2)), rs.getString(3),
+                        rs.getString(4), rs.getString(5)))
+                .list();
+    }
+
+    /** The workflow only moves forward (investigating -> identified -> mitigated -> resolved). */
+    public Incident setStatus(long id, Incident.Status to, String actor) {
+        return tx.execute(s -> {
+            Incident current = get(id);
+            if (to.ordinal() <= current.status().ordinal()) {
+                throw new IllegalArgumentException("incident " + id + " is " + current.status().label()
+                        + "; it can only move forward, not to " + to.label());
+            }
+            Instant now = clock.instant();
+            jdbc.sql("UPDATE incidents SET status = :s, resolved_at = :r WHERE id = :id").param("s", to.name())
+                    .param("r", to == Incident.Status.RESOLVED ? Timestamp.from(now) : null).param("id", id).update();
+            entry(id, now, "ACTION", actor, "status " + current.status().label() + " -> " + to.label());
+            audit.record(actor, "incident.status", "incident " + id, to.label());
+            return get(id);
+        });
+    }
+
+    public void note(long id, String text, String actor) {
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("a note needs some text");
+        }
+        if (text.length() > 4000) {
+            throw new IllegalArgumentException("a note is at most 4000 characters");
+        }
+        get(id);
+        entry(id, clock.instant(), "NOTE", actor, text.strip());
+        audit.record(actor, "incident.note", "incident " + id, null);
+    }
+
+    /** Take-down and restore of the incident's model; the tenant API answers 503 model_unavailable while private. */
+    public void setModelPrivate(long id, boolean makePrivate, String actor) {
+        Incident incident = get(id);
+        if (incident.model() == null) {
+            throw new IllegalArgumentException("incident " + id + " names no model");
+        }
+        platform.setModelPrivate(incident.model(), makePrivate, actor);
+        String what = "model " + incident.model() + (makePrivate ? " made private (tenant API answers 503)" : " restored (public)");
+        entry(id, clock.instant(), "ACTION", actor, what);
+        audit.record(actor, makePrivate ? "model.private" : "model.public", incident.model(), "incident " + id);
+    }
+
+    /** The blast-radius window: from {@code incident-lookback} before the first event to resolution (or now). */
+    public Instant[] window(Incident incident) {
+        Instant from = incident.firstEvent().minus(properties.incidentLookback());
+        Instant to = incident.resolvedAt() != null ? incident.resolvedAt() : clock.instant();
+        return new Instant[]{from, to.isAfter(incident.lastEvent()) ? to : incident.lastEvent().plusSeconds(1)};
+    }
+
+    /** Computed from PostgreSQL lineage for the window, for the incident's model, on every worker. */
+    public BlastRadius blastRadius(Incident incident) {
+        Instant[] w = window(incident);
+        try {
+            return lineage.blastRadius(w[0], w[1], incident.model(), null);
+        } catch (SQLException e) {
+            throw new IllegalStateException("lineage query failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The raw exposures (lineage) of the incident window, all models. */
+    public List<dev.pagewarden.db.audit.Exposure> exposures(Incident incident) {
+        Instant[] w = window(incident);
+        try {
+            return lineage.exposures(w[0], w[1]);
+        } catch (SQLException e) {
+            throw new IllegalStateException("lineage query failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        writer.shutdown();
+    }
+
+    private static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
+    }
+}

@@ -1,0 +1,65 @@
+package dev.pagewarden.adminui.overview;
+
+import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.incident.IncidentService;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import reactor.core.publisher.Mono;
+
+import java.util.List;
+
+/**
+ * The overview: each worker's KV capacity against the advertised window (red when it cannot hold one
+ * full-window request: the 2026 misconfiguration), pages by state, deferred releases, admission
+ * rejections, recent safety events. The panel is re-fetched by htmx every two seconds.
+ */
+@Controller
+class OverviewController {
+    private final PlatformPort platform;
+    private final IncidentService incidents;
+
+    OverviewController(PlatformPort platform, IncidentService incidents) {
+        this.platform = platform;
+        this.incidents = incidents;
+    }
+
+    record PoolRow(String worker, long capacityTokens, int window, boolean tooSmall, int free, int owned, int deferred,
+                   int quarantined, int total) {
+        public int pct(int n) {
+            return total == 0 ? 0 : (int) Math.round(100.0 * n / total);
+        }
+    }
+
+    @GetMapping({"/admin", "/admin/"})
+    Mono<String> page(Model model) {
+        return fill(model).thenReturn("admin/overview");
+    }
+
+    @GetMapping("/admin/overview/panel")
+    Mono<String> panel(Model model) {
+        return fill(model).thenReturn("admin/overview :: panel");
+    }
+
+    private Mono<Void> fill(Model model) {
+        return Blocking.run(() -> {
+            int window = platform.contextWindow();
+            List<PoolRow> rows = platform.pools().stream().map(p -> {
+                var s = p.pagesByState();
+                int free = s.getOrDefault("free", 0), owned = s.getOrDefault("owned", 0),
+                        deferred = s.getOrDefault("deferred", 0), quarantined = s.getOrDefault("quarantined", 0);
+                int total = s.values().stream().mapToInt(Integer::intValue).sum();
+                return new PoolRow(p.worker(), p.capacityTokens(), window, p.capacityTokens() < window, free, owned,
+                        deferred, quarantined, total);
+            }).toList();
+            model.addAttribute("model", platform.servedModel().orElse(null));
+            model.addAttribute("modelPrivate", platform.servedModel().map(platform::isModelPrivate).orElse(false));
+            model.addAttribute("window", window);
+            model.addAttribute("pools", rows);
+            model.addAttribute("counters", platform.counters());
+            model.addAttribute("events", platform.recentSafetyEvents().stream().limit(15).toList());
+            model.addAttribute("openIncidents", incidents.list().stream().filter(i -> i.open()).toList());
+        });
+    }
+}

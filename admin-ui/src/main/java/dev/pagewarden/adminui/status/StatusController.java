@@ -1,0 +1,87 @@
+package dev.pagewarden.adminui.status;
+
+import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.adminui.disclosure.Disclosure;
+import dev.pagewarden.adminui.disclosure.DisclosureService;
+import dev.pagewarden.adminui.disclosure.Markdown;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ResponseBody;
+import org.springframework.web.util.HtmlUtils;
+import reactor.core.publisher.Mono;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The public status page: published disclosures only, no login; HTML, JSON and RSS. */
+@Controller
+class StatusController {
+    private final DisclosureService disclosures;
+    private final Markdown markdown;
+
+    StatusController(DisclosureService disclosures, Markdown markdown) {
+        this.disclosures = disclosures;
+        this.markdown = markdown;
+    }
+
+    /** A published disclosure with its Markdown rendered (raw HTML escaped). */
+    record Rendered(Disclosure d, String html) {
+    }
+
+    @GetMapping("/status")
+    Mono<String> page(Model model) {
+        return Blocking.call(() -> {
+            model.addAttribute("disclosures", disclosures.published().stream()
+                    .map(d -> new Rendered(d, markdown.html(d.body()))).toList());
+            return "admin/status";
+        });
+    }
+
+    @GetMapping(value = "/status.json", produces = MediaType.APPLICATION_JSON_VALUE)
+    @ResponseBody
+    Mono<Map<String, Object>> json() {
+        return Blocking.call(() -> {
+            List<Map<String, Object>> items = disclosures.published().stream().map(StatusController::item).toList();
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("disclosures", items);
+            return out;
+        });
+    }
+
+    @GetMapping("/status.rss")
+    Mono<ResponseEntity<String>> rss() {
+        return Blocking.call(() -> {
+            StringBuilder sb = new StringBuilder("""
+                    <?xml version="1.0" encoding="UTF-8"?>
+                    <rss version="2.0"><channel><title>Pagewarden status</title><link>/status</link>
+                    <description>Published incident disclosures</description>
+                    """);
+            for (Disclosure d : disclosures.published()) {
+                sb.append("<item><title>").append(HtmlUtils.htmlEscape(d.title() + " (v" + d.version() + ")"))
+                        .append("</title><guid isPermaLink=\"false\">disclosure-").append(d.incidentId()).append('-')
+                        .append(d.version()).append("</guid><pubDate>")
+                        .append(java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                                d.publishedAt().atZone(java.time.ZoneOffset.UTC)))
+                        .append("</pubDate><description>").append(HtmlUtils.htmlEscape(d.body()))
+                        .append("</description></item>\n");
+            }
+            sb.append("</channel></rss>\n");
+            return ResponseEntity.ok().contentType(MediaType.parseMediaType("application/rss+xml;charset=UTF-8"))
+                    .body(sb.toString());
+        });
+    }
+
+    private static Map<String, Object> item(Disclosure d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("incident", d.incidentId());
+        m.put("version", d.version());
+        m.put("title", d.title());
+        m.put("published_at", d.publishedAt());
+        m.put("body_markdown", d.body());
+        return m;
+    }
+}

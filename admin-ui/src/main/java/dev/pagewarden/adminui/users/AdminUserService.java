@@ -1,0 +1,162 @@
+package dev.pagewarden.adminui.users;
+
+import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.adminui.audit.AdminAuditLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.ApplicationArguments;
+import org.springframework.boot.ApplicationRunner;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetails;
+import org.springframework.security.crypto.factory.PasswordEncoderFactories;
+import org.springframework.security.crypto.password.PasswordEncoder;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Admin users in PostgreSQL, passwords hashed by a {@link PasswordEncoder} that names its algorithm
+ * ({bcrypt} today, upgradable later). On first start, with no admin user at all, creates {@code admin}
+ * with {@code pagewarden.admin.initial-password} or a random password printed once in the log.
+ */
+@Service
+public class AdminUserService implements ApplicationRunner {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminUserService.class);
+    private static final Pattern NAME = Pattern.compile("[a-z0-9._-]{2,64}");
+    static final int MIN_PASSWORD = 12;
+
+    private final JdbcClient jdbc;
+    private final AdminAuditLog audit;
+    private final AdminUiProperties properties;
+    private final PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
+
+    AdminUserService(JdbcClient jdbc, AdminAuditLog audit, AdminUiProperties properties) {
+        this.jdbc = jdbc;
+        this.audit = audit;
+        this.properties = properties;
+    }
+
+    public PasswordEncoder passwordEncoder() {
+        return encoder;
+    }
+
+    @Override
+    public void run(ApplicationArguments args) {
+        createInitialAdmin();
+    }
+
+    /** Creates the first admin when there is none; returns whether it did. */
+    @Transactional
+    public boolean createInitialAdmin() {
+        long count = jdbc.sql("SELECT count(*) FROM admin_users").query(Long.class).single();
+        if (count > 0) {
+            return false;
+        }
+        String configured = properties.initialPassword();
+        boolean generated = configured == null || configured.isBlank();
+        String password = generated ? randomPassword() : configured;
+        insert("admin", password, AdminRole.ADMIN, "first-start");
+        audit.record("system", "admin_user.create", "admin", "initial admin, role admin");
+        if (generated) {
+            // printed once: the hash is all that is kept
+            LOG.warn("Created the initial admin user 'admin' with one-time password: {}  (log in at /admin and "
+                    + "add named users; set pagewarden.admin.initial-password to choose it instead)", password);
+        } else {
+            LOG.info("Created the initial admin user 'admin' with the password from pagewarden.admin.initial-password");
+        }
+        return true;
+    }
+
+    @Transactional
+    public AdminUser create(String username, String password, AdminRole role, String actor) {
+        if (username == null || !NAME.matcher(username).matches()) {
+            throw new IllegalArgumentException("username must be 2-64 characters of a-z, 0-9, '.', '_' or '-'");
+        }
+        if (findByName(username).isPresent()) {
+            throw new IllegalArgumentException("an admin user named '" + username + "' already exists");
+        }
+        insert(username, password, role, actor);
+        audit.record(actor, "admin_user.create", username, "role " + role.label());
+        return findByName(username).orElseThrow();
+    }
+
+    private void insert(String username, String password, AdminRole role, String actor) {
+        if (password == null || password.length() < MIN_PASSWORD) {
+            throw new IllegalArgumentException("password must be at least " + MIN_PASSWORD + " characters");
+        }
+        jdbc.sql("INSERT INTO admin_users (username, password_hash, role, created_by) VALUES (:u, :h, :r, :by)")
+                .param("u", username).param("h", encoder.encode(password)).param("r", role.name()).param("by", actor)
+                .update();
+    }
+
+    @Transactional
+    public AdminUser setRole(String username, AdminRole role, String actor) {
+        AdminUser user = require(username);
+        if (user.role() == AdminRole.ADMIN && role != AdminRole.ADMIN) {
+            requireAnotherEnabledAdmin(username);
+        }
+        jdbc.sql("UPDATE admin_users SET role = :r WHERE username = :u").param("r", role.name()).param("u", username).update();
+        audit.record(actor, "admin_user.role", username, user.role().label() + " -> " + role.label());
+        return require(username);
+    }
+
+    @Transactional
+    public AdminUser setEnabled(String username, boolean enabled, String actor) {
+        AdminUser user = require(username);
+        if (!enabled && user.role() == AdminRole.ADMIN) {
+            requireAnotherEnabledAdmin(username);
+        }
+        jdbc.sql("UPDATE admin_users SET enabled = :e WHERE username = :u").param("e", enabled).param("u", username).update();
+        audit.record(actor, enabled ? "admin_user.enable" : "admin_user.disable", username, null);
+        return require(username);
+    }
+
+    /** Nobody may lock the platform out of its own administration. */
+    private void requireAnotherEnabledAdmin(String username) {
+        long others = jdbc.sql("SELECT count(*) FROM admin_users WHERE role = 'ADMIN' AND enabled AND username <> :u")
+                .param("u", username).query(Long.class).single();
+        if (others == 0) {
+            throw new IllegalArgumentException("'" + username + "' is the last enabled admin: add another admin first");
+        }
+    }
+
+    public List<AdminUser> list() {
+        return jdbc.sql("SELECT id, username, role, enabled, created_at, created_by FROM admin_users ORDER BY username")
+                .query((rs, i) -> new AdminUser(rs.getLong(1), rs.getString(2), AdminRole.valueOf(rs.getString(3)),
+                        rs.getBoolean(4), rs.getTimestamp(5).toInstant(), rs.getString(6)))
+                .list();
+    }
+
+    public Optional<AdminUser> findByName(String username) {
+        return list().stream().filter(u -> u.username().equals(username)).findFirst();
+    }
+
+    private AdminUser require(String username) {
+        return findByName(username).orElseThrow(() -> new IllegalArgumentException("no admin user '" + username + "'"));
+    }
+
+    /** For the login form: disabled users are refused by Spring Security (enabled=false). */
+    public Optional<UserDetails> loadUser(String username) {
+        return jdbc.sql("SELECT username, password_hash, role, enabled FROM admin_users WHERE username = :u")
+                .param("u", username)
+                .query((rs, i) -> User.withUsername(rs.getString(1)).password(rs.getString(2))
+                        .authorities(AdminRole.valueOf(rs.getString(3)).authorities()).disabled(!rs.getBoolean(4))
+                        .build())
+                .optional();
+    }
+
+    private static String randomPassword() {
+        String alphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+        SecureRandom random = new SecureRandom();
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 20; i++) {
+            sb.append(alphabet.charAt(random.nextInt(alphabet.length())));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,75 @@
+package dev.pagewarden.adminui.users;
+
+import dev.pagewarden.adminui.Blocking;
+import org.springframework.http.HttpStatus;
+import org.springframework.security.core.Authentication;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Mono;
+
+/** Admin page: add admin users, change roles, disable and re-enable (admin role only). */
+@Controller
+class UsersController {
+    private final AdminUserService users;
+
+    UsersController(AdminUserService users) {
+        this.users = users;
+    }
+
+    @GetMapping("/admin/users")
+    Mono<String> page(Model model) {
+        return Blocking.call(users::list).map(list -> {
+            model.addAttribute("users", list);
+            model.addAttribute("roles", AdminRole.values());
+            return "admin/users";
+        });
+    }
+
+    record NewUser(String username, String password, String role) {
+    }
+
+    @PostMapping("/admin/users")
+    Mono<String> add(@ModelAttribute NewUser form, Authentication who, Model model, ServerWebExchange exchange) {
+        return act(model, exchange, () -> users.create(form.username(), form.password(), AdminRole.parse(form.role()), who.getName()),
+                "added " + form.username());
+    }
+
+    record RoleForm(String role) {
+    }
+
+    @PostMapping("/admin/users/{name}/role")
+    Mono<String> role(@PathVariable String name, @ModelAttribute RoleForm form, Authentication who, Model model, ServerWebExchange exchange) {
+        return act(model, exchange, () -> users.setRole(name, AdminRole.parse(form.role()), who.getName()), name + " is now " + form.role());
+    }
+
+    @PostMapping("/admin/users/{name}/disable")
+    Mono<String> disable(@PathVariable String name, Authentication who, Model model, ServerWebExchange exchange) {
+        return act(model, exchange, () -> users.setEnabled(name, false, who.getName()), name + " disabled");
+    }
+
+    @PostMapping("/admin/users/{name}/enable")
+    Mono<String> enable(@PathVariable String name, Authentication who, Model model, ServerWebExchange exchange) {
+        return act(model, exchange, () -> users.setEnabled(name, true, who.getName()), name + " enabled");
+    }
+
+    /** Bad input is shown on the page (400), not as a stack trace. */
+    private Mono<String> act(Model model, ServerWebExchange exchange, java.util.concurrent.Callable<?> action, String done) {
+        return Blocking.call(() -> {
+            try {
+                action.call();
+                model.addAttribute("message", done);
+            } catch (IllegalArgumentException e) {
+                model.addAttribute("error", e.getMessage());
+                exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
+            }
+            model.addAttribute("users", users.list());
+            model.addAttribute("roles", AdminRole.values());
+            return "admin/users";
+        });
+    }
+}

@@ -1,0 +1,175 @@
+package dev.pagewarden.platform.adminport;
+
+import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.platform.audit.SafetyEventRecorder;
+import dev.pagewarden.platform.config.PagewardenProperties;
+import dev.pagewarden.platform.engine.EngineHost;
+import dev.pagewarden.platform.engine.ServedModel;
+import dev.pagewarden.platform.tenant.TenantLimits;
+import dev.pagewarden.platform.tenant.TenantService;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.stereotype.Component;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/** {@link PlatformPort} over the platform's own services: no logic of its own beyond translation. */
+@Component
+class PlatformAdapter implements PlatformPort {
+    private final EngineHost host;
+    private final SafetyEventRecorder safety;
+    private final TenantService tenants;
+    private final MeterRegistry registry;
+    private final PagewardenProperties properties;
+    private final LabReplayRunner lab;
+
+    PlatformAdapter(EngineHost host, SafetyEventRecorder safety, TenantService tenants, MeterRegistry registry,
+                    PagewardenProperties properties, LabReplayRunner lab) {
+        this.host = host;
+        this.safety = safety;
+        this.tenants = tenants;
+        this.registry = registry;
+        this.properties = properties;
+        this.lab = lab;
+    }
+
+    @Override
+    public Optional<String> servedModel() {
+        return host.served().map(ServedModel::id);
+    }
+
+    @Override
+    public int contextWindow() {
+        return host.served().map(s -> s.engine().contextWindow()).orElse(0);
+    }
+
+    @Override
+    public List<Pool> pools() {
+        List<Pool> out = new ArrayList<>();
+        host.served().ifPresent(s -> {
+            Engine engine = s.engine();
+            for (KvPool pool : List.of(engine.prefillPool(), engine.decodePool())) {
+                Map<String, Integer> states = new LinkedHashMap<>();
+                Map<PageState, Integer> counts = pool.countByState();
+                for (PageState state : PageState.values()) {
+                    states.put(state.name().toLowerCase(Locale.ROOT), counts.getOrDefault(state, 0));
+                }
+                out.add(new Pool(pool.name(), pool.capacityTokens(), states));
+            }
+        });
+        return out;
+    }
+
+    @Override
+    public Counters counters() {
+        return new Counters(byTag("kv.deferred.release", "outcome"), byTag("kv.admission.rejections", "reason"));
+    }
+
+    private Map<String, Double> byTag(String name, String tag) {
+        Map<String, Double> out = new TreeMap<>();
+        for (Counter c : registry.find(name).counters()) {
+            out.merge(String.valueOf(c.getId().getTag(tag)), c.count(), Double::sum);
+        }
+        return out;
+    }
+
+    @Override
+    public boolean isModelPrivate(String model) {
+        return host.isPrivate(model);
+    }
+
+    @Override
+    public void setModelPrivate(String model, boolean makePrivate, String actor) {
+        try {
+            host.setPrivate(model, makePrivate, actor);
+        } catch (dev.pagewarden.platform.error.ApiException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void onSafetyEvent(Consumer<SafetyEvent> subscriber) {
+        safety.subscribe(subscriber);
+    }
+
+    @Override
+    public List<SafetyEvent> recentSafetyEvents() {
+        return safety.recent();
+    }
+
+    @Override
+    public List<PlatformPort.Tenant> tenants() {
+        return tenants.list().stream().map(PlatformAdapter::view).toList();
+    }
+
+    @Override
+    public PlatformPort.Tenant createTenant(String name) {
+        return view(tenants.create(name));
+    }
+
+    @Override
+    public String issueKey(String tenantId, String name) {
+        return unknownTenant(() -> tenants.issueKey(tenantId, name).key());
+    }
+
+    @Override
+    public List<Key> keys(String tenantId) {
+        return unknownTenant(() -> tenants.keys(tenantId).stream()
+                .map(k -> new Key(k.prefix(), k.name(), k.createdAt(), k.revokedAt())).toList());
+    }
+
+    @Override
+    public void revokeKey(String tenantId, String prefix) {
+        unknownTenant(() -> {
+            tenants.revokeKey(tenantId, prefix);
+            return null;
+        });
+    }
+
+    @Override
+    public PlatformPort.Tenant setLimits(String tenantId, Integer rpm, Integer tpm, Integer concurrent, Integer context) {
+        return unknownTenant(() -> view(tenants.setLimits(tenantId, new TenantLimits(rpm, tpm, concurrent, context))));
+    }
+
+    @Override
+    public boolean labEnabled() {
+        return properties.lab().enabled();
+    }
+
+    @Override
+    public List<String> labFaults() {
+        return properties.lab().faults();
+    }
+
+    @Override
+    public Map<String, Object> runLabReplay(String scenario) throws InterruptedException {
+        return lab.run(scenario);
+    }
+
+    /** The UI reports unknown tenants as bad input (400 with the reason). */
+    private static <T> T unknownTenant(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (dev.pagewarden.platform.tenant.UnknownTenantException e) {
+            throw new java.util.NoSuchElementException(e.getMessage());
+        }
+    }
+
+    private static PlatformPort.Tenant view(dev.pagewarden.platform.tenant.Tenant t) {
+        TenantLimits l = t.limits();
+        return new PlatformPort.Tenant(t.id(), t.displayName(), t.createdAt(), t.active(), l.requestsPerMinute(),
+                l.tokensPerMinute(), l.maxConcurrent(), l.maxContext());
+    }
+
+}
