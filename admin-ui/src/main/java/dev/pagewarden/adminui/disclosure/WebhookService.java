@@ -1,5 +1,6 @@
 package dev.pagewarden.adminui.disclosure;
 
+import dev.pagewarden.core.cli.Json;
 import dev.pagewarden.adminui.AdminUiProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +21,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -90,13 +92,17 @@ public class WebhookService implements AutoCloseable {
         for (Map<String, Object> r : rows) {
             long delivery = jdbc.sql("INSERT INTO webhook_deliveries (notice_id, url, status) VALUES (:n, :u, 'PENDING') RETURNING id")
                     .param("n", r.get("notice")).param("u", r.get("url")).query(Long.class).single();
-            String body = "{\"type\":\"incident.notice\",\"notice_id\":" + r.get("notice")
-                    + ",\"tenant_id\":" + json((String) r.get("tenant_id"))
-                    + ",\"relation\":" + json((String) r.get("relation"))
-                    + ",\"incident\":" + r.get("incident_id") + ",\"version\":" + r.get("version")
-                    + ",\"title\":" + json((String) r.get("title"))
-                    + ",\"published_at\":" + json(String.valueOf(((Timestamp) r.get("published_at")).toInstant()))
-                    + ",\"body_markdown\":" + json((String) r.get("body")) + "}";
+            Map<String, Object> notice = new LinkedHashMap<>();
+            notice.put("type", "incident.notice");
+            notice.put("notice_id", r.get("notice"));
+            notice.put("tenant_id", r.get("tenant_id"));
+            notice.put("relation", r.get("relation"));
+            notice.put("incident", r.get("incident_id"));
+            notice.put("version", r.get("version"));
+            notice.put("title", r.get("title"));
+            notice.put("published_at", String.valueOf(((Timestamp) r.get("published_at")).toInstant()));
+            notice.put("body_markdown", r.get("body"));
+            String body = Json.write(notice);
             senders.execute(() -> send(delivery, (String) r.get("url"), (String) r.get("secret"), body));
         }
     }
@@ -154,30 +160,6 @@ public class WebhookService implements AutoCloseable {
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    private static String json(String s) {
-        if (s == null) {
-            return "null";
-        }
-        StringBuilder sb = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.append('"').toString();
     }
 
     @Override
