@@ -9,7 +9,6 @@ import reactor.util.retry.Retry;
 
 import java.time.Duration;
 
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Writes the {@code requests} row of each finished request off the event loop (JPA is blocking).
@@ -23,15 +22,16 @@ public class RequestRecorder {
     private static final long MAX_RETRIES = 400;
 
     private final RequestRecordRepository repository;
-    private final AtomicInteger pending = new AtomicInteger();
 
     public RequestRecorder(RequestRecordRepository repository) {
         this.repository = repository;
     }
 
-    /** Saves in the background; the returned Mono completes when the row is written (tests wait on it). */
+    /**
+     * Saves in the background. The returned Mono completes with the first attempt (the answer waits on
+     * it briefly); a failed first attempt goes on being retried here, not by the caller.
+     */
     public Mono<RequestRecord> record(RequestRecord record) {
-        pending.incrementAndGet();
         Mono<RequestRecord> attempt = Mono.fromCallable(() -> repository.save(record))
                 .subscribeOn(Schedulers.boundedElastic());
         Mono<RequestRecord> save = attempt.cache();
@@ -41,12 +41,7 @@ public class RequestRecorder {
                     return attempt.retryWhen(Retry.backoff(MAX_RETRIES, Duration.ofMillis(200))
                             .maxBackoff(Duration.ofSeconds(10)));
                 })
-                .doFinally(s -> pending.decrementAndGet())
                 .subscribe(r -> { }, e -> LOG.error("request {} was not recorded: {}", record.id(), e.getMessage()));
         return save;
-    }
-
-    public int pending() {
-        return pending.get();
     }
 }

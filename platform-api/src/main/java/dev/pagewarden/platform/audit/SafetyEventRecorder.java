@@ -72,11 +72,6 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
         }
     }
 
-    /** Events not yet in the database. */
-    public int unwritten() {
-        return pending.size();
-    }
-
     private void writeLoop() {
         SafetyEvent next = null;
         long backoffMs = 100;

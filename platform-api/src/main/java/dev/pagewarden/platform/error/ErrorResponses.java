@@ -32,8 +32,4 @@ public class ErrorResponses {
         DataBuffer buffer = response.bufferFactory().wrap(bytes);
         return response.writeWith(Mono.just(buffer));
     }
-
-    public byte[] bodyBytes(ApiException e) {
-        return json.writeValueAsBytes(e.error().body());
-    }
 }
