@@ -6,7 +6,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -135,12 +134,6 @@ class CompletionApiTest extends PlatformTest {
                 .exchange().expectStatus().isOk()
                 .expectHeader().contentTypeCompatibleWith(MediaType.TEXT_EVENT_STREAM)
                 .expectBody(String.class).returnResult().getResponseBody();
-        List<String> out = new ArrayList<>();
-        for (String line : raw.split("\n")) {
-            if (line.startsWith("data:")) {
-                out.add(line.substring(5).strip());
-            }
-        }
-        return out;
+        return sseData(raw);
     }
 }

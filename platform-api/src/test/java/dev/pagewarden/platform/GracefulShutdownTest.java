@@ -6,15 +6,13 @@ import dev.pagewarden.platform.ops.Draining;
 import dev.pagewarden.platform.testing.HoldingGate;
 import dev.pagewarden.platform.testing.HoldingGateConfiguration;
 import dev.pagewarden.platform.testing.ModelRequired;
+import dev.pagewarden.platform.testing.PlainHttp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -43,21 +41,19 @@ class GracefulShutdownTest {
         HoldingGate gate = app.getBean(HoldingGate.class);
         Draining draining = app.getBean(Draining.class);
         JournalingLineageSink lineage = app.getBean(JournalingLineageSink.class);
-        HttpClient http = HttpClient.newHttpClient();
+        PlainHttp http = new PlainHttp(url);
         Thread closer = null;
         try {
-            String tenant = (String) Json.parse(post(http, url + "/admin/api/tenants", ADMIN, "{\"name\":\"late\"}").body()).get("id");
-            String key = (String) Json.parse(post(http, url + "/admin/api/tenants/" + tenant + "/keys", ADMIN, "{}").body()).get("key");
+            String key = http.newTenantKey(ADMIN, "late");
 
             gate.arm(2);
-            CompletableFuture<HttpResponse<String>> running = http.sendAsync(request(url + "/v1/completions", key,
-                    "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":12,\"temperature\":0}"),
-                    HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> running = http.sendAsync(http.post("/v1/completions", key,
+                    "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":12,\"temperature\":0}"));
             gate.awaitHeld();
             closer = Thread.ofPlatform().start(app::close); // what SIGTERM does
             try {
                 awaitUntil(draining::active, "shutdown to begin");
-                HttpResponse<String> late = post(http, url + "/v1/completions", key, "{\"model\":\"stories260K\",\"prompt\":\"hi\"}");
+                HttpResponse<String> late = http.send(http.post("/v1/completions", key, "{\"model\":\"stories260K\",\"prompt\":\"hi\"}"));
                 assertThat(late.statusCode()).isEqualTo(503);
                 assertThat(late.body()).contains("overloaded");
                 assertThat(late.headers().firstValue("Retry-After")).isPresent();
@@ -76,14 +72,5 @@ class GracefulShutdownTest {
                 app.close();
             }
         }
-    }
-
-    private static HttpRequest request(String url, String bearer, String json) {
-        return HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + bearer)
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build();
-    }
-
-    private static HttpResponse<String> post(HttpClient http, String url, String bearer, String json) throws Exception {
-        return http.send(request(url, bearer, json), HttpResponse.BodyHandlers.ofString());
     }
 }

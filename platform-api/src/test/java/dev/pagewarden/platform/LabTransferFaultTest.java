@@ -11,7 +11,6 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -69,12 +68,7 @@ class LabTransferFaultTest extends PlatformTestBase {
                 .bodyValue(Map.of("model", MODEL, "stream", true, "max_tokens", 10,
                         "messages", List.of(Map.of("role", "user", "content", "hello"))))
                 .exchange().expectStatus().isOk().expectBody(String.class).returnResult().getResponseBody();
-        List<String> data = new ArrayList<>();
-        for (String line : raw.split("\n")) {
-            if (line.startsWith("data:")) {
-                data.add(line.substring(5).strip());
-            }
-        }
+        List<String> data = sseData(raw);
         assertThat(data.getLast()).isEqualTo("[DONE]");
         Map<?, ?> error = (Map<?, ?>) Json.parse(data.get(data.size() - 2)).get("error");
         assertThat(error.get("code")).isEqualTo("kv_transfer_failed");

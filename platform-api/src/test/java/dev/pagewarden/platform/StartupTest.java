@@ -1,13 +1,11 @@
 package dev.pagewarden.platform;
 
+import dev.pagewarden.platform.testing.PlainHttp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 
@@ -21,30 +19,17 @@ class StartupTest {
     void withoutAModelThePlatformStartsAndSaysHowToAddOne(@TempDir Path home) throws Exception {
         try (ConfigurableApplicationContext app = new SpringApplicationBuilder(PagewardenApplication.class)
                 .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.admin-token=first-start-admin-token").run()) {
-            String url = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
-            HttpClient http = HttpClient.newHttpClient();
-            String tenant = (String) Json.parse(http.send(HttpRequest.newBuilder(URI.create(url + "/admin/api/tenants"))
-                    .header("Authorization", "Bearer first-start-admin-token").header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"early\"}")).build(),
-                    HttpResponse.BodyHandlers.ofString()).body()).get("id");
-            String key = (String) Json.parse(http.send(HttpRequest.newBuilder(URI.create(url + "/admin/api/tenants/" + tenant + "/keys"))
-                    .header("Authorization", "Bearer first-start-admin-token").POST(HttpRequest.BodyPublishers.noBody()).build(),
-                    HttpResponse.BodyHandlers.ofString()).body()).get("key");
+            PlainHttp http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
+            String key = http.newTenantKey("first-start-admin-token", "early");
 
-            HttpResponse<String> completion = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/completions"))
-                    .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"stories260K\",\"prompt\":\"hi\"}")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> completion = http.send(http.post("/v1/completions", key,
+                    "{\"model\":\"stories260K\",\"prompt\":\"hi\"}"));
             assertThat(completion.statusCode()).isEqualTo(404);
             assertThat(completion.body()).contains("model_not_found").contains("PAGEWARDEN_MODEL_PATH");
-            HttpResponse<String> models = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/models"))
-                    .header("Authorization", "Bearer " + key).build(), HttpResponse.BodyHandlers.ofString());
-            assertThat(models.body()).contains("\"data\":[]");
-            HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(url + "/actuator/health/readiness")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(ready.statusCode()).as("not ready to serve without a model").isEqualTo(503);
-            HttpResponse<String> live = http.send(HttpRequest.newBuilder(URI.create(url + "/actuator/health/liveness")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            assertThat(http.get("/v1/models", key).body()).contains("\"data\":[]");
+            assertThat(http.get("/actuator/health/readiness", null).statusCode()).as("not ready to serve without a model")
+                    .isEqualTo(503);
+            HttpResponse<String> live = http.get("/actuator/health/liveness", null);
             assertThat(live.statusCode()).isEqualTo(200);
         }
     }

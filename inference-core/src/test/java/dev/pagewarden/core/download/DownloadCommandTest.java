@@ -1,20 +1,18 @@
 package dev.pagewarden.core.download;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.pagewarden.core.cli.Main;
 import dev.pagewarden.core.testing.TestModels;
+import dev.pagewarden.core.testing.CliRun;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
+import static dev.pagewarden.core.testing.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -23,15 +21,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * downloaded model must generate.
  */
 class DownloadCommandTest {
-    record Run(int code, String out, String err) {
-    }
-
-    static Run run(String... argv) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(argv, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
 
     @Test
     void downloadsTheRealStories260KFromAMirrorAndItGenerates(@TempDir Path dir) throws Exception {
@@ -54,22 +43,22 @@ class DownloadCommandTest {
         mirror.start();
         try {
             String endpoint = "http://127.0.0.1:" + mirror.getAddress().getPort();
-            Run r = run("download", "stories260K", "--dir", dir.toString(), "--endpoint", endpoint);
+            CliRun r = run("download", "stories260K", "--dir", dir.toString(), "--endpoint", endpoint);
             assertThat(r.code()).as(r.err()).isZero();
             assertThat(r.out()).contains("b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696  "
                     + dir.resolve("stories260K/stories260K.bin") + " (downloaded, SHA-256 pinned in the registry)");
             assertThat(dir.resolve("stories260K/tok512.bin")).hasSameBinaryContentAs(TestModels.tok512());
 
-            Run again = run("download", "stories260K", "--dir", dir.toString(), "--endpoint", "http://127.0.0.1:1", "--json");
+            CliRun again = run("download", "stories260K", "--dir", dir.toString(), "--endpoint", "http://127.0.0.1:1", "--json");
             assertThat(again.code()).as(again.err()).isZero();
             assertThat(again.out()).contains("\"verification\":\"pinned\"").contains("\"downloaded\":false");
 
-            Run gen = run("generate", "--model", dir.resolve("stories260K/stories260K.bin").toString(), "--tokenizer",
+            CliRun gen = run("generate", "--model", dir.resolve("stories260K/stories260K.bin").toString(), "--tokenizer",
                     dir.resolve("stories260K/tok512.bin").toString(), "--prompt", "Once upon a time", "--max-tokens", "20");
             assertThat(gen.code()).as(gen.err()).isZero();
             assertThat(gen.out()).startsWith("Once upon a time, there was a little girl");
 
-            Run missing = run("download", "stories15M", "--dir", dir.toString(), "--endpoint", endpoint);
+            CliRun missing = run("download", "stories15M", "--dir", dir.toString(), "--endpoint", endpoint);
             assertThat(missing.code()).isEqualTo(1);
             assertThat(missing.err()).contains("tokenizer.bin").contains("--insecure-no-checksum");
         } finally {
@@ -79,16 +68,16 @@ class DownloadCommandTest {
 
     @Test
     void listAndBadCommandLines() {
-        Run list = run("download", "--list");
+        CliRun list = run("download", "--list");
         assertThat(list.code()).isZero();
         assertThat(list.out()).contains("stories260K").contains("SHA-256 pinned").contains("stories110M");
-        Run none = run("download");
+        CliRun none = run("download");
         assertThat(none.code()).isEqualTo(2);
         assertThat(none.err()).contains("give a NAME");
-        Run unknown = run("download", "gpt5", "--dir", "/nonexistent-dir-never-created");
+        CliRun unknown = run("download", "gpt5", "--dir", "/nonexistent-dir-never-created");
         assertThat(unknown.code()).isEqualTo(1);
         assertThat(unknown.err()).contains("unknown model 'gpt5'");
-        Run positional = run("generate", "oops");
+        CliRun positional = run("generate", "oops");
         assertThat(positional.code()).isEqualTo(2);
         assertThat(positional.err()).contains("unexpected argument 'oops'");
     }

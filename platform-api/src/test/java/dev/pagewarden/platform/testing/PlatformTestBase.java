@@ -84,4 +84,9 @@ public abstract class PlatformTestBase {
     protected WebTestClient as(String key) {
         return client().mutate().defaultHeader("Authorization", "Bearer " + key).build();
     }
+
+    /** The {@code data:} payloads of a Server-Sent Events body, in order. */
+    protected static java.util.List<String> sseData(String raw) {
+        return raw.lines().filter(l -> l.startsWith("data:")).map(l -> l.substring(5).strip()).toList();
+    }
 }

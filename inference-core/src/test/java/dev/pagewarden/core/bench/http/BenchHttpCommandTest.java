@@ -1,35 +1,24 @@
 package dev.pagewarden.core.bench.http;
 
 import dev.pagewarden.core.cli.Json;
-import dev.pagewarden.core.cli.Main;
+import dev.pagewarden.core.testing.CliRun;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import static dev.pagewarden.core.testing.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class BenchHttpCommandTest {
-    record Run(int code, String out, String err) {
-    }
-
-    static Run run(String... argv) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(argv, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
 
     @Test
     void jsonAndMarkdownReports(@TempDir Path dir) throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer()) {
             Path md = dir.resolve("report.md");
-            Run r = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY, "--clients", "2",
+            CliRun r = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY, "--clients", "2",
                     "--requests", "3", "--max-tokens", "4", "--json", "--out", md.toString());
             assertThat(r.code()).as(r.err()).isZero();
             Map<?, ?> json = (Map<?, ?>) Json.parse(r.out().strip());
@@ -47,14 +36,14 @@ class BenchHttpCommandTest {
     @Test
     void aDurationRunLoopsUntilTheEndAndErrorsFailTheExitCode() throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer()) {
-            Run r = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY, "--clients", "2",
+            CliRun r = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY, "--clients", "2",
                     "--duration", "300ms", "--model", "fake-model");
             assertThat(r.code()).as(r.err()).isZero();
             assertThat(r.out()).contains("bench-http: 2 clients").contains("0 errors").contains("every pool all-free again");
             assertThat(server.requests.get()).isPositive();
 
             server.behaviour = n -> FakeOpenAiServer.Mode.HTTP_503;
-            Run bad = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY,
+            CliRun bad = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY,
                     "--requests", "2", "--clients", "1", "--no-pool-check");
             assertThat(bad.code()).isEqualTo(1);
             assertThat(bad.err()).contains("not clean").contains("http_503:overloaded=2");
