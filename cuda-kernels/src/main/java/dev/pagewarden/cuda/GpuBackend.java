@@ -60,10 +60,11 @@ public final class GpuBackend implements Backend {
 
     @Override
     public KvStorage allocateKv(KvLayout layout, int pages) {
-        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim()) {
+        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim() || layout.headDim() != cfg.headSize()) {
             throw new IllegalArgumentException("KV layout " + layout + " does not match the model");
         }
-        return new GpuKvStorage(device, layout, pages);
+        // the kernels address slot-major rows (attention.cu)
+        return new GpuKvStorage(device, layout.in(KvLayout.Order.SLOT_MAJOR), pages);
     }
 
     /** Device name, compute capability and which kernel image runs (for logs and the device check). */

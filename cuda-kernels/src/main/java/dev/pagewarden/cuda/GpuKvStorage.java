@@ -185,16 +185,12 @@ public final class GpuKvStorage implements KvStorage {
         if (n <= 0) {
             return;
         }
-        long rowBytes = (long) layout.kvDim() * Float.BYTES;
         device.run(() -> {
             requireOpen();
             MemorySegment.copy(host, 0, staging.segment(), 0, pageBytes);
-            for (int l = 0; l < layout.nLayers(); l++) {
-                for (int kv = 0; kv < 2; kv++) {
-                    long at = layout.rowOffset(l, kv, 0) * Float.BYTES;
-                    device.copyToDevice(memory.withByteOffset(pageBytes * page + at), staging, at, rowBytes * n);
-                }
-            }
+            layout.slotRuns(n, (offset, floats) -> device.copyToDevice(
+                    memory.withByteOffset(pageBytes * page + offset * Float.BYTES), staging, offset * Float.BYTES,
+                    floats * Float.BYTES));
             device.sync();
         });
     }

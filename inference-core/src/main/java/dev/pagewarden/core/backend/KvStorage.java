@@ -34,13 +34,8 @@ public interface KvStorage extends AutoCloseable {
         }
         MemorySegment scratch = java.lang.foreign.Arena.ofAuto().allocate(l.pageBytes(), 64);
         readPage(page, scratch);
-        long rowBytes = (long) l.kvDim() * Float.BYTES;
-        for (int layer = 0; layer < l.nLayers(); layer++) {
-            for (int kv = 0; kv < 2; kv++) {
-                long at = l.rowOffset(layer, kv, 0) * Float.BYTES;
-                MemorySegment.copy(host, at, scratch, at, rowBytes * slots);
-            }
-        }
+        l.slotRuns(slots, (offset, floats) ->
+                MemorySegment.copy(host, offset * Float.BYTES, scratch, offset * Float.BYTES, floats * Float.BYTES));
         writePage(page, scratch);
     }
 

@@ -114,6 +114,11 @@ public final class Engine implements AutoCloseable {
         this.decodePool = new KvPool("decode-0", decodeBackend.allocateKv(layout,
                 pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)),
                 new LineageRecorder(lineage, ids, clock, "decode-0"));
+        if (!prefillPool.layout().equals(decodePool.layout())) {
+            // a page image means nothing to a pool that arranges pages differently
+            throw new IllegalStateException("prefill pool " + prefillPool.layout() + " and decode pool "
+                    + decodePool.layout() + " lay out KV pages differently");
+        }
         for (KvPool p : List.of(prefillPool, decodePool)) {
             p.detectorsEnabled(faults.detectorsOn());
             p.groundTruth(config.groundTruth());

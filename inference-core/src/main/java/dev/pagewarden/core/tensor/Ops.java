@@ -123,26 +123,6 @@ public final class Ops {
         return Kernels.ROWS.dot(kv, off, n, q, qo);
     }
 
-    /** Scratch floats {@link #dotKvRows} needs per thread. */
-    public static int kvRowsScratch() {
-        return Math.max(1, Kernels.ROWS.lanesScratch());
-    }
-
-    /**
-     * Attention scores of many positions: {@code out[oo + j] = dotKv(q, qo, kv, offsets[j] + delta, n)} for
-     * j < count, each bit-identical to {@link #dotKv} (several positions share one lane reduction network).
-     */
-    public static void dotKvRows(float[] q, int qo, MemorySegment kv, long[] offsets, long delta, int count, int n,
-                                 float[] out, int oo, float[] lanes) {
-        Kernels.ROWS.dotRows(kv, offsets, delta, count, n, q, qo, out, oo, lanes);
-    }
-
-    /** {@code count} calls of {@link #axpyKv} in order, with scale {@code scales[j]} and byte offset {@code offsets[j] + delta}; same bits. */
-    public static void axpyKvRows(float[] acc, int ao, float[] scales, MemorySegment kv, long[] offsets, long delta,
-                                  int count, int n) {
-        Kernels.ROWS.axpyRows(acc, ao, scales, kv, offsets, delta, count, n);
-    }
-
     /** Attention output: {@code acc[ao..ao+n) += scale * kv[off..]} (multiply then add per element). */
     public static void axpyKv(float[] acc, int ao, float scale, MemorySegment kv, long off, int n) {
         Kernels.ROWS.axpy(acc, ao, scale, kv, off, n);

@@ -49,30 +49,6 @@ interface RowKernels {
      */
     void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n);
 
-    /**
-     * Attention scores: {@code out[oo + j] = dot(w at byte offset offsets[j] + delta, x[xo..])} for j < count, each
-     * bit-identical to {@link #dot}. Implementations may run several rows side by side (one lane
-     * reduction network for many rows); the value of each row never depends on the others.
-     */
-    default void dotRows(MemorySegment w, long[] offsets, long delta, int count, int n, float[] x, int xo, float[] out,
-                         int oo, float[] lanes) {
-        for (int j = 0; j < count; j++) {
-            out[oo + j] = dot(w, offsets[j] + delta, n, x, xo);
-        }
-    }
-
-    /**
-     * Attention output: for j = 0, 1, .., count-1 in that order, {@code acc[ao..ao+n) += scales[j] * v}
-     * with {@code v} the {@code n} floats at byte offset {@code offsets[j] + delta}: bit-identical to
-     * {@code count} calls of {@link #axpy}.
-     */
-    default void axpyRows(float[] acc, int ao, float[] scales, MemorySegment v, long[] offsets, long delta, int count,
-                          int n) {
-        for (int j = 0; j < count; j++) {
-            axpy(acc, ao, scales[j], v, offsets[j] + delta, n);
-        }
-    }
-
     /** Reads every float of {@code seg[from..to)} ({@code to - from} a multiple of 4) and returns their sum, for {@link Bandwidth}. */
     float readAll(MemorySegment seg, long from, long to);
 }

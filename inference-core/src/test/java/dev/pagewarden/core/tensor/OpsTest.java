@@ -148,46 +148,6 @@ class OpsTest {
         assertArrayEquals(TestTensors.bits(first), TestTensors.bits(later));
     }
 
-    /** The many-position attention kernels give the bits of one dotKv / axpyKv per position, in both implementations. */
-    @Test
-    void kvRowKernelsMatchOneRowAtATime() {
-        for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
-            for (int n : new int[] {1, 15, 16, 17, 48, 64, 100}) {
-                for (int count : new int[] {1, 15, 16, 17, 33, 50}) {
-                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto()
-                            .allocate(4L * (3 * count + 2) * (n + 3) + 64, 64);
-                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 31L * n + count);
-                    for (int i = 0; i < data.length; i++) {
-                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
-                    }
-                    long[] offsets = new long[count];
-                    for (int j = 0; j < count; j++) {
-                        // scattered, unaligned rows, not in memory order
-                        offsets[j] = 4L * (((j * 7) % count) * 2 * (n + 3) + (j % 3));
-                    }
-                    long delta = 4L * (n + 3);
-                    float[] q = TestTensors.randomFloats(n + 2, n + 7L * count);
-                    float[] out = new float[count + 1];
-                    k.dotRows(mem, offsets, delta, count, n, q, 1, out, 1, new float[Math.max(1, k.lanesScratch())]);
-                    float[] scales = new float[count];
-                    for (int j = 0; j < count; j++) {
-                        assertThat(Float.floatToRawIntBits(out[1 + j]))
-                                .as("%s n=%d count=%d row %d", k.name(), n, count, j)
-                                .isEqualTo(Float.floatToRawIntBits(k.dot(mem, offsets[j] + delta, n, q, 1)));
-                        scales[j] = out[1 + j] * 0.01f;
-                    }
-                    float[] acc = TestTensors.randomFloats(n + 3, 5L * n + count);
-                    float[] one = acc.clone();
-                    k.axpyRows(acc, 2, scales, mem, offsets, delta, count, n);
-                    for (int j = 0; j < count; j++) {
-                        k.axpy(one, 2, scales[j], mem, offsets[j] + delta, n);
-                    }
-                    assertArrayEquals(TestTensors.bits(one), TestTensors.bits(acc), k.name() + " axpyRows n=" + n);
-                }
-            }
-        }
-    }
-
     /** The polynomial exp is within one ulp of StrictMath.exp everywhere softmax and SwiGLU can take it. */
     @Test
     void expIsWithinOneUlpOfStrictMath() {

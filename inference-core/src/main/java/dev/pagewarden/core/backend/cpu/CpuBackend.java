@@ -15,6 +15,7 @@ import dev.pagewarden.core.tensor.Ops;
 import dev.pagewarden.core.tensor.Parallel;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -64,10 +65,11 @@ public final class CpuBackend implements Backend {
 
     @Override
     public KvStorage allocateKv(KvLayout layout, int pages) {
-        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim()) {
+        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim() || layout.headDim() != cfg.headSize()) {
             throw new IllegalArgumentException("KV layout " + layout + " does not match the model");
         }
-        return new CpuKvStorage(layout, pages);
+        // head-major: attention reads each head's vectors of a page as one sequential run
+        return new CpuKvStorage(layout.in(KvLayout.Order.HEAD_MAJOR), pages);
     }
 
     /** Activations of one step, grown on demand and reused (a backend runs one step at a time). */
@@ -152,6 +154,7 @@ public final class CpuBackend implements Backend {
             }
         }
         final int rows = total;
+        int hs = cfg.headSize();
         for (int l = 0; l < cfg.nLayers(); l++) {
             LlamaWeights.Layer layer = w.layers().get(l);
             // attention block
@@ -172,23 +175,22 @@ public final class CpuBackend implements Backend {
                     PageRef ref = batch.get(rowSeq[t]).pageTable().get(rowPos[t] / kv.layout().pageTokens());
                     int slot = rowPos[t] % kv.layout().pageTokens();
                     long base = kv.pageBase(ref.page());
-                    kv.put(base + kv.layout().rowOffset(layerIndex, 0, slot), s.k, t * kvDim, kvDim);
-                    kv.put(base + kv.layout().rowOffset(layerIndex, 1, slot), s.v, t * kvDim, kvDim);
+                    for (int head = 0; head < kv.layout().kvHeads(); head++) {
+                        int from = t * kvDim + head * hs;
+                        kv.put(base + kv.layout().offset(layerIndex, 0, slot, head), s.k, from, hs);
+                        kv.put(base + kv.layout().offset(layerIndex, 1, slot, head), s.v, from, hs);
+                    }
                 }
             });
-            pool.forRange(rows * cfg.nHeads(), (start, end) -> {
-                float[] scores = new float[cfg.seqLen()];
-                long[] keys = new long[cfg.seqLen()];
-                float[] lanes = new float[Ops.kvRowsScratch()];
-                int keysOf = -1;
-                for (int th = start; th < end; th++) {
-                    int t = th / cfg.nHeads();
-                    if (keysOf != t) {
-                        // Byte offsets of the K rows of this token's positions (head 0); V rows follow at a fixed distance.
-                        keyOffsets(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], keys);
-                        keysOf = t;
-                    }
-                    attendHead(kv, keys, rowPos[t], th % cfg.nHeads(), s.q, t * dim, s.att, t * dim, scores, lanes);
+            int nHeads = cfg.nHeads();
+            pool.forRange(rows * nHeads, (start, end) -> {
+                // a chunk is a run of (token, head) pairs: per token, one contiguous range of heads
+                for (int th = start; th < end; ) {
+                    int t = th / nHeads;
+                    int h0 = th % nHeads;
+                    int h1 = Math.min(nHeads, h0 + (end - th));
+                    attend(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], h0, h1, s.q, t * dim, s.att, t * dim);
+                    th += h1 - h0;
                 }
             });
             MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
@@ -241,38 +243,60 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /** Byte offsets in KV memory of the K rows of positions 0..pos (head 0) of one sequence, into {@code keys}. */
-    private static void keyOffsets(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, long[] keys) {
-        int pageTokens = kv.layout().pageTokens();
-        for (int p0 = 0; p0 <= pos; p0 += pageTokens) {
-            long base = kv.pageBase(pages.get(p0 / pageTokens).page());
-            for (int p = p0; p <= pos && p < p0 + pageTokens; p++) {
-                keys[p] = (base + kv.layout().rowOffset(layer, 0, p - p0)) * Float.BYTES;
-            }
-        }
-    }
+    /** Per-thread attention scores, grown on demand. */
+    private static final ThreadLocal<float[]> SCORES = ThreadLocal.withInitial(() -> new float[0]);
 
     /**
-     * One query head of one token attends over positions 0..pos of its own sequence, reading K and
-     * V straight from page memory (no copy) at the byte offsets {@code keys} (of head 0).
+     * Query heads [h0, h1) of one token attend over positions 0..pos of its own sequence, reading K
+     * and V straight from its pages (no copy).
+     *
+     * <p>The loops walk memory in address order - page by page, in a page head by head, and slot
+     * by slot inside a head's run - because the pages are head-major: the hardware prefetchers
+     * stream that, and two threads that split the heads read disjoint runs. A head-by-head walk
+     * over all positions jumps between pages for every few loads and waits on memory once the
+     * weights of a step have pushed the KV out of the caches (about 1.7x slower on one thread
+     * here, 2x more with two threads sharing slot-major rows). Each score and each output element
+     * still gets the operations of a per-head loop in the same order, so the bits do not change.
      */
-    private void attendHead(CpuKvStorage kv, long[] keys, int pos, int head,
-                            float[] q, int qOffset, float[] out, int outOffset, float[] scores, float[] lanes) {
+    private void attend(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int h0, int h1,
+                        float[] q, int qOffset, float[] out, int outOffset) {
+        KvLayout layout = kv.layout();
         int hs = cfg.headSize();
-        long headBytes = (long) (head / cfg.kvMul()) * hs * Float.BYTES;
-        // V row of a slot: the K row of the same slot plus this distance (same page, next block).
-        long valueBytes = (kv.layout().rowOffset(0, 1, 0) - kv.layout().rowOffset(0, 0, 0)) * Float.BYTES;
-        float scale = (float) (1.0 / Math.sqrt(hs));
-        int qo = qOffset + head * hs;
         int n = pos + 1;
-        Ops.dotKvRows(q, qo, kv.memory, keys, headBytes, n, hs, scores, 0, lanes);
-        for (int p = 0; p < n; p++) {
-            scores[p] *= scale;
+        int pt = layout.pageTokens();
+        long stride = (long) layout.slotStride() * Float.BYTES;
+        float[] scores = SCORES.get();
+        if (scores.length < (h1 - h0) * n) {
+            scores = new float[(h1 - h0) * cfg.seqLen()];
+            SCORES.set(scores);
         }
-        Ops.softmax(scores, 0, n);
-        int oo = outOffset + head * hs;
-        java.util.Arrays.fill(out, oo, oo + hs, 0f);
-        Ops.axpyKvRows(out, oo, scores, kv.memory, keys, headBytes + valueBytes, n, hs);
+        float scale = (float) (1.0 / Math.sqrt(hs));
+        for (int p0 = 0; p0 < n; p0 += pt) {
+            long base = kv.pageBase(pages.get(p0 / pt).page());
+            int slots = Math.min(pt, n - p0);
+            for (int h = h0; h < h1; h++) {
+                long at = (base + layout.offset(layer, 0, 0, h / cfg.kvMul())) * Float.BYTES;
+                int si = (h - h0) * n + p0;
+                for (int j = 0; j < slots; j++, at += stride) {
+                    scores[si + j] = Ops.dotKv(q, qOffset + h * hs, kv.memory, at, hs) * scale;
+                }
+            }
+        }
+        for (int h = h0; h < h1; h++) {
+            Ops.softmax(scores, (h - h0) * n, n);
+            Arrays.fill(out, outOffset + h * hs, outOffset + (h + 1) * hs, 0f);
+        }
+        for (int p0 = 0; p0 < n; p0 += pt) {
+            long base = kv.pageBase(pages.get(p0 / pt).page());
+            int slots = Math.min(pt, n - p0);
+            for (int h = h0; h < h1; h++) {
+                long at = (base + layout.offset(layer, 1, 0, h / cfg.kvMul())) * Float.BYTES;
+                int si = (h - h0) * n + p0;
+                for (int j = 0; j < slots; j++, at += stride) {
+                    Ops.axpyKv(out, outOffset + h * hs, scores[si + j], kv.memory, at, hs);
+                }
+            }
+        }
     }
 
     @Override

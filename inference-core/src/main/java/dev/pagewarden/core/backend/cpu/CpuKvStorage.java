@@ -58,14 +58,8 @@ final class CpuKvStorage implements KvStorage {
     @Override
     public void writeSlots(int page, MemorySegment host, int slots) {
         long base = pageBytes * checked(page);
-        long rowBytes = (long) layout.kvDim() * Float.BYTES;
-        int n = Math.min(slots, layout.pageTokens());
-        for (int l = 0; l < layout.nLayers(); l++) {
-            for (int kv = 0; kv < 2; kv++) {
-                long at = layout.rowOffset(l, kv, 0) * Float.BYTES;
-                MemorySegment.copy(host, at, memory, base + at, rowBytes * n);
-            }
-        }
+        layout.slotRuns(slots, (offset, floats) ->
+                MemorySegment.copy(host, offset * Float.BYTES, memory, base + offset * Float.BYTES, floats * Float.BYTES));
     }
 
     @Override
