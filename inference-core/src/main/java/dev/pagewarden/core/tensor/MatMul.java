@@ -16,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  * <p>How: rows are split into contiguous chunks over the {@link Parallel} pool (each output is
  * computed by one thread). A chunk is walked in tiles of four rows (one from each quarter of the
  * chunk, for long sequential streams); each tile is read from memory
- * once for the whole batch: groups of eight vectors go two rows at a time to
- * {@link RowKernels#dot2x8}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
+ * once for the whole batch: groups of four vectors go to {@link RowKernels#dot4x4}, each
+ * remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  * tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row, vector)
  * pair as {@link RowKernels#dot}. F16 and Q8_0 tiles
  * are first decoded (exactly) into a per-thread fp32 buffer that stays in L1; F32 weights are read
@@ -173,23 +173,14 @@ public final class MatMul {
             tileStride = rowStride;
         }
         int b = 0;
-        for (; b + 8 <= batch; b += 8) {
-            if (decoded == null && n == TILE) {
-                // The 2x8 kernel is compute-bound and keeps too few weight loads in flight to
-                // stream from memory at full speed; the lean 4x1 kernel does. So the first
-                // vector goes through 4x1 first, which pulls the tile into L1 at memory speed;
-                // 2x8 then recomputes it (same bits) with the others from L1. Decoded tiles
-                // are in L1 already.
-                k.dot4x1(src, off, tileStride, cols, x, b * cols, out, b * rows + r, rowStep);
-            }
-            int t = 0;
-            for (; t + 2 <= n; t += 2) {
-                k.dot2x8(src, off + t * tileStride, tileStride, cols, x, b * cols, cols,
-                        out, b * rows + r + t * rowStep, rowStep, rows, lanes);
-            }
-            for (; t < n; t++) {
-                for (int j = b; j < b + 8; j++) {
-                    out[j * rows + r + t * rowStep] = k.dot(src, off + t * tileStride, cols, x, j * cols);
+        for (; b + 4 <= batch; b += 4) {
+            if (n == TILE) {
+                k.dot4x4(src, off, tileStride, cols, x, b * cols, cols, out, b * rows + r, rowStep, rows, lanes);
+            } else {
+                for (int t = 0; t < n; t++) {
+                    for (int j = b; j < b + 4; j++) {
+                        out[j * rows + r + t * rowStep] = k.dot(src, off + t * tileStride, cols, x, j * cols);
+                    }
                 }
             }
         }

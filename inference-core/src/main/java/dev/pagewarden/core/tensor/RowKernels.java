@@ -20,7 +20,7 @@ interface RowKernels {
     /** Short name for logs and benchmarks. */
     String name();
 
-    /** Floats of per-thread scratch {@link #dot2x8} needs in its {@code lanes} argument. */
+    /** Floats of per-thread scratch {@link #dot4x4} needs in its {@code lanes} argument. */
     int lanesScratch();
 
     /** {@code sum_i w[i] * x[xo + i]} over {@code n} floats of {@code w} at byte offset {@code off}. */
@@ -30,10 +30,10 @@ interface RowKernels {
     void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo, int oRow);
 
     /**
-     * Two rows times eight vectors {@code x[xo + j*xStride ..]}: row k times vector j goes to
-     * {@code out[oo + j*oStride + k*oRow]}. Reads the two rows once for all eight vectors.
+     * Four rows times four vectors {@code x[xo + j*xStride ..]}: row k times vector j goes to
+     * {@code out[oo + j*oStride + k*oRow]}. Reads the four rows once for all four vectors.
      */
-    void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
+    void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
                 float[] out, int oo, int oRow, int oStride, float[] lanes);
 
     /** Decodes {@code n} fp16 values at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */

@@ -52,12 +52,13 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
-    public void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
+    public void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
                        float[] out, int oo, int oRow, int oStride, float[] lanes) {
         // The fallback does not optimise weight reuse: rows are re-read from L1 for each vector.
-        for (int j = 0; j < 8; j++) {
-            out[oo + j * oStride] = dot(w, off, n, x, xo + j * xStride);
-            out[oo + j * oStride + oRow] = dot(w, off + rowStride, n, x, xo + j * xStride);
+        for (int j = 0; j < 4; j++) {
+            for (int k = 0; k < 4; k++) {
+                out[oo + j * oStride + k * oRow] = dot(w, off + k * rowStride, n, x, xo + j * xStride);
+            }
         }
     }
 

@@ -27,9 +27,9 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>One accumulator per dot product means one chain of dependent fmas; the tiles hide its
  * latency by running several dot products side by side: four rows for one vector (batch 1 is
- * memory-bound: a lean loop over four row streams keeps many loads in flight), two rows for eight
- * vectors (the batched case is compute-bound: each weight vector loaded feeds eight fmas, each x
- * vector two).
+ * memory-bound: a lean loop over four row streams keeps many loads in flight), four rows for four
+ * vectors (the batched case is compute-bound: each weight vector and each x vector loaded feeds
+ * four fmas).
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
@@ -118,72 +118,75 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void dot2x8(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
+    public void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
                        float[] out, int oo, int oRow, int oStride, float[] lanes) {
-        // 16 accumulators + 2 weight vectors + 1 x vector: fits the 32 AVX-512 registers.
-        long o0 = off, o1 = off + rowStride;
+        // 16 accumulators + 4 weight vectors + 1 x vector: fits the 32 AVX-512 registers; each
+        // weight vector loaded feeds four fmas and each x vector four (a 2x8 tile: two and eight,
+        // ten loads per sixteen fmas instead of eight - about 25% slower here).
+        long o0 = off, o1 = o0 + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
         int x0 = xo, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        int x4 = x3 + xStride, x5 = x4 + xStride, x6 = x5 + xStride, x7 = x6 + xStride;
         FloatVector z = FloatVector.zero(F);
-        FloatVector p0 = z, p1 = z, p2 = z, p3 = z, p4 = z, p5 = z, p6 = z, p7 = z; // row 0
-        FloatVector q0 = z, q1 = z, q2 = z, q3 = z, q4 = z, q5 = z, q6 = z, q7 = z; // row 1
+        FloatVector a00 = z, a01 = z, a02 = z, a03 = z; // vector 0, rows 0..3
+        FloatVector a10 = z, a11 = z, a12 = z, a13 = z;
+        FloatVector a20 = z, a21 = z, a22 = z, a23 = z;
+        FloatVector a30 = z, a31 = z, a32 = z, a33 = z;
         int end = vectorEnd(n);
         for (int i = 0; i < end; i += L) {
-            FloatVector u = w(w, o0, i);
-            FloatVector v = w(w, o1, i);
+            FloatVector w0 = w(w, o0, i);
+            FloatVector w1 = w(w, o1, i);
+            FloatVector w2 = w(w, o2, i);
+            FloatVector w3 = w(w, o3, i);
             FloatVector xv = x(x, x0 + i);
-            p0 = u.fma(xv, p0);
-            q0 = v.fma(xv, q0);
+            a00 = w0.fma(xv, a00);
+            a01 = w1.fma(xv, a01);
+            a02 = w2.fma(xv, a02);
+            a03 = w3.fma(xv, a03);
             xv = x(x, x1 + i);
-            p1 = u.fma(xv, p1);
-            q1 = v.fma(xv, q1);
+            a10 = w0.fma(xv, a10);
+            a11 = w1.fma(xv, a11);
+            a12 = w2.fma(xv, a12);
+            a13 = w3.fma(xv, a13);
             xv = x(x, x2 + i);
-            p2 = u.fma(xv, p2);
-            q2 = v.fma(xv, q2);
+            a20 = w0.fma(xv, a20);
+            a21 = w1.fma(xv, a21);
+            a22 = w2.fma(xv, a22);
+            a23 = w3.fma(xv, a23);
             xv = x(x, x3 + i);
-            p3 = u.fma(xv, p3);
-            q3 = v.fma(xv, q3);
-            xv = x(x, x4 + i);
-            p4 = u.fma(xv, p4);
-            q4 = v.fma(xv, q4);
-            xv = x(x, x5 + i);
-            p5 = u.fma(xv, p5);
-            q5 = v.fma(xv, q5);
-            xv = x(x, x6 + i);
-            p6 = u.fma(xv, p6);
-            q6 = v.fma(xv, q6);
-            xv = x(x, x7 + i);
-            p7 = u.fma(xv, p7);
-            q7 = v.fma(xv, q7);
+            a30 = w0.fma(xv, a30);
+            a31 = w1.fma(xv, a31);
+            a32 = w2.fma(xv, a32);
+            a33 = w3.fma(xv, a33);
         }
         // Reduced in a separate method through memory: kept here, the reduction's vector code
         // would push this method past C2's inlining budget, and vectors passed to a call that is
         // not inlined get boxed.
-        p0.intoArray(lanes, 0);
-        q0.intoArray(lanes, L);
-        p1.intoArray(lanes, 2 * L);
-        q1.intoArray(lanes, 3 * L);
-        p2.intoArray(lanes, 4 * L);
-        q2.intoArray(lanes, 5 * L);
-        p3.intoArray(lanes, 6 * L);
-        q3.intoArray(lanes, 7 * L);
-        p4.intoArray(lanes, 8 * L);
-        q4.intoArray(lanes, 9 * L);
-        p5.intoArray(lanes, 10 * L);
-        q5.intoArray(lanes, 11 * L);
-        p6.intoArray(lanes, 12 * L);
-        q6.intoArray(lanes, 13 * L);
-        p7.intoArray(lanes, 14 * L);
-        q7.intoArray(lanes, 15 * L);
-        reduce16(lanes); // lane sums of accumulator 2j+k in lanes[2j+k]: row k, vector j
-        for (int j = 0; j < 8; j++) {
-            out[oo + j * oStride] = lanes[2 * j];
-            out[oo + j * oStride + oRow] = lanes[2 * j + 1];
+        a00.intoArray(lanes, 0);
+        a01.intoArray(lanes, L);
+        a02.intoArray(lanes, 2 * L);
+        a03.intoArray(lanes, 3 * L);
+        a10.intoArray(lanes, 4 * L);
+        a11.intoArray(lanes, 5 * L);
+        a12.intoArray(lanes, 6 * L);
+        a13.intoArray(lanes, 7 * L);
+        a20.intoArray(lanes, 8 * L);
+        a21.intoArray(lanes, 9 * L);
+        a22.intoArray(lanes, 10 * L);
+        a23.intoArray(lanes, 11 * L);
+        a30.intoArray(lanes, 12 * L);
+        a31.intoArray(lanes, 13 * L);
+        a32.intoArray(lanes, 14 * L);
+        a33.intoArray(lanes, 15 * L);
+        reduce16(lanes); // lane sums of accumulator 4j+k in lanes[4j+k]: row k, vector j
+        for (int j = 0; j < 4; j++) {
+            for (int k = 0; k < 4; k++) {
+                out[oo + j * oStride + k * oRow] = lanes[4 * j + k];
+            }
         }
         if (end < n) {
-            for (int j = 0; j < 8; j++) {
-                out[oo + j * oStride] += tail(w, o0, end, n, x, xo + j * xStride);
-                out[oo + j * oStride + oRow] += tail(w, o1, end, n, x, xo + j * xStride);
+            for (int j = 0; j < 4; j++) {
+                for (int k = 0; k < 4; k++) {
+                    out[oo + j * oStride + k * oRow] += tail(w, off + k * rowStride, end, n, x, xo + j * xStride);
+                }
             }
         }
     }
