@@ -14,8 +14,9 @@ import java.lang.foreign.MemorySegment;
  * fixed accumulation order, with no lane reduction whose order the JIT may choose.
  *
  * <p>How: rows are split into contiguous chunks over the {@link Parallel} pool (each output is
- * computed by one thread). A chunk is walked in tiles of four rows (one from each quarter of the
- * chunk, for long sequential streams); each tile is read from memory
+ * computed by one thread). A chunk is walked in tiles of four rows (below batch 4, where memory
+ * speed decides, one row from each quarter of the chunk, for four long sequential streams;
+ * otherwise adjacent rows); each tile is read from memory
  * once for the whole batch: groups of four vectors go to {@link RowKernels#dot4x4}, each
  * remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  * tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row, vector)
@@ -145,6 +146,18 @@ public final class MatMul {
             decoded = scratch.decoded;
             src = decoded;
             rowStride = 4L * cols;
+        }
+        if (batch >= TILE) {
+            // Compute-bound: tiles of adjacent rows, one sequential stream (about 12% faster at
+            // batch 8 here than the four streams below, which only pay off when memory-bound).
+            int r = start;
+            for (; r + TILE <= end; r += TILE) {
+                tile(k, w, x, batch, out, r, TILE, 1, src, rowStride, decoded, lanes);
+            }
+            if (r < end) {
+                tile(k, w, x, batch, out, r, end - r, 1, src, rowStride, decoded, lanes);
+            }
+            return;
         }
         // Row r + t*q of tile r (t = 0..3): the four rows of a tile come from the four quarters
         // of the range, so that memory is read as four long sequential streams, which the

@@ -60,11 +60,10 @@ public final class Ops {
         for (int i = 1; i < n; i++) {
             max = Math.max(max, x[o + i]);
         }
+        Kernels.ROWS.expShifted(x, o, n, max);
         float sum = 0f;
         for (int i = 0; i < n; i++) {
-            float e = exp(x[o + i] - max);
-            x[o + i] = e;
-            sum += e;
+            sum += x[o + i];
         }
         float inv = 1f / sum;
         for (int i = 0; i < n; i++) {
@@ -72,8 +71,8 @@ public final class Ops {
         }
     }
 
-    private static final double LOG2E = 1.4426950408889634;
-    private static final double LN2 = 0.6931471805599453;
+    static final double LOG2E = 1.4426950408889634;
+    static final double LN2 = 0.6931471805599453;
 
     /**
      * {@code e^x} rounded to float, within one ulp of {@code (float) StrictMath.exp(x)} (nearly always
@@ -98,10 +97,7 @@ public final class Ops {
 
     /** {@code gate[i] = silu(gate[i]) * up[i]} for i in [o, o+n). */
     public static void swiglu(float[] gate, float[] up, int o, int n) {
-        for (int i = o; i < o + n; i++) {
-            float g = gate[i];
-            gate[i] = g / (1f + exp(-g)) * up[i];
-        }
+        Kernels.ROWS.swiglu(gate, up, o, n);
     }
 
     /** {@code acc[ao..ao+n) += scale * v[vo..vo+n)}. */
@@ -121,6 +117,27 @@ public final class Ops {
     /** Attention score: {@code q[qo..qo+n)} dotted with {@code n} floats of KV memory at byte offset {@code off}, fixed order. */
     public static float dotKv(float[] q, int qo, MemorySegment kv, long off, int n) {
         return Kernels.ROWS.dot(kv, off, n, q, qo);
+    }
+
+    /** Scratch floats {@link #dotKvRows} needs per thread. */
+    public static int kvRowsScratch() {
+        return Math.max(1, Kernels.ROWS.lanesScratch());
+    }
+
+    /**
+     * Attention scores of {@code count} cached positions whose vectors lie {@code stride} bytes apart from byte
+     * offset {@code off}: {@code out[oo + j] = dotKv(q, qo, kv, off + j*stride, n)}, each bit-identical to
+     * {@link #dotKv} (several positions share one lane reduction network).
+     */
+    public static void dotKvRows(float[] q, int qo, MemorySegment kv, long off, long stride, int count, int n,
+                                 float[] out, int oo, float[] lanes) {
+        Kernels.ROWS.dotRows(kv, off, stride, count, n, q, qo, out, oo, lanes);
+    }
+
+    /** {@code count} calls of {@link #axpyKv} in order, with scale {@code scales[so + j]} and byte offset {@code off + j*stride}; same bits. */
+    public static void axpyKvRows(float[] acc, int ao, float[] scales, int so, MemorySegment kv, long off, long stride,
+                                  int count, int n) {
+        Kernels.ROWS.axpyRows(acc, ao, scales, so, kv, off, stride, count, n);
     }
 
     /** Attention output: {@code acc[ao..ao+n) += scale * kv[off..]} (multiply then add per element). */

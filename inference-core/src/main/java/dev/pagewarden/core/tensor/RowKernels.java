@@ -49,6 +49,46 @@ interface RowKernels {
      */
     void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n);
 
+    /**
+     * Attention scores over equally spaced rows: {@code out[oo + j] = dot(w at byte offset off + j*rowStride, x[xo..])}
+     * for j < count, each bit-identical to {@link #dot}. Implementations may run several rows side
+     * by side (one lane reduction network for many rows); the value of each row never depends on
+     * the others.
+     */
+    default void dotRows(MemorySegment w, long off, long rowStride, int count, int n, float[] x, int xo, float[] out,
+                         int oo, float[] lanes) {
+        for (int j = 0; j < count; j++) {
+            out[oo + j] = dot(w, off + j * rowStride, n, x, xo);
+        }
+    }
+
+    /**
+     * Attention output: for j = 0, 1, .., count-1 in that order, {@code acc[ao..ao+n) += scales[so + j] * v}
+     * with {@code v} the {@code n} floats at byte offset {@code off + j*rowStride}: bit-identical to
+     * {@code count} calls of {@link #axpy}.
+     */
+    default void axpyRows(float[] acc, int ao, float[] scales, int so, MemorySegment v, long off, long rowStride,
+                          int count, int n) {
+        for (int j = 0; j < count; j++) {
+            axpy(acc, ao, scales[so + j], v, off + j * rowStride, n);
+        }
+    }
+
+    /** {@code x[i] = Ops.exp(x[i] - shift)} for i in [o, o+n): softmax's exponentials, bit-identical to the scalar {@link Ops#exp}. */
+    default void expShifted(float[] x, int o, int n, float shift) {
+        for (int i = o; i < o + n; i++) {
+            x[i] = Ops.exp(x[i] - shift);
+        }
+    }
+
+    /** {@code gate[i] = gate[i] / (1 + Ops.exp(-gate[i])) * up[i]} for i in [o, o+n) (SiLU times the up projection); same bits in every implementation. */
+    default void swiglu(float[] gate, float[] up, int o, int n) {
+        for (int i = o; i < o + n; i++) {
+            float g = gate[i];
+            gate[i] = g / (1f + Ops.exp(-g)) * up[i];
+        }
+    }
+
     /** Reads every float of {@code seg[from..to)} ({@code to - from} a multiple of 4) and returns their sum, for {@link Bandwidth}. */
     float readAll(MemorySegment seg, long from, long to);
 }

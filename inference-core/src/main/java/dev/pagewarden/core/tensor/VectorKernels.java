@@ -6,6 +6,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 
 import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.DoubleVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
@@ -357,6 +359,152 @@ final class VectorKernels implements RowKernels {
         }
         for (int i = end; i < n; i++) {
             acc[ao + i] += scale * v.get(Tensor.F32_LE, off + 4L * i);
+        }
+    }
+
+    @Override
+    public void dotRows(MemorySegment w, long off, long rowStride, int count, int n, float[] x, int xo, float[] out,
+                        int oo, float[] lanes) {
+        int j = 0;
+        for (; j + 16 <= count; j += 16) {
+            dot16(w, off + j * rowStride, rowStride, n, x, xo, lanes);
+            reduce16(lanes); // the same tree per row as sumLanes in dot
+            if (vectorEnd(n) < n) {
+                for (int k = 0; k < 16; k++) {
+                    lanes[k] += tail(w, off + (j + k) * rowStride, vectorEnd(n), n, x, xo);
+                }
+            }
+            System.arraycopy(lanes, 0, out, oo + j, 16);
+        }
+        for (; j < count; j++) {
+            out[oo + j] = dot(w, off + j * rowStride, n, x, xo);
+        }
+    }
+
+    /** Sixteen rows at {@code off + k*rowStride} times one vector: the accumulators of dot, stored at lanes[k*L..]. */
+    private static void dot16(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] lanes) {
+        long o0 = off, o1 = o0 + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
+        long o4 = o3 + rowStride, o5 = o4 + rowStride, o6 = o5 + rowStride, o7 = o6 + rowStride;
+        long o8 = o7 + rowStride, o9 = o8 + rowStride, o10 = o9 + rowStride, o11 = o10 + rowStride;
+        long o12 = o11 + rowStride, o13 = o12 + rowStride, o14 = o13 + rowStride, o15 = o14 + rowStride;
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+        FloatVector a8 = z, a9 = z, a10 = z, a11 = z, a12 = z, a13 = z, a14 = z, a15 = z;
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            FloatVector xv = x(x, xo + i);
+            a0 = w(w, o0, i).fma(xv, a0);
+            a1 = w(w, o1, i).fma(xv, a1);
+            a2 = w(w, o2, i).fma(xv, a2);
+            a3 = w(w, o3, i).fma(xv, a3);
+            a4 = w(w, o4, i).fma(xv, a4);
+            a5 = w(w, o5, i).fma(xv, a5);
+            a6 = w(w, o6, i).fma(xv, a6);
+            a7 = w(w, o7, i).fma(xv, a7);
+            a8 = w(w, o8, i).fma(xv, a8);
+            a9 = w(w, o9, i).fma(xv, a9);
+            a10 = w(w, o10, i).fma(xv, a10);
+            a11 = w(w, o11, i).fma(xv, a11);
+            a12 = w(w, o12, i).fma(xv, a12);
+            a13 = w(w, o13, i).fma(xv, a13);
+            a14 = w(w, o14, i).fma(xv, a14);
+            a15 = w(w, o15, i).fma(xv, a15);
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        a4.intoArray(lanes, 4 * L);
+        a5.intoArray(lanes, 5 * L);
+        a6.intoArray(lanes, 6 * L);
+        a7.intoArray(lanes, 7 * L);
+        a8.intoArray(lanes, 8 * L);
+        a9.intoArray(lanes, 9 * L);
+        a10.intoArray(lanes, 10 * L);
+        a11.intoArray(lanes, 11 * L);
+        a12.intoArray(lanes, 12 * L);
+        a13.intoArray(lanes, 13 * L);
+        a14.intoArray(lanes, 14 * L);
+        a15.intoArray(lanes, 15 * L);
+    }
+
+    @Override
+    public void axpyRows(float[] acc, int ao, float[] scales, int so, MemorySegment v, long off, long rowStride,
+                         int count, int n) {
+        // The accumulator stays in a register over all rows: per element the same multiply, then
+        // add, in the same row order as count calls of axpy.
+        int end = vectorEnd(n);
+        for (int i = 0; i < end; i += L) {
+            FloatVector a = x(acc, ao + i);
+            long at = off;
+            for (int j = 0; j < count; j++, at += rowStride) {
+                a = w(v, at, i).mul(scales[so + j]).add(a);
+            }
+            a.intoArray(acc, ao + i);
+        }
+        for (int i = end; i < n; i++) {
+            float a = acc[ao + i];
+            for (int j = 0; j < count; j++) {
+                a += scales[so + j] * v.get(Tensor.F32_LE, off + j * rowStride + 4L * i);
+            }
+            acc[ao + i] = a;
+        }
+    }
+
+    // exp in double lanes: as many doubles as fit the preferred shape, and as many floats beside them
+    private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Float> FD = VectorSpecies.of(float.class, VectorShape.forBitSize(D.length() * 32));
+    private static final VectorSpecies<Long> LD = VectorSpecies.of(long.class, D.vectorShape());
+    /** Adding and subtracting 1.5 * 2^52 rounds a double below 2^51 in magnitude to an integer, ties to even: Math.rint. */
+    private static final double RINT = 0x1.8p52;
+
+    /**
+     * {@link Ops#exp} on {@code FD.length()} floats at once, the same double operations in the same
+     * order per lane (rint by the 1.5 * 2^52 trick, which equals Math.rint in this range), so each
+     * lane has the bits of the scalar call.
+     */
+    private static FloatVector exp(FloatVector x) {
+        DoubleVector d = (DoubleVector) x.convertShape(VectorOperators.F2D, D, 0);
+        DoubleVector k = d.mul(Ops.LOG2E).add(RINT).sub(RINT);
+        DoubleVector r = d.sub(k.mul(Ops.LN2));
+        DoubleVector p = r.mul(1.0 / 40320).add(1.0 / 5040);
+        p = r.mul(p).add(1.0 / 720);
+        p = r.mul(p).add(1.0 / 120);
+        p = r.mul(p).add(1.0 / 24);
+        p = r.mul(p).add(1.0 / 6);
+        p = r.mul(p).add(1.0 / 2);
+        p = r.mul(p).add(1.0);
+        p = r.mul(p).add(1.0);
+        // 2^k from its exponent bits; k is in [-216, 145] wherever the result is used
+        LongVector bits = ((LongVector) k.convertShape(VectorOperators.D2L, LD, 0)).add(1023).lanewise(VectorOperators.LSHL, 52);
+        FloatVector e = (FloatVector) p.mul(bits.reinterpretAsDoubles()).convertShape(VectorOperators.D2F, FD, 0);
+        // the scalar's early returns: NaN stays itself, below -150 rounds to 0, above 100 is infinity
+        e = e.blend(0f, x.compare(VectorOperators.GT, -150f).not());
+        e = e.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, 100f));
+        return e.blend(x, x.test(VectorOperators.IS_NAN));
+    }
+
+    @Override
+    public void expShifted(float[] x, int o, int n, float shift) {
+        int i = o;
+        for (int end = o + n - FD.length(); i <= end; i += FD.length()) {
+            exp(FloatVector.fromArray(FD, x, i).sub(shift)).intoArray(x, i);
+        }
+        for (; i < o + n; i++) {
+            x[i] = Ops.exp(x[i] - shift);
+        }
+    }
+
+    @Override
+    public void swiglu(float[] gate, float[] up, int o, int n) {
+        int i = o;
+        for (int end = o + n - FD.length(); i <= end; i += FD.length()) {
+            FloatVector g = FloatVector.fromArray(FD, gate, i);
+            g.div(exp(g.neg()).add(1f)).mul(FloatVector.fromArray(FD, up, i)).intoArray(gate, i);
+        }
+        for (; i < o + n; i++) {
+            float g = gate[i];
+            gate[i] = g / (1f + Ops.exp(-g)) * up[i];
         }
     }
 

@@ -148,6 +148,74 @@ class OpsTest {
         assertArrayEquals(TestTensors.bits(first), TestTensors.bits(later));
     }
 
+    /** The many-position attention kernels give the bits of one dotKv / axpyKv per position, in both implementations. */
+    @Test
+    void kvRowKernelsMatchOneRowAtATime() {
+        for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
+            for (int n : new int[] {1, 15, 16, 17, 48, 64, 100}) {
+                for (int count : new int[] {1, 15, 16, 17, 33, 50}) {
+                    long stride = 4L * (n + 3) + 4; // rows further apart than their length, unaligned
+                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto()
+                            .allocate(stride * (count + 1) + 4L * n + 64, 64);
+                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 31L * n + count);
+                    for (int i = 0; i < data.length; i++) {
+                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
+                    }
+                    long off = 8;
+                    float[] q = TestTensors.randomFloats(n + 2, n + 7L * count);
+                    float[] out = new float[count + 1];
+                    k.dotRows(mem, off, stride, count, n, q, 1, out, 1, new float[Math.max(1, k.lanesScratch())]);
+                    float[] scales = new float[count + 2];
+                    for (int j = 0; j < count; j++) {
+                        assertThat(Float.floatToRawIntBits(out[1 + j]))
+                                .as("%s n=%d count=%d row %d", k.name(), n, count, j)
+                                .isEqualTo(Float.floatToRawIntBits(k.dot(mem, off + j * stride, n, q, 1)));
+                        scales[2 + j] = out[1 + j] * 0.01f;
+                    }
+                    float[] acc = TestTensors.randomFloats(n + 3, 5L * n + count);
+                    float[] one = acc.clone();
+                    k.axpyRows(acc, 2, scales, 2, mem, off, stride, count, n);
+                    for (int j = 0; j < count; j++) {
+                        k.axpy(one, 2, scales[2 + j], mem, off + j * stride, n);
+                    }
+                    assertArrayEquals(TestTensors.bits(one), TestTensors.bits(acc), k.name() + " axpyRows n=" + n);
+                }
+            }
+        }
+    }
+
+    /** The vector exp (softmax) and SwiGLU give the scalar bits on every input, special values included. */
+    @Test
+    void vectorExpAndSwigluMatchTheScalarBits() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(5);
+        float[] special = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 0f, -0f, -150f,
+                Math.nextUp(-150f), Math.nextDown(-150f), 100f, Math.nextUp(100f), -87.3f, -103.9f, 88.7f, 1e-40f,
+                -1e-40f, Float.MIN_VALUE, Float.MAX_VALUE, -Float.MAX_VALUE, 0.5f, -0.5f, 0.34657359f};
+        float[] x = new float[20_003];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = i < special.length ? special[i] : switch (i % 3) {
+                case 0 -> (float) rnd.nextDouble(-160, 110);
+                case 1 -> (float) rnd.nextDouble(-20, 20);
+                default -> Float.intBitsToFloat(rnd.nextInt());
+            };
+        }
+        for (float shift : new float[] {0f, 3.25f, -7f}) {
+            float[] v = x.clone();
+            VectorKernels.INSTANCE.expShifted(v, 1, x.length - 2, shift);
+            for (int i = 1; i < x.length - 1; i++) {
+                assertThat(Float.floatToRawIntBits(v[i])).as("exp(%s - %s)", x[i], shift)
+                        .isEqualTo(Float.floatToRawIntBits(Ops.exp(x[i] - shift)));
+            }
+            assertThat(Float.floatToRawIntBits(v[0])).as("untouched").isEqualTo(Float.floatToRawIntBits(x[0]));
+        }
+        float[] up = TestTensors.randomFloats(x.length, 6);
+        float[] gv = x.clone();
+        float[] gs = x.clone();
+        VectorKernels.INSTANCE.swiglu(gv, up, 2, x.length - 3);
+        ScalarKernels.INSTANCE.swiglu(gs, up, 2, x.length - 3);
+        assertArrayEquals(TestTensors.bits(gs), TestTensors.bits(gv), "swiglu");
+    }
+
     /** The polynomial exp is within one ulp of StrictMath.exp everywhere softmax and SwiGLU can take it. */
     @Test
     void expIsWithinOneUlpOfStrictMath() {

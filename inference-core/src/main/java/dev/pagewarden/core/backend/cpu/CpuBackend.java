@@ -243,20 +243,26 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /** Per-thread attention scores, grown on demand. */
-    private static final ThreadLocal<float[]> SCORES = ThreadLocal.withInitial(() -> new float[0]);
+    /** Per-thread attention scratch: scores of the heads in hand, lanes of the score kernel. */
+    private static final class AttentionScratch {
+        float[] scores = new float[0];
+        final float[] lanes = new float[Ops.kvRowsScratch()];
+    }
+
+    private static final ThreadLocal<AttentionScratch> SCRATCH = ThreadLocal.withInitial(AttentionScratch::new);
 
     /**
      * Query heads [h0, h1) of one token attend over positions 0..pos of its own sequence, reading K
      * and V straight from its pages (no copy).
      *
-     * <p>The loops walk memory in address order - page by page, in a page head by head, and slot
-     * by slot inside a head's run - because the pages are head-major: the hardware prefetchers
+     * <p>The loops walk memory in address order - page by page, and in a page head by head over
+     * the slots of the head's run - because the pages are head-major: the hardware prefetchers
      * stream that, and two threads that split the heads read disjoint runs. A head-by-head walk
-     * over all positions jumps between pages for every few loads and waits on memory once the
-     * weights of a step have pushed the KV out of the caches (about 1.7x slower on one thread
-     * here, 2x more with two threads sharing slot-major rows). Each score and each output element
-     * still gets the operations of a per-head loop in the same order, so the bits do not change.
+     * over all positions jumps between pages every few loads and waits on memory once the weights
+     * of a step have pushed the KV out of the caches (about 1.7x slower on one thread here, 2x
+     * more with two threads sharing slot-major rows). The kernels take a page's slots together
+     * (one lane reduction for sixteen scores, the output accumulator kept in registers), and each
+     * score and output element still gets the operations of a per-position loop in the same order.
      */
     private void attend(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int h0, int h1,
                         float[] q, int qOffset, float[] out, int outOffset) {
@@ -265,25 +271,27 @@ public final class CpuBackend implements Backend {
         int n = pos + 1;
         int pt = layout.pageTokens();
         long stride = (long) layout.slotStride() * Float.BYTES;
-        float[] scores = SCORES.get();
-        if (scores.length < (h1 - h0) * n) {
-            scores = new float[(h1 - h0) * cfg.seqLen()];
-            SCORES.set(scores);
+        AttentionScratch scratch = SCRATCH.get();
+        if (scratch.scores.length < (h1 - h0) * n) {
+            scratch.scores = new float[(h1 - h0) * cfg.seqLen()];
         }
+        float[] scores = scratch.scores;
         float scale = (float) (1.0 / Math.sqrt(hs));
         for (int p0 = 0; p0 < n; p0 += pt) {
             long base = kv.pageBase(pages.get(p0 / pt).page());
             int slots = Math.min(pt, n - p0);
             for (int h = h0; h < h1; h++) {
                 long at = (base + layout.offset(layer, 0, 0, h / cfg.kvMul())) * Float.BYTES;
-                int si = (h - h0) * n + p0;
-                for (int j = 0; j < slots; j++, at += stride) {
-                    scores[si + j] = Ops.dotKv(q, qOffset + h * hs, kv.memory, at, hs) * scale;
-                }
+                Ops.dotKvRows(q, qOffset + h * hs, kv.memory, at, stride, slots, hs, scores, (h - h0) * n + p0,
+                        scratch.lanes);
             }
         }
         for (int h = h0; h < h1; h++) {
-            Ops.softmax(scores, (h - h0) * n, n);
+            int si = (h - h0) * n;
+            for (int p = 0; p < n; p++) {
+                scores[si + p] *= scale;
+            }
+            Ops.softmax(scores, si, n);
             Arrays.fill(out, outOffset + h * hs, outOffset + (h + 1) * hs, 0f);
         }
         for (int p0 = 0; p0 < n; p0 += pt) {
@@ -291,10 +299,7 @@ public final class CpuBackend implements Backend {
             int slots = Math.min(pt, n - p0);
             for (int h = h0; h < h1; h++) {
                 long at = (base + layout.offset(layer, 1, 0, h / cfg.kvMul())) * Float.BYTES;
-                int si = (h - h0) * n + p0;
-                for (int j = 0; j < slots; j++, at += stride) {
-                    Ops.axpyKv(out, outOffset + h * hs, scores[si + j], kv.memory, at, hs);
-                }
+                Ops.axpyKvRows(out, outOffset + h * hs, scores, (h - h0) * n + p0, kv.memory, at, stride, slots, hs);
             }
         }
     }
