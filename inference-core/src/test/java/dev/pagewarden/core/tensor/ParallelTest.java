@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ParallelTest {
@@ -30,9 +31,44 @@ class ParallelTest {
                 for (int i = 0; i < n; i++) {
                     assertThat(hits.get(i)).as("index %d of %d", i, n).isEqualTo(1);
                 }
-                assertThat(calls.get()).isLessThanOrEqualTo(Math.min(threads, Math.max(n, 1)));
+                assertThat(calls.get()).isLessThanOrEqualTo(Math.min(threads * Parallel.CHUNKS_PER_THREAD, Math.max(n, 1)));
             }
         }
+    }
+
+    /**
+     * Loops of different sizes back to back (different chunk counts): a worker still leaving one
+     * loop must not claim a chunk of the next. A miscounted claim leaves the caller waiting forever
+     * or runs an index twice.
+     */
+    @Test
+    void loopsOfChangingSizesBackToBackEachRunEveryIndexOnce() {
+        // a lost chunk leaves the caller spinning: fail after a minute rather than hang the build
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            int[] sizes = {2, 64, 3, 100, 2, 9};
+            for (int threads : new int[] {2, 3}) {
+                try (Parallel pool = new Parallel(threads)) {
+                    int[][] hits = new int[sizes.length][];
+                    for (int i = 0; i < sizes.length; i++) {
+                        hits[i] = new int[sizes[i]];
+                    }
+                    for (int iter = 0; iter < 300_000; iter++) {
+                        int[] h = hits[iter % sizes.length];
+                        pool.forRange(h.length, (start, end) -> {
+                            for (int i = start; i < end; i++) {
+                                h[i]++;
+                            }
+                        });
+                    }
+                    for (int i = 0; i < sizes.length; i++) {
+                        for (int j = 0; j < sizes[i]; j++) {
+                            assertThat(hits[i][j]).as("threads %d size %d index %d", threads, sizes[i], j)
+                                    .isEqualTo(300_000 / sizes.length);
+                        }
+                    }
+                }
+            }
+        });
     }
 
     @Test
@@ -89,7 +125,8 @@ class ParallelTest {
                 }
                 workerDone.incrementAndGet();
             })).isInstanceOf(IllegalStateException.class).hasMessage("boom in caller");
-            assertThat(workerDone.get()).isEqualTo(1);
+            // every other chunk still ran to its end before the exception came out
+            assertThat(workerDone.get()).isEqualTo(Math.min(10, 2 * Parallel.CHUNKS_PER_THREAD) - 1);
         }
     }
 
