@@ -151,6 +151,12 @@ public final class EngineBench {
             probePool.close();
         }
         double readGBs = median(bandwidths);
+        // For context only (fractions use the all-threads figure above): what one core alone can
+        // read. On machines whose bandwidth is bound per core, as here, that is about half.
+        double oneThreadGBs;
+        try (Parallel one = new Parallel(1); Bandwidth.Probe p = new Bandwidth.Probe(1L << 30)) {
+            oneThreadGBs = p.best(one, 3);
+        }
         Map<String, Object> safety = o.safetyPairs() > 0 ? compareSafety(model, o, cfg, rnd, progress) : null;
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("model", model.source() == null ? "memory" : model.source().getFileName().toString());
@@ -165,6 +171,7 @@ public final class EngineBench {
         json.put("weight_bytes_per_token", weightBytes);
         json.put("mem_read_gbs", readGBs);
         json.put("mem_read_gbs_per_run", bandwidths);
+        json.put("mem_read_gbs_one_thread", oneThreadGBs);
         json.put("prefill_tok_s", prefill);
         json.put("decode_tok_s", decode);
         json.put("decode_weight_bandwidth_fraction", fraction);

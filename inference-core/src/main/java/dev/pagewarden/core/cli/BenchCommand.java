@@ -75,8 +75,9 @@ final class BenchCommand implements Command {
     private static void printTable(Map<String, Object> r, PrintStream out) {
         out.printf(Locale.ROOT, "model %s, %,d parameters, backend %s, %s threads%n", r.get("model"), r.get("parameters"),
                 r.get("backend"), r.get("threads"));
-        out.printf(Locale.ROOT, "memory read bandwidth %.1f GB/s, weights read per token %.1f MB%n",
-                (Double) r.get("mem_read_gbs"), ((Long) r.get("weight_bytes_per_token")) / 1e6);
+        out.printf(Locale.ROOT, "memory read bandwidth %.1f GB/s with %d threads (one thread alone: %.1f GB/s), "
+                        + "weights read per token %.1f MB%n", (Double) r.get("mem_read_gbs"), (Integer) r.get("threads"),
+                (Double) r.get("mem_read_gbs_one_thread"), ((Long) r.get("weight_bytes_per_token")) / 1e6);
         out.printf(Locale.ROOT, "prefill: %.1f tokens/s (%s-token prompts)%n", (Double) r.get("prefill_tok_s"), r.get("prompt_tokens"));
         out.println("batch   decode tok/s   weight bandwidth used");
         Map<String, Object> decode = (Map<String, Object>) r.get("decode_tok_s");
