@@ -108,6 +108,7 @@ public final class EngineBench {
                 .poolTokens(2 * perRequest, maxBatch * (perRequest + 16)).maxQueue(maxBatch * 2).build();
         Map<String, Object> decode = new LinkedHashMap<>();
         Map<String, Object> fraction = new LinkedHashMap<>();
+        Map<String, Object> speedup = new LinkedHashMap<>();
         double prefill;
         int peakPages;
         String backendName;
@@ -144,6 +145,15 @@ public final class EngineBench {
             for (Map.Entry<Integer, List<Double>> e : perBatch.entrySet()) {
                 decode.put(String.valueOf(e.getKey()), median(e.getValue()));
                 fraction.put(String.valueOf(e.getKey()), median(fractions.get(e.getKey())));
+                if (fractions.containsKey(1)) {
+                    // Per repeat, each run against the bandwidth probed right before it: the two runs
+                    // of a pair happen at different moments of a machine whose speed drifts.
+                    List<Double> ratios = new ArrayList<>();
+                    for (int r = 0; r < o.repeats(); r++) {
+                        ratios.add(e.getKey() * fractions.get(e.getKey()).get(r) / fractions.get(1).get(r));
+                    }
+                    speedup.put(String.valueOf(e.getKey()), median(ratios));
+                }
             }
             peakPages = engine.decodePool().peakUsedPages();
         } finally {
@@ -175,6 +185,9 @@ public final class EngineBench {
         json.put("prefill_tok_s", prefill);
         json.put("decode_tok_s", decode);
         json.put("decode_weight_bandwidth_fraction", fraction);
+        if (!speedup.isEmpty()) {
+            json.put("decode_speedup_vs_batch1", speedup);
+        }
         json.put("peak_kv_pages", peakPages);
         if (safety != null) {
             json.put("compare_safety", safety);

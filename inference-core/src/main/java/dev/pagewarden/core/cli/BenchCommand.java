@@ -79,11 +79,13 @@ final class BenchCommand implements Command {
                         + "weights read per token %.1f MB%n", (Double) r.get("mem_read_gbs"), (Integer) r.get("threads"),
                 (Double) r.get("mem_read_gbs_one_thread"), ((Long) r.get("weight_bytes_per_token")) / 1e6);
         out.printf(Locale.ROOT, "prefill: %.1f tokens/s (%s-token prompts)%n", (Double) r.get("prefill_tok_s"), r.get("prompt_tokens"));
-        out.println("batch   decode tok/s   weight bandwidth used");
         Map<String, Object> decode = (Map<String, Object>) r.get("decode_tok_s");
         Map<String, Object> frac = (Map<String, Object>) r.get("decode_weight_bandwidth_fraction");
+        Map<String, Object> speedup = (Map<String, Object>) r.getOrDefault("decode_speedup_vs_batch1", Map.of());
+        out.println("batch   decode tok/s   weight bandwidth used" + (speedup.isEmpty() ? "" : "   vs batch 1 (per-run, bandwidth-normalised)"));
         for (String b : decode.keySet()) {
-            out.printf(Locale.ROOT, "%5s   %12.1f   %5.1f%%%n", b, (Double) decode.get(b), 100 * (Double) frac.get(b));
+            out.printf(Locale.ROOT, "%5s   %12.1f   %20.1f%%", b, (Double) decode.get(b), 100 * (Double) frac.get(b));
+            out.println(speedup.containsKey(b) ? String.format(Locale.ROOT, "   %8.2fx", (Double) speedup.get(b)) : "");
         }
         out.printf("peak KV pages: %s%n", r.get("peak_kv_pages"));
         if (r.get("compare_safety") instanceof Map<?, ?> c) {

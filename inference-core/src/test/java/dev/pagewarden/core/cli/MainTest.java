@@ -88,6 +88,7 @@ class MainTest {
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out().trim()).startsWith("{").endsWith("}")
                 .contains("\"prefill_tok_s\":").contains("\"decode_tok_s\":{\"1\":").contains("\"4\":")
-                .contains("\"peak_kv_pages\":").contains("\"mem_read_gbs\":").contains("\"mem_read_gbs_one_thread\":");
+                .contains("\"peak_kv_pages\":").contains("\"mem_read_gbs\":").contains("\"mem_read_gbs_one_thread\":")
+                .contains("\"decode_speedup_vs_batch1\":{\"1\":1,\"4\":");
     }
 }
