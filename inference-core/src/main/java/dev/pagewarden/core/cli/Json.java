@@ -79,7 +79,17 @@ public final class Json {
         } else if (d == Math.rint(d) && Math.abs(d) < 1e15) {
             sb.append((long) d);
         } else {
-            sb.append(String.format(java.util.Locale.ROOT, "%.6g", d).replaceAll("(\\.\\d*?)0+(e|$)", "$1$2").replace(".e", "e"));
+            // six significant digits, trailing zeros (and a bare point) dropped: 1076.0003 -> "1076", not "1076."
+            String g = String.format(java.util.Locale.ROOT, "%.6g", d);
+            int e = g.indexOf('e');
+            String mantissa = e < 0 ? g : g.substring(0, e);
+            if (mantissa.indexOf('.') >= 0) {
+                mantissa = mantissa.replaceAll("0+$", "");
+                if (mantissa.endsWith(".")) {
+                    mantissa = mantissa.substring(0, mantissa.length() - 1);
+                }
+            }
+            sb.append(mantissa).append(e < 0 ? "" : g.substring(e));
         }
     }
 

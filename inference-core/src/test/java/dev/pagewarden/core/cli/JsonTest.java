@@ -10,6 +10,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class JsonTest {
+    /** Six significant digits, always valid JSON: a value that rounds to a whole number loses its point too. */
+    @Test
+    void numbersAreValidJsonWithSixSignificantDigits() {
+        assertThat(Json.write(1076.0003)).isEqualTo("1076");
+        assertThat(Json.write(1076.5)).isEqualTo("1076.5");
+        assertThat(Json.write(0.000123456789)).isEqualTo("0.000123457");
+        assertThat(Json.write(123456789.5)).isEqualTo("1.23457e+08");
+        assertThat(Json.write(1.0000001e-7)).isEqualTo("1e-07");
+        assertThat(Json.write(-2.5)).isEqualTo("-2.5");
+        assertThat(Json.write(Double.NaN)).isEqualTo("null");
+        for (double d : new double[] {1076.0003, 99.99999, 1.0000001e-7, 123456789.5, 0.1, -7.000001}) {
+            assertThat((Double) Json.parse(Json.write(d))).as("%s", d).isCloseTo(d, org.assertj.core.data.Percentage.withPercentage(1e-3));
+        }
+    }
+
     @Test
     void writeThenParseRoundTrips() {
         Map<String, Object> m = new LinkedHashMap<>();
