@@ -60,9 +60,7 @@ public final class GpuBackend implements Backend {
 
     @Override
     public KvStorage allocateKv(KvLayout layout, int pages) {
-        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim() || layout.headDim() != cfg.headSize()) {
-            throw new IllegalArgumentException("KV layout " + layout + " does not match the model");
-        }
+        layout.requireFits(cfg);
         // the kernels address slot-major rows (attention.cu)
         return new GpuKvStorage(device, layout.in(KvLayout.Order.SLOT_MAJOR), pages);
     }

@@ -41,6 +41,14 @@ public record KvLayout(int nLayers, int kvDim, int pageTokens, int headDim, Orde
         return new KvLayout(cfg.nLayers(), cfg.kvDim(), pageTokens, cfg.headSize(), Order.SLOT_MAJOR);
     }
 
+    /** Throws unless this layout holds {@code cfg}'s KV (layers, KV width, head size): what a backend checks before allocating. */
+    public void requireFits(ModelConfig cfg) {
+        if (nLayers != cfg.nLayers() || kvDim != cfg.kvDim() || headDim != cfg.headSize()) {
+            throw new IllegalArgumentException("KV layout " + this + " does not match the model (" + cfg.nLayers()
+                    + " layers, kvDim " + cfg.kvDim() + ", head size " + cfg.headSize() + ")");
+        }
+    }
+
     /** The same layout in another order. */
     public KvLayout in(Order o) {
         return new KvLayout(nLayers, kvDim, pageTokens, headDim, o);

@@ -65,9 +65,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public KvStorage allocateKv(KvLayout layout, int pages) {
-        if (layout.nLayers() != cfg.nLayers() || layout.kvDim() != cfg.kvDim() || layout.headDim() != cfg.headSize()) {
-            throw new IllegalArgumentException("KV layout " + layout + " does not match the model");
-        }
+        layout.requireFits(cfg);
         // head-major: attention reads each head's vectors of a page as one sequential run
         return new CpuKvStorage(layout.in(KvLayout.Order.HEAD_MAJOR), pages);
     }
