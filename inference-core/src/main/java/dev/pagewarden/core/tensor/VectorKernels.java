@@ -490,9 +490,7 @@ final class VectorKernels implements RowKernels {
         for (int end = o + n - FD.length(); i <= end; i += FD.length()) {
             exp(FloatVector.fromArray(FD, x, i).sub(shift)).intoArray(x, i);
         }
-        for (; i < o + n; i++) {
-            x[i] = Ops.exp(x[i] - shift);
-        }
+        RowKernels.super.expShifted(x, i, o + n - i, shift); // the scalar tail
     }
 
     @Override
@@ -502,10 +500,7 @@ final class VectorKernels implements RowKernels {
             FloatVector g = FloatVector.fromArray(FD, gate, i);
             g.div(exp(g.neg()).add(1f)).mul(FloatVector.fromArray(FD, up, i)).intoArray(gate, i);
         }
-        for (; i < o + n; i++) {
-            float g = gate[i];
-            gate[i] = g / (1f + Ops.exp(-g)) * up[i];
-        }
+        RowKernels.super.swiglu(gate, up, i, o + n - i); // the scalar tail
     }
 
     @Override
