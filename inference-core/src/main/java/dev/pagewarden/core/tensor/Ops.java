@@ -119,9 +119,9 @@ public final class Ops {
         return Kernels.ROWS.dot(kv, off, n, q, qo);
     }
 
-    /** Scratch floats {@link #dotKvRows} needs per thread. */
+    /** Scratch floats {@link #dotKvRows} and {@link #dotKvRows4} need per thread. */
     public static int kvRowsScratch() {
-        return Math.max(1, Kernels.ROWS.lanesScratch());
+        return Math.max(1, 4 * Kernels.ROWS.lanesScratch());
     }
 
     /**
@@ -132,6 +132,16 @@ public final class Ops {
     public static void dotKvRows(float[] q, int qo, MemorySegment kv, long off, long stride, int count, int n,
                                  float[] out, int oo, float[] lanes) {
         Kernels.ROWS.dotRows(kv, off, stride, count, n, q, qo, out, oo, lanes);
+    }
+
+    /**
+     * {@link #dotKvRows} for four heads in one loop: head g's positions start at byte offset
+     * {@code offs[g]}, its query at {@code q[qos[g]..]}, its scores go to {@code out[outs[g]..]};
+     * same bits as four calls.
+     */
+    public static void dotKvRows4(float[] q, int[] qos, MemorySegment kv, long[] offs, long stride, int count, int n,
+                                  float[] out, int[] outs, float[] lanes) {
+        Kernels.ROWS.dotRows4(kv, offs, stride, count, n, q, qos, out, outs, lanes);
     }
 
     /** {@code count} calls of {@link #axpyKv} in order, with scale {@code scales[so + j]} and byte offset {@code off + j*stride}; same bits. */

@@ -63,6 +63,19 @@ interface RowKernels {
     }
 
     /**
+     * {@link #dotRows} for four heads at once: head g's rows start at byte offset {@code offs[g]},
+     * its vector at {@code x[xos[g]..]}, its scores go to {@code out[outs[g]..]}; {@code lanes}
+     * holds {@code 4 * lanesScratch()} floats. Each score is bit-identical to {@link #dot}; the
+     * heads only share the loop (their reads overlap in time).
+     */
+    default void dotRows4(MemorySegment w, long[] offs, long rowStride, int count, int n, float[] x, int[] xos,
+                          float[] out, int[] outs, float[] lanes) {
+        for (int g = 0; g < 4; g++) {
+            dotRows(w, offs[g], rowStride, count, n, x, xos[g], out, outs[g], lanes);
+        }
+    }
+
+    /**
      * Attention output: for j = 0, 1, .., count-1 in that order, {@code acc[ao..ao+n) += scales[so + j] * v}
      * with {@code v} the {@code n} floats at byte offset {@code off + j*rowStride}: bit-identical to
      * {@code count} calls of {@link #axpy}.

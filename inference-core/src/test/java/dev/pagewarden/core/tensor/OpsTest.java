@@ -184,6 +184,39 @@ class OpsTest {
         }
     }
 
+    /** Four heads' scores in one loop: the bits of dot per row, for shared (GQA) and separate runs alike. */
+    @Test
+    void fourHeadScoreKernelMatchesOneRowAtATime() {
+        for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
+            for (int n : new int[] {16, 17, 48, 64, 100, 128}) {
+                for (int count : new int[] {1, 15, 16, 17, 33}) {
+                    long stride = 4L * n + 8;
+                    long run = stride * count + 12; // heads' runs apart by more than a run, unaligned
+                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto().allocate(5 * run + 64, 64);
+                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 13L * n + count);
+                    for (int i = 0; i < data.length; i++) {
+                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
+                    }
+                    // heads 1 and 2 share a run (grouped-query attention); 3 lies past 0's
+                    long[] offs = {4, 4 + 2 * run, 4 + 2 * run, 4 + 4 * run};
+                    int[] qos = {3, 3 + n, 3 + 2 * n, 3 + 3 * n};
+                    int[] outs = {1, 1 + count, 1 + 2 * count, 1 + 3 * count};
+                    float[] q = TestTensors.randomFloats(4 * n + 5, n + 3L * count);
+                    float[] out = new float[4 * count + 2];
+                    k.dotRows4(mem, offs, stride, count, n, q, qos, out, outs,
+                            new float[Math.max(1, 4 * k.lanesScratch())]);
+                    for (int g = 0; g < 4; g++) {
+                        for (int j = 0; j < count; j++) {
+                            assertThat(Float.floatToRawIntBits(out[outs[g] + j]))
+                                    .as("%s n=%d count=%d head %d row %d", k.name(), n, count, g, j)
+                                    .isEqualTo(Float.floatToRawIntBits(k.dot(mem, offs[g] + j * stride, n, q, qos[g])));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /** The vector exp (softmax) and SwiGLU give the scalar bits on every input, special values included. */
     @Test
     void vectorExpAndSwigluMatchTheScalarBits() {
