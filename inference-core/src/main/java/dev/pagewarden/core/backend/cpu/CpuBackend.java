@@ -155,10 +155,15 @@ public final class CpuBackend implements Backend {
         int hs = cfg.headSize();
         for (int l = 0; l < cfg.nLayers(); l++) {
             LlamaWeights.Layer layer = w.layers().get(l);
+            boolean ffnResidual = l > 0; // the previous layer's feed-forward output, not yet added
             // attention block
-            // per-token work is spread over the kernel threads too: on two cores a serial stretch idles half the machine
+            // per-token work is spread over the kernel threads too: on two cores a serial stretch
+            // idles half the machine (so the residual adds happen here, per token, not in a serial pass)
             pool.forRange(rows, (a, b) -> {
                 for (int t = a; t < b; t++) {
+                    if (ffnResidual) {
+                        Ops.add(s.x, t * dim, s.xo, t * dim, dim);
+                    }
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
                 }
             });
@@ -198,17 +203,17 @@ public final class CpuBackend implements Backend {
                 }
             });
             MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
-            Ops.add(s.x, 0, s.xo, 0, rows * dim);
             // feed-forward block
             pool.forRange(rows, (a, b) -> {
                 for (int t = a; t < b; t++) {
+                    Ops.add(s.x, t * dim, s.xo, t * dim, dim);
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsFfn(), dim, cfg.rmsEps());
                 }
             });
             MatMul.swiglu(pool, layer.w1(), layer.w3(), s.xb, rows, s.hb, s.hb2);
             MatMul.matmul(pool, layer.w2(), s.hb, rows, s.xo);
-            Ops.add(s.x, 0, s.xo, 0, rows * dim);
         }
+        Ops.add(s.x, 0, s.xo, 0, rows * dim); // the last layer's feed-forward output
         // Classifier only for the last token of sequences that asked for logits.
         int out = 0;
         int last = -1;
@@ -236,14 +241,18 @@ public final class CpuBackend implements Backend {
     private void rope(float[] v, int offset, int width, int pos) {
         int hs = cfg.headSize();
         int half = hs / 2;
-        for (int i = 0; i < width; i += 2) {
-            int pair = (i % hs) / 2;
-            float c = ropeCos[pos * half + pair];
-            float sn = ropeSin[pos * half + pair];
-            float a = v[offset + i];
-            float b = v[offset + i + 1];
-            v[offset + i] = a * c - b * sn;
-            v[offset + i + 1] = a * sn + b * c;
+        int table = pos * half;
+        // head by head, so the pair index needs no division per element (it cost ~2% of a batch-8 step)
+        for (int head = offset; head < offset + width; head += hs) {
+            for (int pair = 0; pair < half; pair++) {
+                float c = ropeCos[table + pair];
+                float sn = ropeSin[table + pair];
+                int i = head + 2 * pair;
+                float a = v[i];
+                float b = v[i + 1];
+                v[i] = a * c - b * sn;
+                v[i + 1] = a * sn + b * c;
+            }
         }
     }
 
