@@ -404,8 +404,9 @@ final class VectorKernels implements RowKernels {
      * Rows k < count of four heads (runs at byte offsets a0..a3), each times its head's part of
      * x: the accumulators of dot, head g's row k stored at lanes[(16g + k)*L ..]. A row of each
      * head in turn: four ascending sweeps in flight, one per head's run, keep more cache-line fills
-     * going than one sweep (about 30% faster than the heads one after the other on K that the
-     * weights have pushed out of the caches).
+     * going than one sweep (on K that the weights have pushed out of the caches: up to 30% faster
+     * than the heads one after the other in microbenchmarks here, level in others - this shared
+     * machine's noise is as large; plain reads gain the same way from four streams over one).
      */
     private static void dot4heads(MemorySegment w, long a0, long a1, long a2, long a3, long rowStride, int count,
                                   int n, float[] x, int x0, int x1, int x2, int x3, float[] lanes) {
