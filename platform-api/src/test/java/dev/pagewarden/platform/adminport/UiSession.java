@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
+import dev.pagewarden.platform.testing.PlatformTestBase;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
@@ -28,7 +29,7 @@ final class UiSession {
     private String csrf;
 
     UiSession(String baseUrl) {
-        this.client = WebTestClient.bindToServer().baseUrl(baseUrl).responseTimeout(Duration.ofSeconds(60)).build();
+        this.client = PlatformTestBase.client(baseUrl, Duration.ofSeconds(60));
     }
 
     EntityExchangeResult<String> get(String path) {

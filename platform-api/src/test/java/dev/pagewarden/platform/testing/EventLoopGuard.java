@@ -29,7 +29,11 @@ public final class EventLoopGuard {
                 .blockingMethodCallback(method -> {
                     String where = Thread.currentThread().getName() + ": " + method;
                     VIOLATIONS.add(where + " at " + caller());
-                    throw new Error("blocking call on a non-blocking thread: " + where);
+                    Error error = new Error("blocking call on a non-blocking thread: " + where);
+                    // said at once: the request that made the call may never answer, and a test that waits on it
+                    // only sees a timeout
+                    error.printStackTrace();
+                    throw error;
                 }));
     }
 
