@@ -52,16 +52,20 @@ public final class StalledCallReport implements TestExecutionExceptionHandler {
 
     /** /proc/net/tcp columns: sl, local addr:port, remote addr:port, state, tx_queue:rx_queue, ... (hex). */
     private static void sockets(StringBuilder out, int port) {
-        String hexPort = String.format(":%04X", port);
         // the client that timed out has closed its side by now; the server side still shows what it never read
         out.append("sockets on port ").append(port).append(" (local -> remote, state, bytes in send / receive queue):\n");
         for (String file : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
             try {
                 for (String line : Files.readAllLines(Path.of(file))) {
                     String[] f = line.trim().split("\\s+");
-                    if (f.length > 4 && (f[1].endsWith(hexPort) || f[2].endsWith(hexPort))) {
+                    if (f.length <= 4 || !f[1].contains(":")) {
+                        continue; // the header line
+                    }
+                    int local = port(f[1]);
+                    int remote = port(f[2]);
+                    if (local == port || remote == port) {
                         String[] queues = f[4].split(":");
-                        out.append("  port ").append(port(f[1])).append(" -> ").append(port(f[2]))
+                        out.append("  port ").append(local).append(" -> ").append(remote)
                                 .append(' ').append(STATES.getOrDefault(f[3], "state " + f[3]))
                                 .append(" send ").append(Long.parseLong(queues[0], 16))
                                 .append(" recv ").append(Long.parseLong(queues[1], 16)).append('\n');
