@@ -135,9 +135,9 @@ public final class Ops {
     }
 
     /**
-     * {@link #dotKvRows} for four heads in one loop: head g's positions start at byte offset
-     * {@code offs[g]}, its query at {@code q[qos[g]..]}, its scores go to {@code out[outs[g]..]};
-     * same bits as four calls.
+     * {@link #dotKvRows} for four runs of positions in one loop (e.g. four pages of one head): run
+     * g's positions start at byte offset {@code offs[g]}, its query at {@code q[qos[g]..]}, its
+     * scores go to {@code out[outs[g]..]}; same bits as four calls.
      */
     public static void dotKvRows4(float[] q, int[] qos, MemorySegment kv, long[] offs, long stride, int count, int n,
                                   float[] out, int[] outs, float[] lanes) {

@@ -63,10 +63,11 @@ interface RowKernels {
     }
 
     /**
-     * {@link #dotRows} for four heads at once: head g's rows start at byte offset {@code offs[g]},
-     * its vector at {@code x[xos[g]..]}, its scores go to {@code out[outs[g]..]}; {@code lanes}
-     * holds {@code 4 * lanesScratch()} floats. Each score is bit-identical to {@link #dot}; the
-     * heads only share the loop (their reads overlap in time).
+     * {@link #dotRows} for four runs of rows at once (four heads of a page, or four pages of a
+     * head): run g's rows start at byte offset {@code offs[g]}, its vector at {@code x[xos[g]..]},
+     * its scores go to {@code out[outs[g]..]}; {@code lanes} holds {@code 4 * lanesScratch()}
+     * floats. Each score is bit-identical to {@link #dot}; the runs only share the loop (their
+     * reads overlap in time).
      */
     default void dotRows4(MemorySegment w, long[] offs, long rowStride, int count, int n, float[] x, int[] xos,
                           float[] out, int[] outs, float[] lanes) {

@@ -390,7 +390,7 @@ final class VectorKernels implements RowKernels {
         }
         for (int j = 0; j < count; j += 16) {
             int rows = Math.min(16, count - j);
-            dot4heads(w, offs[0] + j * rowStride, offs[1] + j * rowStride, offs[2] + j * rowStride,
+            dot4runs(w, offs[0] + j * rowStride, offs[1] + j * rowStride, offs[2] + j * rowStride,
                     offs[3] + j * rowStride, rowStride, rows, n, x, xos[0], xos[1], xos[2], xos[3], lanes);
             for (int g = 0; g < 4; g++) {
                 // lanes of rows >= `rows` hold stale values: reduced along, never copied out
@@ -401,14 +401,14 @@ final class VectorKernels implements RowKernels {
     }
 
     /**
-     * Rows k < count of four heads (runs at byte offsets a0..a3), each times its head's part of
-     * x: the accumulators of dot, head g's row k stored at lanes[(16g + k)*L ..]. A row of each
-     * head in turn: four ascending sweeps in flight, one per head's run, keep more cache-line fills
-     * going than one sweep (on K that the weights have pushed out of the caches: up to 30% faster
-     * than the heads one after the other in microbenchmarks here, level in others - this shared
-     * machine's noise is as large; plain reads gain the same way from four streams over one).
+     * Rows k < count of four runs (at byte offsets a0..a3), each times its own part of x: the
+     * accumulators of dot, run g's row k stored at lanes[(16g + k)*L ..]. A row of each run in
+     * turn: four ascending sweeps in flight keep more cache-line fills going than one sweep (on
+     * K that the weights have pushed out of the caches, four pages of a head at once took 200-250
+     * ns per page and head against 330-400 one page at a time in a microbenchmark here; plain reads
+     * gain the same way from four streams over one).
      */
-    private static void dot4heads(MemorySegment w, long a0, long a1, long a2, long a3, long rowStride, int count,
+    private static void dot4runs(MemorySegment w, long a0, long a1, long a2, long a3, long rowStride, int count,
                                   int n, float[] x, int x0, int x1, int x2, int x3, float[] lanes) {
         FloatVector z = FloatVector.zero(F);
         for (int k = 0; k < count; k++) {

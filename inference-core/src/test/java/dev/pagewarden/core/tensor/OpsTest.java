@@ -184,9 +184,12 @@ class OpsTest {
         }
     }
 
-    /** Four heads' scores in one loop: the bits of dot per row, for shared (GQA) and separate runs alike. */
+    /**
+     * Scores of four runs in one loop: the bits of dot per row, for four heads (shared GQA runs
+     * and separate ones) and for four pages of one head (one query, four runs).
+     */
     @Test
-    void fourHeadScoreKernelMatchesOneRowAtATime() {
+    void fourRunScoreKernelMatchesOneRowAtATime() {
         for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
             for (int n : new int[] {16, 17, 48, 64, 100, 128}) {
                 for (int count : new int[] {1, 15, 16, 17, 33}) {
@@ -199,17 +202,22 @@ class OpsTest {
                     }
                     // heads 1 and 2 share a run (grouped-query attention); 3 lies past 0's
                     long[] offs = {4, 4 + 2 * run, 4 + 2 * run, 4 + 4 * run};
-                    int[] qos = {3, 3 + n, 3 + 2 * n, 3 + 3 * n};
+                    // four heads, or four pages in any order read with one head's query
+                    long[][] offsets = {offs, {4 + 3 * run, 4, 4 + 4 * run, 4 + run}};
+                    int[][] queries = {{3, 3 + n, 3 + 2 * n, 3 + 3 * n}, {3 + n, 3 + n, 3 + n, 3 + n}};
                     int[] outs = {1, 1 + count, 1 + 2 * count, 1 + 3 * count};
                     float[] q = TestTensors.randomFloats(4 * n + 5, n + 3L * count);
-                    float[] out = new float[4 * count + 2];
-                    k.dotRows4(mem, offs, stride, count, n, q, qos, out, outs,
-                            new float[Math.max(1, 4 * k.lanesScratch())]);
-                    for (int g = 0; g < 4; g++) {
-                        for (int j = 0; j < count; j++) {
-                            assertThat(Float.floatToRawIntBits(out[outs[g] + j]))
-                                    .as("%s n=%d count=%d head %d row %d", k.name(), n, count, g, j)
-                                    .isEqualTo(Float.floatToRawIntBits(k.dot(mem, offs[g] + j * stride, n, q, qos[g])));
+                    for (int c = 0; c < 2; c++) {
+                        float[] out = new float[4 * count + 2];
+                        k.dotRows4(mem, offsets[c], stride, count, n, q, queries[c], out, outs,
+                                new float[Math.max(1, 4 * k.lanesScratch())]);
+                        for (int g = 0; g < 4; g++) {
+                            for (int j = 0; j < count; j++) {
+                                assertThat(Float.floatToRawIntBits(out[outs[g] + j]))
+                                        .as("%s n=%d count=%d case %d run %d row %d", k.name(), n, count, c, g, j)
+                                        .isEqualTo(Float.floatToRawIntBits(
+                                                k.dot(mem, offsets[c][g] + j * stride, n, q, queries[c][g])));
+                            }
                         }
                     }
                 }
