@@ -150,6 +150,12 @@ public final class Ops {
         Kernels.ROWS.axpyRows(acc, ao, scales, so, kv, off, stride, count, n);
     }
 
+    /** {@link #axpyKvRows} for two heads (their runs and outputs apart) in one loop; same bits as two calls. */
+    public static void axpyKvRows2(float[] acc, int aoA, int aoB, float[] scales, int so, int soB, MemorySegment kv,
+                                   long offA, long offB, long stride, int count, int n) {
+        Kernels.ROWS.axpyRows2(acc, aoA, aoB, scales, so, soB, kv, offA, offB, stride, count, n);
+    }
+
     /** Attention output: {@code acc[ao..ao+n) += scale * kv[off..]} (multiply then add per element). */
     public static void axpyKv(float[] acc, int ao, float scale, MemorySegment kv, long off, int n) {
         Kernels.ROWS.axpy(acc, ao, scale, kv, off, n);

@@ -88,6 +88,18 @@ interface RowKernels {
         }
     }
 
+    /**
+     * {@link #axpyRows} for two heads in one loop: head A accumulates into {@code acc[aoA..]} with
+     * scales from {@code so} and rows at {@code offA}, head B into {@code acc[aoB..]} with scales
+     * from {@code soB} and rows at {@code offB}; the two output ranges must not overlap. Same bits
+     * as the two calls (each element's operations and their order are those of one head alone).
+     */
+    default void axpyRows2(float[] acc, int aoA, int aoB, float[] scales, int so, int soB, MemorySegment v, long offA,
+                           long offB, long rowStride, int count, int n) {
+        axpyRows(acc, aoA, scales, so, v, offA, rowStride, count, n);
+        axpyRows(acc, aoB, scales, soB, v, offB, rowStride, count, n);
+    }
+
     /** {@code x[i] = Ops.exp(x[i] - shift)} for i in [o, o+n): softmax's exponentials, bit-identical to the scalar {@link Ops#exp}. */
     default void expShifted(float[] x, int o, int n, float shift) {
         for (int i = o; i < o + n; i++) {

@@ -487,6 +487,44 @@ final class VectorKernels implements RowKernels {
         }
     }
 
+    @Override
+    public void axpyRows2(float[] acc, int aoA, int aoB, float[] scales, int so, int soB, MemorySegment v, long offA,
+                          long offB, long rowStride, int count, int n) {
+        if (n % (4 * L) != 0) {
+            RowKernels.super.axpyRows2(acc, aoA, aoB, scales, so, soB, v, offA, offB, rowStride, count, n);
+            return;
+        }
+        // axpyRows' loop for two heads side by side: two runs of V in flight instead of one (on V
+        // that the weights have pushed out of the caches about 25% faster per head and page in a
+        // microbenchmark here; four heads with half a row each were no faster than one head).
+        for (int i = 0; i < n; i += 4 * L) {
+            FloatVector a0 = x(acc, aoA + i), a1 = x(acc, aoA + i + L), a2 = x(acc, aoA + i + 2 * L), a3 = x(acc, aoA + i + 3 * L);
+            FloatVector b0 = x(acc, aoB + i), b1 = x(acc, aoB + i + L), b2 = x(acc, aoB + i + 2 * L), b3 = x(acc, aoB + i + 3 * L);
+            long pa = offA;
+            long pb = offB;
+            for (int j = 0; j < count; j++, pa += rowStride, pb += rowStride) {
+                float s = scales[so + j];
+                float t = scales[soB + j];
+                a0 = w(v, pa, i).mul(s).add(a0);
+                a1 = w(v, pa, i + L).mul(s).add(a1);
+                a2 = w(v, pa, i + 2 * L).mul(s).add(a2);
+                a3 = w(v, pa, i + 3 * L).mul(s).add(a3);
+                b0 = w(v, pb, i).mul(t).add(b0);
+                b1 = w(v, pb, i + L).mul(t).add(b1);
+                b2 = w(v, pb, i + 2 * L).mul(t).add(b2);
+                b3 = w(v, pb, i + 3 * L).mul(t).add(b3);
+            }
+            a0.intoArray(acc, aoA + i);
+            a1.intoArray(acc, aoA + i + L);
+            a2.intoArray(acc, aoA + i + 2 * L);
+            a3.intoArray(acc, aoA + i + 3 * L);
+            b0.intoArray(acc, aoB + i);
+            b1.intoArray(acc, aoB + i + L);
+            b2.intoArray(acc, aoB + i + 2 * L);
+            b3.intoArray(acc, aoB + i + 3 * L);
+        }
+    }
+
     // exp in double lanes: as many doubles as fit the preferred shape, and as many floats beside them
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Float> FD = VectorSpecies.of(float.class, VectorShape.forBitSize(D.length() * 32));

@@ -184,6 +184,34 @@ class OpsTest {
         }
     }
 
+    /** Two heads' attention outputs in one loop: the bits of two axpyRows calls, shared (GQA) runs included. */
+    @Test
+    void twoHeadOutputKernelMatchesOneHeadAtATime() {
+        for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
+            for (int n : new int[] {16, 17, 32, 64, 100, 128}) {
+                for (int count : new int[] {1, 15, 16, 17, 33}) {
+                    long stride = 4L * n + 8;
+                    long run = stride * count + 12;
+                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto().allocate(3 * run + 64, 64);
+                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 17L * n + count);
+                    for (int i = 0; i < data.length; i++) {
+                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
+                    }
+                    float[] scales = TestTensors.randomFloats(2 * count + 5, 3L * n + count);
+                    for (long offB : new long[] {4 + 2 * run, 4}) { // separate runs, then one shared run
+                        float[] acc = TestTensors.randomFloats(2 * n + 9, 7L * n + count);
+                        float[] two = acc.clone();
+                        k.axpyRows(acc, 3, scales, 1, mem, 4, stride, count, n);
+                        k.axpyRows(acc, 6 + n, scales, 3 + count, mem, offB, stride, count, n);
+                        k.axpyRows2(two, 3, 6 + n, scales, 1, 3 + count, mem, 4, offB, stride, count, n);
+                        assertArrayEquals(TestTensors.bits(acc), TestTensors.bits(two),
+                                k.name() + " axpyRows2 n=" + n + " count=" + count + " offB=" + offB);
+                    }
+                }
+            }
+        }
+    }
+
     /**
      * Scores of four runs in one loop: the bits of dot per row, for four heads (shared GQA runs
      * and separate ones) and for four pages of one head (one query, four runs).
