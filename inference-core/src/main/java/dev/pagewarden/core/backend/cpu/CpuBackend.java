@@ -185,18 +185,20 @@ public final class CpuBackend implements Backend {
                     }
                 }
             });
-            int nHeads = cfg.nHeads();
-            // Work units are (token, head) pairs; a chunk is a run of them, so per token one
-            // contiguous range of heads (all of a token's heads when there are many tokens, a
-            // head or two each when a single token would otherwise leave a core idle).
-            pool.forRange(rows * nHeads, (start, end) -> {
-                for (int th = start; th < end; ) {
-                    int t = th / nHeads;
-                    int h0 = th % nHeads;
-                    int h1 = Math.min(nHeads, h0 + (end - th));
-                    attend(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], h0, h1, s.q, t * dim,
-                            s.att, t * dim);
-                    th += h1 - h0;
+            // Work units are (token, pair of heads): attend's V sweep takes two heads at a time. A
+            // chunk is a run of units, so per token one contiguous range of heads (all of a token's
+            // heads when there are many tokens, a pair or two each when a single token would
+            // otherwise leave a core idle).
+            int pair = cfg.nHeads() % 2 == 0 ? 2 : 1;
+            int units = cfg.nHeads() / pair;
+            pool.forRange(rows * units, (start, end) -> {
+                for (int tu = start; tu < end; ) {
+                    int t = tu / units;
+                    int u0 = tu % units;
+                    int u1 = Math.min(units, u0 + (end - tu));
+                    attend(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], u0 * pair, u1 * pair, s.q,
+                            t * dim, s.att, t * dim);
+                    tu += u1 - u0;
                 }
             });
             MatMul.matmul(pool, layer.wo(), s.att, rows, s.xo);
