@@ -36,6 +36,34 @@ class ParallelTest {
         }
     }
 
+    /** The split: no empty chunk, covers [0, n) exactly, and its second half of chunks holds only the last quarter. */
+    @Test
+    void chunksShrinkTowardsTheEnd() {
+        for (int chunks : new int[] {1, 2, 3, 4, 5, 8, 16}) {
+            for (int n : new int[] {1, 5, 17, 768, 1000, 32000}) {
+                if (chunks > n) {
+                    continue;
+                }
+                assertThat(Parallel.bound(n, chunks, 0)).isZero();
+                assertThat(Parallel.bound(n, chunks, chunks)).isEqualTo(n);
+                for (int c = 0; c < chunks; c++) {
+                    assertThat(Parallel.bound(n, chunks, c + 1)).as("n=%d chunks=%d c=%d", n, chunks, c)
+                            .isGreaterThan(Parallel.bound(n, chunks, c));
+                }
+                if (chunks >= 4 && n >= 2 * chunks) {
+                    int half = chunks / 2;
+                    assertThat(n - Parallel.bound(n, chunks, half)).as("n=%d chunks=%d", n, chunks)
+                            .isLessThanOrEqualTo(n / 4 + 1);
+                    int last = n - Parallel.bound(n, chunks, chunks - 1);
+                    int first = Parallel.bound(n, chunks, 1);
+                    if (n >= 1000) {
+                        assertThat(last).as("n=%d chunks=%d", n, chunks).isLessThan(first);
+                    }
+                }
+            }
+        }
+    }
+
     /**
      * Loops of different sizes back to back (different chunk counts): a worker still leaving one
      * loop must not claim a chunk of the next. A miscounted claim leaves the caller waiting forever
