@@ -409,7 +409,7 @@ final class VectorKernels implements RowKernels {
      * gain the same way from four streams over one).
      */
     private static void dot4runs(MemorySegment w, long a0, long a1, long a2, long a3, long rowStride, int count,
-                                  int n, float[] x, int x0, int x1, int x2, int x3, float[] lanes) {
+                                 int n, float[] x, int x0, int x1, int x2, int x3, float[] lanes) {
         FloatVector z = FloatVector.zero(F);
         for (int k = 0; k < count; k++) {
             long d = k * rowStride;

@@ -274,15 +274,13 @@ public final class CpuBackend implements Backend {
      * <p>The pages are head-major, so a head's K (or V) of one page is one contiguous run of
      * {@code pageTokens} vectors (4 KB at the defaults). Once the weights of a step have pushed the
      * KV out of the caches, every run starts with cache misses that the hardware prefetchers do not
-     * cover (they stop at 4 KB boundaries), so attention waits on memory latency, not bandwidth.
-     * Hence: K is swept head by head, four pages at a time (four independent runs in flight; about
-     * 1.4x faster than one run at a time in a microbenchmark with the KV evicted, and 10-18% less
-     * attention time per batch-1 step, 5-7% at batch 8, in steps alternating old and new code);
-     * V, whose output accumulates over positions in order, page by page with the heads of the page
-     * in address order, two heads at a time (two runs in flight). The kernels take a page's slots together (one lane reduction for sixteen
-     * scores, the output accumulator kept in registers), and each score and output element still
-     * gets the operations of a per-position loop in the same order, so the bits do not depend on
-     * how the work is split.
+     * cover (they stop at 4 KB boundaries), so attention waits on memory latency, not bandwidth,
+     * and the loops keep several runs in flight: K is swept head by head, four pages at a time;
+     * V, whose output accumulates over positions in order, page by page, two heads at a time
+     * (docs/benchmarks.md: each cut attention time per step, by 5-40% in alternating steps). The
+     * kernels take a page's slots together (one lane reduction for sixteen scores, the output
+     * accumulator kept in registers), and each score and output element still gets the operations
+     * of a per-position loop in the same order, so the bits do not depend on how the work is split.
      */
     private void attend(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int h0, int h1,
                         float[] q, int qOffset, float[] out, int outOffset) {
