@@ -155,12 +155,8 @@ class OpsTest {
             for (int n : new int[] {1, 15, 16, 17, 48, 64, 100}) {
                 for (int count : new int[] {1, 15, 16, 17, 33, 50}) {
                     long stride = 4L * (n + 3) + 4; // rows further apart than their length, unaligned
-                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto()
-                            .allocate(stride * (count + 1) + 4L * n + 64, 64);
-                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 31L * n + count);
-                    for (int i = 0; i < data.length; i++) {
-                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
-                    }
+                    java.lang.foreign.MemorySegment mem =
+                            TestTensors.randomSegment(stride * (count + 1) + 4L * n + 64, 31L * n + count);
                     long off = 8;
                     float[] q = TestTensors.randomFloats(n + 2, n + 7L * count);
                     float[] out = new float[count + 1];
@@ -192,11 +188,7 @@ class OpsTest {
                 for (int count : new int[] {1, 15, 16, 17, 33}) {
                     long stride = 4L * n + 8;
                     long run = stride * count + 12;
-                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto().allocate(3 * run + 64, 64);
-                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 17L * n + count);
-                    for (int i = 0; i < data.length; i++) {
-                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
-                    }
+                    java.lang.foreign.MemorySegment mem = TestTensors.randomSegment(3 * run + 64, 17L * n + count);
                     float[] scales = TestTensors.randomFloats(2 * count + 5, 3L * n + count);
                     for (long offB : new long[] {4 + 2 * run, 4}) { // separate runs, then one shared run
                         float[] acc = TestTensors.randomFloats(2 * n + 9, 7L * n + count);
@@ -223,11 +215,7 @@ class OpsTest {
                 for (int count : new int[] {1, 15, 16, 17, 33}) {
                     long stride = 4L * n + 8;
                     long run = stride * count + 12; // heads' runs apart by more than a run, unaligned
-                    java.lang.foreign.MemorySegment mem = java.lang.foreign.Arena.ofAuto().allocate(5 * run + 64, 64);
-                    float[] data = TestTensors.randomFloats((int) (mem.byteSize() / 4), 13L * n + count);
-                    for (int i = 0; i < data.length; i++) {
-                        mem.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, data[i]);
-                    }
+                    java.lang.foreign.MemorySegment mem = TestTensors.randomSegment(5 * run + 64, 13L * n + count);
                     // heads 1 and 2 share a run (grouped-query attention); 3 lies past 0's
                     long[] offs = {4, 4 + 2 * run, 4 + 2 * run, 4 + 4 * run};
                     // four heads, or four pages in any order read with one head's query

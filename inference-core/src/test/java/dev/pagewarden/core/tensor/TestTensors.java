@@ -48,6 +48,14 @@ final class TestTensors {
         return new Tensor(t.name(), t.type(), t.rows(), t.cols(), data);
     }
 
+    /** A fresh 64-aligned buffer of {@code bytes} (whole floats) filled with {@link #randomFloats}. */
+    static MemorySegment randomSegment(long bytes, long seed) {
+        MemorySegment mem = Arena.ofAuto().allocate(bytes, 64);
+        float[] data = randomFloats((int) (bytes / 4), seed);
+        MemorySegment.copy(data, 0, mem, ValueLayout.JAVA_FLOAT, 0, data.length);
+        return mem;
+    }
+
     static float[] randomFloats(int n, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
         float[] x = new float[n];
