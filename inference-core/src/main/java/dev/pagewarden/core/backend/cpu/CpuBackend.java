@@ -297,7 +297,7 @@ public final class CpuBackend implements Backend {
         float scale = (float) (1.0 / Math.sqrt(hs));
         int pageCount = layout.pagesFor(n);
         if (scratch.bases.length < pageCount) {
-            scratch.bases = new long[cfg.seqLen() / pt + 1];
+            scratch.bases = new long[layout.pagesFor(cfg.seqLen())];
         }
         long[] bases = scratch.bases;
         for (int p = 0; p < pageCount; p++) {
