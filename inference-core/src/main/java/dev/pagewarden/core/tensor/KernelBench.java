@@ -25,7 +25,8 @@ import java.util.SplittableRandom;
  * shared, so each round times, back to back, one pass of {@link Bandwidth} over 1 GiB, one batch-1
  * pass and one batch-8 pass; reported are medians and bests over the rounds, and the ratios both
  * as the median of per-round ratios (same conditions) and as best over best. GB/s counts weight
- * bytes only.
+ * bytes only. F32 runs twice: row-major as loaded, then repacked into {@link Matrix.Panels} (what
+ * the CPU backend uses), each panel matrix in its own huge-page block.
  */
 public final class KernelBench {
     private static final int DIM = 768;
@@ -45,12 +46,16 @@ public final class KernelBench {
             System.out.printf(Locale.ROOT, "kernels %s, %d threads, %d rounds, offset %d%n",
                     MatMul.implementation(), threads, rounds, offset);
             for (String type : types) {
-                run(pool, probe, DType.valueOf(type), rounds, offset);
+                DType t = DType.valueOf(type);
+                run(pool, probe, t, false, rounds, offset);
+                if (t == DType.F32) {
+                    run(pool, probe, t, true, rounds, offset); // the layout the CPU backend loads F32 weights in
+                }
             }
         }
     }
 
-    private static void run(Parallel pool, Bandwidth.Probe probe, DType type, int rounds, long offset) {
+    private static void run(Parallel pool, Bandwidth.Probe probe, DType type, boolean panels, int rounds, long offset) {
         List<int[]> shapes = new ArrayList<>();
         for (int l = 0; l < LAYERS; l++) {
             for (int i = 0; i < 4; i++) {
@@ -66,13 +71,17 @@ public final class KernelBench {
             total += type.bytesFor((long) s[0] * s[1]);
         }
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment all = arena.allocate(total + offset, 64);
+            MemorySegment all = HostMemory.allocate(arena, total + offset); // huge pages, as the engine's weights
             fillRandom(all, type, offset, total);
-            List<Tensor> tensors = new ArrayList<>();
+            List<Matrix> tensors = new ArrayList<>();
             long at = offset;
             for (int[] s : shapes) {
                 long size = type.bytesFor((long) s[0] * s[1]);
-                tensors.add(new Tensor("w" + tensors.size(), type, s[0], s[1], all.asSlice(at, size)));
+                Tensor t = new Tensor("w" + tensors.size(), type, s[0], s[1], all.asSlice(at, size));
+                tensors.add(panels
+                        ? Matrix.Panels.pack(t, MatMul.panelHeight(), HostMemory.allocate(arena,
+                                Matrix.Panels.bytesFor(s[0], s[1], MatMul.panelHeight())))
+                        : Matrix.rowMajor(t));
                 at += size;
             }
             float[] x = new float[8 * HIDDEN];
@@ -99,7 +108,8 @@ public final class KernelBench {
                 fraction[round] = gbs1[round] / bw[round];
                 speedup[round] = tok8[round] / (1e9 / t1);
             }
-            System.out.printf(Locale.ROOT, "%-4s %.1f MB of weights, %d rounds: median / best%n", type, total / 1e6, rounds);
+            System.out.printf(Locale.ROOT, "%-4s %s, %.1f MB of weights, %d rounds: median / best%n", type,
+                    panels ? "panels" : "rows", total / 1e6, rounds);
             System.out.printf(Locale.ROOT, "  read bandwidth   %6.1f / %6.1f GB/s%n", median(bw), best(bw));
             System.out.printf(Locale.ROOT, "  batch 1          %6.1f / %6.1f GB/s of weights = %6.1f / %6.1f tok/s%n",
                     median(gbs1), best(gbs1), median(gbs1) * 1e9 / total, best(gbs1) * 1e9 / total);
@@ -122,9 +132,9 @@ public final class KernelBench {
     }
 
     /** One decode step's matmuls; nanoseconds. */
-    private static long pass(Parallel pool, List<Tensor> tensors, float[] x, int batch, float[] out) {
+    private static long pass(Parallel pool, List<Matrix> tensors, float[] x, int batch, float[] out) {
         long t0 = System.nanoTime();
-        for (Tensor t : tensors) {
+        for (Matrix t : tensors) {
             MatMul.matmul(pool, t, x, batch, out);
         }
         return System.nanoTime() - t0;

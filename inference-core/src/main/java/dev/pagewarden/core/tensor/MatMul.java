@@ -10,19 +10,24 @@ import java.lang.foreign.MemorySegment;
  * Matrix times a batch of vectors: {@code out[b*rows + r] = dot(W[r], x[b*cols ...])}.
  *
  * <p>Contract (batch invariance): the value of each output is bit-identical whatever the batch size,
- * the position of the vector in the batch, and the thread count. So each dot product runs with one
- * fixed accumulation order, with no lane reduction whose order the JIT may choose.
- *
- * <p>How: rows are split into contiguous chunks over the {@link Parallel} pool (each output is
- * computed by one thread). A chunk is walked in tiles of four rows (below batch 4, where memory
- * speed decides, one row from each quarter of the chunk, for four long sequential streams;
- * otherwise adjacent rows); each tile is read from memory
- * once for the whole batch: groups of four vectors go to {@link RowKernels#dot4x4}, each
- * remaining vector to {@link RowKernels#dot4x1} (rows of a partial
- * tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row, vector)
- * pair as {@link RowKernels#dot}. F16 and Q8_0 tiles
- * are first decoded (exactly) into a per-thread fp32 buffer that stays in L1; F32 weights are read
- * straight from the (possibly unaligned) segment.
+ * the position of the vector in the batch, and the thread count. So each output runs with one
+ * fixed accumulation order, with no lane reduction whose order the JIT may choose. The order is a
+ * property of the matrix's {@link Matrix layout}, fixed when the matrix is loaded:
+ * <ul>
+ *   <li>{@link Matrix.Panels} (F32 weights on the CPU backend): one fused multiply-add chain per
+ *   output in column order ({@link RowKernels#panel}). Panels are split over the {@link Parallel}
+ *   pool; a thread reads each of its panels once, as one sequential stream, for up to
+ *   {@link RowKernels#panelBatch()} vectors at a time (all of a decode batch of 8).</li>
+ *   <li>{@link Matrix.RowMajor}: rows are split into contiguous chunks over the pool. A chunk is
+ *   walked in tiles of four rows (below batch 4, where memory speed decides, one row from each
+ *   quarter of the chunk, for four long sequential streams; otherwise adjacent rows); each tile is
+ *   read from memory once for the whole batch: groups of four vectors go to
+ *   {@link RowKernels#dot4x4}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
+ *   tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row,
+ *   vector) pair as {@link RowKernels#dot}. F16 and Q8_0 tiles are first decoded (exactly) into a
+ *   per-thread fp32 buffer that stays in L1; F32 weights are read straight from the (possibly
+ *   unaligned) segment.</li>
+ * </ul>
  */
 public final class MatMul {
     private MatMul() {
@@ -31,15 +36,20 @@ public final class MatMul {
     /** Rows per tile. */
     private static final int TILE = 4;
 
-    /** Per-thread buffers: fp32 rows for decoded F16/Q8_0 weights (grown on demand), lane scratch. */
+    /** Per-thread buffers: fp32 rows for decoded F16/Q8_0 weights (grown on demand), lane scratch, a partial panel's outputs. */
     private static final class Scratch {
         MemorySegment decoded;
         float[] lanes = new float[0];
+        float[] panelOut = new float[0];
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     public static void matmul(Parallel pool, Tensor w, float[] x, int batch, float[] out) {
+        matmul(pool, Matrix.rowMajor(w), x, batch, out);
+    }
+
+    public static void matmul(Parallel pool, Matrix w, float[] x, int batch, float[] out) {
         matmul(pool, w, x, batch, out, Kernels.ROWS);
     }
 
@@ -48,39 +58,41 @@ public final class MatMul {
         return Kernels.ROWS.name();
     }
 
-    /** As {@link #matmul(Parallel, Tensor, float[], int, float[])} with explicit kernels (tests). */
-    static void matmul(Parallel pool, Tensor w, float[] x, int batch, float[] out, RowKernels kernels) {
-        int rows = w.rows();
-        int cols = w.cols();
-        if (batch < 1) {
-            throw new IllegalArgumentException("batch must be >= 1, got " + batch);
-        }
-        if (x.length < (long) batch * cols || out.length < (long) batch * rows) {
-            throw new IllegalArgumentException("matmul " + w.name() + " " + rows + "x" + cols + " batch " + batch
-                    + ": x has " + x.length + " floats, out has " + out.length);
-        }
-        pool.forRange(rows, (start, end) -> rows(kernels, w, x, batch, out, start, end));
+    /** Rows per panel that {@link Matrix.Panels} must have for the kernels in use. */
+    public static int panelHeight() {
+        return Kernels.ROWS.panelHeight();
+    }
+
+    /** As {@link #matmul(Parallel, Matrix, float[], int, float[])} with explicit kernels (tests). */
+    static void matmul(Parallel pool, Matrix w, float[] x, int batch, float[] out, RowKernels kernels) {
+        check(new Matrix[] {w}, x, batch, new float[][] {out}, kernels);
+        pool.forRange(units(w), (start, end) -> run(kernels, w, x, batch, out, start, end));
     }
 
     /**
      * Several matrices with the same number of columns times the same batch, in one parallel loop
      * (one hand-off to the workers instead of one per matrix): {@code outs[i]} gets
-     * {@code matmul(ws[i], x)}. The rows of all matrices are split over the threads as one range;
-     * each output has the same bits as with {@link #matmul(Parallel, Tensor, float[], int, float[])}.
+     * {@code matmul(ws[i], x)}. The work units (rows or panels) of all matrices are split over the
+     * threads as one range; each output has the same bits as with
+     * {@link #matmul(Parallel, Matrix, float[], int, float[])}.
      */
-    public static void matmul(Parallel pool, Tensor[] ws, float[] x, int batch, float[][] outs) {
-        int total = check(ws, x, batch, outs);
+    public static void matmul(Parallel pool, Matrix[] ws, float[] x, int batch, float[][] outs) {
         RowKernels k = Kernels.ROWS;
+        check(ws, x, batch, outs, k);
+        int total = 0;
+        for (Matrix w : ws) {
+            total += units(w);
+        }
         pool.forRange(total, (start, end) -> {
             int base = 0;
             for (int i = 0; i < ws.length; i++) {
-                int rows = ws[i].rows();
+                int n = units(ws[i]);
                 int a = Math.max(start - base, 0);
-                int b = Math.min(end - base, rows);
+                int b = Math.min(end - base, n);
                 if (a < b) {
-                    rows(k, ws[i], x, batch, outs[i], a, b);
+                    run(k, ws[i], x, batch, outs[i], a, b);
                 }
-                base += rows;
+                base += n;
             }
         });
     }
@@ -90,32 +102,33 @@ public final class MatMul {
      * {@code up = matmul(w3, x)}, then {@link Ops#swiglu} on each row range once both are done
      * (same bits as the three steps one after the other).
      */
-    public static void swiglu(Parallel pool, Tensor w1, Tensor w3, float[] x, int batch, float[] gate, float[] up) {
-        check(new Tensor[] {w1, w3}, x, batch, new float[][] {gate, up});
-        if (w1.rows() != w3.rows()) {
-            throw new IllegalArgumentException("swiglu: " + w1.name() + " and " + w3.name() + " differ in rows");
-        }
+    public static void swiglu(Parallel pool, Matrix w1, Matrix w3, float[] x, int batch, float[] gate, float[] up) {
         RowKernels k = Kernels.ROWS;
+        check(new Matrix[] {w1, w3}, x, batch, new float[][] {gate, up}, k);
+        if (w1.rows() != w3.rows() || units(w1) != units(w3) || w1.getClass() != w3.getClass()) {
+            throw new IllegalArgumentException("swiglu: " + w1.name() + " and " + w3.name() + " differ in rows or layout");
+        }
         int rows = w1.rows();
-        pool.forRange(rows, (start, end) -> {
-            rows(k, w1, x, batch, gate, start, end);
-            rows(k, w3, x, batch, up, start, end);
+        pool.forRange(units(w1), (start, end) -> {
+            run(k, w1, x, batch, gate, start, end);
+            run(k, w3, x, batch, up, start, end);
+            int r0 = firstRow(w1, start);
+            int r1 = firstRow(w1, end);
             for (int b = 0; b < batch; b++) {
-                Ops.swiglu(gate, up, b * rows + start, end - start);
+                Ops.swiglu(gate, up, b * rows + r0, r1 - r0);
             }
         });
     }
 
-    private static int check(Tensor[] ws, float[] x, int batch, float[][] outs) {
+    private static void check(Matrix[] ws, float[] x, int batch, float[][] outs, RowKernels k) {
         if (batch < 1) {
             throw new IllegalArgumentException("batch must be >= 1, got " + batch);
         }
         if (ws.length != outs.length) {
             throw new IllegalArgumentException(ws.length + " matrices, " + outs.length + " outputs");
         }
-        int total = 0;
         for (int i = 0; i < ws.length; i++) {
-            Tensor w = ws[i];
+            Matrix w = ws[i];
             if (w.cols() != ws[0].cols()) {
                 throw new IllegalArgumentException("matmul " + w.name() + ": " + w.cols() + " columns, "
                         + ws[0].name() + " has " + ws[0].cols());
@@ -124,9 +137,76 @@ public final class MatMul {
                 throw new IllegalArgumentException("matmul " + w.name() + " " + w.rows() + "x" + w.cols() + " batch "
                         + batch + ": x has " + x.length + " floats, out has " + outs[i].length);
             }
-            total += w.rows();
+            if (w instanceof Matrix.Panels p && p.height() != k.panelHeight()) {
+                throw new IllegalArgumentException("matmul " + w.name() + ": panels of " + p.height()
+                        + " rows, the " + k.name() + " kernels read panels of " + k.panelHeight());
+            }
         }
-        return total;
+    }
+
+    /** Units of parallel work: rows of a row-major matrix, panels of a panel matrix. */
+    private static int units(Matrix w) {
+        return switch (w) {
+            case Matrix.RowMajor r -> r.rows();
+            case Matrix.Panels p -> p.count();
+        };
+    }
+
+    /** First output row of work unit {@code u} (or {@code rows()} for {@code u == units(w)}). */
+    private static int firstRow(Matrix w, int u) {
+        return switch (w) {
+            case Matrix.RowMajor r -> u;
+            case Matrix.Panels p -> Math.min(u * p.height(), p.rows());
+        };
+    }
+
+    private static void run(RowKernels k, Matrix w, float[] x, int batch, float[] out, int start, int end) {
+        switch (w) {
+            case Matrix.RowMajor r -> rows(k, r.tensor(), x, batch, out, start, end);
+            case Matrix.Panels p -> panels(k, p, x, batch, out, start, end);
+        }
+    }
+
+    /**
+     * Panels {@code [start, end)} times the batch. At batch 1 two panels at a time (two weight
+     * streams in flight); otherwise each panel once per group of up to {@code panelBatch()}
+     * vectors. A partial last panel writes through a scratch buffer (its padding rows have no
+     * outputs).
+     */
+    private static void panels(RowKernels k, Matrix.Panels w, float[] x, int batch, float[] out, int start, int end) {
+        int rows = w.rows();
+        int cols = w.cols();
+        int h = w.height();
+        long bytes = w.panelBytes();
+        MemorySegment data = w.data();
+        int full = Math.min(end, rows / h); // panels [start, full) have no padding
+        int p = start;
+        if (batch == 1) {
+            for (; p + 2 <= full; p += 2) {
+                k.panelPair(data, p * bytes, (p + 1) * bytes, cols, x, 0, out, p * h, (p + 1) * h);
+            }
+        }
+        int group = k.panelBatch();
+        for (; p < full; p++) {
+            for (int b = 0; b < batch; b += group) {
+                k.panel(data, p * bytes, cols, x, b * cols, cols, Math.min(group, batch - b), out, b * rows + p * h, rows);
+            }
+        }
+        if (p < end) { // the partial last panel
+            Scratch scratch = SCRATCH.get();
+            if (scratch.panelOut.length < group * h) {
+                scratch.panelOut = new float[group * h];
+            }
+            float[] tmp = scratch.panelOut;
+            int valid = rows - p * h;
+            for (int b = 0; b < batch; b += group) {
+                int count = Math.min(group, batch - b);
+                k.panel(data, p * bytes, cols, x, b * cols, cols, count, tmp, 0, h);
+                for (int j = 0; j < count; j++) {
+                    System.arraycopy(tmp, j * h, out, (b + j) * rows + p * h, valid);
+                }
+            }
+        }
     }
 
     private static void rows(RowKernels k, Tensor w, float[] x, int batch, float[] out, int start, int end) {

@@ -1,6 +1,9 @@
 package dev.pagewarden.core.tensor;
 
+import dev.pagewarden.core.model.Tensor;
+
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 
 /**
  * The inner loops of {@link MatMul}, implemented once with the Vector API ({@link VectorKernels})
@@ -10,6 +13,9 @@ import java.lang.foreign.MemorySegment;
  * length alone, and the tiled methods perform, for each (row, vector) pair, exactly the operations
  * of {@link #dot}: that is what makes {@code MatMul} batch invariant. Tiles only decide how many
  * independent dot products run side by side (instruction-level parallelism, weight reuse).
+ *
+ * <p>The {@code panel} methods serve {@link Matrix.Panels}, the other layout: there each output is
+ * one fused multiply-add chain in column order, the same in every implementation.
  *
  * <p>Weights are fp32 little-endian at any byte alignment, row {@code k} of a tile at byte
  * {@code off + k*rowStride}; F16 and Q8_0 rows are first decoded into an fp32 scratch area by
@@ -35,6 +41,49 @@ interface RowKernels {
      */
     void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
                 float[] out, int oo, int oRow, int oStride, float[] lanes);
+
+    /** Rows per panel of {@link Matrix.Panels} that {@link #panel} reads. */
+    int panelHeight();
+
+    /** Most vectors one {@link #panel} call takes at once (its accumulators must fit the registers). */
+    int panelBatch();
+
+    /**
+     * One panel of {@link #panelHeight()} rows (column {@code c} at byte {@code off + c*panelHeight()*4},
+     * see {@link Matrix.Panels}) times {@code count} vectors {@code x[xo + j*xStride ..]} of {@code cols}
+     * floats: row {@code i} times vector {@code j} goes to {@code out[oo + j*oStride + i]}.
+     *
+     * <p>Each output is the single chain {@code acc = fma(w[i][c], x_j[c], acc)} over
+     * {@code c = 0, 1, .., cols-1} from {@code acc = 0}: no lane reduction, so every implementation
+     * (vector widths, the scalar fallback, interpreted or compiled) and every count gives the same
+     * bits. This default is that chain in plain Java, with {@code out} as the accumulator.
+     */
+    default void panel(MemorySegment w, long off, int cols, float[] x, int xo, int xStride, int count, float[] out,
+                       int oo, int oStride) {
+        int h = panelHeight();
+        for (int j = 0; j < count; j++) {
+            int o = oo + j * oStride;
+            Arrays.fill(out, o, o + h, 0f);
+            for (int c = 0; c < cols; c++) {
+                float xc = x[xo + j * xStride + c];
+                long col = off + 4L * h * c;
+                for (int i = 0; i < h; i++) {
+                    out[o + i] = Math.fma(w.get(Tensor.F32_LE, col + 4L * i), xc, out[o + i]);
+                }
+            }
+        }
+    }
+
+    /**
+     * Two panels (at byte offsets {@code offA} and {@code offB}) times one vector, into
+     * {@code out[ooA ..]} and {@code out[ooB ..]}: the batch-1 case, with two weight streams in
+     * flight. Same bits as two {@link #panel} calls.
+     */
+    default void panelPair(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, float[] out, int ooA,
+                           int ooB) {
+        panel(w, offA, cols, x, xo, 0, 1, out, ooA, 0);
+        panel(w, offB, cols, x, xo, 0, 1, out, ooB, 0);
+    }
 
     /** Decodes {@code n} fp16 values at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */
     void decodeF16(MemorySegment src, long off, int n, MemorySegment dst, long at);

@@ -26,6 +26,16 @@ final class ScalarKernels implements RowKernels {
     }
 
     @Override
+    public int panelHeight() {
+        return 16;
+    }
+
+    @Override
+    public int panelBatch() {
+        return 8; // the default panel loop has no register limit; any count is one call
+    }
+
+    @Override
     public float dot(MemorySegment w, long off, int n, float[] x, int xo) {
         float a0 = 0f, a1 = 0f, a2 = 0f, a3 = 0f;
         int i = 0;

@@ -3,6 +3,7 @@ package dev.pagewarden.core.tensor;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
 
+import java.util.List;
 import java.util.zip.CRC32;
 
 /**
@@ -33,37 +34,51 @@ public final class KernelDigest {
                 int[][] shapes = type == DType.Q8_0 ? new int[][] {{5, 32}, {9, 96}, {6, 800}}
                         : new int[][] {{5, 3}, {9, 37}, {6, 771}, {7, 64}};
                 for (int[] shape : shapes) {
-                    int rows = shape[0];
-                    int cols = shape[1];
-                    Tensor w = TestTensors.random(type, rows, cols, 28, seed++);
-                    float[] v = TestTensors.randomFloats(cols, seed++);
-                    float[] alone = new float[rows];
-                    MatMul.matmul(one, w, v, 1, alone);
-                    double[] ref = TestTensors.referenceMatmul(w, v, 1);
-                    double[] mag = TestTensors.magnitudes(w, v, 1);
-                    for (int r = 0; r < rows; r++) {
-                        if (!(Math.abs(alone[r] - ref[r]) <= 1e-5 * mag[r] + 1e-30)) {
-                            return "FAIL reference " + type + " " + rows + "x" + cols + " row " + r;
-                        }
-                    }
-                    for (int pos = 0; pos < 9; pos++) {
-                        float[] x = TestTensors.randomFloats(9 * cols, seed++);
-                        System.arraycopy(v, 0, x, pos * cols, cols);
-                        for (Parallel pool : new Parallel[] {one, two}) {
-                            float[] out = new float[9 * rows];
-                            MatMul.matmul(pool, w, x, 9, out);
-                            for (int r = 0; r < rows; r++) {
-                                if (Float.floatToRawIntBits(out[pos * rows + r]) != Float.floatToRawIntBits(alone[r])) {
-                                    return "FAIL invariance " + type + " " + rows + "x" + cols + " position " + pos
-                                            + " threads " + pool.threads();
-                                }
-                            }
+                    Tensor t = TestTensors.random(type, shape[0], shape[1], 28, seed++);
+                    List<Matrix> layouts = type == DType.F32
+                            ? List.of(Matrix.rowMajor(t), TestTensors.panels(t, Kernels.ROWS)) : List.of(Matrix.rowMajor(t));
+                    for (Matrix w : layouts) {
+                        String failure = check(one, two, t, w, seed);
+                        seed += 10;
+                        if (failure != null) {
+                            return failure;
                         }
                     }
                 }
             }
         }
         return "ok";
+    }
+
+    /** Reference and batch/thread invariance of {@code w} (the layout of {@code t}); the first failure or null. */
+    private static String check(Parallel one, Parallel two, Tensor t, Matrix w, long seed) {
+        int rows = t.rows();
+        int cols = t.cols();
+        String what = w.getClass().getSimpleName() + " " + t.type() + " " + rows + "x" + cols;
+        float[] v = TestTensors.randomFloats(cols, seed++);
+        float[] alone = new float[rows];
+        MatMul.matmul(one, w, v, 1, alone);
+        double[] ref = TestTensors.referenceMatmul(t, v, 1);
+        double[] mag = TestTensors.magnitudes(t, v, 1);
+        for (int r = 0; r < rows; r++) {
+            if (!(Math.abs(alone[r] - ref[r]) <= 1e-5 * mag[r] + 1e-30)) {
+                return "FAIL reference " + what + " row " + r;
+            }
+        }
+        for (int pos = 0; pos < 9; pos++) {
+            float[] x = TestTensors.randomFloats(9 * cols, seed++);
+            System.arraycopy(v, 0, x, pos * cols, cols);
+            for (Parallel pool : new Parallel[] {one, two}) {
+                float[] out = new float[9 * rows];
+                MatMul.matmul(pool, w, x, 9, out);
+                for (int r = 0; r < rows; r++) {
+                    if (Float.floatToRawIntBits(out[pos * rows + r]) != Float.floatToRawIntBits(alone[r])) {
+                        return "FAIL invariance " + what + " position " + pos + " threads " + pool.threads();
+                    }
+                }
+            }
+        }
+        return null;
     }
 
     /** CRC32 of the result bits; {@code vectorOps} selects which {@link Ops#dot} implementation to use. */
@@ -76,8 +91,12 @@ public final class KernelDigest {
                 Tensor w = TestTensors.random(type, 13, cols, 28, seed++);
                 float[] x = TestTensors.randomFloats(5 * cols, seed++);
                 float[] out = new float[5 * 13];
-                MatMul.matmul(pool, w, x, 5, out, kernels);
+                MatMul.matmul(pool, Matrix.rowMajor(w), x, 5, out, kernels);
                 update(crc, out);
+                if (type == DType.F32) {
+                    MatMul.matmul(pool, TestTensors.panels(w, kernels), x, 5, out, kernels);
+                    update(crc, out);
+                }
             }
         }
         {

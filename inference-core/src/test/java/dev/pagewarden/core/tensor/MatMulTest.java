@@ -37,19 +37,29 @@ class MatMulTest {
         return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}, {6, 64}};
     }
 
+    /** The two layouts of {@link Matrix}: panels exist for F32 only. */
+    enum Layout {
+        ROWS, PANELS;
+
+        Matrix of(Tensor t, RowKernels k) {
+            return this == ROWS ? Matrix.rowMajor(t) : TestTensors.panels(t, k);
+        }
+    }
+
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
         for (RowKernels k : kernels()) {
             for (DType type : DType.values()) {
-                out.add(Arguments.of(k, type));
+                out.add(Arguments.of(k, type, Layout.ROWS));
             }
+            out.add(Arguments.of(k, DType.F32, Layout.PANELS));
         }
         return out.stream();
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cases")
-    void matchesFloat64ReferenceAndWritesEveryOutput(RowKernels k, DType type) {
+    void matchesFloat64ReferenceAndWritesEveryOutput(RowKernels k, DType type, Layout layout) {
         try (Parallel pool = new Parallel(2)) {
             long seed = 1;
             for (int[] shape : shapes(type)) {
@@ -58,12 +68,12 @@ class MatMulTest {
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
                     float[] out = new float[batch * shape[0]];
                     Arrays.fill(out, Float.NaN); // poisoned: every element must be overwritten
-                    MatMul.matmul(pool, w, x, batch, out, k);
+                    MatMul.matmul(pool, layout.of(w, k), x, batch, out, k);
                     double[] ref = TestTensors.referenceMatmul(w, x, batch);
                     double[] mag = TestTensors.magnitudes(w, x, batch);
                     for (int i = 0; i < out.length; i++) {
                         // float32 accumulation: error a small multiple of eps * sum |w*x|
-                        assertThat((double) out[i]).as("%s %s %dx%d batch %d out[%d]", k.name(), type, shape[0], shape[1], batch, i)
+                        assertThat((double) out[i]).as("%s %s %s %dx%d batch %d out[%d]", k.name(), type, layout, shape[0], shape[1], batch, i)
                                 .isCloseTo(ref[i], org.assertj.core.data.Offset.offset(1e-5 * mag[i] + 1e-30));
                     }
                 }
@@ -71,15 +81,15 @@ class MatMulTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cases")
-    void batchPositionAndThreadCountDoNotChangeABit(RowKernels k, DType type) {
+    void batchPositionAndThreadCountDoNotChangeABit(RowKernels k, DType type, Layout layout) {
         try (Parallel one = new Parallel(1); Parallel two = new Parallel(2); Parallel three = new Parallel(3)) {
             long seed = 100;
             for (int[] shape : shapes(type)) {
                 int rows = shape[0];
                 int cols = shape[1];
-                Tensor w = TestTensors.random(type, rows, cols, 28, seed++); // llama2.c-like alignment
+                Matrix w = layout.of(TestTensors.random(type, rows, cols, 28, seed++), k); // llama2.c-like alignment
                 float[] v = TestTensors.randomFloats(cols, seed++);
                 float[] alone = new float[rows];
                 MatMul.matmul(one, w, v, 1, alone, k);
@@ -94,7 +104,7 @@ class MatMulTest {
                             MatMul.matmul(pool, w, x, batch, out, k);
                             float[] mine = Arrays.copyOfRange(out, pos * rows, (pos + 1) * rows);
                             assertArrayEquals(TestTensors.bits(alone), TestTensors.bits(mine),
-                                    k.name() + " " + type + " " + rows + "x" + cols + " batch " + batch
+                                    k.name() + " " + type + " " + layout + " " + rows + "x" + cols + " batch " + batch
                                             + " position " + pos + " threads " + pool.threads());
                         }
                     }
@@ -103,9 +113,9 @@ class MatMulTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cases")
-    void unalignedWeightsGiveTheSameBits(RowKernels k, DType type) {
+    void unalignedWeightsGiveTheSameBits(RowKernels k, DType type, Layout layout) {
         try (Parallel pool = new Parallel(2)) {
             int cols = type == DType.Q8_0 ? 96 : 67;
             Tensor aligned = TestTensors.random(type, 19, cols, 0, 7);
@@ -113,23 +123,23 @@ class MatMulTest {
             Tensor at3 = TestTensors.copyAt(aligned, 3);
             float[] x = TestTensors.randomFloats(2 * cols, 8);
             float[] expected = new float[2 * 19];
-            MatMul.matmul(pool, aligned, x, 2, expected, k);
+            MatMul.matmul(pool, layout.of(aligned, k), x, 2, expected, k);
             for (Tensor t : List.of(at28, at3)) {
                 float[] out = new float[2 * 19];
-                MatMul.matmul(pool, t, x, 2, out, k);
+                MatMul.matmul(pool, layout.of(t, k), x, 2, out, k);
                 assertArrayEquals(TestTensors.bits(expected), TestTensors.bits(out));
             }
         }
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cases")
-    void sameBitsBeforeAndAfterJitCompilation(RowKernels k, DType type) {
+    void sameBitsBeforeAndAfterJitCompilation(RowKernels k, DType type, Layout layout) {
         // The first calls of a fresh shape run partly interpreted / C1 (the Vector API's Java
         // fallback); thousands of calls later the loops are C2-compiled intrinsics. Other tests may
         // have compiled the kernels already: KernelDigestTest checks -Xint and C1-only JVMs as well.
         int cols = type == DType.Q8_0 ? 160 : 83;
-        Tensor w = TestTensors.random(type, 11, cols, 28, 21);
+        Matrix w = layout.of(TestTensors.random(type, 11, cols, 28, 21), k);
         float[] x = TestTensors.randomFloats(6 * cols, 22);
         try (Parallel pool = new Parallel(2)) {
             float[] first = new float[6 * 11];
@@ -197,11 +207,15 @@ class MatMulTest {
     /** One parallel loop over several matrices (and the fused SwiGLU) gives the bits of separate calls, any thread count. */
     @Test
     void fusedMatmulsMatchSeparateCalls() {
-        for (DType type : new DType[] {DType.F32, DType.F16}) {
+        record Case(DType type, Layout layout) {
+        }
+        for (Case cs : List.of(new Case(DType.F32, Layout.ROWS), new Case(DType.F16, Layout.ROWS),
+                new Case(DType.F32, Layout.PANELS))) {
             for (int batch : new int[] {1, 3, 8, 9}) {
-                Tensor a = TestTensors.random(type, 37, 96, 4, 11 + batch);
-                Tensor b = TestTensors.random(type, 13, 96, 0, 12 + batch);
-                Tensor c = TestTensors.random(type, 37, 96, 8, 13 + batch);
+                // 37 rows: whole panels and a partial one; 13: a partial panel alone
+                Matrix a = cs.layout().of(TestTensors.random(cs.type(), 37, 96, 4, 11 + batch), Kernels.ROWS);
+                Matrix b = cs.layout().of(TestTensors.random(cs.type(), 13, 96, 0, 12 + batch), Kernels.ROWS);
+                Matrix c = cs.layout().of(TestTensors.random(cs.type(), 37, 96, 8, 13 + batch), Kernels.ROWS);
                 float[] x = TestTensors.randomFloats(batch * 96, 14 + batch);
                 for (int threads : new int[] {1, 2, 3}) {
                     try (Parallel pool = new Parallel(threads)) {
@@ -210,20 +224,85 @@ class MatMulTest {
                         MatMul.matmul(pool, b, x, batch, sep[1]);
                         MatMul.matmul(pool, c, x, batch, sep[2]);
                         float[][] fused = {new float[batch * 37], new float[batch * 13], new float[batch * 37]};
-                        MatMul.matmul(pool, new Tensor[] {a, b, c}, x, batch, fused);
+                        MatMul.matmul(pool, new Matrix[] {a, b, c}, x, batch, fused);
                         for (int i = 0; i < 3; i++) {
                             assertArrayEquals(TestTensors.bits(sep[i]), TestTensors.bits(fused[i]),
-                                    type + " batch " + batch + " threads " + threads + " matrix " + i);
+                                    cs + " batch " + batch + " threads " + threads + " matrix " + i);
                         }
                         float[] gate = new float[batch * 37];
                         float[] up = new float[batch * 37];
                         MatMul.swiglu(pool, a, c, x, batch, gate, up);
                         Ops.swiglu(sep[0], sep[2], 0, batch * 37);
-                        assertArrayEquals(TestTensors.bits(sep[0]), TestTensors.bits(gate), "swiglu " + type + " batch " + batch);
+                        assertArrayEquals(TestTensors.bits(sep[0]), TestTensors.bits(gate), "swiglu " + cs + " batch " + batch);
                         assertArrayEquals(TestTensors.bits(sep[2]), TestTensors.bits(up));
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * Panels have one arithmetic everywhere: a fused multiply-add chain per output in column
+     * order. So the vector kernels (panels of 2 x 16 rows, eight vectors at a time), the scalar
+     * fallback (panels of 16 rows) and that chain written out here as the oracle agree bit for bit.
+     */
+    @Test
+    void panelsGiveTheSameBitsInEveryImplementationAsOneFmaChainPerOutput() {
+        try (Parallel pool = new Parallel(2)) {
+            long seed = 700;
+            for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}}) {
+                Tensor t = TestTensors.random(DType.F32, shape[0], shape[1], 28, seed++);
+                for (int batch : new int[] {1, 2, 4, 5, 8, 13, 16}) {
+                    float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
+                    float[] oracle = new float[batch * shape[0]];
+                    for (int b = 0; b < batch; b++) {
+                        for (int r = 0; r < shape[0]; r++) {
+                            float acc = 0f;
+                            for (int c = 0; c < shape[1]; c++) {
+                                acc = Math.fma(t.get(r, c), x[b * shape[1] + c], acc);
+                            }
+                            oracle[b * shape[0] + r] = acc;
+                        }
+                    }
+                    for (RowKernels k : kernels()) {
+                        float[] out = new float[batch * shape[0]];
+                        MatMul.matmul(pool, TestTensors.panels(t, k), x, batch, out, k);
+                        assertArrayEquals(TestTensors.bits(oracle), TestTensors.bits(out),
+                                k.name() + " " + shape[0] + "x" + shape[1] + " batch " + batch);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void packingKeepsEveryElementPadsWithZerosAndRejectsWhatItCannotHold() {
+        Tensor t = TestTensors.random(DType.F32, 37, 11, 28, 3);
+        Matrix.Panels p = TestTensors.panels(t, VectorKernels.INSTANCE);
+        assertThat(p.height()).isEqualTo(VectorKernels.INSTANCE.panelHeight());
+        assertThat(p.count()).isEqualTo((37 + p.height() - 1) / p.height());
+        for (int r = 0; r < 37; r++) {
+            for (int c = 0; c < 11; c++) {
+                assertThat(p.get(r, c)).as("(%d, %d)", r, c).isEqualTo(t.get(r, c));
+            }
+        }
+        for (int r = 37; r < p.count() * p.height(); r++) {
+            for (int c = 0; c < 11; c++) {
+                assertThat(p.get(r, c)).as("padding (%d, %d)", r, c).isZero();
+            }
+        }
+        MemorySegment room = Arena.ofAuto().allocate(Matrix.Panels.bytesFor(37, 11, 16));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(TestTensors.random(DType.F16, 37, 11, 0, 4), 16, room))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only F32");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(t, 32, room))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("destination");
+        // panels of another height than the kernels read are refused, not misread
+        int other = 2 * VectorKernels.INSTANCE.panelHeight();
+        Matrix.Panels tall = Matrix.Panels.pack(t, other, Arena.ofAuto().allocate(Matrix.Panels.bytesFor(37, 11, other)));
+        try (Parallel pool = new Parallel(1)) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> MatMul.matmul(pool, tall, new float[11], 1, new float[37], VectorKernels.INSTANCE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("panels of " + other + " rows");
         }
     }
 }

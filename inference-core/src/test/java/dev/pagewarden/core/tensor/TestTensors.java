@@ -48,6 +48,12 @@ final class TestTensors {
         return new Tensor(t.name(), t.type(), t.rows(), t.cols(), data);
     }
 
+    /** {@code t} repacked into panels of the height {@code kernels} read. */
+    static Matrix.Panels panels(Tensor t, RowKernels kernels) {
+        int h = kernels.panelHeight();
+        return Matrix.Panels.pack(t, h, Arena.ofAuto().allocate(Matrix.Panels.bytesFor(t.rows(), t.cols(), h), 64));
+    }
+
     /** A fresh 64-aligned buffer of {@code bytes} (whole floats) filled with {@link #randomFloats}. */
     static MemorySegment randomSegment(long bytes, long seed) {
         MemorySegment mem = Arena.ofAuto().allocate(bytes, 64);

@@ -7,10 +7,9 @@ import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.kv.PageRef;
-import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.model.Tensor;
 import dev.pagewarden.core.tensor.MatMul;
+import dev.pagewarden.core.tensor.Matrix;
 import dev.pagewarden.core.tensor.Ops;
 import dev.pagewarden.core.tensor.Parallel;
 
@@ -26,7 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * run per token), which makes the output batch-invariant.
  */
 public final class CpuBackend implements Backend {
-    private final LlamaWeights w;
+    private final ResidentWeights w;
     private final ModelConfig cfg;
     private final Parallel pool;
     /** Shared by every backend on the same cores: steps of prefill and decode take turns. */
@@ -35,7 +34,7 @@ public final class CpuBackend implements Backend {
     private final float[] ropeSin;
     private Scratch scratch = new Scratch(0, 0);
 
-    CpuBackend(LlamaWeights weights, Parallel pool, ReentrantLock computeLock) {
+    CpuBackend(ResidentWeights weights, Parallel pool, ReentrantLock computeLock) {
         this.w = weights;
         this.cfg = weights.config();
         this.pool = pool;
@@ -154,7 +153,7 @@ public final class CpuBackend implements Backend {
         final int rows = total;
         int hs = cfg.headSize();
         for (int l = 0; l < cfg.nLayers(); l++) {
-            LlamaWeights.Layer layer = w.layers().get(l);
+            ResidentWeights.Layer layer = w.layers().get(l);
             boolean ffnResidual = l > 0; // the previous layer's feed-forward output, not yet added
             // attention block
             // per-token work is spread over the kernel threads too: on two cores a serial stretch
@@ -167,7 +166,7 @@ public final class CpuBackend implements Backend {
                     Ops.rmsnorm(s.xb, t * dim, s.x, t * dim, layer.rmsAtt(), dim, cfg.rmsEps());
                 }
             });
-            MatMul.matmul(pool, new Tensor[] {layer.wq(), layer.wk(), layer.wv()}, s.xb, rows,
+            MatMul.matmul(pool, new Matrix[] {layer.wq(), layer.wk(), layer.wv()}, s.xb, rows,
                     new float[][] {s.q, s.k, s.v});
             final int layerIndex = l;
             pool.forRange(rows, (a, b) -> {

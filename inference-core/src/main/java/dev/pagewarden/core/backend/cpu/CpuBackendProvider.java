@@ -3,7 +3,6 @@ package dev.pagewarden.core.backend.cpu;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
-import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.tensor.Parallel;
 
@@ -17,7 +16,7 @@ public final class CpuBackendProvider implements BackendProvider {
     private Parallel pool;
     private final ReentrantLock computeLock = new ReentrantLock();
     /** Weak keys: an upload lives in its model's arena and goes when the model does. */
-    private static final Map<LoadedModel, LlamaWeights> UPLOADED = Collections.synchronizedMap(new WeakHashMap<>());
+    private static final Map<LoadedModel, ResidentWeights> UPLOADED = Collections.synchronizedMap(new WeakHashMap<>());
 
     @Override
     public String name() {
@@ -45,7 +44,7 @@ public final class CpuBackendProvider implements BackendProvider {
             pool = new Parallel(options.resolvedThreads());
         }
         // one upload per loaded model, shared by every CPU backend on it (prefill, decode, later engines)
-        LlamaWeights resident = UPLOADED.computeIfAbsent(model, m -> ResidentWeights.upload(m.weights(), m.arena()));
+        ResidentWeights resident = UPLOADED.computeIfAbsent(model, m -> ResidentWeights.upload(m.weights(), m.arena()));
         return new CpuBackend(resident, pool, computeLock);
     }
 }

@@ -1,8 +1,12 @@
 package dev.pagewarden.core.backend.cpu;
 
-import dev.pagewarden.core.tensor.HostMemory;
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.Tensor;
+import dev.pagewarden.core.tensor.HostMemory;
+import dev.pagewarden.core.tensor.MatMul;
+import dev.pagewarden.core.tensor.Matrix;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -12,53 +16,98 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Uploads a model's weights into the CPU backend's own memory, as a GPU backend uploads them to
- * the device: each tensor 64-byte aligned inside one huge-page-backed block. The loader's file
- * mapping stays untouched (and can be evicted); tensors shared in the model (a tied classifier)
- * stay shared.
+ * The CPU backend's own copy of a model's weights, as a GPU backend uploads them to the device:
+ * every tensor 64-byte aligned inside one huge-page-backed block, in the layout its kernels read.
+ * F32 matrices are repacked into {@link Matrix.Panels} (each panel one sequential stream, read once
+ * for a whole decode batch); F16/Q8_0 matrices, the embedding table (looked up by row) and the norm
+ * weights stay row-major. The loader's file mapping stays untouched (and can be evicted); tensors
+ * shared in the model stay shared, except that a tied F32 classifier gets a panel copy beside the
+ * row-major embedding table.
  */
-final class ResidentWeights {
-    private ResidentWeights() {
+record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> layers, Tensor rmsFinal,
+                       Matrix classifier) {
+
+    record Layer(Tensor rmsAtt, Matrix wq, Matrix wk, Matrix wv, Matrix wo, Tensor rmsFfn, Matrix w1, Matrix w2,
+                 Matrix w3) {
     }
 
-    static LlamaWeights upload(LlamaWeights w, Arena arena) {
-        Map<Tensor, Tensor> copies = new IdentityHashMap<>();
-        List<Tensor> all = new ArrayList<>();
-        all.add(w.tokenEmbedding());
-        for (LlamaWeights.Layer l : w.layers()) {
-            all.addAll(List.of(l.rmsAtt(), l.wq(), l.wk(), l.wv(), l.wo(), l.rmsFfn(), l.w1(), l.w2(), l.w3()));
-        }
-        all.add(w.rmsFinal());
-        all.add(w.classifier());
-        long total = 0;
-        for (Tensor t : all) {
-            if (copies.put(t, t) == null) {
-                total += align(t.data().byteSize());
-            }
-        }
-        copies.clear();
-        MemorySegment block = HostMemory.allocate(arena, total);
-        long at = 0;
-        for (Tensor t : all) {
-            if (!copies.containsKey(t)) {
-                long n = t.data().byteSize();
-                MemorySegment dst = block.asSlice(at, n);
-                dst.copyFrom(t.data());
-                copies.put(t, new Tensor(t.name(), t.type(), t.rows(), t.cols(), dst));
-                at += align(n);
-            }
-        }
-        List<LlamaWeights.Layer> layers = new ArrayList<>();
-        for (LlamaWeights.Layer l : w.layers()) {
-            layers.add(new LlamaWeights.Layer(copies.get(l.rmsAtt()), copies.get(l.wq()), copies.get(l.wk()),
-                    copies.get(l.wv()), copies.get(l.wo()), copies.get(l.rmsFfn()), copies.get(l.w1()),
-                    copies.get(l.w2()), copies.get(l.w3())));
-        }
-        return new LlamaWeights(w.config(), copies.get(w.tokenEmbedding()), layers, copies.get(w.rmsFinal()),
-                copies.get(w.classifier()));
+    ResidentWeights {
+        layers = List.copyOf(layers);
     }
 
-    private static long align(long n) {
-        return (n + 63) & ~63L;
+    static ResidentWeights upload(LlamaWeights w, Arena arena) {
+        Copier copier = new Copier(MatMul.panelHeight());
+        copy(w, copier); // a dry run that only adds up the size of the one block
+        copier.allocate(arena);
+        return copy(w, copier);
+    }
+
+    private static ResidentWeights copy(LlamaWeights w, Copier c) {
+        List<Layer> layers = new ArrayList<>();
+        for (LlamaWeights.Layer l : w.layers()) {
+            layers.add(new Layer(c.row(l.rmsAtt()), c.matrix(l.wq()), c.matrix(l.wk()), c.matrix(l.wv()),
+                    c.matrix(l.wo()), c.row(l.rmsFfn()), c.matrix(l.w1()), c.matrix(l.w2()), c.matrix(l.w3())));
+        }
+        return new ResidentWeights(w.config(), c.row(w.tokenEmbedding()), layers, c.row(w.rmsFinal()),
+                c.matrix(w.classifier()));
+    }
+
+    /**
+     * Copies each distinct tensor once. Before {@link #allocate} it only counts bytes (and hands back
+     * the loader's tensors, which the sizing pass discards); afterwards it copies into the block.
+     */
+    private static final class Copier {
+        private final int height;
+        private final Map<Tensor, Tensor> rows = new IdentityHashMap<>();
+        private final Map<Tensor, Matrix> matrices = new IdentityHashMap<>();
+        private MemorySegment block;
+        private long at;
+
+        Copier(int height) {
+            this.height = height;
+        }
+
+        void allocate(Arena arena) {
+            block = HostMemory.allocate(arena, Math.max(at, 64));
+            at = 0;
+            rows.clear();
+            matrices.clear();
+        }
+
+        Tensor row(Tensor t) {
+            Tensor copy = rows.get(t);
+            if (copy == null) {
+                MemorySegment dst = take(t.data().byteSize());
+                if (dst != null) {
+                    dst.copyFrom(t.data());
+                    copy = new Tensor(t.name(), t.type(), t.rows(), t.cols(), dst);
+                } else {
+                    copy = t;
+                }
+                rows.put(t, copy);
+            }
+            return copy;
+        }
+
+        Matrix matrix(Tensor t) {
+            Matrix m = matrices.get(t);
+            if (m == null) {
+                if (t.type() == DType.F32) {
+                    MemorySegment dst = take(Matrix.Panels.bytesFor(t.rows(), t.cols(), height));
+                    m = dst != null ? Matrix.Panels.pack(t, height, dst) : Matrix.rowMajor(t);
+                } else {
+                    m = Matrix.rowMajor(row(t));
+                }
+                matrices.put(t, m);
+            }
+            return m;
+        }
+
+        /** The next 64-byte-aligned slice of the block, or null while sizing. */
+        private MemorySegment take(long bytes) {
+            MemorySegment slice = block == null ? null : block.asSlice(at, bytes);
+            at += (bytes + 63) & ~63L;
+            return slice;
+        }
     }
 }
