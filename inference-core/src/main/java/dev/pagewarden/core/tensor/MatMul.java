@@ -66,7 +66,7 @@ public final class MatMul {
     /** As {@link #matmul(Parallel, Matrix, float[], int, float[])} with explicit kernels (tests). */
     static void matmul(Parallel pool, Matrix w, float[] x, int batch, float[] out, RowKernels kernels) {
         check(new Matrix[] {w}, x, batch, new float[][] {out}, kernels);
-        pool.forRange(units(w), (start, end) -> run(kernels, w, x, batch, out, start, end));
+        pool.forRange(units(w, batch), (start, end) -> run(kernels, w, x, batch, out, start, end));
     }
 
     /**
@@ -81,12 +81,12 @@ public final class MatMul {
         check(ws, x, batch, outs, k);
         int total = 0;
         for (Matrix w : ws) {
-            total += units(w);
+            total += units(w, batch);
         }
         pool.forRange(total, (start, end) -> {
             int base = 0;
             for (int i = 0; i < ws.length; i++) {
-                int n = units(ws[i]);
+                int n = units(ws[i], batch);
                 int a = Math.max(start - base, 0);
                 int b = Math.min(end - base, n);
                 if (a < b) {
@@ -105,15 +105,15 @@ public final class MatMul {
     public static void swiglu(Parallel pool, Matrix w1, Matrix w3, float[] x, int batch, float[] gate, float[] up) {
         RowKernels k = Kernels.ROWS;
         check(new Matrix[] {w1, w3}, x, batch, new float[][] {gate, up}, k);
-        if (w1.rows() != w3.rows() || units(w1) != units(w3) || w1.getClass() != w3.getClass()) {
+        if (w1.rows() != w3.rows() || units(w1, batch) != units(w3, batch) || w1.getClass() != w3.getClass()) {
             throw new IllegalArgumentException("swiglu: " + w1.name() + " and " + w3.name() + " differ in rows or layout");
         }
         int rows = w1.rows();
-        pool.forRange(units(w1), (start, end) -> {
+        pool.forRange(units(w1, batch), (start, end) -> {
             run(k, w1, x, batch, gate, start, end);
             run(k, w3, x, batch, up, start, end);
-            int r0 = firstRow(w1, start);
-            int r1 = firstRow(w1, end);
+            int r0 = firstRow(w1, batch, start);
+            int r1 = firstRow(w1, batch, end);
             for (int b = 0; b < batch; b++) {
                 Ops.swiglu(gate, up, b * rows + r0, r1 - r0);
             }
@@ -144,31 +144,44 @@ public final class MatMul {
         }
     }
 
-    /** Units of parallel work: rows of a row-major matrix, panels of a panel matrix. */
-    private static int units(Matrix w) {
+    /** Panels per work unit at batch 1: {@link RowKernels#panelQuad} takes four. */
+    private static final int QUAD = 4;
+
+    /**
+     * Units of parallel work: rows of a row-major matrix; panels of a panel matrix, or groups of
+     * {@link #QUAD} panels at batch 1 (so no chunk ends with a few panels read one stream at a
+     * time). The split never changes what an output computes.
+     */
+    private static int units(Matrix w, int batch) {
         return switch (w) {
             case Matrix.RowMajor r -> r.rows();
-            case Matrix.Panels p -> p.count();
+            case Matrix.Panels p -> batch == 1 ? (p.count() + QUAD - 1) / QUAD : p.count();
         };
     }
 
-    /** First output row of work unit {@code u} (or {@code rows()} for {@code u == units(w)}). */
-    private static int firstRow(Matrix w, int u) {
+    /** First output row of work unit {@code u} (or {@code rows()} for {@code u == units(w, batch)}). */
+    private static int firstRow(Matrix w, int batch, int u) {
         return switch (w) {
             case Matrix.RowMajor r -> u;
-            case Matrix.Panels p -> Math.min(u * p.height(), p.rows());
+            case Matrix.Panels p -> Math.min(u * (batch == 1 ? QUAD : 1) * p.height(), p.rows());
         };
     }
 
     private static void run(RowKernels k, Matrix w, float[] x, int batch, float[] out, int start, int end) {
         switch (w) {
             case Matrix.RowMajor r -> rows(k, r.tensor(), x, batch, out, start, end);
-            case Matrix.Panels p -> panels(k, p, x, batch, out, start, end);
+            case Matrix.Panels p -> {
+                if (batch == 1) {
+                    panels(k, p, x, 1, out, start * QUAD, Math.min(end * QUAD, p.count()));
+                } else {
+                    panels(k, p, x, batch, out, start, end);
+                }
+            }
         }
     }
 
     /**
-     * Panels {@code [start, end)} times the batch. At batch 1 two panels at a time (two weight
+     * Panels {@code [start, end)} times the batch. At batch 1 four panels at a time (four weight
      * streams in flight); otherwise each panel once per group of up to {@code panelBatch()}
      * vectors. A partial last panel writes through a scratch buffer (its padding rows have no
      * outputs).
@@ -182,8 +195,8 @@ public final class MatMul {
         int full = Math.min(end, rows / h); // panels [start, full) have no padding
         int p = start;
         if (batch == 1) {
-            for (; p + 2 <= full; p += 2) {
-                k.panelPair(data, p * bytes, (p + 1) * bytes, cols, x, 0, out, p * h, (p + 1) * h);
+            for (; p + QUAD <= full; p += QUAD) {
+                k.panelQuad(data, p * bytes, bytes, cols, x, 0, out, p * h, h);
             }
         }
         int group = k.panelBatch();

@@ -112,20 +112,29 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void panelPair(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, float[] out, int ooA,
-                          int ooB) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
+    public void panelQuad(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
+                          int oStride) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+        long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
         for (int c = 0; c < cols; c++) {
             FloatVector xv = FloatVector.broadcast(F, x[xo + c]);
-            a0 = col(w, offA, c, 0).fma(xv, a0);
-            a1 = col(w, offA, c, 1).fma(xv, a1);
-            b0 = col(w, offB, c, 0).fma(xv, b0);
-            b1 = col(w, offB, c, 1).fma(xv, b1);
+            a0 = col(w, off, c, 0).fma(xv, a0);
+            a1 = col(w, off, c, 1).fma(xv, a1);
+            b0 = col(w, o1, c, 0).fma(xv, b0);
+            b1 = col(w, o1, c, 1).fma(xv, b1);
+            c0 = col(w, o2, c, 0).fma(xv, c0);
+            c1 = col(w, o2, c, 1).fma(xv, c1);
+            d0 = col(w, o3, c, 0).fma(xv, d0);
+            d1 = col(w, o3, c, 1).fma(xv, d1);
         }
-        a0.intoArray(out, ooA);
-        a1.intoArray(out, ooA + L);
-        b0.intoArray(out, ooB);
-        b1.intoArray(out, ooB + L);
+        a0.intoArray(out, oo);
+        a1.intoArray(out, oo + L);
+        b0.intoArray(out, oo + oStride);
+        b1.intoArray(out, oo + oStride + L);
+        c0.intoArray(out, oo + 2 * oStride);
+        c1.intoArray(out, oo + 2 * oStride + L);
+        d0.intoArray(out, oo + 3 * oStride);
+        d1.intoArray(out, oo + 3 * oStride + L);
     }
 
     private static void panel4(MemorySegment w, long off, int cols, float[] x, int xo, int xStride, float[] out, int oo,

@@ -248,9 +248,10 @@ class MatMulTest {
      */
     @Test
     void panelsGiveTheSameBitsInEveryImplementationAsOneFmaChainPerOutput() {
-        try (Parallel pool = new Parallel(2)) {
+        // one thread: a chunk of many panels (batch 1 takes four at a time); three: chunks of one or two
+        try (Parallel one = new Parallel(1); Parallel three = new Parallel(3)) {
             long seed = 700;
-            for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}}) {
+            for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40}}) {
                 Tensor t = TestTensors.random(DType.F32, shape[0], shape[1], 28, seed++);
                 for (int batch : new int[] {1, 2, 4, 5, 8, 13, 16}) {
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
@@ -265,10 +266,12 @@ class MatMulTest {
                         }
                     }
                     for (RowKernels k : kernels()) {
-                        float[] out = new float[batch * shape[0]];
-                        MatMul.matmul(pool, TestTensors.panels(t, k), x, batch, out, k);
-                        assertArrayEquals(TestTensors.bits(oracle), TestTensors.bits(out),
-                                k.name() + " " + shape[0] + "x" + shape[1] + " batch " + batch);
+                        for (Parallel pool : List.of(one, three)) {
+                            float[] out = new float[batch * shape[0]];
+                            MatMul.matmul(pool, TestTensors.panels(t, k), x, batch, out, k);
+                            assertArrayEquals(TestTensors.bits(oracle), TestTensors.bits(out), k.name() + " " + shape[0]
+                                    + "x" + shape[1] + " batch " + batch + " threads " + pool.threads());
+                        }
                     }
                 }
             }
