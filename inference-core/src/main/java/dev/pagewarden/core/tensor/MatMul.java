@@ -15,9 +15,10 @@ import java.lang.foreign.MemorySegment;
  * property of the matrix's {@link Matrix layout}, fixed when the matrix is loaded:
  * <ul>
  *   <li>{@link Matrix.Panels} (F32 weights on the CPU backend): one fused multiply-add chain per
- *   output in column order ({@link RowKernels#panel}). Panels are split over the {@link Parallel}
- *   pool; a thread reads each of its panels once, as one sequential stream, for up to
- *   {@link RowKernels#panelBatch()} vectors at a time (all of a decode batch of 8).</li>
+ *   output in column order ({@link RowKernels#panelPair}). Panels are split over the
+ *   {@link Parallel} pool; a thread reads its panels two at a time (four at batch 1), each once
+ *   as a sequential stream, for up to {@link RowKernels#panelBatch()} vectors at a time (all of a
+ *   decode batch of 8).</li>
  *   <li>{@link Matrix.RowMajor}: rows are split into contiguous chunks over the pool. A chunk is
  *   walked in tiles of four rows (below batch 4, where memory speed decides, one row from each
  *   quarter of the chunk, for four long sequential streams; otherwise adjacent rows); each tile is
@@ -144,18 +145,23 @@ public final class MatMul {
         }
     }
 
-    /** Panels per work unit at batch 1: {@link RowKernels#panelQuad} takes four. */
-    private static final int QUAD = 4;
+    /**
+     * Panels per unit of parallel work: four at batch 1 ({@link RowKernels#panelQuad}), two
+     * otherwise ({@link RowKernels#panelPair}), so that no chunk ends with a panel read as a
+     * single stream.
+     */
+    private static int group(int batch) {
+        return batch == 1 ? 4 : 2;
+    }
 
     /**
-     * Units of parallel work: rows of a row-major matrix; panels of a panel matrix, or groups of
-     * {@link #QUAD} panels at batch 1 (so no chunk ends with a few panels read one stream at a
-     * time). The split never changes what an output computes.
+     * Units of parallel work: rows of a row-major matrix; groups of panels of a panel matrix. The
+     * split never changes what an output computes.
      */
     private static int units(Matrix w, int batch) {
         return switch (w) {
             case Matrix.RowMajor r -> r.rows();
-            case Matrix.Panels p -> batch == 1 ? (p.count() + QUAD - 1) / QUAD : p.count();
+            case Matrix.Panels p -> (p.count() + group(batch) - 1) / group(batch);
         };
     }
 
@@ -163,28 +169,23 @@ public final class MatMul {
     private static int firstRow(Matrix w, int batch, int u) {
         return switch (w) {
             case Matrix.RowMajor r -> u;
-            case Matrix.Panels p -> Math.min(u * (batch == 1 ? QUAD : 1) * p.height(), p.rows());
+            case Matrix.Panels p -> Math.min(u * group(batch) * p.height(), p.rows());
         };
     }
 
     private static void run(RowKernels k, Matrix w, float[] x, int batch, float[] out, int start, int end) {
         switch (w) {
             case Matrix.RowMajor r -> rows(k, r.tensor(), x, batch, out, start, end);
-            case Matrix.Panels p -> {
-                if (batch == 1) {
-                    panels(k, p, x, 1, out, start * QUAD, Math.min(end * QUAD, p.count()));
-                } else {
-                    panels(k, p, x, batch, out, start, end);
-                }
-            }
+            case Matrix.Panels p -> panels(k, p, x, batch, out, start * group(batch),
+                    Math.min(end * group(batch), p.count()));
         }
     }
 
     /**
-     * Panels {@code [start, end)} times the batch. At batch 1 four panels at a time (four weight
-     * streams in flight); otherwise each panel once per group of up to {@code panelBatch()}
-     * vectors. A partial last panel writes through a scratch buffer (its padding rows have no
-     * outputs).
+     * Panels {@code [start, end)} times the batch: at batch 1 four at a time (four weight streams
+     * in flight), otherwise two at a time for each group of up to {@code panelBatch()} vectors. A
+     * lone last panel runs as both halves of a pair (same values written twice); a partial last
+     * panel writes through a scratch buffer (its padding rows have no outputs).
      */
     private static void panels(RowKernels k, Matrix.Panels w, float[] x, int batch, float[] out, int start, int end) {
         int rows = w.rows();
@@ -195,16 +196,19 @@ public final class MatMul {
         int full = Math.min(end, rows / h); // panels [start, full) have no padding
         int p = start;
         if (batch == 1) {
-            for (; p + QUAD <= full; p += QUAD) {
+            for (; p + 4 <= full; p += 4) {
                 k.panelQuad(data, p * bytes, bytes, cols, x, 0, out, p * h, h);
             }
         }
         int group = k.panelBatch();
-        for (; p < full; p++) {
+        for (; p < full; p += 2) {
+            int q = p + 1 < full ? p + 1 : p;
             for (int b = 0; b < batch; b += group) {
-                k.panel(data, p * bytes, cols, x, b * cols, cols, Math.min(group, batch - b), out, b * rows + p * h, rows);
+                k.panelPair(data, p * bytes, q * bytes, cols, x, b * cols, cols, Math.min(group, batch - b), out,
+                        b * rows + p * h, b * rows + q * h, rows);
             }
         }
+        p = Math.max(full, start);
         if (p < end) { // the partial last panel
             Scratch scratch = SCRATCH.get();
             if (scratch.panelOut.length < group * h) {
@@ -214,7 +218,7 @@ public final class MatMul {
             int valid = rows - p * h;
             for (int b = 0; b < batch; b += group) {
                 int count = Math.min(group, batch - b);
-                k.panel(data, p * bytes, cols, x, b * cols, cols, count, tmp, 0, h);
+                k.panelPair(data, p * bytes, p * bytes, cols, x, b * cols, cols, count, tmp, 0, 0, h);
                 for (int j = 0; j < count; j++) {
                     System.arraycopy(tmp, j * h, out, (b + j) * rows + p * h, valid);
                 }

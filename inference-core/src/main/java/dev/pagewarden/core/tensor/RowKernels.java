@@ -14,7 +14,7 @@ import java.util.Arrays;
  * of {@link #dot}: that is what makes {@code MatMul} batch invariant. Tiles only decide how many
  * independent dot products run side by side (instruction-level parallelism, weight reuse).
  *
- * <p>The {@code panel} methods serve {@link Matrix.Panels}, the other layout: there each output is
+ * <p>The {@code panelPair} and {@code panelQuad} methods serve {@link Matrix.Panels}, the other layout: there each output is
  * one fused multiply-add chain in column order, the same in every implementation.
  *
  * <p>Weights are fp32 little-endian at any byte alignment, row {@code k} of a tile at byte
@@ -42,48 +42,55 @@ interface RowKernels {
     void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
                 float[] out, int oo, int oRow, int oStride, float[] lanes);
 
-    /** Rows per panel of {@link Matrix.Panels} that {@link #panel} reads. */
+    /** Rows per panel of {@link Matrix.Panels} that the panel kernels read. */
     int panelHeight();
 
-    /** Most vectors one {@link #panel} call takes at once (its accumulators must fit the registers). */
+    /** Most vectors one {@link #panelPair} call takes at once (its accumulators must fit the registers). */
     int panelBatch();
 
     /**
-     * One panel of {@link #panelHeight()} rows (column {@code c} at byte {@code off + c*panelHeight()*4},
-     * see {@link Matrix.Panels}) times {@code count} vectors {@code x[xo + j*xStride ..]} of {@code cols}
-     * floats: row {@code i} times vector {@code j} goes to {@code out[oo + j*oStride + i]}.
+     * Two panels of {@link #panelHeight()} rows (column {@code c} of a panel at byte
+     * {@code off + c*panelHeight()*4}, see {@link Matrix.Panels}), at byte offsets {@code offA} and
+     * {@code offB}, times {@code count} vectors {@code x[xo + j*xStride ..]} of {@code cols} floats:
+     * row {@code i} of panel A times vector {@code j} goes to {@code out[ooA + j*oStride + i]}, of
+     * panel B to {@code out[ooB + j*oStride + i]}. The two panels are two weight streams in flight;
+     * {@code offA == offB} (with {@code ooA == ooB}) serves a lone panel.
      *
      * <p>Each output is the single chain {@code acc = fma(w[i][c], x_j[c], acc)} over
      * {@code c = 0, 1, .., cols-1} from {@code acc = 0}: no lane reduction, so every implementation
      * (vector widths, the scalar fallback, interpreted or compiled) and every count gives the same
-     * bits. This default is that chain in plain Java, with {@code out} as the accumulator.
+     * bits. This default is that chain in plain Java.
      */
-    default void panel(MemorySegment w, long off, int cols, float[] x, int xo, int xStride, int count, float[] out,
-                       int oo, int oStride) {
-        int h = panelHeight();
+    default void panelPair(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, int count,
+                           float[] out, int ooA, int ooB, int oStride) {
         for (int j = 0; j < count; j++) {
-            int o = oo + j * oStride;
-            Arrays.fill(out, o, o + h, 0f);
-            for (int c = 0; c < cols; c++) {
-                float xc = x[xo + j * xStride + c];
-                long col = off + 4L * h * c;
-                for (int i = 0; i < h; i++) {
-                    out[o + i] = Math.fma(w.get(Tensor.F32_LE, col + 4L * i), xc, out[o + i]);
-                }
-            }
+            panelChain(w, offA, panelHeight(), cols, x, xo + j * xStride, out, ooA + j * oStride);
+            panelChain(w, offB, panelHeight(), cols, x, xo + j * xStride, out, ooB + j * oStride);
         }
     }
 
     /**
      * Four panels, {@code stride} bytes apart from byte {@code off} on, times one vector
      * {@code x[xo ..]}: panel {@code g}'s rows go to {@code out[oo + g*oStride ..]}. The batch-1
-     * case, with four weight streams in flight (one or two leave memory idle between misses: the
-     * batch-1 matmuls read 15-20% slower here). Same bits as four {@link #panel} calls.
+     * case, with four weight streams in flight (fewer leave memory idle between misses: the batch-1
+     * matmuls read 15-20% slower here with one or two). Same bits as {@link #panelPair}.
      */
     default void panelQuad(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
                            int oStride) {
         for (int g = 0; g < 4; g++) {
-            panel(w, off + g * stride, cols, x, xo, 0, 1, out, oo + g * oStride, 0);
+            panelChain(w, off + g * stride, panelHeight(), cols, x, xo, out, oo + g * oStride);
+        }
+    }
+
+    /** The fma chains of one panel of {@code h} rows times one vector, with {@code out} as the accumulators. */
+    private static void panelChain(MemorySegment w, long off, int h, int cols, float[] x, int xo, float[] out, int oo) {
+        Arrays.fill(out, oo, oo + h, 0f);
+        for (int c = 0; c < cols; c++) {
+            float xc = x[xo + c];
+            long col = off + 4L * h * c;
+            for (int i = 0; i < h; i++) {
+                out[oo + i] = Math.fma(w.get(Tensor.F32_LE, col + 4L * i), xc, out[oo + i]);
+            }
         }
     }
 

@@ -27,7 +27,7 @@ final class ScalarKernels implements RowKernels {
 
     @Override
     public int panelHeight() {
-        return 16;
+        return 8; // any height gives the same bits; not the vector kernels' one, so tests show it
     }
 
     @Override

@@ -71,169 +71,163 @@ final class VectorKernels implements RowKernels {
         return 16 * L;
     }
 
-    /** Two vectors per panel column: each output row has a lane of one of two accumulators. */
+    /** One vector per panel column: output row {@code r} of a panel is lane {@code r} of an accumulator. */
     @Override
     public int panelHeight() {
-        return 2 * L;
+        return L;
     }
 
-    /** Eight vectors (16 accumulators + 2 weight vectors + 1 broadcast) where there are 32 vector registers. */
+    /** Eight vectors of two panels (16 accumulators + 2 weight vectors + 1 broadcast) where there are 32 vector registers. */
     @Override
     public int panelBatch() {
         return L >= 16 ? 8 : 4;
     }
 
     @Override
-    public void panel(MemorySegment w, long off, int cols, float[] x, int xo, int xStride, int count, float[] out,
-                      int oo, int oStride) {
+    public void panelPair(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, int count,
+                          float[] out, int ooA, int ooB, int oStride) {
         int j = 0;
         if (panelBatch() == 8) {
             for (; j + 8 <= count; j += 8) {
-                panel8(w, off, cols, x, xo + j * xStride, xStride, out, oo + j * oStride, oStride);
+                pair8(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
             }
         }
         for (; j + 4 <= count; j += 4) {
-            panel4(w, off, cols, x, xo + j * xStride, xStride, out, oo + j * oStride, oStride);
+            pair4(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
         }
         for (; j < count; j++) {
-            panel1(w, off, cols, x, xo + j * xStride, out, oo + j * oStride);
+            pair1(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
         }
-    }
-
-    private static void panel1(MemorySegment w, long off, int cols, float[] x, int xo, float[] out, int oo) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        for (int c = 0; c < cols; c++) {
-            FloatVector xv = FloatVector.broadcast(F, x[xo + c]);
-            a0 = col(w, off, c, 0).fma(xv, a0);
-            a1 = col(w, off, c, 1).fma(xv, a1);
-        }
-        a0.intoArray(out, oo);
-        a1.intoArray(out, oo + L);
     }
 
     @Override
     public void panelQuad(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
                           int oStride) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+        FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;
         long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
-        for (int c = 0; c < cols; c++) {
-            FloatVector xv = FloatVector.broadcast(F, x[xo + c]);
-            a0 = col(w, off, c, 0).fma(xv, a0);
-            a1 = col(w, off, c, 1).fma(xv, a1);
-            b0 = col(w, o1, c, 0).fma(xv, b0);
-            b1 = col(w, o1, c, 1).fma(xv, b1);
-            c0 = col(w, o2, c, 0).fma(xv, c0);
-            c1 = col(w, o2, c, 1).fma(xv, c1);
-            d0 = col(w, o3, c, 0).fma(xv, d0);
-            d1 = col(w, o3, c, 1).fma(xv, d1);
+        for (int i = 0; i < cols; i++) {
+            FloatVector xv = FloatVector.broadcast(F, x[xo + i]);
+            a = col(w, off, i).fma(xv, a);
+            b = col(w, o1, i).fma(xv, b);
+            c = col(w, o2, i).fma(xv, c);
+            d = col(w, o3, i).fma(xv, d);
         }
-        a0.intoArray(out, oo);
-        a1.intoArray(out, oo + L);
-        b0.intoArray(out, oo + oStride);
-        b1.intoArray(out, oo + oStride + L);
-        c0.intoArray(out, oo + 2 * oStride);
-        c1.intoArray(out, oo + 2 * oStride + L);
-        d0.intoArray(out, oo + 3 * oStride);
-        d1.intoArray(out, oo + 3 * oStride + L);
+        a.intoArray(out, oo);
+        b.intoArray(out, oo + oStride);
+        c.intoArray(out, oo + 2 * oStride);
+        d.intoArray(out, oo + 3 * oStride);
     }
 
-    private static void panel4(MemorySegment w, long off, int cols, float[] x, int xo, int xStride, float[] out, int oo,
-                               int oStride) {
+    private static void pair1(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
+                              int ooA, int ooB, int oStride) {
         FloatVector z = FloatVector.zero(F);
-        FloatVector a0 = z, a1 = z, a2 = z, a3 = z; // first half of the panel's rows, vectors 0..3
-        FloatVector b0 = z, b1 = z, b2 = z, b3 = z; // second half
-        int x0 = xo, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = z;
+        FloatVector b0 = z;
         for (int c = 0; c < cols; c++) {
-            FloatVector lo = col(w, off, c, 0);
-            FloatVector hi = col(w, off, c, 1);
-            FloatVector xv = FloatVector.broadcast(F, x[x0 + c]);
-            a0 = lo.fma(xv, a0);
-            b0 = hi.fma(xv, b0);
-            xv = FloatVector.broadcast(F, x[x1 + c]);
-            a1 = lo.fma(xv, a1);
-            b1 = hi.fma(xv, b1);
-            xv = FloatVector.broadcast(F, x[x2 + c]);
-            a2 = lo.fma(xv, a2);
-            b2 = hi.fma(xv, b2);
-            xv = FloatVector.broadcast(F, x[x3 + c]);
-            a3 = lo.fma(xv, a3);
-            b3 = hi.fma(xv, b3);
+            FloatVector wa = col(w, offA, c);
+            FloatVector wb = col(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
         }
-        a0.intoArray(out, oo);
-        b0.intoArray(out, oo + L);
-        a1.intoArray(out, oo + oStride);
-        b1.intoArray(out, oo + oStride + L);
-        a2.intoArray(out, oo + 2 * oStride);
-        b2.intoArray(out, oo + 2 * oStride + L);
-        a3.intoArray(out, oo + 3 * oStride);
-        b3.intoArray(out, oo + 3 * oStride + L);
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+    }
+
+    private static void pair4(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
+                              int ooA, int ooB, int oStride) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z;
+        FloatVector b0 = z, b1 = z, b2 = z, b3 = z;
+        for (int c = 0; c < cols; c++) {
+            FloatVector wa = col(w, offA, c);
+            FloatVector wb = col(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+            FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + c]);
+            a1 = wa.fma(x1, a1);
+            b1 = wb.fma(x1, b1);
+            FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + c]);
+            a2 = wa.fma(x2, a2);
+            b2 = wb.fma(x2, b2);
+            FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + c]);
+            a3 = wa.fma(x3, a3);
+            b3 = wb.fma(x3, b3);
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+        a1.intoArray(out, ooA + oStride);
+        b1.intoArray(out, ooB + oStride);
+        a2.intoArray(out, ooA + 2 * oStride);
+        b2.intoArray(out, ooB + 2 * oStride);
+        a3.intoArray(out, ooA + 3 * oStride);
+        b3.intoArray(out, ooB + 3 * oStride);
     }
 
     /**
-     * Eight vectors at once: each column's two weight vectors are loaded once and feed sixteen fmas,
-     * and the weights pass by once for the whole group, so the memory stream never pauses for a
-     * second pass over data already in cache (what the 4x4 row tile has to do at batch 8).
+     * Eight vectors of two panels at once: each column's two weight vectors (one per panel, two
+     * streams in flight) are loaded once and feed sixteen fmas, and the weights pass by once for
+     * the whole group, so the memory stream never pauses for a second pass over cached data.
      */
-    private static void panel8(MemorySegment w, long off, int cols, float[] x, int xo, int xStride, float[] out, int oo,
-                               int oStride) {
+    private static void pair8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
+                              int ooA, int ooB, int oStride) {
         FloatVector z = FloatVector.zero(F);
         FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
         FloatVector b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
-        int x0 = xo, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        int x4 = x3 + xStride, x5 = x4 + xStride, x6 = x5 + xStride, x7 = x6 + xStride;
         for (int c = 0; c < cols; c++) {
-            FloatVector lo = col(w, off, c, 0);
-            FloatVector hi = col(w, off, c, 1);
-            FloatVector xv = FloatVector.broadcast(F, x[x0 + c]);
-            a0 = lo.fma(xv, a0);
-            b0 = hi.fma(xv, b0);
-            xv = FloatVector.broadcast(F, x[x1 + c]);
-            a1 = lo.fma(xv, a1);
-            b1 = hi.fma(xv, b1);
-            xv = FloatVector.broadcast(F, x[x2 + c]);
-            a2 = lo.fma(xv, a2);
-            b2 = hi.fma(xv, b2);
-            xv = FloatVector.broadcast(F, x[x3 + c]);
-            a3 = lo.fma(xv, a3);
-            b3 = hi.fma(xv, b3);
-            xv = FloatVector.broadcast(F, x[x4 + c]);
-            a4 = lo.fma(xv, a4);
-            b4 = hi.fma(xv, b4);
-            xv = FloatVector.broadcast(F, x[x5 + c]);
-            a5 = lo.fma(xv, a5);
-            b5 = hi.fma(xv, b5);
-            xv = FloatVector.broadcast(F, x[x6 + c]);
-            a6 = lo.fma(xv, a6);
-            b6 = hi.fma(xv, b6);
-            xv = FloatVector.broadcast(F, x[x7 + c]);
-            a7 = lo.fma(xv, a7);
-            b7 = hi.fma(xv, b7);
+            FloatVector wa = col(w, offA, c);
+            FloatVector wb = col(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+            FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + c]);
+            a1 = wa.fma(x1, a1);
+            b1 = wb.fma(x1, b1);
+            FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + c]);
+            a2 = wa.fma(x2, a2);
+            b2 = wb.fma(x2, b2);
+            FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + c]);
+            a3 = wa.fma(x3, a3);
+            b3 = wb.fma(x3, b3);
+            FloatVector x4 = FloatVector.broadcast(F, x[xo + 4 * xStride + c]);
+            a4 = wa.fma(x4, a4);
+            b4 = wb.fma(x4, b4);
+            FloatVector x5 = FloatVector.broadcast(F, x[xo + 5 * xStride + c]);
+            a5 = wa.fma(x5, a5);
+            b5 = wb.fma(x5, b5);
+            FloatVector x6 = FloatVector.broadcast(F, x[xo + 6 * xStride + c]);
+            a6 = wa.fma(x6, a6);
+            b6 = wb.fma(x6, b6);
+            FloatVector x7 = FloatVector.broadcast(F, x[xo + 7 * xStride + c]);
+            a7 = wa.fma(x7, a7);
+            b7 = wb.fma(x7, b7);
         }
-        a0.intoArray(out, oo);
-        b0.intoArray(out, oo + L);
-        a1.intoArray(out, oo + oStride);
-        b1.intoArray(out, oo + oStride + L);
-        a2.intoArray(out, oo + 2 * oStride);
-        b2.intoArray(out, oo + 2 * oStride + L);
-        a3.intoArray(out, oo + 3 * oStride);
-        b3.intoArray(out, oo + 3 * oStride + L);
-        a4.intoArray(out, oo + 4 * oStride);
-        b4.intoArray(out, oo + 4 * oStride + L);
-        a5.intoArray(out, oo + 5 * oStride);
-        b5.intoArray(out, oo + 5 * oStride + L);
-        a6.intoArray(out, oo + 6 * oStride);
-        b6.intoArray(out, oo + 6 * oStride + L);
-        a7.intoArray(out, oo + 7 * oStride);
-        b7.intoArray(out, oo + 7 * oStride + L);
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+        a1.intoArray(out, ooA + oStride);
+        b1.intoArray(out, ooB + oStride);
+        a2.intoArray(out, ooA + 2 * oStride);
+        b2.intoArray(out, ooB + 2 * oStride);
+        a3.intoArray(out, ooA + 3 * oStride);
+        b3.intoArray(out, ooB + 3 * oStride);
+        a4.intoArray(out, ooA + 4 * oStride);
+        b4.intoArray(out, ooB + 4 * oStride);
+        a5.intoArray(out, ooA + 5 * oStride);
+        b5.intoArray(out, ooB + 5 * oStride);
+        a6.intoArray(out, ooA + 6 * oStride);
+        b6.intoArray(out, ooB + 6 * oStride);
+        a7.intoArray(out, ooA + 7 * oStride);
+        b7.intoArray(out, ooB + 7 * oStride);
     }
 
     /**
-     * Half {@code half} (0 or 1) of column {@code c} of the panel at byte {@code off}. The offset is
-     * the long loop index times a constant plus invariants, a form C2 range-checks once before the
-     * loop; computed in int arithmetic first (which might overflow) it got a bounds check per load.
+     * Column {@code c} of the panel at byte {@code off}. The offset is the long loop index times a
+     * constant plus an invariant, a form C2 range-checks once before the loop; computed in int
+     * arithmetic first (which might overflow) it got a bounds check per load and no unrolling.
      */
-    private static FloatVector col(MemorySegment w, long off, int c, int half) {
-        return FloatVector.fromMemorySegment(F, w, off + 8L * L * c + 4L * L * half, LE);
+    private static FloatVector col(MemorySegment w, long off, int c) {
+        return FloatVector.fromMemorySegment(F, w, off + 4L * L * c, LE);
     }
 
     private static FloatVector w(MemorySegment w, long off, int i) {

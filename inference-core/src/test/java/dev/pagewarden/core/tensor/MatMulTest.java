@@ -243,8 +243,9 @@ class MatMulTest {
 
     /**
      * Panels have one arithmetic everywhere: a fused multiply-add chain per output in column
-     * order. So the vector kernels (panels of 2 x 16 rows, eight vectors at a time), the scalar
-     * fallback (panels of 16 rows) and that chain written out here as the oracle agree bit for bit.
+     * order. So the vector kernels (panels of one vector's lanes, two panels and eight vectors at a
+     * time), the scalar fallback (panels of 8 rows) and that chain written out here as the oracle
+     * agree bit for bit.
      */
     @Test
     void panelsGiveTheSameBitsInEveryImplementationAsOneFmaChainPerOutput() {
