@@ -32,6 +32,11 @@ import jdk.incubator.vector.VectorSpecies;
  * memory-bound: a lean loop over four row streams keeps many loads in flight), four rows for four
  * vectors (the batched case is compute-bound: each weight vector and each x vector loaded feeds
  * four fmas).
+ *
+ * <p>Panel kernels ({@link Matrix.Panels}, F32 weights on the CPU backend): a panel is {@code L}
+ * rows, a column of it one vector; an accumulator per (panel, vector) takes one fma per column, so
+ * each output is a chain in column order and no lanes are ever summed. Batch 1 runs four panels
+ * (four streams) per loop; batches run two panels for up to eight vectors (16 accumulators).
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
@@ -96,7 +101,7 @@ final class VectorKernels implements RowKernels {
             pair4(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
         }
         for (; j < count; j++) {
-            pair1(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+            pair1(w, offA, offB, cols, x, xo + j * xStride, out, ooA + j * oStride, ooB + j * oStride);
         }
     }
 
@@ -118,20 +123,17 @@ final class VectorKernels implements RowKernels {
         d.intoArray(out, oo + 3 * oStride);
     }
 
-    private static void pair1(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
-                              int ooA, int ooB, int oStride) {
-        FloatVector z = FloatVector.zero(F);
-        FloatVector a0 = z;
-        FloatVector b0 = z;
+    private static void pair1(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, float[] out, int ooA,
+                              int ooB) {
+        FloatVector a = FloatVector.zero(F);
+        FloatVector b = a;
         for (int c = 0; c < cols; c++) {
-            FloatVector wa = col(w, offA, c);
-            FloatVector wb = col(w, offB, c);
-            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
-            a0 = wa.fma(x0, a0);
-            b0 = wb.fma(x0, b0);
+            FloatVector xv = FloatVector.broadcast(F, x[xo + c]);
+            a = col(w, offA, c).fma(xv, a);
+            b = col(w, offB, c).fma(xv, b);
         }
-        a0.intoArray(out, ooA);
-        b0.intoArray(out, ooB);
+        a.intoArray(out, ooA);
+        b.intoArray(out, ooB);
     }
 
     private static void pair4(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
