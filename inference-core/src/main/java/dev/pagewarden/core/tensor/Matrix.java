@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  *   <li>{@link Panels}: F32 weights repacked into panels of {@code height} rows stored column by
  *   column, so that one column of a panel is a short contiguous run of {@code height} floats. An
  *   output row then lives in one vector lane: the kernel multiplies a column by a broadcast input
- *   element and adds it to that lane ({@link RowKernels#panel}). Every vector of a batch is served
+ *   element and adds it to that lane ({@link RowKernels#panelPair}). Every vector of a batch is served
  *   from one sequential pass over the weights, with no lane reduction at all, which is what makes
  *   batched decode compute while the weights stream in (docs/benchmarks.md).</li>
  * </ul>
