@@ -25,8 +25,8 @@ import java.util.SplittableRandom;
  * shared, so each round times, back to back, one pass of {@link Bandwidth} over 1 GiB, one batch-1
  * pass and one batch-8 pass; reported are medians and bests over the rounds, and the ratios both
  * as the median of per-round ratios (same conditions) and as best over best. GB/s counts weight
- * bytes only. F32 runs twice: row-major as loaded, then repacked into {@link Matrix.Panels} (what
- * the CPU backend uses), each panel matrix in its own huge-page block.
+ * bytes only. F32 and F16 run twice: row-major as loaded, then repacked into {@link Matrix.Panels}
+ * (what the CPU backend uses), each panel matrix in its own huge-page block.
  */
 public final class KernelBench {
     private static final int DIM = 768;
@@ -48,7 +48,7 @@ public final class KernelBench {
             for (String type : types) {
                 DType t = DType.valueOf(type);
                 run(pool, probe, t, false, rounds, offset);
-                if (t == DType.F32) {
+                if (t != DType.Q8_0) {
                     run(pool, probe, t, true, rounds, offset); // the layout the CPU backend loads F32 weights in
                 }
             }
@@ -80,7 +80,7 @@ public final class KernelBench {
                 Tensor t = new Tensor("w" + tensors.size(), type, s[0], s[1], all.asSlice(at, size));
                 tensors.add(panels
                         ? Matrix.Panels.pack(t, MatMul.panelHeight(), HostMemory.allocate(arena,
-                                Matrix.Panels.bytesFor(s[0], s[1], MatMul.panelHeight())))
+                                Matrix.Panels.bytesFor(type, s[0], s[1], MatMul.panelHeight())))
                         : Matrix.rowMajor(t));
                 at += size;
             }

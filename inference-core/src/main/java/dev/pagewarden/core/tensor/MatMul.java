@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * fixed accumulation order, with no lane reduction whose order the JIT may choose. The order is a
  * property of the matrix's {@link Matrix layout}, fixed when the matrix is loaded:
  * <ul>
- *   <li>{@link Matrix.Panels} (F32 weights on the CPU backend): one fused multiply-add chain per
+ *   <li>{@link Matrix.Panels} (F32 and finite F16 weights on the CPU backend): one fused multiply-add chain per
  *   output in column order ({@link RowKernels#panelPair}). Panels are split over the
  *   {@link Parallel} pool; a thread reads its panels two at a time (four at batch 1), each once
  *   as a sequential stream, for up to {@link RowKernels#panelBatch()} vectors at a time (all of a
@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
  *   read from memory once for the whole batch: groups of four vectors go to
  *   {@link RowKernels#dot4x4}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  *   tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row,
- *   vector) pair as {@link RowKernels#dot}. F16 and Q8_0 tiles are first decoded (exactly) into a
+ *   vector) pair as {@link RowKernels#dot}. F16 (with infinities or NaNs) and Q8_0 tiles are first decoded (exactly) into a
  *   per-thread fp32 buffer that stays in L1; F32 weights are read straight from the (possibly
  *   unaligned) segment.</li>
  * </ul>
@@ -197,14 +197,14 @@ public final class MatMul {
         int p = start;
         if (batch == 1) {
             for (; p + 4 <= full; p += 4) {
-                k.panelQuad(data, p * bytes, bytes, cols, x, 0, out, p * h, h);
+                k.panelQuad(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
             }
         }
         int group = k.panelBatch();
         for (; p < full; p += 2) {
             int q = p + 1 < full ? p + 1 : p;
             for (int b = 0; b < batch; b += group) {
-                k.panelPair(data, p * bytes, q * bytes, cols, x, b * cols, cols, Math.min(group, batch - b), out,
+                k.panelPair(data, w.type(), p * bytes, q * bytes, cols, x, b * cols, cols, Math.min(group, batch - b), out,
                         b * rows + p * h, b * rows + q * h, rows);
             }
         }
@@ -218,7 +218,7 @@ public final class MatMul {
             int valid = rows - p * h;
             for (int b = 0; b < batch; b += group) {
                 int count = Math.min(group, batch - b);
-                k.panelPair(data, p * bytes, p * bytes, cols, x, b * cols, cols, count, tmp, 0, 0, h);
+                k.panelPair(data, w.type(), p * bytes, p * bytes, cols, x, b * cols, cols, count, tmp, 0, 0, h);
                 for (int j = 0; j < count; j++) {
                     System.arraycopy(tmp, j * h, out, (b + j) * rows + p * h, valid);
                 }

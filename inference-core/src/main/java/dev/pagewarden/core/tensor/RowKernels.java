@@ -1,5 +1,6 @@
 package dev.pagewarden.core.tensor;
 
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
@@ -49,8 +50,8 @@ interface RowKernels {
     int panelBatch();
 
     /**
-     * Two panels of {@link #panelHeight()} rows (column {@code c} of a panel at byte
-     * {@code off + c*panelHeight()*4}, see {@link Matrix.Panels}), at byte offsets {@code offA} and
+     * Two panels of {@link #panelHeight()} rows of {@code type} (F32 or finite F16; column {@code c}
+     * of a panel at element {@code c*panelHeight()}, see {@link Matrix.Panels}), at byte offsets {@code offA} and
      * {@code offB}, times {@code count} vectors {@code x[xo + j*xStride ..]} of {@code cols} floats:
      * row {@code i} of panel A times vector {@code j} goes to {@code out[ooA + j*oStride + i]}, of
      * panel B to {@code out[ooB + j*oStride + i]}. The two panels are two weight streams in flight;
@@ -61,11 +62,11 @@ interface RowKernels {
      * (vector widths, the scalar fallback, interpreted or compiled) and every count gives the same
      * bits. This default is that chain in plain Java.
      */
-    default void panelPair(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, int count,
-                           float[] out, int ooA, int ooB, int oStride) {
+    default void panelPair(MemorySegment w, DType type, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                           int count, float[] out, int ooA, int ooB, int oStride) {
         for (int j = 0; j < count; j++) {
-            panelChain(w, offA, panelHeight(), cols, x, xo + j * xStride, out, ooA + j * oStride);
-            panelChain(w, offB, panelHeight(), cols, x, xo + j * xStride, out, ooB + j * oStride);
+            panelChain(w, type, offA, panelHeight(), cols, x, xo + j * xStride, out, ooA + j * oStride);
+            panelChain(w, type, offB, panelHeight(), cols, x, xo + j * xStride, out, ooB + j * oStride);
         }
     }
 
@@ -75,21 +76,25 @@ interface RowKernels {
      * case, with four weight streams in flight (fewer leave memory idle between misses: the batch-1
      * matmuls read 15-20% slower here with one or two). Same bits as {@link #panelPair}.
      */
-    default void panelQuad(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
-                           int oStride) {
+    default void panelQuad(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
+                           int oo, int oStride) {
         for (int g = 0; g < 4; g++) {
-            panelChain(w, off + g * stride, panelHeight(), cols, x, xo, out, oo + g * oStride);
+            panelChain(w, type, off + g * stride, panelHeight(), cols, x, xo, out, oo + g * oStride);
         }
     }
 
     /** The fma chains of one panel of {@code h} rows times one vector, with {@code out} as the accumulators. */
-    private static void panelChain(MemorySegment w, long off, int h, int cols, float[] x, int xo, float[] out, int oo) {
+    private static void panelChain(MemorySegment w, DType type, long off, int h, int cols, float[] x, int xo, float[] out,
+                                   int oo) {
         Arrays.fill(out, oo, oo + h, 0f);
+        boolean half = type == DType.F16;
         for (int c = 0; c < cols; c++) {
             float xc = x[xo + c];
-            long col = off + 4L * h * c;
             for (int i = 0; i < h; i++) {
-                out[oo + i] = Math.fma(w.get(Tensor.F32_LE, col + 4L * i), xc, out[oo + i]);
+                long e = (long) h * c + i;
+                float wv = half ? ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, off + 2 * e))
+                        : w.get(Tensor.F32_LE, off + 4 * e);
+                out[oo + i] = Math.fma(wv, xc, out[oo + i]);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.pagewarden.core.tensor;
 
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
@@ -89,33 +90,35 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void panelPair(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, int count,
-                          float[] out, int ooA, int ooB, int oStride) {
+    public void panelPair(MemorySegment w, DType type, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                          int count, float[] out, int ooA, int ooB, int oStride) {
+        boolean half = type == DType.F16;
         int j = 0;
         if (panelBatch() == 8) {
             for (; j + 8 <= count; j += 8) {
-                pair8(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+                pair8(w, half, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
             }
         }
         for (; j + 4 <= count; j += 4) {
-            pair4(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+            pair4(w, half, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
         }
         for (; j < count; j++) {
-            pair1(w, offA, offB, cols, x, xo + j * xStride, out, ooA + j * oStride, ooB + j * oStride);
+            pair1(w, half, offA, offB, cols, x, xo + j * xStride, out, ooA + j * oStride, ooB + j * oStride);
         }
     }
 
     @Override
-    public void panelQuad(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
-                          int oStride) {
+    public void panelQuad(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
+                          int oo, int oStride) {
+        boolean half = type == DType.F16;
         FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;
         long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
         for (int i = 0; i < cols; i++) {
             FloatVector xv = FloatVector.broadcast(F, x[xo + i]);
-            a = col(w, off, i).fma(xv, a);
-            b = col(w, o1, i).fma(xv, b);
-            c = col(w, o2, i).fma(xv, c);
-            d = col(w, o3, i).fma(xv, d);
+            a = col(w, half, off, i).fma(xv, a);
+            b = col(w, half, o1, i).fma(xv, b);
+            c = col(w, half, o2, i).fma(xv, c);
+            d = col(w, half, o3, i).fma(xv, d);
         }
         a.intoArray(out, oo);
         b.intoArray(out, oo + oStride);
@@ -123,27 +126,27 @@ final class VectorKernels implements RowKernels {
         d.intoArray(out, oo + 3 * oStride);
     }
 
-    private static void pair1(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, float[] out, int ooA,
+    private static void pair1(MemorySegment w, boolean half, long offA, long offB, int cols, float[] x, int xo, float[] out, int ooA,
                               int ooB) {
         FloatVector a = FloatVector.zero(F);
         FloatVector b = a;
         for (int c = 0; c < cols; c++) {
             FloatVector xv = FloatVector.broadcast(F, x[xo + c]);
-            a = col(w, offA, c).fma(xv, a);
-            b = col(w, offB, c).fma(xv, b);
+            a = col(w, half, offA, c).fma(xv, a);
+            b = col(w, half, offB, c).fma(xv, b);
         }
         a.intoArray(out, ooA);
         b.intoArray(out, ooB);
     }
 
-    private static void pair4(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
+    private static void pair4(MemorySegment w, boolean half, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
                               int ooA, int ooB, int oStride) {
         FloatVector z = FloatVector.zero(F);
         FloatVector a0 = z, a1 = z, a2 = z, a3 = z;
         FloatVector b0 = z, b1 = z, b2 = z, b3 = z;
         for (int c = 0; c < cols; c++) {
-            FloatVector wa = col(w, offA, c);
-            FloatVector wb = col(w, offB, c);
+            FloatVector wa = col(w, half, offA, c);
+            FloatVector wb = col(w, half, offB, c);
             FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
             a0 = wa.fma(x0, a0);
             b0 = wb.fma(x0, b0);
@@ -172,14 +175,14 @@ final class VectorKernels implements RowKernels {
      * streams in flight) are loaded once and feed sixteen fmas, and the weights pass by once for
      * the whole group, so the memory stream never pauses for a second pass over cached data.
      */
-    private static void pair8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
+    private static void pair8(MemorySegment w, boolean half, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
                               int ooA, int ooB, int oStride) {
         FloatVector z = FloatVector.zero(F);
         FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
         FloatVector b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
         for (int c = 0; c < cols; c++) {
-            FloatVector wa = col(w, offA, c);
-            FloatVector wb = col(w, offB, c);
+            FloatVector wa = col(w, half, offA, c);
+            FloatVector wb = col(w, half, offB, c);
             FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
             a0 = wa.fma(x0, a0);
             b0 = wb.fma(x0, b0);
@@ -224,12 +227,22 @@ final class VectorKernels implements RowKernels {
     }
 
     /**
-     * Column {@code c} of the panel at byte {@code off}. The offset is the long loop index times a
+     * Column {@code c} of the panel at byte {@code off}, F32 or F16 ({@code half}: a loop invariant,
+     * so C2 compiles one loop per type). The offset is the long loop index times a
      * constant plus an invariant, a form C2 range-checks once before the loop; computed in int
      * arithmetic first (which might overflow) it got a bounds check per load and no unrolling.
      */
-    private static FloatVector col(MemorySegment w, long off, int c) {
-        return FloatVector.fromMemorySegment(F, w, off + 4L * L * c, LE);
+    private static FloatVector col(MemorySegment w, boolean half, long off, int c) {
+        if (!half) {
+            return FloatVector.fromMemorySegment(F, w, off + 4L * L * c, LE);
+        }
+        // Finite halves only (Matrix.Panels.packable): exponent and mantissa moved to fp32
+        // positions and rebiased by a multiplication with 2^(127-15), exact for normal and
+        // subnormal halves alike; then the sign. The same bits as decodeF16 and halfToFloat.
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(H, w, off + 2L * L * c, LE)
+                .convertShape(VectorOperators.S2I, I, 0);
+        return h.and(0x7fff).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f)
+                .reinterpretAsInts().or(h.and(0x8000_0000)).reinterpretAsFloats();
     }
 
     private static FloatVector w(MemorySegment w, long off, int i) {

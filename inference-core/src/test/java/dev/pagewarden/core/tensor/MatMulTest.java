@@ -37,7 +37,7 @@ class MatMulTest {
         return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}, {6, 64}};
     }
 
-    /** The two layouts of {@link Matrix}: panels exist for F32 only. */
+    /** The two layouts of {@link Matrix}: panels exist for F32 and (finite) F16. */
     enum Layout {
         ROWS, PANELS;
 
@@ -53,6 +53,7 @@ class MatMulTest {
                 out.add(Arguments.of(k, type, Layout.ROWS));
             }
             out.add(Arguments.of(k, DType.F32, Layout.PANELS));
+            out.add(Arguments.of(k, DType.F16, Layout.PANELS));
         }
         return out.stream();
     }
@@ -210,7 +211,7 @@ class MatMulTest {
         record Case(DType type, Layout layout) {
         }
         for (Case cs : List.of(new Case(DType.F32, Layout.ROWS), new Case(DType.F16, Layout.ROWS),
-                new Case(DType.F32, Layout.PANELS))) {
+                new Case(DType.F32, Layout.PANELS), new Case(DType.F16, Layout.PANELS))) {
             for (int batch : new int[] {1, 3, 8, 9}) {
                 // 37 rows: whole panels and a partial one; 13: a partial panel alone
                 Matrix a = cs.layout().of(TestTensors.random(cs.type(), 37, 96, 4, 11 + batch), Kernels.ROWS);
@@ -253,7 +254,8 @@ class MatMulTest {
         try (Parallel one = new Parallel(1); Parallel three = new Parallel(3)) {
             long seed = 700;
             for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40}}) {
-                Tensor t = TestTensors.random(DType.F32, shape[0], shape[1], 28, seed++);
+              for (DType type : new DType[] {DType.F32, DType.F16}) {
+                Tensor t = TestTensors.random(type, shape[0], shape[1], 28, seed++);
                 for (int batch : new int[] {1, 2, 4, 5, 8, 13, 16}) {
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
                     float[] oracle = new float[batch * shape[0]];
@@ -270,11 +272,12 @@ class MatMulTest {
                         for (Parallel pool : List.of(one, three)) {
                             float[] out = new float[batch * shape[0]];
                             MatMul.matmul(pool, TestTensors.panels(t, k), x, batch, out, k);
-                            assertArrayEquals(TestTensors.bits(oracle), TestTensors.bits(out), k.name() + " " + shape[0]
-                                    + "x" + shape[1] + " batch " + batch + " threads " + pool.threads());
+                            assertArrayEquals(TestTensors.bits(oracle), TestTensors.bits(out), k.name() + " " + type + " "
+                                    + shape[0] + "x" + shape[1] + " batch " + batch + " threads " + pool.threads());
                         }
                     }
                 }
+              }
             }
         }
     }
@@ -295,14 +298,20 @@ class MatMulTest {
                 assertThat(p.get(r, c)).as("padding (%d, %d)", r, c).isZero();
             }
         }
-        MemorySegment room = Arena.ofAuto().allocate(Matrix.Panels.bytesFor(37, 11, 16));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(TestTensors.random(DType.F16, 37, 11, 0, 4), 16, room))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only F32");
+        MemorySegment room = Arena.ofAuto().allocate(Matrix.Panels.bytesFor(DType.F32, 37, 11, 16));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(TestTensors.random(DType.Q8_0, 37, 32, 0, 4), 16, room))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only F32 weights and finite F16");
+        // an F16 matrix with an infinity stays row-major: the panel kernels widen halves without that case
+        Tensor half = TestTensors.random(DType.F16, 5, 7, 0, 5);
+        assertThat(Matrix.Panels.packable(half)).isTrue();
+        half.data().set(Tensor.I16_LE, 2L * 17, (short) 0x7c00);
+        assertThat(Matrix.Panels.packable(half)).isFalse();
+        assertThat(Matrix.Panels.packable(TestTensors.random(DType.Q8_0, 2, 32, 0, 6))).isFalse();
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(t, 32, room))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("destination");
         // panels of another height than the kernels read are refused, not misread
         int other = 2 * VectorKernels.INSTANCE.panelHeight();
-        Matrix.Panels tall = Matrix.Panels.pack(t, other, Arena.ofAuto().allocate(Matrix.Panels.bytesFor(37, 11, other)));
+        Matrix.Panels tall = Matrix.Panels.pack(t, other, Arena.ofAuto().allocate(Matrix.Panels.bytesFor(DType.F32, 37, 11, other)));
         try (Parallel pool = new Parallel(1)) {
             org.assertj.core.api.Assertions.assertThatThrownBy(
                             () -> MatMul.matmul(pool, tall, new float[11], 1, new float[37], VectorKernels.INSTANCE))

@@ -51,7 +51,7 @@ final class TestTensors {
     /** {@code t} repacked into panels of the height {@code kernels} read. */
     static Matrix.Panels panels(Tensor t, RowKernels kernels) {
         int h = kernels.panelHeight();
-        return Matrix.Panels.pack(t, h, Arena.ofAuto().allocate(Matrix.Panels.bytesFor(t.rows(), t.cols(), h), 64));
+        return Matrix.Panels.pack(t, h, Arena.ofAuto().allocate(Matrix.Panels.bytesFor(t.type(), t.rows(), t.cols(), h), 64));
     }
 
     /** A fresh 64-aligned buffer of {@code bytes} (whole floats) filled with {@link #randomFloats}. */

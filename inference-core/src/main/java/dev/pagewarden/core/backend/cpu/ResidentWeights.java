@@ -1,6 +1,5 @@
 package dev.pagewarden.core.backend.cpu;
 
-import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.Tensor;
@@ -18,10 +17,10 @@ import java.util.Map;
 /**
  * The CPU backend's own copy of a model's weights, as a GPU backend uploads them to the device:
  * every tensor 64-byte aligned inside one huge-page-backed block, in the layout its kernels read.
- * F32 matrices are repacked into {@link Matrix.Panels} (each panel one sequential stream, read once
- * for a whole decode batch); F16/Q8_0 matrices, the embedding table (looked up by row) and the norm
- * weights stay row-major. The loader's file mapping stays untouched (and can be evicted); tensors
- * shared in the model stay shared, except that a tied F32 classifier gets a panel copy beside the
+ * F32 and F16 matrices are repacked into {@link Matrix.Panels} (each panel one sequential stream,
+ * read once for a whole decode batch); Q8_0 matrices (and F16 ones holding infinities or NaNs), the
+ * embedding table (looked up by row) and the norm weights stay row-major. The loader's file mapping stays untouched (and can be evicted); tensors
+ * shared in the model stay shared, except that a tied classifier gets a panel copy beside the
  * row-major embedding table.
  */
 record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> layers, Tensor rmsFinal,
@@ -92,8 +91,8 @@ record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> la
         Matrix matrix(Tensor t) {
             Matrix m = matrices.get(t);
             if (m == null) {
-                if (t.type() == DType.F32) {
-                    MemorySegment dst = take(Matrix.Panels.bytesFor(t.rows(), t.cols(), height));
+                if (Matrix.Panels.packable(t)) {
+                    MemorySegment dst = take(Matrix.Panels.bytesFor(t.type(), t.rows(), t.cols(), height));
                     m = dst != null ? Matrix.Panels.pack(t, height, dst) : Matrix.rowMajor(t);
                 } else {
                     m = Matrix.rowMajor(row(t));
