@@ -92,33 +92,54 @@ final class VectorKernels implements RowKernels {
     @Override
     public void panelPair(MemorySegment w, DType type, long offA, long offB, int cols, float[] x, int xo, int xStride,
                           int count, float[] out, int ooA, int ooB, int oStride) {
+        // One loop per weight type: with the type tested inside the loop, C2 compiled the untaken
+        // case as a trap whose state kept one accumulator boxed on the heap, one allocation per
+        // column (F16 batch 1 ran at half speed in the engine).
         boolean half = type == DType.F16;
         int j = 0;
         if (panelBatch() == 8) {
             for (; j + 8 <= count; j += 8) {
-                pair8(w, half, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+                int xj = xo + j * xStride, a = ooA + j * oStride, b = ooB + j * oStride;
+                if (half) {
+                    pair8F16(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                } else {
+                    pair8F32(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                }
             }
         }
         for (; j + 4 <= count; j += 4) {
-            pair4(w, half, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+            int xj = xo + j * xStride, a = ooA + j * oStride, b = ooB + j * oStride;
+            if (half) {
+                pair4F16(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+            } else {
+                pair4F32(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+            }
         }
         for (; j < count; j++) {
-            pair1(w, half, offA, offB, cols, x, xo + j * xStride, out, ooA + j * oStride, ooB + j * oStride);
+            int xj = xo + j * xStride, a = ooA + j * oStride, b = ooB + j * oStride;
+            if (half) {
+                pair1F16(w, offA, offB, cols, x, xj, out, a, b);
+            } else {
+                pair1F32(w, offA, offB, cols, x, xj, out, a, b);
+            }
         }
     }
 
     @Override
     public void panelQuad(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
                           int oo, int oStride) {
-        boolean half = type == DType.F16;
+        if (type == DType.F16) {
+            quadF16(w, off, stride, cols, x, xo, out, oo, oStride);
+            return;
+        }
         FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;
         long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
         for (int i = 0; i < cols; i++) {
             FloatVector xv = FloatVector.broadcast(F, x[xo + i]);
-            a = col(w, half, off, i).fma(xv, a);
-            b = col(w, half, o1, i).fma(xv, b);
-            c = col(w, half, o2, i).fma(xv, c);
-            d = col(w, half, o3, i).fma(xv, d);
+            a = colF32(w, off, i).fma(xv, a);
+            b = colF32(w, o1, i).fma(xv, b);
+            c = colF32(w, o2, i).fma(xv, c);
+            d = colF32(w, o3, i).fma(xv, d);
         }
         a.intoArray(out, oo);
         b.intoArray(out, oo + oStride);
@@ -126,27 +147,47 @@ final class VectorKernels implements RowKernels {
         d.intoArray(out, oo + 3 * oStride);
     }
 
-    private static void pair1(MemorySegment w, boolean half, long offA, long offB, int cols, float[] x, int xo, float[] out, int ooA,
-                              int ooB) {
-        FloatVector a = FloatVector.zero(F);
-        FloatVector b = a;
-        for (int c = 0; c < cols; c++) {
-            FloatVector xv = FloatVector.broadcast(F, x[xo + c]);
-            a = col(w, half, offA, c).fma(xv, a);
-            b = col(w, half, offB, c).fma(xv, b);
+    private static void quadF16(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
+                                int oStride) {
+        FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;
+        long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
+        for (int i = 0; i < cols; i++) {
+            FloatVector xv = FloatVector.broadcast(F, x[xo + i]);
+            a = colF16(w, off, i).fma(xv, a);
+            b = colF16(w, o1, i).fma(xv, b);
+            c = colF16(w, o2, i).fma(xv, c);
+            d = colF16(w, o3, i).fma(xv, d);
         }
-        a.intoArray(out, ooA);
-        b.intoArray(out, ooB);
+        a.intoArray(out, oo);
+        b.intoArray(out, oo + oStride);
+        c.intoArray(out, oo + 2 * oStride);
+        d.intoArray(out, oo + 3 * oStride);
     }
 
-    private static void pair4(MemorySegment w, boolean half, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
-                              int ooA, int ooB, int oStride) {
+    private static void pair1F32(MemorySegment w, long offA, long offB, int cols, float[] x, int xo,
+                                  float[] out, int ooA, int ooB) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z;
+        FloatVector b0 = z;
+        for (int c = 0; c < cols; c++) {
+            FloatVector wa = colF32(w, offA, c);
+            FloatVector wb = colF32(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+    }
+
+    private static void pair4F32(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                                  float[] out, int ooA, int ooB, int oStride) {
         FloatVector z = FloatVector.zero(F);
         FloatVector a0 = z, a1 = z, a2 = z, a3 = z;
         FloatVector b0 = z, b1 = z, b2 = z, b3 = z;
         for (int c = 0; c < cols; c++) {
-            FloatVector wa = col(w, half, offA, c);
-            FloatVector wb = col(w, half, offB, c);
+            FloatVector wa = colF32(w, offA, c);
+            FloatVector wb = colF32(w, offB, c);
             FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
             a0 = wa.fma(x0, a0);
             b0 = wb.fma(x0, b0);
@@ -175,14 +216,117 @@ final class VectorKernels implements RowKernels {
      * streams in flight) are loaded once and feed sixteen fmas, and the weights pass by once for
      * the whole group, so the memory stream never pauses for a second pass over cached data.
      */
-    private static void pair8(MemorySegment w, boolean half, long offA, long offB, int cols, float[] x, int xo, int xStride, float[] out,
-                              int ooA, int ooB, int oStride) {
+    private static void pair8F32(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                                  float[] out, int ooA, int ooB, int oStride) {
         FloatVector z = FloatVector.zero(F);
         FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
         FloatVector b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
         for (int c = 0; c < cols; c++) {
-            FloatVector wa = col(w, half, offA, c);
-            FloatVector wb = col(w, half, offB, c);
+            FloatVector wa = colF32(w, offA, c);
+            FloatVector wb = colF32(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+            FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + c]);
+            a1 = wa.fma(x1, a1);
+            b1 = wb.fma(x1, b1);
+            FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + c]);
+            a2 = wa.fma(x2, a2);
+            b2 = wb.fma(x2, b2);
+            FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + c]);
+            a3 = wa.fma(x3, a3);
+            b3 = wb.fma(x3, b3);
+            FloatVector x4 = FloatVector.broadcast(F, x[xo + 4 * xStride + c]);
+            a4 = wa.fma(x4, a4);
+            b4 = wb.fma(x4, b4);
+            FloatVector x5 = FloatVector.broadcast(F, x[xo + 5 * xStride + c]);
+            a5 = wa.fma(x5, a5);
+            b5 = wb.fma(x5, b5);
+            FloatVector x6 = FloatVector.broadcast(F, x[xo + 6 * xStride + c]);
+            a6 = wa.fma(x6, a6);
+            b6 = wb.fma(x6, b6);
+            FloatVector x7 = FloatVector.broadcast(F, x[xo + 7 * xStride + c]);
+            a7 = wa.fma(x7, a7);
+            b7 = wb.fma(x7, b7);
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+        a1.intoArray(out, ooA + oStride);
+        b1.intoArray(out, ooB + oStride);
+        a2.intoArray(out, ooA + 2 * oStride);
+        b2.intoArray(out, ooB + 2 * oStride);
+        a3.intoArray(out, ooA + 3 * oStride);
+        b3.intoArray(out, ooB + 3 * oStride);
+        a4.intoArray(out, ooA + 4 * oStride);
+        b4.intoArray(out, ooB + 4 * oStride);
+        a5.intoArray(out, ooA + 5 * oStride);
+        b5.intoArray(out, ooB + 5 * oStride);
+        a6.intoArray(out, ooA + 6 * oStride);
+        b6.intoArray(out, ooB + 6 * oStride);
+        a7.intoArray(out, ooA + 7 * oStride);
+        b7.intoArray(out, ooB + 7 * oStride);
+    }
+
+    private static void pair1F16(MemorySegment w, long offA, long offB, int cols, float[] x, int xo,
+                                  float[] out, int ooA, int ooB) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z;
+        FloatVector b0 = z;
+        for (int c = 0; c < cols; c++) {
+            FloatVector wa = colF16(w, offA, c);
+            FloatVector wb = colF16(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+    }
+
+    private static void pair4F16(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                                  float[] out, int ooA, int ooB, int oStride) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z;
+        FloatVector b0 = z, b1 = z, b2 = z, b3 = z;
+        for (int c = 0; c < cols; c++) {
+            FloatVector wa = colF16(w, offA, c);
+            FloatVector wb = colF16(w, offB, c);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+            FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + c]);
+            a1 = wa.fma(x1, a1);
+            b1 = wb.fma(x1, b1);
+            FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + c]);
+            a2 = wa.fma(x2, a2);
+            b2 = wb.fma(x2, b2);
+            FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + c]);
+            a3 = wa.fma(x3, a3);
+            b3 = wb.fma(x3, b3);
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+        a1.intoArray(out, ooA + oStride);
+        b1.intoArray(out, ooB + oStride);
+        a2.intoArray(out, ooA + 2 * oStride);
+        b2.intoArray(out, ooB + 2 * oStride);
+        a3.intoArray(out, ooA + 3 * oStride);
+        b3.intoArray(out, ooB + 3 * oStride);
+    }
+
+    /**
+     * Eight vectors of two panels at once: each column's two weight vectors (one per panel, two
+     * streams in flight) are loaded once and feed sixteen fmas, and the weights pass by once for
+     * the whole group, so the memory stream never pauses for a second pass over cached data.
+     */
+    private static void pair8F16(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                                  float[] out, int ooA, int ooB, int oStride) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+        FloatVector b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
+        for (int c = 0; c < cols; c++) {
+            FloatVector wa = colF16(w, offA, c);
+            FloatVector wb = colF16(w, offB, c);
             FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
             a0 = wa.fma(x0, a0);
             b0 = wb.fma(x0, b0);
@@ -227,15 +371,16 @@ final class VectorKernels implements RowKernels {
     }
 
     /**
-     * Column {@code c} of the panel at byte {@code off}, F32 or F16 ({@code half}: a loop invariant,
-     * so C2 compiles one loop per type). The offset is the long loop index times a
-     * constant plus an invariant, a form C2 range-checks once before the loop; computed in int
+     * Column {@code c} of the F32 panel at byte {@code off}. The offset is the long loop index times
+     * a constant plus an invariant, a form C2 range-checks once before the loop; computed in int
      * arithmetic first (which might overflow) it got a bounds check per load and no unrolling.
      */
-    private static FloatVector col(MemorySegment w, boolean half, long off, int c) {
-        if (!half) {
-            return FloatVector.fromMemorySegment(F, w, off + 4L * L * c, LE);
-        }
+    private static FloatVector colF32(MemorySegment w, long off, int c) {
+        return FloatVector.fromMemorySegment(F, w, off + 4L * L * c, LE);
+    }
+
+    /** Column {@code c} of the F16 panel at byte {@code off}, widened to floats. */
+    private static FloatVector colF16(MemorySegment w, long off, int c) {
         // Finite halves only (Matrix.Panels.packable): exponent and mantissa moved to fp32
         // positions and rebiased by a multiplication with 2^(127-15), exact for normal and
         // subnormal halves alike; then the sign. The same bits as decodeF16 and halfToFloat.
