@@ -59,6 +59,8 @@ record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> la
         private final int height;
         private final Map<Tensor, Tensor> rows = new IdentityHashMap<>();
         private final Map<Tensor, Matrix> matrices = new IdentityHashMap<>();
+        /** Kept across both passes: deciding means scanning an F16 tensor for non-finite values. */
+        private final Map<Tensor, Boolean> packable = new IdentityHashMap<>();
         private MemorySegment block;
         private long at;
 
@@ -91,7 +93,7 @@ record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> la
         Matrix matrix(Tensor t) {
             Matrix m = matrices.get(t);
             if (m == null) {
-                if (Matrix.Panels.packable(t)) {
+                if (packable.computeIfAbsent(t, Matrix.Panels::packable)) {
                     MemorySegment dst = take(Matrix.Panels.bytesFor(t.type(), t.rows(), t.cols(), height));
                     m = dst != null ? Matrix.Panels.pack(t, height, dst) : Matrix.rowMajor(t);
                 } else {
