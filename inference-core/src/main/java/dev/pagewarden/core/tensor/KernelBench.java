@@ -25,7 +25,7 @@ import java.util.SplittableRandom;
  * shared, so each round times, back to back, one pass of {@link Bandwidth} over 1 GiB, one batch-1
  * pass and one batch-8 pass; reported are medians and bests over the rounds, and the ratios both
  * as the median of per-round ratios (same conditions) and as best over best. GB/s counts weight
- * bytes only. F32 and F16 run twice: row-major as loaded, then repacked into {@link Matrix.Panels}
+ * bytes only. Each type runs twice: row-major as loaded, then repacked into {@link Matrix.Panels}
  * (what the CPU backend uses), each panel matrix in its own huge-page block.
  */
 public final class KernelBench {
@@ -48,9 +48,7 @@ public final class KernelBench {
             for (String type : types) {
                 DType t = DType.valueOf(type);
                 run(pool, probe, t, false, rounds, offset);
-                if (t != DType.Q8_0) {
-                    run(pool, probe, t, true, rounds, offset); // the layout the CPU backend loads F32 weights in
-                }
+                run(pool, probe, t, true, rounds, offset); // the layout the CPU backend loads weights in
             }
         }
     }

@@ -4,6 +4,7 @@ import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * A weight matrix in the layout {@link MatMul} reads. Two layouts, chosen once per matrix when a
@@ -11,7 +12,7 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>{@link RowMajor}: the loader's row-major tensor, any {@link DType}; each output is a dot
  *   product of a row with the input vector ({@link RowKernels#dot}).</li>
- *   <li>{@link Panels}: F32 (and finite F16) weights repacked into panels of {@code height} rows stored column by
+ *   <li>{@link Panels}: F32 (and finite F16, Q8_0) weights repacked into panels of {@code height} rows stored column by
  *   column, so that one column of a panel is a short contiguous run of {@code height} floats. An
  *   output row then lives in one vector lane: the kernel multiplies a column by a broadcast input
  *   element and adds it to that lane ({@link RowKernels#panelPair}). Every vector of a batch is served
@@ -53,16 +54,16 @@ public sealed interface Matrix {
     }
 
     /**
-     * F32 or F16 weights in panels of {@code height} rows: panel {@code p} holds rows
-     * {@code [p*height, (p+1)*height)}, column after column; element (r, c) is element
-     * {@code (r / height) * height * cols + c * height + r % height}, stored in {@code type}. The
-     * last panel is padded with zero rows, which no output ever reads. F16 panels hold finite
-     * values only ({@link #packable}), so the kernels widen them without infinity/NaN handling.
+     * F32, F16 or Q8_0 weights in panels of {@code height} rows: panel {@code p} holds rows
+     * {@code [p*height, (p+1)*height)}, column after column (see {@link #offset}; Q8_0 keeps its
+     * 32-column blocks, each led by its rows' scales). The last panel is padded with zero rows,
+     * which no output ever reads. F16 values and Q8_0 scales are finite ({@link #packable}), so
+     * the kernels widen halves without infinity/NaN handling.
      */
     record Panels(String name, DType type, int rows, int cols, int height, MemorySegment data) implements Matrix {
         public Panels {
-            if (type != DType.F32 && type != DType.F16) {
-                throw new IllegalArgumentException("panels " + name + ": F32 or F16 weights only, not " + type);
+            if (type == DType.Q8_0 && cols % 32 != 0) {
+                throw new IllegalArgumentException("panels " + name + ": Q8_0 rows of " + cols + " columns, not whole blocks");
             }
             if (rows <= 0 || cols <= 0 || height <= 0) {
                 throw new IllegalArgumentException("panels " + name + ": bad shape " + rows + "x" + cols + " / " + height);
@@ -83,18 +84,22 @@ public sealed interface Matrix {
         }
 
         /**
-         * Whether {@code t} can be repacked: F32, or F16 without infinities and NaNs (a weight
-         * matrix holding those is kept row-major, where the exact conversion handles them).
+         * Whether {@code t} can be repacked: F32; F16 without infinities and NaNs; Q8_0 whose block
+         * scales are all finite. (A matrix holding those is kept row-major, where the exact
+         * conversion handles them; the panel kernels widen halves without that case.)
          */
         public static boolean packable(Tensor t) {
-            if (t.type() == DType.F32) {
-                return true;
-            }
-            if (t.type() != DType.F16) {
-                return false;
-            }
-            for (long i = 0, n = (long) t.rows() * t.cols(); i < n; i++) {
-                if ((t.data().get(Tensor.I16_LE, 2 * i) & 0x7c00) == 0x7c00) {
+            return switch (t.type()) {
+                case F32 -> true;
+                case F16 -> finiteHalves(t.data(), 0, 2, (long) t.rows() * t.cols());
+                case Q8_0 -> finiteHalves(t.data(), 0, 34, (long) t.rows() * t.cols() / 32);
+            };
+        }
+
+        /** Whether the {@code n} halves at {@code from}, {@code stride} bytes apart, are finite. */
+        private static boolean finiteHalves(MemorySegment data, long from, long stride, long n) {
+            for (long i = 0; i < n; i++) {
+                if ((data.get(Tensor.I16_LE, from + i * stride) & 0x7c00) == 0x7c00) {
                     return false;
                 }
             }
@@ -113,40 +118,65 @@ public sealed interface Matrix {
 
         /**
          * Repacks a {@link #packable} tensor into {@code dst} ({@link #bytesFor} bytes), panels of
-         * {@code height} rows ({@link MatMul#panelHeight()} for the kernels in use).
+         * {@code height} rows ({@link MatMul#panelHeight()} for the kernels in use). Q8_0 panels
+         * keep the 32-column blocks: per block, the {@code height} scales of its rows, then its
+         * 32 columns of {@code height} quants each.
          */
         public static Panels pack(Tensor t, int height, MemorySegment dst) {
             if (!packable(t)) {
-                throw new IllegalArgumentException("panels " + t.name() + ": only F32 weights and finite F16 weights are"
-                        + " repacked, not this " + t.type() + " tensor");
+                throw new IllegalArgumentException("panels " + t.name() + ": only F32 weights and finite F16/Q8_0 weights"
+                        + " are repacked, not this " + t.type() + " tensor");
             }
             if (height <= 0 || dst.byteSize() != bytesFor(t.type(), t.rows(), t.cols(), height)) {
                 throw new IllegalArgumentException("panels " + t.name() + ": destination of " + dst.byteSize()
                         + " bytes for height " + height);
             }
             dst.fill((byte) 0); // the padding rows of the last panel
-            int cols = t.cols();
-            long size = t.type() == DType.F16 ? 2 : 4;
+            Panels p = new Panels(t.name(), t.type(), t.rows(), t.cols(), height, dst);
             MemorySegment src = t.data();
             for (int r = 0; r < t.rows(); r++) {
-                long base = ((long) (r / height) * height * cols + r % height) * size;
-                long from = (long) r * cols * size;
-                for (int c = 0; c < cols; c++) {
-                    long to = base + (long) c * height * size;
-                    if (size == 2) {
-                        dst.set(Tensor.I16_LE, to, src.get(Tensor.I16_LE, from + 2L * c));
-                    } else {
-                        dst.set(Tensor.F32_LE, to, src.get(Tensor.F32_LE, from + 4L * c));
+                long from = r * t.rowBytes();
+                for (int c = 0; c < t.cols(); c++) {
+                    switch (t.type()) {
+                        case F32 -> dst.set(Tensor.F32_LE, p.offset(r, c), src.get(Tensor.F32_LE, from + 4L * c));
+                        case F16 -> dst.set(Tensor.I16_LE, p.offset(r, c), src.get(Tensor.I16_LE, from + 2L * c));
+                        case Q8_0 -> {
+                            long block = from + 34L * (c / 32);
+                            if (c % 32 == 0) {
+                                dst.set(Tensor.I16_LE, p.scaleOffset(r, c), src.get(Tensor.I16_LE, block));
+                            }
+                            dst.set(ValueLayout.JAVA_BYTE, p.offset(r, c), src.get(ValueLayout.JAVA_BYTE, block + 2 + c % 32));
+                        }
                     }
                 }
             }
-            return new Panels(t.name(), t.type(), t.rows(), cols, height, dst);
+            return p;
         }
 
-        /** Element (r, c), for tests. */
+        /** Byte offset of element (r, c): its F32 value, F16 value or Q8_0 quant. */
+        long offset(int r, int c) {
+            long panel = (long) (r / height) * panelBytes();
+            int i = r % height;
+            return switch (type) {
+                case F32 -> panel + 4L * ((long) c * height + i);
+                case F16 -> panel + 2L * ((long) c * height + i);
+                case Q8_0 -> panel + (long) (c / 32) * 34 * height + 2L * height + (long) (c % 32) * height + i;
+            };
+        }
+
+        /** Byte offset of the F16 scale of row {@code r}'s Q8_0 block that holds column {@code c}. */
+        long scaleOffset(int r, int c) {
+            return (long) (r / height) * panelBytes() + (long) (c / 32) * 34 * height + 2L * (r % height);
+        }
+
+        /** Element (r, c), for tests: the value the kernels multiply by. */
         public float get(int r, int c) {
-            long i = (long) (r / height) * height * cols + (long) c * height + r % height;
-            return type == DType.F16 ? Float.float16ToFloat(data.get(Tensor.I16_LE, 2 * i)) : data.get(Tensor.F32_LE, 4 * i);
+            return switch (type) {
+                case F32 -> data.get(Tensor.F32_LE, offset(r, c));
+                case F16 -> Float.float16ToFloat(data.get(Tensor.I16_LE, offset(r, c)));
+                case Q8_0 -> Float.float16ToFloat(data.get(Tensor.I16_LE, scaleOffset(r, c)))
+                        * data.get(ValueLayout.JAVA_BYTE, offset(r, c));
+            };
         }
     }
 }

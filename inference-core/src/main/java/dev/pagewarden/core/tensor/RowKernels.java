@@ -50,8 +50,8 @@ interface RowKernels {
     int panelBatch();
 
     /**
-     * Two panels of {@link #panelHeight()} rows of {@code type} (F32 or finite F16; column {@code c}
-     * of a panel at element {@code c*panelHeight()}, see {@link Matrix.Panels}), at byte offsets {@code offA} and
+     * Two panels of {@link #panelHeight()} rows of {@code type} (F32, or F16 / Q8_0 with finite
+     * halves; layout in {@link Matrix.Panels}), at byte offsets {@code offA} and
      * {@code offB}, times {@code count} vectors {@code x[xo + j*xStride ..]} of {@code cols} floats:
      * row {@code i} of panel A times vector {@code j} goes to {@code out[ooA + j*oStride + i]}, of
      * panel B to {@code out[ooB + j*oStride + i]}. The two panels are two weight streams in flight;
@@ -87,13 +87,19 @@ interface RowKernels {
     private static void panelChain(MemorySegment w, DType type, long off, int h, int cols, float[] x, int xo, float[] out,
                                    int oo) {
         Arrays.fill(out, oo, oo + h, 0f);
-        boolean half = type == DType.F16;
         for (int c = 0; c < cols; c++) {
             float xc = x[xo + c];
             for (int i = 0; i < h; i++) {
                 long e = (long) h * c + i;
-                float wv = half ? ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, off + 2 * e))
-                        : w.get(Tensor.F32_LE, off + 4 * e);
+                float wv = switch (type) {
+                    case F32 -> w.get(Tensor.F32_LE, off + 4 * e);
+                    case F16 -> ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, off + 2 * e));
+                    case Q8_0 -> { // block of 32 columns: the h scales, then 32 columns of h quants
+                        long block = off + (long) (c / 32) * 34 * h;
+                        yield ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, block + 2L * i))
+                                * w.get(java.lang.foreign.ValueLayout.JAVA_BYTE, block + 2L * h + (long) (c % 32) * h + i);
+                    }
+                };
                 out[oo + i] = Math.fma(wv, xc, out[oo + i]);
             }
         }

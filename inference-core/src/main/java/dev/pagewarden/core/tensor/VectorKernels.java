@@ -95,6 +95,10 @@ final class VectorKernels implements RowKernels {
         // One loop per weight type: with the type tested inside the loop, C2 compiled the untaken
         // case as a trap whose state kept one accumulator boxed on the heap, one allocation per
         // column (F16 batch 1 ran at half speed in the engine).
+        if (type == DType.Q8_0) {
+            panelPairQ8(w, offA, offB, cols, x, xo, xStride, count, out, ooA, ooB, oStride);
+            return;
+        }
         boolean half = type == DType.F16;
         int j = 0;
         if (panelBatch() == 8) {
@@ -125,9 +129,40 @@ final class VectorKernels implements RowKernels {
         }
     }
 
+    private void panelPairQ8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, int count,
+                             float[] out, int ooA, int ooB, int oStride) {
+        if (!Q8_VECTOR) {
+            RowKernels.super.panelPair(w, DType.Q8_0, offA, offB, cols, x, xo, xStride, count, out, ooA, ooB, oStride);
+            return;
+        }
+        int j = 0;
+        if (panelBatch() == 8) {
+            for (; j + 8 <= count; j += 8) {
+                pair8Q8(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+            }
+        }
+        for (; j + 4 <= count; j += 4) {
+            pair4Q8(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
+        }
+        for (; j < count; j++) {
+            pair1Q8(w, offA, offB, cols, x, xo + j * xStride, out, ooA + j * oStride, ooB + j * oStride);
+        }
+    }
+
     @Override
     public void panelQuad(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
                           int oo, int oStride) {
+        if (type == DType.Q8_0) {
+            if (Q8_VECTOR) {
+                // two pairs: a four-panel Q8_0 loop (4 scales, 4 accumulators) compiled to code
+                // five times slower than two-panel loops (KernelBench batch 1: 24-33 vs 164-183 tok/s)
+                pair1Q8(w, off, off + stride, cols, x, xo, out, oo, oo + oStride);
+                pair1Q8(w, off + 2 * stride, off + 3 * stride, cols, x, xo, out, oo + 2 * oStride, oo + 3 * oStride);
+            } else {
+                RowKernels.super.panelQuad(w, type, off, stride, cols, x, xo, out, oo, oStride);
+            }
+            return;
+        }
         if (type == DType.F16) {
             quadF16(w, off, stride, cols, x, xo, out, oo, oStride);
             return;
@@ -379,12 +414,140 @@ final class VectorKernels implements RowKernels {
         return FloatVector.fromMemorySegment(F, w, off + 4L * L * c, LE);
     }
 
+    private static void pair1Q8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo,
+                                 float[] out, int ooA, int ooB) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z;
+        FloatVector b0 = z;
+        for (int blk = 0; blk < cols / 32; blk++) {
+            long baseA = offA + Q8_PANEL_BLOCK * blk, baseB = offB + Q8_PANEL_BLOCK * blk;
+            FloatVector sa = halves(w, baseA), sb = halves(w, baseB);
+            for (int j = 0; j < 32; j++) {
+                int c = 32 * blk + j;
+                FloatVector wa = quants(w, baseA, j).mul(sa);
+                FloatVector wb = quants(w, baseB, j).mul(sb);
+                FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+                a0 = wa.fma(x0, a0);
+                b0 = wb.fma(x0, b0);
+            }
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+    }
+
+    private static void pair4Q8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                                 float[] out, int ooA, int ooB, int oStride) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z;
+        FloatVector b0 = z, b1 = z, b2 = z, b3 = z;
+        for (int blk = 0; blk < cols / 32; blk++) {
+            long baseA = offA + Q8_PANEL_BLOCK * blk, baseB = offB + Q8_PANEL_BLOCK * blk;
+            FloatVector sa = halves(w, baseA), sb = halves(w, baseB);
+            for (int j = 0; j < 32; j++) {
+                int c = 32 * blk + j;
+                FloatVector wa = quants(w, baseA, j).mul(sa);
+                FloatVector wb = quants(w, baseB, j).mul(sb);
+                FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+                a0 = wa.fma(x0, a0);
+                b0 = wb.fma(x0, b0);
+                FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + c]);
+                a1 = wa.fma(x1, a1);
+                b1 = wb.fma(x1, b1);
+                FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + c]);
+                a2 = wa.fma(x2, a2);
+                b2 = wb.fma(x2, b2);
+                FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + c]);
+                a3 = wa.fma(x3, a3);
+                b3 = wb.fma(x3, b3);
+            }
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+        a1.intoArray(out, ooA + oStride);
+        b1.intoArray(out, ooB + oStride);
+        a2.intoArray(out, ooA + 2 * oStride);
+        b2.intoArray(out, ooB + 2 * oStride);
+        a3.intoArray(out, ooA + 3 * oStride);
+        b3.intoArray(out, ooB + 3 * oStride);
+    }
+
+    /** {@link #pair8F32} for Q8_0 panels: each column's quants times their block's scales, then the same sixteen fmas. */
+    private static void pair8Q8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride,
+                                 float[] out, int ooA, int ooB, int oStride) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+        FloatVector b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
+        for (int blk = 0; blk < cols / 32; blk++) {
+            long baseA = offA + Q8_PANEL_BLOCK * blk, baseB = offB + Q8_PANEL_BLOCK * blk;
+            FloatVector sa = halves(w, baseA), sb = halves(w, baseB);
+            for (int j = 0; j < 32; j++) {
+                int c = 32 * blk + j;
+                FloatVector wa = quants(w, baseA, j).mul(sa);
+                FloatVector wb = quants(w, baseB, j).mul(sb);
+                FloatVector x0 = FloatVector.broadcast(F, x[xo + c]);
+                a0 = wa.fma(x0, a0);
+                b0 = wb.fma(x0, b0);
+                FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + c]);
+                a1 = wa.fma(x1, a1);
+                b1 = wb.fma(x1, b1);
+                FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + c]);
+                a2 = wa.fma(x2, a2);
+                b2 = wb.fma(x2, b2);
+                FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + c]);
+                a3 = wa.fma(x3, a3);
+                b3 = wb.fma(x3, b3);
+                FloatVector x4 = FloatVector.broadcast(F, x[xo + 4 * xStride + c]);
+                a4 = wa.fma(x4, a4);
+                b4 = wb.fma(x4, b4);
+                FloatVector x5 = FloatVector.broadcast(F, x[xo + 5 * xStride + c]);
+                a5 = wa.fma(x5, a5);
+                b5 = wb.fma(x5, b5);
+                FloatVector x6 = FloatVector.broadcast(F, x[xo + 6 * xStride + c]);
+                a6 = wa.fma(x6, a6);
+                b6 = wb.fma(x6, b6);
+                FloatVector x7 = FloatVector.broadcast(F, x[xo + 7 * xStride + c]);
+                a7 = wa.fma(x7, a7);
+                b7 = wb.fma(x7, b7);
+            }
+        }
+        a0.intoArray(out, ooA);
+        b0.intoArray(out, ooB);
+        a1.intoArray(out, ooA + oStride);
+        b1.intoArray(out, ooB + oStride);
+        a2.intoArray(out, ooA + 2 * oStride);
+        b2.intoArray(out, ooB + 2 * oStride);
+        a3.intoArray(out, ooA + 3 * oStride);
+        b3.intoArray(out, ooB + 3 * oStride);
+        a4.intoArray(out, ooA + 4 * oStride);
+        b4.intoArray(out, ooB + 4 * oStride);
+        a5.intoArray(out, ooA + 5 * oStride);
+        b5.intoArray(out, ooB + 5 * oStride);
+        a6.intoArray(out, ooA + 6 * oStride);
+        b6.intoArray(out, ooB + 6 * oStride);
+        a7.intoArray(out, ooA + 7 * oStride);
+        b7.intoArray(out, ooB + 7 * oStride);
+    }
+
+    /** Bytes of one 32-column Q8_0 block of a panel: the L scales, then 32 columns of L quants. */
+    private static final long Q8_PANEL_BLOCK = 34L * L;
+
+    /** Quants of column {@code j} of the Q8_0 panel block at byte {@code base}, as floats (exact). */
+    private static FloatVector quants(MemorySegment w, long base, int j) {
+        return (FloatVector) ByteVector.fromMemorySegment(B, w, base + 2L * L + (long) L * j, LE)
+                .convertShape(VectorOperators.B2F, F, 0);
+    }
+
     /** Column {@code c} of the F16 panel at byte {@code off}, widened to floats. */
     private static FloatVector colF16(MemorySegment w, long off, int c) {
+        return halves(w, off + 2L * L * c);
+    }
+
+    /** L finite halves at byte {@code at}, widened to floats. */
+    private static FloatVector halves(MemorySegment w, long at) {
         // Finite halves only (Matrix.Panels.packable): exponent and mantissa moved to fp32
         // positions and rebiased by a multiplication with 2^(127-15), exact for normal and
         // subnormal halves alike; then the sign. The same bits as decodeF16 and halfToFloat.
-        IntVector h = (IntVector) ShortVector.fromMemorySegment(H, w, off + 2L * L * c, LE)
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(H, w, at, LE)
                 .convertShape(VectorOperators.S2I, I, 0);
         return h.and(0x7fff).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f)
                 .reinterpretAsInts().or(h.and(0x8000_0000)).reinterpretAsFloats();

@@ -37,7 +37,7 @@ class MatMulTest {
         return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}, {6, 64}};
     }
 
-    /** The two layouts of {@link Matrix}: panels exist for F32 and (finite) F16. */
+    /** The two layouts of {@link Matrix}. */
     enum Layout {
         ROWS, PANELS;
 
@@ -54,6 +54,7 @@ class MatMulTest {
             }
             out.add(Arguments.of(k, DType.F32, Layout.PANELS));
             out.add(Arguments.of(k, DType.F16, Layout.PANELS));
+            out.add(Arguments.of(k, DType.Q8_0, Layout.PANELS));
         }
         return out.stream();
     }
@@ -253,8 +254,9 @@ class MatMulTest {
         // one thread: a chunk of many panels (batch 1 takes four at a time); three: chunks of one or two
         try (Parallel one = new Parallel(1); Parallel three = new Parallel(3)) {
             long seed = 700;
-            for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40}}) {
-              for (DType type : new DType[] {DType.F32, DType.F16}) {
+            for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40},
+                    {1, 32}, {33, 96}, {300, 64}}) {
+              for (DType type : shape[1] % 32 == 0 ? DType.values() : new DType[] {DType.F32, DType.F16}) {
                 Tensor t = TestTensors.random(type, shape[0], shape[1], 28, seed++);
                 for (int batch : new int[] {1, 2, 4, 5, 8, 13, 16}) {
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);
@@ -299,14 +301,25 @@ class MatMulTest {
             }
         }
         MemorySegment room = Arena.ofAuto().allocate(Matrix.Panels.bytesFor(DType.F32, 37, 11, 16));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(TestTensors.random(DType.Q8_0, 37, 32, 0, 4), 16, room))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only F32 weights and finite F16");
-        // an F16 matrix with an infinity stays row-major: the panel kernels widen halves without that case
+        // an F16 matrix with an infinity, or a Q8_0 one with a NaN scale, stays row-major: the panel
+        // kernels widen halves without that case
         Tensor half = TestTensors.random(DType.F16, 5, 7, 0, 5);
         assertThat(Matrix.Panels.packable(half)).isTrue();
         half.data().set(Tensor.I16_LE, 2L * 17, (short) 0x7c00);
         assertThat(Matrix.Panels.packable(half)).isFalse();
-        assertThat(Matrix.Panels.packable(TestTensors.random(DType.Q8_0, 2, 32, 0, 6))).isFalse();
+        Tensor q8 = TestTensors.random(DType.Q8_0, 2, 64, 0, 6);
+        assertThat(Matrix.Panels.packable(q8)).isTrue();
+        q8.data().set(Tensor.I16_LE, 34L * 3, (short) 0x7e00);
+        assertThat(Matrix.Panels.packable(q8)).isFalse();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(half, 16, room))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only F32 weights and finite F16/Q8_0");
+        Tensor q8ok = TestTensors.random(DType.Q8_0, 37, 96, 0, 7);
+        Matrix.Panels q8p = TestTensors.panels(q8ok, VectorKernels.INSTANCE);
+        for (int r = 0; r < 37; r++) {
+            for (int c = 0; c < 96; c++) {
+                assertThat(q8p.get(r, c)).as("Q8_0 (%d, %d)", r, c).isEqualTo(q8ok.get(r, c));
+            }
+        }
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Matrix.Panels.pack(t, 32, room))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("destination");
         // panels of another height than the kernels read are refused, not misread
