@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * fixed accumulation order, with no lane reduction whose order the JIT may choose. The order is a
  * property of the matrix's {@link Matrix layout}, fixed when the matrix is loaded:
  * <ul>
- *   <li>{@link Matrix.Panels} (F32 and finite F16 weights on the CPU backend): one fused multiply-add chain per
+ *   <li>{@link Matrix.Panels} (the CPU backend's weights): one fused multiply-add chain per
  *   output in column order ({@link RowKernels#panelPair}). Panels are split over the
  *   {@link Parallel} pool; a thread reads its panels two at a time (four at batch 1), each once
  *   as a sequential stream, for up to {@link RowKernels#panelBatch()} vectors at a time (all of a
@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
  *   read from memory once for the whole batch: groups of four vectors go to
  *   {@link RowKernels#dot4x4}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  *   tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row,
- *   vector) pair as {@link RowKernels#dot}. F16 (with infinities or NaNs) and Q8_0 tiles are first decoded (exactly) into a
+ *   vector) pair as {@link RowKernels#dot}. F16 and Q8_0 tiles (matrices with non-finite halves) are first decoded (exactly) into a
  *   per-thread fp32 buffer that stays in L1; F32 weights are read straight from the (possibly
  *   unaligned) segment.</li>
  * </ul>

@@ -12,7 +12,7 @@ import java.lang.foreign.ValueLayout;
  * <ul>
  *   <li>{@link RowMajor}: the loader's row-major tensor, any {@link DType}; each output is a dot
  *   product of a row with the input vector ({@link RowKernels#dot}).</li>
- *   <li>{@link Panels}: F32 (and finite F16, Q8_0) weights repacked into panels of {@code height} rows stored column by
+ *   <li>{@link Panels}: weights repacked into panels of {@code height} rows stored column by
  *   column, so that one column of a panel is a short contiguous run of {@code height} floats. An
  *   output row then lives in one vector lane: the kernel multiplies a column by a broadcast input
  *   element and adds it to that lane ({@link RowKernels#panelPair}). Every vector of a batch is served

@@ -34,10 +34,12 @@ import jdk.incubator.vector.VectorSpecies;
  * vectors (the batched case is compute-bound: each weight vector and each x vector loaded feeds
  * four fmas).
  *
- * <p>Panel kernels ({@link Matrix.Panels}, F32 weights on the CPU backend): a panel is {@code L}
- * rows, a column of it one vector; an accumulator per (panel, vector) takes one fma per column, so
- * each output is a chain in column order and no lanes are ever summed. Batch 1 runs four panels
- * (four streams) per loop; batches run two panels for up to eight vectors (16 accumulators).
+ * <p>Panel kernels ({@link Matrix.Panels}, the CPU backend's weights): a panel is {@code L} rows, a
+ * column of it one vector (F32, F16 widened, or Q8_0 quants times their block's scales); an
+ * accumulator per (panel, vector) takes one fma per column, so each output is a chain in column
+ * order and no lanes are ever summed. Batch 1 runs four panels (four streams) per loop (Q8_0: two
+ * pairs); batches run two panels for up to eight vectors (16 accumulators). One loop per weight
+ * type: see {@link #panelPair}.
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();

@@ -17,8 +17,8 @@ import java.util.Map;
 /**
  * The CPU backend's own copy of a model's weights, as a GPU backend uploads them to the device:
  * every tensor 64-byte aligned inside one huge-page-backed block, in the layout its kernels read.
- * F32 and F16 matrices are repacked into {@link Matrix.Panels} (each panel one sequential stream,
- * read once for a whole decode batch); Q8_0 matrices (and F16 ones holding infinities or NaNs), the
+ * Weight matrices are repacked into {@link Matrix.Panels} (each panel one sequential stream, read
+ * once for a whole decode batch) unless they hold non-finite F16 values or Q8_0 scales; those, the
  * embedding table (looked up by row) and the norm weights stay row-major. The loader's file mapping
  * stays untouched (and can be evicted); tensors shared in the model stay shared, except that a tied
  * classifier gets a panel copy beside the row-major embedding table.
