@@ -94,60 +94,39 @@ final class VectorKernels implements RowKernels {
     @Override
     public void panelPair(MemorySegment w, DType type, long offA, long offB, int cols, float[] x, int xo, int xStride,
                           int count, float[] out, int ooA, int ooB, int oStride) {
-        // One loop per weight type: with the type tested inside the loop, C2 compiled the untaken
-        // case as a trap whose state kept one accumulator boxed on the heap, one allocation per
-        // column (F16 batch 1 ran at half speed in the engine).
-        if (type == DType.Q8_0) {
-            panelPairQ8(w, offA, offB, cols, x, xo, xStride, count, out, ooA, ooB, oStride);
+        if (type == DType.Q8_0 && !Q8_VECTOR) {
+            RowKernels.super.panelPair(w, type, offA, offB, cols, x, xo, xStride, count, out, ooA, ooB, oStride);
             return;
         }
-        boolean half = type == DType.F16;
+        // One loop per weight type, chosen here: with the type tested inside the loop, C2 compiled
+        // the case its profile never saw as a trap whose state kept one accumulator boxed on the
+        // heap, one allocation per column (F16 batch 1 ran at half speed in the engine).
         int j = 0;
         if (panelBatch() == 8) {
             for (; j + 8 <= count; j += 8) {
                 int xj = xo + j * xStride, a = ooA + j * oStride, b = ooB + j * oStride;
-                if (half) {
-                    pair8F16(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
-                } else {
-                    pair8F32(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                switch (type) {
+                    case F32 -> pair8F32(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                    case F16 -> pair8F16(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                    case Q8_0 -> pair8Q8(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
                 }
             }
         }
         for (; j + 4 <= count; j += 4) {
             int xj = xo + j * xStride, a = ooA + j * oStride, b = ooB + j * oStride;
-            if (half) {
-                pair4F16(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
-            } else {
-                pair4F32(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+            switch (type) {
+                case F32 -> pair4F32(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                case F16 -> pair4F16(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
+                case Q8_0 -> pair4Q8(w, offA, offB, cols, x, xj, xStride, out, a, b, oStride);
             }
         }
         for (; j < count; j++) {
             int xj = xo + j * xStride, a = ooA + j * oStride, b = ooB + j * oStride;
-            if (half) {
-                pair1F16(w, offA, offB, cols, x, xj, out, a, b);
-            } else {
-                pair1F32(w, offA, offB, cols, x, xj, out, a, b);
+            switch (type) {
+                case F32 -> pair1F32(w, offA, offB, cols, x, xj, out, a, b);
+                case F16 -> pair1F16(w, offA, offB, cols, x, xj, out, a, b);
+                case Q8_0 -> pair1Q8(w, offA, offB, cols, x, xj, out, a, b);
             }
-        }
-    }
-
-    private void panelPairQ8(MemorySegment w, long offA, long offB, int cols, float[] x, int xo, int xStride, int count,
-                             float[] out, int ooA, int ooB, int oStride) {
-        if (!Q8_VECTOR) {
-            RowKernels.super.panelPair(w, DType.Q8_0, offA, offB, cols, x, xo, xStride, count, out, ooA, ooB, oStride);
-            return;
-        }
-        int j = 0;
-        if (panelBatch() == 8) {
-            for (; j + 8 <= count; j += 8) {
-                pair8Q8(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
-            }
-        }
-        for (; j + 4 <= count; j += 4) {
-            pair4Q8(w, offA, offB, cols, x, xo + j * xStride, xStride, out, ooA + j * oStride, ooB + j * oStride, oStride);
-        }
-        for (; j < count; j++) {
-            pair1Q8(w, offA, offB, cols, x, xo + j * xStride, out, ooA + j * oStride, ooB + j * oStride);
         }
     }
 
