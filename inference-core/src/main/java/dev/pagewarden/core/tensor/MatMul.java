@@ -200,24 +200,24 @@ public final class MatMul {
                 k.panelQuad(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
             }
         }
-        int group = k.panelBatch();
+        int vectors = k.panelBatch(); // per kernel call
         for (; p < full; p += 2) {
             int q = p + 1 < full ? p + 1 : p;
-            for (int b = 0; b < batch; b += group) {
-                k.panelPair(data, w.type(), p * bytes, q * bytes, cols, x, b * cols, cols, Math.min(group, batch - b), out,
+            for (int b = 0; b < batch; b += vectors) {
+                k.panelPair(data, w.type(), p * bytes, q * bytes, cols, x, b * cols, cols, Math.min(vectors, batch - b), out,
                         b * rows + p * h, b * rows + q * h, rows);
             }
         }
         p = Math.max(full, start);
         if (p < end) { // the partial last panel
             Scratch scratch = SCRATCH.get();
-            if (scratch.panelOut.length < group * h) {
-                scratch.panelOut = new float[group * h];
+            if (scratch.panelOut.length < vectors * h) {
+                scratch.panelOut = new float[vectors * h];
             }
             float[] tmp = scratch.panelOut;
             int valid = rows - p * h;
-            for (int b = 0; b < batch; b += group) {
-                int count = Math.min(group, batch - b);
+            for (int b = 0; b < batch; b += vectors) {
+                int count = Math.min(vectors, batch - b);
                 k.panelPair(data, w.type(), p * bytes, p * bytes, cols, x, b * cols, cols, count, tmp, 0, 0, h);
                 for (int j = 0; j < count; j++) {
                     System.arraycopy(tmp, j * h, out, (b + j) * rows + p * h, valid);

@@ -133,21 +133,24 @@ final class VectorKernels implements RowKernels {
     @Override
     public void panelQuad(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
                           int oo, int oStride) {
-        if (type == DType.Q8_0) {
-            if (Q8_VECTOR) {
-                // two pairs: a four-panel Q8_0 loop (4 scales, 4 accumulators) compiled to code
-                // five times slower than two-panel loops (KernelBench batch 1: 24-33 vs 164-183 tok/s)
-                pair1Q8(w, off, off + stride, cols, x, xo, out, oo, oo + oStride);
-                pair1Q8(w, off + 2 * stride, off + 3 * stride, cols, x, xo, out, oo + 2 * oStride, oo + 3 * oStride);
-            } else {
-                RowKernels.super.panelQuad(w, type, off, stride, cols, x, xo, out, oo, oStride);
+        switch (type) {
+            case F32 -> quadF32(w, off, stride, cols, x, xo, out, oo, oStride);
+            case F16 -> quadF16(w, off, stride, cols, x, xo, out, oo, oStride);
+            case Q8_0 -> {
+                if (Q8_VECTOR) {
+                    // two pairs: a four-panel Q8_0 loop (4 scales, 4 accumulators) compiled to code
+                    // five times slower than two-panel loops (KernelBench batch 1: 24-33 vs 164-183 tok/s)
+                    pair1Q8(w, off, off + stride, cols, x, xo, out, oo, oo + oStride);
+                    pair1Q8(w, off + 2 * stride, off + 3 * stride, cols, x, xo, out, oo + 2 * oStride, oo + 3 * oStride);
+                } else {
+                    RowKernels.super.panelQuad(w, type, off, stride, cols, x, xo, out, oo, oStride);
+                }
             }
-            return;
         }
-        if (type == DType.F16) {
-            quadF16(w, off, stride, cols, x, xo, out, oo, oStride);
-            return;
-        }
+    }
+
+    private static void quadF32(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
+                                int oStride) {
         FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;
         long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
         for (int i = 0; i < cols; i++) {
