@@ -11,7 +11,8 @@ import dev.pagewarden.core.model.ModelConfig;
  *
  * <p>The order is the backend's choice (each lays out its own memory; pools that exchange pages
  * must agree, which the engine checks): the GPU kernels read slot-major rows, the CPU backend
- * reads head-major blocks because its attention then walks memory in address order.
+ * reads head panels because its attention then walks memory in address order and scores a page's
+ * slots without a lane reduction.
  */
 public record KvLayout(int nLayers, int kvDim, int pageTokens, int headDim, Order order) {
 
@@ -19,8 +20,15 @@ public record KvLayout(int nLayers, int kvDim, int pageTokens, int headDim, Orde
     public enum Order {
         /** {@code [slot][kvDim]}: the K (or V) row of a slot, all heads, is contiguous. */
         SLOT_MAJOR,
-        /** {@code [kvHead][slot][headDim]}: one head's vectors of all the page's slots are contiguous. */
-        HEAD_MAJOR
+        /**
+         * Per KV head, all of the page's slots together. V as {@code [kvHead][slot][headDim]}: one
+         * head's vectors of the page are contiguous. K as {@code [kvHead][headDim][slot]}: a
+         * panel in which one dimension of all the page's slots is contiguous (a vector's lanes), so
+         * the scores of the page's slots are one fused multiply-add chain each over the
+         * dimensions, like the rows of a {@code Matrix.Panels}. A K vector's elements lie
+         * {@code pageTokens} floats apart ({@link #elementStride}).
+         */
+        HEAD_PANELS
     }
 
     /** Copies a run of floats: {@code floats} floats starting at float index {@code offset} of a page. */
@@ -68,21 +76,31 @@ public record KvLayout(int nLayers, int kvDim, int pageTokens, int headDim, Orde
         return pageFloats() * Float.BYTES;
     }
 
-    /** Float index, within a page, of the first of the {@code headDim} floats of {@code head} at {@code slot} (kv 0 = K, 1 = V). */
+    /**
+     * Float index, within a page, of the first of the {@code headDim} floats of {@code head} at
+     * {@code slot} (kv 0 = K, 1 = V); element {@code e} is {@code e * elementStride(kv)} floats on.
+     */
     public long offset(int layer, int kv, int slot, int head) {
         long block = ((long) layer * 2 + kv) * pageTokens * kvDim;
         return switch (order) {
             case SLOT_MAJOR -> block + (long) slot * kvDim + (long) head * headDim;
-            case HEAD_MAJOR -> block + ((long) head * pageTokens + slot) * headDim;
+            case HEAD_PANELS -> kv == 0
+                    ? block + (long) head * pageTokens * headDim + slot
+                    : block + ((long) head * pageTokens + slot) * headDim;
         };
     }
 
-    /** Floats from one slot's vector of a head to the next slot's vector of the same head. */
-    public int slotStride() {
+    /** Floats from one slot's vector of a head to the next slot's vector of the same head (kv 0 = K, 1 = V). */
+    public int slotStride(int kv) {
         return switch (order) {
             case SLOT_MAJOR -> kvDim;
-            case HEAD_MAJOR -> headDim;
+            case HEAD_PANELS -> kv == 0 ? 1 : headDim;
         };
+    }
+
+    /** Floats from one element of a K (kv=0) or V (kv=1) vector to the next: 1 but for K in {@link Order#HEAD_PANELS}. */
+    public int elementStride(int kv) {
+        return order == Order.HEAD_PANELS && kv == 0 ? pageTokens : 1;
     }
 
     /**
@@ -108,11 +126,16 @@ public record KvLayout(int nLayers, int kvDim, int pageTokens, int headDim, Orde
         }
         for (int layer = 0; layer < nLayers; layer++) {
             for (int kv = 0; kv < 2; kv++) {
-                switch (order) {
-                    case SLOT_MAJOR -> run.copy(offset(layer, kv, 0, 0), (long) n * kvDim);
-                    case HEAD_MAJOR -> {
-                        for (int head = 0; head < kvHeads(); head++) {
-                            run.copy(offset(layer, kv, 0, head), (long) n * headDim);
+                if (n == pageTokens || order == Order.SLOT_MAJOR) { // the block's first n slots are one run
+                    run.copy(offset(layer, kv, 0, 0), (long) n * kvDim);
+                } else if (elementStride(kv) == 1) { // a run per head
+                    for (int head = 0; head < kvHeads(); head++) {
+                        run.copy(offset(layer, kv, 0, head), (long) n * headDim);
+                    }
+                } else { // a run per head and dimension of a panel
+                    for (int head = 0; head < kvHeads(); head++) {
+                        for (int e = 0; e < headDim; e++) {
+                            run.copy(offset(layer, kv, 0, head) + (long) e * pageTokens, n);
                         }
                     }
                 }

@@ -114,35 +114,28 @@ public final class Ops {
         }
     }
 
-    /** Attention score: {@code q[qo..qo+n)} dotted with {@code n} floats of KV memory at byte offset {@code off}, fixed order. */
-    public static float dotKv(float[] q, int qo, MemorySegment kv, long off, int n) {
-        return Kernels.ROWS.dot(kv, off, n, q, qo);
-    }
-
-    /** Scratch floats {@link #dotKvRows} and {@link #dotKvRows4} need per thread. */
-    public static int kvRowsScratch() {
-        return Math.max(1, 4 * Kernels.ROWS.lanesScratch());
+    /**
+     * Attention scores of one head over a K panel of a page ({@code KvLayout.Order.HEAD_PANELS},
+     * {@code slots} slots per dimension, from byte {@code off}): {@code out[oo + j]} for slots
+     * {@code j < count}, each one fma chain over the {@code n} dimensions (same bits in every implementation).
+     */
+    public static void panelScores(float[] q, int qo, MemorySegment kv, long off, int slots, int count, int n,
+                                   float[] out, int oo) {
+        Kernels.ROWS.panelScores(kv, off, slots, count, n, q, qo, out, oo);
     }
 
     /**
-     * Attention scores of {@code count} cached positions whose vectors lie {@code stride} bytes apart from byte
-     * offset {@code off}: {@code out[oo + j] = dotKv(q, qo, kv, off + j*stride, n)}, each bit-identical to
-     * {@link #dotKv} (several positions share one lane reduction network).
+     * {@link #panelScores} of the {@code runs} (at most {@link #SCORE_RUNS}) full panels listed at
+     * index {@code from} of {@code offs}, {@code qos} and {@code outs}, at once: several K streams
+     * in flight; same bits as one call each.
      */
-    public static void dotKvRows(float[] q, int qo, MemorySegment kv, long off, long stride, int count, int n,
-                                 float[] out, int oo, float[] lanes) {
-        Kernels.ROWS.dotRows(kv, off, stride, count, n, q, qo, out, oo, lanes);
+    public static void panelScoresN(float[] q, int[] qos, MemorySegment kv, long[] offs, int from, int runs, int slots,
+                                    int n, float[] out, int[] outs) {
+        Kernels.ROWS.panelScoresN(kv, offs, from, runs, slots, n, q, qos, out, outs);
     }
 
-    /**
-     * {@link #dotKvRows} for four runs of positions in one loop (e.g. four pages of one head): run
-     * g's positions start at byte offset {@code offs[g]}, its query at {@code q[qos[g]..]}, its
-     * scores go to {@code out[outs[g]..]}; same bits as four calls.
-     */
-    public static void dotKvRows4(float[] q, int[] qos, MemorySegment kv, long[] offs, long stride, int count, int n,
-                                  float[] out, int[] outs, float[] lanes) {
-        Kernels.ROWS.dotRows4(kv, offs, stride, count, n, q, qos, out, outs, lanes);
-    }
+    /** Most panels one {@link #panelScoresN} call takes. */
+    public static final int SCORE_RUNS = RowKernels.SCORE_RUNS;
 
     /** {@code count} calls of {@link #axpyKv} in order, with scale {@code scales[so + j]} and byte offset {@code off + j*stride}; same bits. */
     public static void axpyKvRows(float[] acc, int ao, float[] scales, int so, MemorySegment kv, long off, long stride,

@@ -119,31 +119,40 @@ interface RowKernels {
     void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n);
 
     /**
-     * Attention scores over equally spaced rows: {@code out[oo + j] = dot(w at byte offset off + j*rowStride, x[xo..])}
-     * for j < count, each bit-identical to {@link #dot}. Implementations may run several rows side
-     * by side (one lane reduction network for many rows); the value of each row never depends on
-     * the others.
+     * Attention scores over a K panel ({@code KvLayout.Order.HEAD_PANELS}): a head's K of one page
+     * stored dimension by dimension, element {@code e} of slot {@code j} at byte
+     * {@code off + 4*(e*slots + j)}. For each slot {@code j < count}, {@code out[oo + j]} is the
+     * chain {@code acc = fma(k[e][j], x[xo + e], acc)} over {@code e = 0, 1, .., n-1} from
+     * {@code acc = 0}: no lane reduction, so every implementation gives the same bits. Slots from
+     * {@code count} on are never read (a page's unwritten slots may hold a former owner's data).
      */
-    default void dotRows(MemorySegment w, long off, long rowStride, int count, int n, float[] x, int xo, float[] out,
-                         int oo, float[] lanes) {
+    default void panelScores(MemorySegment k, long off, int slots, int count, int n, float[] x, int xo, float[] out,
+                             int oo) {
         for (int j = 0; j < count; j++) {
-            out[oo + j] = dot(w, off + j * rowStride, n, x, xo);
+            float acc = 0f;
+            for (int e = 0; e < n; e++) {
+                acc = Math.fma(k.get(Tensor.F32_LE, off + 4L * ((long) e * slots + j)), x[xo + e], acc);
+            }
+            out[oo + j] = acc;
         }
     }
 
     /**
-     * {@link #dotRows} for four runs of rows at once (four heads of a page, or four pages of a
-     * head): run g's rows start at byte offset {@code offs[g]}, its vector at {@code x[xos[g]..]},
-     * its scores go to {@code out[outs[g]..]}; {@code lanes} holds {@code 4 * lanesScratch()}
-     * floats. Each score is bit-identical to {@link #dot}; the runs only share the loop (their
-     * reads overlap in time).
+     * {@link #panelScores} of {@code runs} full panels ({@code count == slots}; 1 to
+     * {@link #SCORE_RUNS} of them), panel {@code g} (from {@code g = from} on) at byte offset
+     * {@code offs[g]} with its query {@code x[xos[g]..]} and scores to {@code out[outs[g]..]}:
+     * pages and heads side by side, so that several K streams are in flight. Same bits as one
+     * call per panel.
      */
-    default void dotRows4(MemorySegment w, long[] offs, long rowStride, int count, int n, float[] x, int[] xos,
-                          float[] out, int[] outs, float[] lanes) {
-        for (int g = 0; g < 4; g++) {
-            dotRows(w, offs[g], rowStride, count, n, x, xos[g], out, outs[g], lanes);
+    default void panelScoresN(MemorySegment k, long[] offs, int from, int runs, int slots, int n, float[] x, int[] xos,
+                              float[] out, int[] outs) {
+        for (int g = from; g < from + runs; g++) {
+            panelScores(k, offs[g], slots, slots, n, x, xos[g], out, outs[g]);
         }
     }
+
+    /** Most panels one {@link #panelScoresN} call takes. */
+    int SCORE_RUNS = 8;
 
     /**
      * Attention output: for j = 0, 1, .., count-1 in that order, {@code acc[ao..ao+n) += scales[so + j] * v}

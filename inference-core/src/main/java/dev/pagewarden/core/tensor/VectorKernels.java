@@ -829,94 +829,10 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void dotRows(MemorySegment w, long off, long rowStride, int count, int n, float[] x, int xo, float[] out,
-                        int oo, float[] lanes) {
-        int j = 0;
-        for (; j + 16 <= count; j += 16) {
-            dot16(w, off + j * rowStride, rowStride, n, x, xo, lanes);
-            reduce16(lanes, 0); // the same tree per row as sumLanes in dot
-            if (vectorEnd(n) < n) {
-                for (int k = 0; k < 16; k++) {
-                    lanes[k] += tail(w, off + (j + k) * rowStride, vectorEnd(n), n, x, xo);
-                }
-            }
-            System.arraycopy(lanes, 0, out, oo + j, 16);
-        }
-        for (; j < count; j++) {
-            out[oo + j] = dot(w, off + j * rowStride, n, x, xo);
-        }
-    }
-
-    @Override
-    public void dotRows4(MemorySegment w, long[] offs, long rowStride, int count, int n, float[] x, int[] xos,
-                         float[] out, int[] outs, float[] lanes) {
-        if (vectorEnd(n) < n) {
-            RowKernels.super.dotRows4(w, offs, rowStride, count, n, x, xos, out, outs, lanes);
-            return;
-        }
-        for (int j = 0; j < count; j += 16) {
-            int rows = Math.min(16, count - j);
-            dot4runs(w, offs[0] + j * rowStride, offs[1] + j * rowStride, offs[2] + j * rowStride,
-                    offs[3] + j * rowStride, rowStride, rows, n, x, xos[0], xos[1], xos[2], xos[3], lanes);
-            for (int g = 0; g < 4; g++) {
-                // lanes of rows >= `rows` hold stale values: reduced along, never copied out
-                reduce16(lanes, 16 * L * g); // the same tree per row as sumLanes in dot
-                System.arraycopy(lanes, 16 * L * g, out, outs[g] + j, rows);
-            }
-        }
-    }
-
-    /**
-     * Rows k < count of four runs (at byte offsets a0..a3), each times its own part of x: the
-     * accumulators of dot, run g's row k stored at lanes[(16g + k)*L ..]. A row of each run in
-     * turn: four ascending sweeps in flight keep more cache-line fills going than one sweep (on
-     * K that the weights have pushed out of the caches, four pages of a head at once took 200-250
-     * ns per page and head against 330-400 one page at a time in a microbenchmark here; plain reads
-     * gain the same way from four streams over one).
-     */
-    private static void dot4runs(MemorySegment w, long a0, long a1, long a2, long a3, long rowStride, int count,
-                                 int n, float[] x, int x0, int x1, int x2, int x3, float[] lanes) {
-        FloatVector z = FloatVector.zero(F);
-        for (int k = 0; k < count; k++) {
-            long d = k * rowStride;
-            FloatVector s0 = z, s1 = z, s2 = z, s3 = z;
-            for (int i = 0; i < n; i += L) {
-                s0 = w(w, a0 + d, i).fma(x(x, x0 + i), s0);
-                s1 = w(w, a1 + d, i).fma(x(x, x1 + i), s1);
-                s2 = w(w, a2 + d, i).fma(x(x, x2 + i), s2);
-                s3 = w(w, a3 + d, i).fma(x(x, x3 + i), s3);
-            }
-            s0.intoArray(lanes, k * L);
-            s1.intoArray(lanes, (16 + k) * L);
-            s2.intoArray(lanes, (32 + k) * L);
-            s3.intoArray(lanes, (48 + k) * L);
-        }
-    }
-
-    /**
-     * Sixteen rows at {@code off + k*rowStride} times one vector: the accumulators of dot, stored
-     * at lanes[k*L..]. Row by row, each row's vectors in address order: the reads of a head's run
-     * of K go through memory in one ascending sweep, which the prefetchers follow (about 20% faster
-     * on K that the weights have pushed out of the caches than taking the sixteen rows side by side
-     * with a stride of a row). The rows' fma chains are independent, so the core still overlaps them.
-     */
-    private static void dot16(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] lanes) {
-        int end = vectorEnd(n);
-        for (int k = 0; k < 16; k++) {
-            long o = off + k * rowStride;
-            FloatVector acc = FloatVector.zero(F);
-            for (int i = 0; i < end; i += L) {
-                acc = w(w, o, i).fma(x(x, xo + i), acc);
-            }
-            acc.intoArray(lanes, k * L);
-        }
-    }
-
-    @Override
     public void axpyRows(float[] acc, int ao, float[] scales, int so, MemorySegment v, long off, long rowStride,
                          int count, int n) {
         // Row by row, four vectors of the output kept in registers: each row's values are read in
-        // address order (one ascending sweep over the head's run of V, as in dot16), and every
+        // address order (one ascending sweep over the head's run of V), and every
         // output element still gets a multiply, then an add, per row in row order - the bits of
         // count calls of axpy.
         int end = vectorEnd(n);
@@ -950,6 +866,61 @@ final class VectorKernels implements RowKernels {
                 a += scales[so + j] * v.get(Tensor.F32_LE, off + j * rowStride + 4L * i);
             }
             acc[ao + i] = a;
+        }
+    }
+
+    @Override
+    public void panelScores(MemorySegment k, long off, int slots, int count, int n, float[] x, int xo, float[] out,
+                            int oo) {
+        for (int j = 0; j < count; j += L) {
+            VectorMask<Float> m = F.indexInRange(j, count); // masked loads: slots >= count are not read
+            long at = off + 4L * j;
+            FloatVector acc = FloatVector.zero(F);
+            for (int e = 0; e < n; e++) {
+                acc = FloatVector.fromMemorySegment(F, k, at + 4L * e * slots, LE, m).fma(FloatVector.broadcast(F, x[xo + e]), acc);
+            }
+            acc.intoArray(out, oo + j, m);
+        }
+    }
+
+    @Override
+    public void panelScoresN(MemorySegment k, long[] offs, int from, int runs, int slots, int n, float[] x, int[] xos,
+                             float[] out, int[] outs) {
+        if (slots % L != 0 || runs < 1 || runs > SCORE_RUNS) {
+            RowKernels.super.panelScoresN(k, offs, from, runs, slots, n, x, xos, out, outs);
+            return;
+        }
+        // eight chains side by side, one per panel (fewer panels repeat the last one: the same
+        // values computed and stored twice): each step loads one line of every panel, and the
+        // loads do not wait for the fmas, so eight sequential streams stay in flight
+        int last = from + runs - 1;
+        int i0 = from, i1 = Math.min(from + 1, last), i2 = Math.min(from + 2, last), i3 = Math.min(from + 3, last);
+        int i4 = Math.min(from + 4, last), i5 = Math.min(from + 5, last), i6 = Math.min(from + 6, last), i7 = last;
+        int x0 = xos[i0], x1 = xos[i1], x2 = xos[i2], x3 = xos[i3], x4 = xos[i4], x5 = xos[i5], x6 = xos[i6], x7 = xos[i7];
+        long stride = 4L * slots;
+        for (int j = 0; j < slots; j += L) {
+            long a0 = offs[i0] + 4L * j, a1 = offs[i1] + 4L * j, a2 = offs[i2] + 4L * j, a3 = offs[i3] + 4L * j;
+            long a4 = offs[i4] + 4L * j, a5 = offs[i5] + 4L * j, a6 = offs[i6] + 4L * j, a7 = offs[i7] + 4L * j;
+            FloatVector s0 = FloatVector.zero(F), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+            for (int e = 0; e < n; e++) {
+                long d = e * stride;
+                s0 = w(k, a0 + d, 0).fma(FloatVector.broadcast(F, x[x0 + e]), s0);
+                s1 = w(k, a1 + d, 0).fma(FloatVector.broadcast(F, x[x1 + e]), s1);
+                s2 = w(k, a2 + d, 0).fma(FloatVector.broadcast(F, x[x2 + e]), s2);
+                s3 = w(k, a3 + d, 0).fma(FloatVector.broadcast(F, x[x3 + e]), s3);
+                s4 = w(k, a4 + d, 0).fma(FloatVector.broadcast(F, x[x4 + e]), s4);
+                s5 = w(k, a5 + d, 0).fma(FloatVector.broadcast(F, x[x5 + e]), s5);
+                s6 = w(k, a6 + d, 0).fma(FloatVector.broadcast(F, x[x6 + e]), s6);
+                s7 = w(k, a7 + d, 0).fma(FloatVector.broadcast(F, x[x7 + e]), s7);
+            }
+            s0.intoArray(out, outs[i0] + j);
+            s1.intoArray(out, outs[i1] + j);
+            s2.intoArray(out, outs[i2] + j);
+            s3.intoArray(out, outs[i3] + j);
+            s4.intoArray(out, outs[i4] + j);
+            s5.intoArray(out, outs[i5] + j);
+            s6.intoArray(out, outs[i6] + j);
+            s7.intoArray(out, outs[i7] + j);
         }
     }
 

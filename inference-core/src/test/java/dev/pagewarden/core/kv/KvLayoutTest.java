@@ -20,13 +20,13 @@ class KvLayoutTest {
                         for (int head = 0; head < l.kvHeads(); head++) {
                             id++;
                             for (int e = 0; e < l.headDim(); e++) {
-                                int at = (int) l.offset(layer, kv, slot, head) + e;
+                                int at = (int) l.offset(layer, kv, slot, head) + e * l.elementStride(kv);
                                 assertThat(owner[at]).as("%s float %d", order, at).isZero();
                                 owner[at] = id;
                             }
                             if (slot > 0) {
                                 assertThat(l.offset(layer, kv, slot, head) - l.offset(layer, kv, slot - 1, head))
-                                        .isEqualTo(l.slotStride());
+                                        .isEqualTo(l.slotStride(kv));
                             }
                         }
                     }
@@ -54,7 +54,7 @@ class KvLayoutTest {
                         for (int slot = 0; slot < 4; slot++) {
                             for (int head = 0; head < l.kvHeads(); head++) {
                                 for (int e = 0; e < 2; e++) {
-                                    assertThat(covered[(int) l.offset(layer, kv, slot, head) + e])
+                                    assertThat(covered[(int) (l.offset(layer, kv, slot, head) + e * l.elementStride(kv))])
                                             .as("%s slots=%d layer %d kv %d slot %d head %d", order, slots, layer, kv, slot, head)
                                             .isEqualTo(slot < slots);
                                 }
@@ -67,10 +67,10 @@ class KvLayoutTest {
     }
 
     @Test
-    void headMajorPagesHaveNoContiguousRows() {
-        KvLayout l = new KvLayout(1, 8, 4, 2, KvLayout.Order.HEAD_MAJOR);
+    void headPanelPagesHaveNoContiguousRows() {
+        KvLayout l = new KvLayout(1, 8, 4, 2, KvLayout.Order.HEAD_PANELS);
         assertThatThrownBy(() -> l.rowOffset(0, 0, 1)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("HEAD_MAJOR");
+                .hasMessageContaining("HEAD_PANELS");
         assertThat(l.in(KvLayout.Order.SLOT_MAJOR).rowOffset(0, 1, 1)).isEqualTo(4 * 8 + 8);
     }
 

@@ -100,12 +100,15 @@ public final class KernelDigest {
             }
         }
         {
-            // attention kernels over equally spaced rows (17 rows: a group of 16 and one alone)
-            Tensor kvRows = TestTensors.random(DType.F32, 40, 67, 12, 900);
+            // attention kernels: scores over K panels of 16 slots (three full panels side by side,
+            // then a partial one of 13 slots), outputs over equally spaced rows
+            Tensor kvRows = TestTensors.random(DType.F32, 80, 67, 12, 900);
             float[] q = TestTensors.randomFloats(70, 901);
-            float[] scores = new float[17];
-            kernels.dotRows(kvRows.data(), 4, kvRows.rowBytes(), 17, 66, q, 2, scores, 0,
-                    new float[Math.max(1, kernels.lanesScratch())]);
+            float[] scores = new float[64];
+            long panel = 4L * 16 * 66;
+            kernels.panelScoresN(kvRows.data(), new long[] {4, 4 + panel, 8 + 2 * panel}, 0, 3, 16, 66, q,
+                    new int[] {2, 2, 3}, scores, new int[] {0, 16, 32});
+            kernels.panelScores(kvRows.data(), 4 + 3 * panel, 16, 13, 66, q, 2, scores, 48);
             float[] acc = TestTensors.randomFloats(66, 902);
             kernels.axpyRows(acc, 0, scores, 0, kvRows.data(), kvRows.rowBytes() * 20 + 4, kvRows.rowBytes(), 17, 66);
             update(crc, scores);

@@ -148,9 +148,9 @@ class OpsTest {
         assertArrayEquals(TestTensors.bits(first), TestTensors.bits(later));
     }
 
-    /** The many-position attention kernels give the bits of one dotKv / axpyKv per position, in both implementations. */
+    /** The attention output kernel gives the bits of one axpy per position, in both implementations. */
     @Test
-    void kvRowKernelsMatchOneRowAtATime() {
+    void outputRowKernelMatchesOneRowAtATime() {
         for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
             for (int n : new int[] {1, 15, 16, 17, 48, 64, 100}) {
                 for (int count : new int[] {1, 15, 16, 17, 33, 50}) {
@@ -158,16 +158,7 @@ class OpsTest {
                     java.lang.foreign.MemorySegment mem =
                             TestTensors.randomSegment(stride * (count + 1) + 4L * n + 64, 31L * n + count);
                     long off = 8;
-                    float[] q = TestTensors.randomFloats(n + 2, n + 7L * count);
-                    float[] out = new float[count + 1];
-                    k.dotRows(mem, off, stride, count, n, q, 1, out, 1, new float[Math.max(1, k.lanesScratch())]);
-                    float[] scales = new float[count + 2];
-                    for (int j = 0; j < count; j++) {
-                        assertThat(Float.floatToRawIntBits(out[1 + j]))
-                                .as("%s n=%d count=%d row %d", k.name(), n, count, j)
-                                .isEqualTo(Float.floatToRawIntBits(k.dot(mem, off + j * stride, n, q, 1)));
-                        scales[2 + j] = out[1 + j] * 0.01f;
-                    }
+                    float[] scales = TestTensors.randomFloats(count + 2, n + 7L * count);
                     float[] acc = TestTensors.randomFloats(n + 3, 5L * n + count);
                     float[] one = acc.clone();
                     k.axpyRows(acc, 2, scales, 2, mem, off, stride, count, n);
@@ -175,6 +166,43 @@ class OpsTest {
                         k.axpy(one, 2, scales[2 + j], mem, off + j * stride, n);
                     }
                     assertArrayEquals(TestTensors.bits(one), TestTensors.bits(acc), k.name() + " axpyRows n=" + n);
+                }
+            }
+        }
+    }
+
+    /**
+     * Scores over a K panel (dimension-major: element e of slot j at float e*slots + j) are, in
+     * both implementations, the fma chain over the dimensions written out here, for full and
+     * partial pages and any number of slots per page; and a partial page's slots from count on are
+     * never read (the segment ends right after the last dimension's last written slot, so such a
+     * read would fail).
+     */
+    @Test
+    void panelScoresAreTheChainOverDimensionsAndReadOnlyWrittenSlots() {
+        for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
+            for (int slots : new int[] {16, 32, 8, 5}) {
+                for (int n : new int[] {1, 16, 17, 64, 100}) {
+                    for (int count = 1; count <= slots; count++) {
+                        long off = 12; // unaligned
+                        long bytes = off + 4L * ((long) (n - 1) * slots + count);
+                        java.lang.foreign.MemorySegment mem =
+                                TestTensors.randomSegment(bytes + 64, 97L * n + 13L * slots + count).asSlice(0, bytes);
+                        float[] q = TestTensors.randomFloats(n + 3, 5L * n + count);
+                        float[] out = new float[count + 2];
+                        k.panelScores(mem, off, slots, count, n, q, 3, out, 1);
+                        for (int j = 0; j < count; j++) {
+                            float want = 0f;
+                            for (int e = 0; e < n; e++) {
+                                want = Math.fma(mem.get(Tensor.F32_LE, off + 4L * ((long) e * slots + j)), q[3 + e], want);
+                            }
+                            assertThat(Float.floatToRawIntBits(out[1 + j]))
+                                    .as("%s slots=%d n=%d count=%d slot %d", k.name(), slots, n, count, j)
+                                    .isEqualTo(Float.floatToRawIntBits(want));
+                        }
+                        assertThat(out[0]).isZero();
+                        assertThat(out[count + 1]).isZero();
+                    }
                 }
             }
         }
@@ -205,35 +233,36 @@ class OpsTest {
     }
 
     /**
-     * Scores of four runs in one loop: the bits of dot per row, for four heads (shared GQA runs
-     * and separate ones) and for four pages of one head (one query, four runs).
+     * Scores of up to eight panels in one loop: the bits of one panelScores call per panel, for
+     * every count of panels, with panels of several heads (a shared GQA panel among them) and of
+     * several pages in any order, each with its own query.
      */
     @Test
-    void fourRunScoreKernelMatchesOneRowAtATime() {
+    void multiPanelScoreKernelMatchesOnePanelAtATime() {
         for (RowKernels k : new RowKernels[] {VectorKernels.INSTANCE, ScalarKernels.INSTANCE}) {
-            for (int n : new int[] {16, 17, 48, 64, 100, 128}) {
-                for (int count : new int[] {1, 15, 16, 17, 33}) {
-                    long stride = 4L * n + 8;
-                    long run = stride * count + 12; // heads' runs apart by more than a run, unaligned
-                    java.lang.foreign.MemorySegment mem = TestTensors.randomSegment(5 * run + 64, 13L * n + count);
-                    // heads 1 and 2 share a run (grouped-query attention); 3 lies past 0's
-                    long[] offs = {4, 4 + 2 * run, 4 + 2 * run, 4 + 4 * run};
-                    // four heads, or four pages in any order read with one head's query
-                    long[][] offsets = {offs, {4 + 3 * run, 4, 4 + 4 * run, 4 + run}};
-                    int[][] queries = {{3, 3 + n, 3 + 2 * n, 3 + 3 * n}, {3 + n, 3 + n, 3 + n, 3 + n}};
-                    int[] outs = {1, 1 + count, 1 + 2 * count, 1 + 3 * count};
-                    float[] q = TestTensors.randomFloats(4 * n + 5, n + 3L * count);
-                    for (int c = 0; c < 2; c++) {
-                        float[] out = new float[4 * count + 2];
-                        k.dotRows4(mem, offsets[c], stride, count, n, q, queries[c], out, outs,
-                                new float[Math.max(1, 4 * k.lanesScratch())]);
-                        for (int g = 0; g < 4; g++) {
-                            for (int j = 0; j < count; j++) {
-                                assertThat(Float.floatToRawIntBits(out[outs[g] + j]))
-                                        .as("%s n=%d count=%d case %d run %d row %d", k.name(), n, count, c, g, j)
-                                        .isEqualTo(Float.floatToRawIntBits(
-                                                k.dot(mem, offsets[c][g] + j * stride, n, q, queries[c][g])));
+            for (int slots : new int[] {16, 32, 5}) {
+                for (int n : new int[] {16, 17, 64, 100}) {
+                    long panel = 4L * slots * n + 12; // panels apart by more than a panel, unaligned
+                    java.lang.foreign.MemorySegment mem = TestTensors.randomSegment(10 * panel + 64, 13L * n + slots);
+                    // ten entries from index 1 on: panels 2 and 3 are one (shared), the rest apart and shuffled
+                    long[] offs = {0, 4 + 3 * panel, 4, 4, 4 + 7 * panel, 4 + panel, 4 + 9 * panel, 4 + 2 * panel,
+                            4 + 5 * panel, 4 + 8 * panel, 4 + 6 * panel};
+                    int[] queries = {0, 3, 3 + n, 3 + 2 * n, 3, 3 + n, 3 + 2 * n, 3, 3, 3 + n, 3 + 2 * n};
+                    int[] outs = new int[offs.length];
+                    for (int g = 0; g < outs.length; g++) {
+                        outs[g] = 1 + g * slots;
+                    }
+                    float[] q = TestTensors.randomFloats(3 * n + 5, n + 3L * slots);
+                    for (int runs = 1; runs <= RowKernels.SCORE_RUNS; runs++) {
+                        for (int from : new int[] {1, 11 - runs}) {
+                            float[] out = new float[offs.length * slots + 2];
+                            k.panelScoresN(mem, offs, from, runs, slots, n, q, queries, out, outs);
+                            float[] want = new float[out.length];
+                            for (int g = from; g < from + runs; g++) {
+                                k.panelScores(mem, offs[g], slots, slots, n, q, queries[g], want, outs[g]);
                             }
+                            assertArrayEquals(TestTensors.bits(want), TestTensors.bits(out),
+                                    k.name() + " slots=" + slots + " n=" + n + " runs=" + runs + " from=" + from);
                         }
                     }
                 }

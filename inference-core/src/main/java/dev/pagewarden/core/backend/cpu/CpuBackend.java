@@ -65,8 +65,9 @@ public final class CpuBackend implements Backend {
     @Override
     public KvStorage allocateKv(KvLayout layout, int pages) {
         layout.requireFits(cfg);
-        // head-major: attention reads each head's vectors of a page as one sequential run
-        return new CpuKvStorage(layout.in(KvLayout.Order.HEAD_MAJOR), pages);
+        // head panels: attention reads each head's K (and V) of a page as one sequential run, and
+        // scores the page's slots as fma chains across lanes, with no lane reduction
+        return new CpuKvStorage(layout.in(KvLayout.Order.HEAD_PANELS), pages);
     }
 
     /** Activations of one step, grown on demand and reused (a backend runs one step at a time). */
@@ -179,8 +180,10 @@ public final class CpuBackend implements Backend {
                     long base = kv.pageBase(ref.page());
                     for (int head = 0; head < kv.layout().kvHeads(); head++) {
                         int from = t * kvDim + head * hs;
-                        kv.put(base + kv.layout().offset(layerIndex, 0, slot, head), s.k, from, hs);
-                        kv.put(base + kv.layout().offset(layerIndex, 1, slot, head), s.v, from, hs);
+                        kv.put(base + kv.layout().offset(layerIndex, 0, slot, head), kv.layout().elementStride(0), s.k,
+                                from, hs);
+                        kv.put(base + kv.layout().offset(layerIndex, 1, slot, head), kv.layout().elementStride(1), s.v,
+                                from, hs);
                     }
                 }
             });
@@ -254,13 +257,12 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /** Per-thread attention scratch: scores of the heads in hand, lanes of the score kernel. */
+    /** Per-thread attention scratch: scores of the heads in hand, the K panels to score (offset, query, output). */
     private static final class AttentionScratch {
         float[] scores = new float[0];
-        final float[] lanes = new float[Ops.kvRowsScratch()];
-        final long[] offs = new long[4];
-        final int[] qos = new int[4];
-        final int[] outs = new int[4];
+        long[] offs = new long[0];
+        int[] qos = new int[0];
+        int[] outs = new int[0];
         long[] bases = new long[0];
     }
 
@@ -270,17 +272,17 @@ public final class CpuBackend implements Backend {
      * Query heads [h0, h1) of one token attend over positions 0..pos of its own sequence, reading K
      * and V straight from its pages (no copy).
      *
-     * <p>The pages are head-major, so a head's K (or V) of one page is one contiguous run of
-     * {@code pageTokens} vectors (4 KB at the defaults). Once the weights of a step have pushed the
-     * KV out of the caches, every run starts with cache misses that the hardware prefetchers do not
-     * cover (they stop at 4 KB boundaries), so attention waits on memory latency, not bandwidth,
-     * and the loops keep several runs in flight: K is swept four pages at a time, head after head
-     * within them (each page's runs in address order); V, whose output accumulates over positions
-     * in order, page by page, two heads at a time
-     * (docs/benchmarks.md: each cut attention time per step, by 5-40% in alternating steps). The
-     * kernels take a page's slots together (one lane reduction for sixteen scores, the output
-     * accumulator kept in registers), and each score and output element still gets the operations
-     * of a per-position loop in the same order, so the bits do not depend on how the work is split.
+     * <p>The pages hold head panels ({@link KvLayout.Order#HEAD_PANELS}): a head's K of one page
+     * is one contiguous 4 KB run (at the defaults) with each dimension of the page's sixteen slots
+     * in one vector, and its V one run of sixteen vectors. Once the weights of a step have pushed
+     * the KV out of the caches, every run starts with cache misses that the hardware prefetchers
+     * do not cover (they stop at 4 KB boundaries), so attention waits on memory latency more than
+     * on bandwidth, and the loops keep several runs in flight: the scores of eight K panels (four
+     * pages of two heads) are computed side by side; V, whose output accumulates over positions in
+     * order, goes page by page, two heads at a time (docs/benchmarks.md). A score is one fma chain
+     * over the dimensions, as a panel matmul row is (no lane reduction), and each output element
+     * gets a multiply and an add per position in position order, so the bits do not depend on how
+     * the work is split.
      */
     private void attend(CpuKvStorage kv, List<PageRef> pages, int layer, int pos, int h0, int h1,
                         float[] q, int qOffset, float[] out, int outOffset) {
@@ -288,7 +290,7 @@ public final class CpuBackend implements Backend {
         int hs = cfg.headSize();
         int n = pos + 1;
         int pt = layout.pageTokens();
-        long stride = (long) layout.slotStride() * Float.BYTES;
+        long stride = (long) layout.slotStride(1) * Float.BYTES; // V rows
         AttentionScratch scratch = SCRATCH.get();
         if (scratch.scores.length < (h1 - h0) * n) {
             scratch.scores = new float[(h1 - h0) * cfg.seqLen()];
@@ -304,26 +306,36 @@ public final class CpuBackend implements Backend {
             bases[p] = kv.pageBase(pages.get(p).page()) * Float.BYTES;
         }
         int full = n / pt;
-        // K: four pages at a time, head after head; in each page a head's run follows the previous
-        // head's, so the four runs in flight continue in address order
-        int page = 0;
-        for (; page + 4 <= full; page += 4) {
+        // K of the full pages: four pages at a time, head after head (in each page a head's panel
+        // follows the previous head's, so the streams in flight continue in address order), fed
+        // to the score kernel eight panels at a time; then the last, partial page
+        int runs = full * (h1 - h0);
+        if (scratch.offs.length < runs) {
+            scratch.offs = new long[runs + 64];
+            scratch.qos = new int[runs + 64];
+            scratch.outs = new int[runs + 64];
+        }
+        int r = 0;
+        for (int page = 0; page < full; page += 4) {
+            int quad = Math.min(4, full - page);
             for (int h = h0; h < h1; h++) {
                 long k = layout.offset(layer, 0, 0, h / cfg.kvMul()) * Float.BYTES;
-                for (int g = 0; g < 4; g++) {
-                    scratch.offs[g] = bases[page + g] + k;
-                    scratch.qos[g] = qOffset + h * hs;
-                    scratch.outs[g] = (h - h0) * n + (page + g) * pt;
+                for (int g = 0; g < quad; g++, r++) {
+                    scratch.offs[r] = bases[page + g] + k;
+                    scratch.qos[r] = qOffset + h * hs;
+                    scratch.outs[r] = (h - h0) * n + (page + g) * pt;
                 }
-                Ops.dotKvRows4(q, scratch.qos, kv.memory, scratch.offs, stride, pt, hs, scores, scratch.outs,
-                        scratch.lanes);
             }
         }
-        for (; page < pageCount; page++) {
+        for (int at = 0; at < runs; at += Ops.SCORE_RUNS) {
+            int count = Math.min(Ops.SCORE_RUNS, runs - at);
+            Ops.panelScoresN(q, scratch.qos, kv.memory, scratch.offs, at, count, pt, hs, scores, scratch.outs);
+        }
+        if (full < pageCount) {
             for (int h = h0; h < h1; h++) {
                 long k = layout.offset(layer, 0, 0, h / cfg.kvMul()) * Float.BYTES;
-                Ops.dotKvRows(q, qOffset + h * hs, kv.memory, bases[page] + k, stride, Math.min(pt, n - page * pt), hs, scores,
-                        (h - h0) * n + page * pt, scratch.lanes);
+                Ops.panelScores(q, qOffset + h * hs, kv.memory, bases[full] + k, pt, n - full * pt, hs, scores,
+                        (h - h0) * n + full * pt);
             }
         }
         for (int h = h0; h < h1; h++) {

@@ -74,8 +74,15 @@ final class CpuKvStorage implements KvStorage {
         return page;
     }
 
-    void put(long floatIndex, float[] src, int srcOffset, int n) {
-        MemorySegment.copy(src, srcOffset, memory, ValueLayout.JAVA_FLOAT, floatIndex * Float.BYTES, n);
+    /** Writes {@code src[srcOffset..+n)} to the floats {@code stride} apart from float index {@code floatIndex} on. */
+    void put(long floatIndex, int stride, float[] src, int srcOffset, int n) {
+        if (stride == 1) {
+            MemorySegment.copy(src, srcOffset, memory, ValueLayout.JAVA_FLOAT, floatIndex * Float.BYTES, n);
+            return;
+        }
+        for (int e = 0; e < n; e++) {
+            memory.setAtIndex(ValueLayout.JAVA_FLOAT, floatIndex + (long) e * stride, src[srcOffset + e]);
+        }
     }
 
     @Override
