@@ -53,9 +53,11 @@ final class LineageSql {
     /**
      * Exposure finder, one row per (read, exposing writer) with the slot count. Two ways a reader gets
      * another tenant's data: (1) at its read (BIND_READ in [from, to)) a slot was last written by a
-     * request of another tenant - the 2026 bug; (2) after it bound a page epoch, another tenant's
-     * request wrote into that very page epoch (a late transfer write landing in a reused page - only
-     * the owner ever writes its page epoch, so any such write is foreign data under the reader).
+     * request of another tenant - the 2026 bug; (2) after it bound a page epoch and before it let go
+     * of it (its RELEASE or DRAIN of that page epoch), another tenant's request wrote into that very
+     * page epoch (a late transfer write landing in a reused page - only the owner ever writes its
+     * page epoch, so any such write is foreign data under the reader; one that lands after the
+     * reader has released the page lands in a free page the reader no longer reads).
      * Params: from, to, worker, worker (NULL = all), twice.
      */
     static final String EXPOSURES = """
@@ -79,6 +81,10 @@ final class LineageSql {
                                AND x.kind IN (1, 3) AND x.request_id <> rd.request_id
                                AND (x.event_time, x.event_id) > (rd.event_time, rd.event_id)
              WHERE rd.kind = 5 AND rd.event_time >= ? AND rd.event_time < ?
+               AND NOT EXISTS (SELECT 1 FROM kv_lineage rel
+                                WHERE rel.worker = rd.worker AND rel.page = rd.page AND rel.epoch = rd.epoch
+                                  AND rel.kind IN (6, 8) AND rel.request_id = rd.request_id
+                                  AND (rel.event_time, rel.event_id) < (x.event_time, x.event_id))
                AND (CAST(? AS text) IS NULL OR rd.worker = ?)
                AND x.tenant_id IS NOT NULL AND x.tenant_id IS DISTINCT FROM rd.tenant_id
              GROUP BY rd.event_id, rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.worker, rd.page,

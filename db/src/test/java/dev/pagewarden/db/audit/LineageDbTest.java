@@ -271,6 +271,41 @@ class LineageDbTest {
         assertThat(q.blastRadius(instant(windowStart), instant(windowEnd), "other-model", null).affectedResponses()).isZero();
     }
 
+    /**
+     * A late transfer write of another tenant (an aborted request's copy landing in a page that was
+     * released early and reused) is foreign data under a reader that still holds the page epoch, and
+     * nobody's exposure once the reader has released it: the page is free, the reader reads it no
+     * more.
+     */
+    @Test
+    void aLateForeignWriteExposesTheReaderOnlyWhileItHoldsThePage() throws Exception {
+        Ev ev = new Ev(15, nowMicros());
+        long from = ev.now();
+        List<LineageEvent> events = new ArrayList<>();
+        // request 1 (acme) reads page 5 and still holds it when request 2's (globex) copy lands there
+        events.add(ev.allocate("decode-0", 5, 1, 1, "acme"));
+        events.add(ev.transferIn("decode-0", 5, 1, 1, "acme", 0, 8, "prefill-0", 50, 1, 1, 11));
+        events.add(ev.read("decode-0", 5, 1, 1, "acme", 0, 8));
+        events.add(ev.transferIn("decode-0", 5, 1, 2, "globex", 0, 12, "prefill-0", 51, 1, 1, 12));
+        events.add(ev.release("decode-0", 5, 1, 1, "acme"));
+        // request 3 (acme) reads page 6 and releases it before request 4's (initech) copy lands there
+        events.add(ev.allocate("decode-0", 6, 1, 3, "acme"));
+        events.add(ev.transferIn("decode-0", 6, 1, 3, "acme", 0, 8, "prefill-0", 52, 1, 1, 13));
+        events.add(ev.read("decode-0", 6, 1, 3, "acme", 0, 8));
+        events.add(ev.release("decode-0", 6, 1, 3, "acme"));
+        events.add(ev.transferIn("decode-0", 6, 1, 4, "initech", 0, 12, "prefill-0", 53, 1, 1, 14));
+        ship(events);
+
+        List<Exposure> found = new LineageQueries(ds).exposures(instant(from), instant(ev.tick(1)));
+        assertThat(found).singleElement().satisfies(e -> {
+            assertThat(e.readerRequest()).isEqualTo(1);
+            assertThat(e.exposingRequest()).isEqualTo(2);
+            assertThat(e.exposedTenant()).isEqualTo("globex");
+            assertThat(e.page()).isEqualTo(5);
+            assertThat(e.slots()).isEqualTo(12);
+        });
+    }
+
     @Test
     void hotQueriesUseTheIndexes() throws Exception {
         Ev ev = new Ev(15, nowMicros());

@@ -119,18 +119,23 @@ public final class KvIntake implements KvReceiver {
             }
             // only the slots the frame claims: the sender's stale bytes past them never cross
             pool.storage().writeSlots(dst.page(), frame.bytes(), frame.tokens());
-            // Ground truth: those slots now hold what the source's writers wrote. Released-early pages
-            // may be anyone's by now (the lab fault's victims).
-            if (frame.provenance() != null) {
-                pool.recordWriters(dst.page(), frame.provenance(), frame.tokens());
-            } else if (t.phase != Phase.RECEIVING) {
-                pool.recordStrayWrite(dst.page(), frame.tokens(), t.seq.id(), t.seq.tenant());
+            // The pool's record and the lineage event of the landing in one step under the pool's lock,
+            // so that a release, an allocation or a read check of this page comes before both or after
+            // both (the audit's exposure finder and the lab's ground truth then see one order).
+            synchronized (pool) {
+                // Ground truth: those slots now hold what the source's writers wrote. Released-early
+                // pages may be anyone's by now (the lab fault's victims).
+                if (frame.provenance() != null) {
+                    pool.recordWriters(dst.page(), frame.provenance(), frame.tokens());
+                } else if (t.phase != Phase.RECEIVING) {
+                    pool.recordStrayWrite(dst.page(), frame.tokens(), t.seq.id(), t.seq.tenant());
+                }
+                // lineage: the copy landed here, in whatever epoch the page is now (a released-early page
+                // may be another request's by now - exactly what the audit must be able to show)
+                pool.lineage().transfer(Kind.TRANSFER_IN, dst.page(), pool.epochOf(dst.page()), t.seq.id(),
+                        t.seq.tenant(), frame.tokens(), frame.sourcePool(), frame.source().page(), frame.source().epoch(),
+                        frame.generation(), frame.crc32c());
             }
-            // lineage: the copy landed here, in whatever epoch the page is now (a released-early page may be
-            // another request's by now - exactly what the audit must be able to show)
-            pool.lineage().transfer(Kind.TRANSFER_IN, dst.page(), pool.epochOf(dst.page()), t.seq.id(), t.seq.tenant(),
-                    frame.tokens(), frame.sourcePool(), frame.source().page(), frame.source().epoch(), frame.generation(),
-                    frame.crc32c());
             if (t.phase == Phase.RECEIVING) {
                 pool.markWritten(t.seq.id(), dst, frame.tokens(), true);
             }
