@@ -114,9 +114,10 @@ public final class Admission {
 
     /** Returns a sequence's decode pages (if it still holds them) and lets waiting requests in. */
     public void release(Sequence seq) {
+        int bound = seq.boundPages();
         List<PageRef> pages = seq.takeDecodePages();
         if (!pages.isEmpty()) {
-            decodePool.release(seq.id(), pages);
+            seq.crossTenantRead(decodePool.releaseAfterReads(seq.id(), seq.tenant(), pages, bound));
         }
         drain();
     }

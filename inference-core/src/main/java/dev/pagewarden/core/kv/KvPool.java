@@ -175,6 +175,31 @@ public final class KvPool {
     }
 
     /**
+     * {@link #release} of a reader's pages, with the lab's ground truth taken in the same step: the
+     * slots of the first {@code pagesRead} pages (those the reader has read from) that were written
+     * in this epoch and last written by another tenant. Taken at release as well as at each read
+     * check because a foreign write can land during the reader's last step, after its check; the
+     * audit counts such a write too (it landed while the reader held the page). 0 when the ground
+     * truth is off.
+     */
+    public synchronized int releaseAfterReads(long requestId, String readerTenant, List<PageRef> pages, int pagesRead) {
+        int cross = 0;
+        if (groundTruth) {
+            for (int i = 0; i < Math.min(pagesRead, pages.size()); i++) {
+                int p = pages.get(i).page();
+                for (int s = 0; s < written[p]; s++) {
+                    String writer = slotWriterTenant[p * pageTokens + s];
+                    if (writer != null && !Objects.equals(writer, readerTenant)) {
+                        cross++;
+                    }
+                }
+            }
+        }
+        release(requestId, pages);
+        return cross;
+    }
+
+    /**
      * Parks an aborted request's pages while writes of transfer {@code generation} may still land:
      * they stay out of the free list until {@link #drain} (ack) or {@link #quarantine} (timeout).
      */

@@ -199,6 +199,33 @@ class KvPoolTest {
         assertThat(pool.checkRead(11, "a", a, 3, 4).crossTenantSlots()).isZero();
     }
 
+    /**
+     * A foreign write that lands after the reader's last read check (during its last step) still
+     * counts when the reader lets go of the page - but only in pages it has read from, and only in
+     * slots written in this epoch.
+     */
+    @Test
+    void releaseCountsForeignWritesInThePagesTheReaderRead() {
+        List<PageRef> a = pool.allocate(11, "a", 2);
+        pool.markWritten(11, a.get(0), 4);
+        pool.markWritten(11, a.get(1), 2);
+        assertThat(pool.checkRead(11, "a", a, 4, 5).crossTenantSlots()).isZero();
+        pool.recordStrayWrite(a.get(0).page(), 3, 99, "z"); // lands after the check
+        pool.recordStrayWrite(a.get(1).page(), 5, 98, "z"); // a page the reader never read from
+        assertThat(pool.releaseAfterReads(11, "a", a, 1)).isEqualTo(3);
+        assertThat(pool.freePages()).isEqualTo(PAGES);
+
+        List<PageRef> b = pool.allocate(12, "b", 1);
+        pool.markWritten(12, b.get(0), 2);
+        pool.recordStrayWrite(b.get(0).page(), 2, 97, "b"); // same tenant: not foreign
+        assertThat(pool.releaseAfterReads(12, "b", b, 1)).isZero();
+        pool.groundTruth(false);
+        List<PageRef> c = pool.allocate(13, "c", 1);
+        pool.markWritten(13, c.get(0), 2);
+        pool.recordStrayWrite(c.get(0).page(), 2, 96, "z");
+        assertThat(pool.releaseAfterReads(13, "c", c, 1)).as("ground truth off").isZero();
+    }
+
     @Test
     void deferredPagesDrainOnlyWithTheMatchingGeneration() {
         List<PageRef> t = pool.allocate(5, "a", 2);
