@@ -188,8 +188,7 @@ public final class KvPool {
             for (int i = 0; i < Math.min(pagesRead, pages.size()); i++) {
                 int p = pages.get(i).page();
                 for (int s = 0; s < written[p]; s++) {
-                    String writer = slotWriterTenant[p * pageTokens + s];
-                    if (writer != null && !Objects.equals(writer, readerTenant)) {
+                    if (foreign(p * pageTokens + s, readerTenant)) {
                         cross++;
                     }
                 }
@@ -463,13 +462,17 @@ public final class KvPool {
     private int crossTenantSlots(String readerTenant, List<PageRef> table, int startPos) {
         int cross = 0;
         for (int pos = 0; pos < startPos && pos / pageTokens < table.size(); pos++) {
-            int idx = table.get(pos / pageTokens).page() * pageTokens + pos % pageTokens;
-            String writer = slotWriterTenant[idx];
-            if (writer != null && !Objects.equals(writer, readerTenant)) {
+            if (foreign(table.get(pos / pageTokens).page() * pageTokens + pos % pageTokens, readerTenant)) {
                 cross++;
             }
         }
         return cross;
+    }
+
+    /** Ground truth: slot {@code idx} (page * pageTokens + slot) was last written by a tenant other than the reader's. */
+    private boolean foreign(int idx, String readerTenant) {
+        String writer = slotWriterTenant[idx];
+        return writer != null && !Objects.equals(writer, readerTenant);
     }
 
     /** The request that last wrote a slot (ground truth), 0 if none since the pool started or a scrub. */
