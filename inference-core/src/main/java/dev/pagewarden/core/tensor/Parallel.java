@@ -8,23 +8,28 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A fixed set of worker threads that splits a range of output rows into contiguous chunks. Each
- * output is computed by exactly one thread with the same code, so results never depend on the
+ * A fixed set of worker threads that runs a loop over {@code [0, n)} in contiguous pieces. Each
+ * index is computed by exactly one thread with the same code, so results never depend on the
  * thread count or the split (batch invariance needs that).
  *
- * <p>Built for many short loops: a decode step issues ~85 matmuls of a few hundred microseconds
- * each, so dispatch must cost microseconds, not the tens of microseconds of an executor. A loop is
- * published by bumping a volatile generation counter; workers that finished a job moments ago are
- * still spinning on that counter and start at once, workers idle for longer than {@link #SPIN_NANOS}
- * have parked and are unparked. The range is split into {@link #CHUNKS_PER_THREAD} contiguous
- * chunks per thread, large ones first and small ones last (see {@link #bound(int, int, int)}), that
- * any thread may claim: the caller claims one, and claims more while they
- * are left, so a worker that the OS has not scheduled yet (a shared machine) delays little; then it
- * spins until the chunks it did not run are done. Which thread runs a chunk never changes what it computes.
+ * <p>Built for many short loops: a decode step issues ~60 parallel loops of tens to hundreds of
+ * microseconds each, so dispatch must cost microseconds, not the tens of microseconds of an
+ * executor. A loop is published by bumping a volatile generation counter; workers that finished a
+ * job moments ago are still spinning on that counter and start at once, workers idle for longer
+ * than {@link #SPIN_NANOS} have parked and are unparked.
+ *
+ * <p>The pieces are claimed as the threads go (guided self-scheduling): each claim takes
+ * {@code 1 / (2 * threads)} of what is left, at least one index, so claims start large (few
+ * restarts of a memory-bound matmul's weight streams) and shrink to single indices at the end.
+ * A thread that starts late or runs slower (a shared machine) simply claims less, and whoever runs
+ * out of work waits for at most one small piece of the other. (Pieces fixed in advance - four per
+ * thread, large ones first - left the caller of a batch-1 decode step waiting for the worker's
+ * last piece for 7-15% of its loops' time: on a shared machine the two threads do not run at the
+ * same speed.) The caller claims too, and then spins until the pieces it did not run are done.
  *
  * <p>Calls from several threads are serialised; a call from inside a running loop body (nested
- * parallelism) runs inline on the calling thread. An exception thrown by any chunk is rethrown to
- * the caller after all chunks have finished.
+ * parallelism) runs inline on the calling thread. An exception thrown by any piece is rethrown to
+ * the caller after all pieces have finished.
  */
 public final class Parallel implements AutoCloseable {
 
@@ -41,16 +46,6 @@ public final class Parallel implements AutoCloseable {
      */
     static final long SPIN_NANOS = 100_000;
 
-    /**
-     * Chunks per thread in a loop. More than one, so that a thread that starts late (a parked
-     * worker takes tens of microseconds to wake) or runs slower (a shared core) delays the loop by
-     * at most a chunk: the others take over the chunks it has not claimed. Measured here: worker
-     * chunks 20% slower than the caller's on average and the caller waiting for them 12-16% of
-     * the time with one chunk each. Not many more: each chunk of a memory-bound matmul restarts
-     * its streams.
-     */
-    static final int CHUNKS_PER_THREAD = 4;
-
     private final int threads;
     private final Worker[] workers;
     private final ReentrantLock dispatch = new ReentrantLock();
@@ -59,24 +54,26 @@ public final class Parallel implements AutoCloseable {
     // `generation`, read by workers after they have seen the new generation.
     private RangeBody body;
     private int n;
-    private int chunks;
 
     private volatile long generation;
     private volatile boolean closed;
     /**
-     * Claims of the current job in one word: low 32 bits of its generation, its chunk count (16
-     * bits), the next unclaimed chunk (16 bits). The count travels with the generation because a
-     * worker still leaving the previous job may read this word while the next job is being set up:
-     * it must compare its index with its own job's count, not with a count that changes per job.
+     * Claims of the current job in one word: the low 32 bits of its generation, then the first
+     * index not claimed yet. The caller moves it to a new generation before it changes {@link #n}:
+     * a worker still leaving the previous job that reads the new {@code n} then fails its
+     * compare-and-set, so it can never claim indices of a job it does not run.
      */
     private final AtomicLong claims = new AtomicLong(-1L << 32);
-    /** Chunks of the current job not finished yet. */
+    /** Indices of the current job not finished yet. */
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
+    /** A sanity bound: kernel threads beyond the cores only take turns. */
+    static final int MAX_THREADS = 4096;
+
     public Parallel(int threads) {
-        if (threads < 1 || threads > 0xffff / CHUNKS_PER_THREAD) {
-            throw new IllegalArgumentException("threads must be in [1, " + 0xffff / CHUNKS_PER_THREAD + "], got " + threads);
+        if (threads < 1 || threads > MAX_THREADS) {
+            throw new IllegalArgumentException("threads must be in [1, " + MAX_THREADS + "], got " + threads);
         }
         this.threads = threads;
         this.workers = new Worker[threads - 1];
@@ -90,7 +87,7 @@ public final class Parallel implements AutoCloseable {
         return threads;
     }
 
-    /** Runs {@code body} over {@code [0, n)} split into at most {@code CHUNKS_PER_THREAD * threads()} chunks; returns when all are done. */
+    /** Runs {@code body} over {@code [0, n)}, split into contiguous pieces over the threads; returns when all are done. */
     public void forRange(int n, RangeBody body) {
         if (n <= 0) {
             return;
@@ -117,11 +114,10 @@ public final class Parallel implements AutoCloseable {
 
     private void run(int n, RangeBody body) {
         long gen = generation + 1;
+        claims.set((gen & 0xffff_ffffL) << 32); // before n changes (see claims)
         this.body = body;
         this.n = n;
-        this.chunks = Math.min(n, threads * CHUNKS_PER_THREAD);
-        pending.set(chunks);
-        claims.set(gen << 32 | (long) chunks << 16);
+        pending.set(n);
         generation = gen; // publishes body, n, pending and claims; only the lock holder writes it
         for (Worker w : workers) {
             // Dekker pairing with Worker.awaitJob: either the worker sees the new generation, or we see it parked.
@@ -130,7 +126,7 @@ public final class Parallel implements AutoCloseable {
             }
         }
         try {
-            runChunks(gen);
+            runPieces(gen);
         } finally {
             awaitWorkers();
             this.body = null;
@@ -141,65 +137,50 @@ public final class Parallel implements AutoCloseable {
         }
     }
 
-    /** Claims and runs chunks of job {@code gen} until none is left. */
-    private void runChunks(long gen) {
-        for (int chunk; (chunk = claim(gen)) >= 0; ) {
-            int start = bound(chunk);
-            int end = bound(chunk + 1);
+    /** Claims and runs pieces of job {@code gen} until none is left. */
+    private void runPieces(long gen) {
+        for (long piece; (piece = claim(gen)) >= 0; ) {
+            int start = (int) (piece >>> 32);
+            int end = (int) piece;
             try {
-                if (start < end) {
-                    body.run(start, end);
-                }
+                body.run(start, end);
             } catch (Throwable t) {
                 failure.compareAndSet(null, t);
             } finally {
-                pending.decrementAndGet();
+                pending.addAndGet(start - end);
             }
         }
-    }
-
-    /** The next unclaimed chunk of job {@code gen}, or -1 if there is none (or that job is over). */
-    private int claim(long gen) {
-        while (true) {
-            long c = claims.get();
-            int next = (int) (c & 0xffff);
-            if (c >>> 32 != (gen & 0xffff_ffffL) || next >= (int) ((c >>> 16) & 0xffff)) {
-                return -1;
-            }
-            if (claims.compareAndSet(c, c + 1)) {
-                return next;
-            }
-        }
-    }
-
-    /** Start of chunk {@code c} of the current job. */
-    private int bound(int c) {
-        return bound(n, chunks, c);
     }
 
     /**
-     * Start of chunk {@code c} of {@code [0, n)} split into {@code chunks}: a contiguous,
-     * deterministic split in which the first half of the chunks cover three quarters of the range
-     * and the second half the last quarter. Threads claim chunks in order, so the last ones to be
-     * claimed are the small ones: a thread that runs out of work waits for at most a small chunk of
-     * another (callers waited 25-40% less, and loops took 1-5% less time, in steps alternating this
-     * split with equal chunks). Equal chunks where the range is too short for that (no chunk is
-     * ever empty when {@code n >= chunks}).
+     * The next piece of job {@code gen} as {@code start << 32 | end}, or -1 if nothing is left (or
+     * that job is over): {@link #pieceSize} of what is left.
      */
-    static int bound(int n, int chunks, int c) {
-        if (chunks < 4 || n < 2 * chunks) {
-            return (int) ((long) n * c / chunks);
+    private long claim(long gen) {
+        while (true) {
+            long c = claims.get();
+            if (c >>> 32 != (gen & 0xffff_ffffL)) {
+                return -1;
+            }
+            int next = (int) c;
+            int left = n - next;
+            if (left <= 0) {
+                return -1;
+            }
+            int take = pieceSize(left, threads);
+            if (claims.compareAndSet(c, c + take)) {
+                return (long) next << 32 | (next + take);
+            }
         }
-        int half = chunks / 2;
-        long big = 3L * n / 4;
-        if (c <= half) {
-            return (int) (big * c / half);
-        }
-        return (int) (big + (n - big) * (c - half) / (chunks - half));
+    }
+
+    /** Size of the next piece when {@code left} indices are unclaimed: 1 / (2 * threads) of them, at least one. */
+    static int pieceSize(int left, int threads) {
+        return Math.max(1, left / (2 * threads));
     }
 
     private void awaitWorkers() {
-        // The workers finish within the same few microseconds as our own chunk unless a core was
+        // The workers finish within the same few microseconds as our own piece unless a core was
         // taken away from them (a shared machine); then yielding lets them run.
         for (int spins = 0; pending.get() != 0; spins++) {
             if (spins < 2_000) {
@@ -256,7 +237,7 @@ public final class Parallel implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                runChunks(seen);
+                runPieces(seen);
             }
         }
 

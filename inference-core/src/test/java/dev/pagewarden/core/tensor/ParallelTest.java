@@ -16,14 +16,14 @@ class ParallelTest {
 
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 3, 4})
-    void everyIndexRunsExactlyOnceInContiguousChunks(int threads) {
+    void everyIndexRunsExactlyOnceInPiecesThatShrinkTowardsTheEnd(int threads) {
         try (Parallel pool = new Parallel(threads)) {
             for (int n : new int[] {0, 1, 2, 3, 5, 17, 1000, 32000}) {
                 AtomicIntegerArray hits = new AtomicIntegerArray(Math.max(n, 1));
-                AtomicInteger calls = new AtomicInteger();
+                int[] pieceAt = new int[Math.max(n, 1)]; // the size of the piece that starts at each index
                 pool.forRange(n, (start, end) -> {
                     assertThat(start).isLessThan(end);
-                    calls.incrementAndGet();
+                    pieceAt[start] = end - start; // pieces never overlap, so no two threads write one slot
                     for (int i = start; i < end; i++) {
                         hits.incrementAndGet(i);
                     }
@@ -31,37 +31,36 @@ class ParallelTest {
                 for (int i = 0; i < n; i++) {
                     assertThat(hits.get(i)).as("index %d of %d", i, n).isEqualTo(1);
                 }
-                assertThat(calls.get()).isLessThanOrEqualTo(Math.min(threads * Parallel.CHUNKS_PER_THREAD, Math.max(n, 1)));
+                if (threads == 1 || n <= 1) {
+                    assertThat(pieceAt[0]).isEqualTo(n); // one call, inline (none for n = 0)
+                    continue;
+                }
+                // pieces in claim order (= address order) never grow, each is 1/(2*threads) of what
+                // was left (at least one), and the last is a single index
+                int last = Integer.MAX_VALUE;
+                int pieces = 0;
+                for (int at = 0; at < n; ) {
+                    int size = pieceAt[at];
+                    assertThat(size).as("n=%d piece at %d", n, at).isEqualTo(Parallel.pieceSize(n - at, threads))
+                            .isLessThanOrEqualTo(last);
+                    last = size;
+                    at += size;
+                    pieces++;
+                }
+                assertThat(last).isEqualTo(1);
+                if (n == 32000) {
+                    assertThat(pieces).as("claims for n=32000, %d threads", threads).isLessThan(40 * threads);
+                }
             }
         }
     }
 
-    /** The split: no empty chunk, covers [0, n) exactly, and its second half of chunks holds only the last quarter. */
     @Test
-    void chunksShrinkTowardsTheEnd() {
-        for (int chunks : new int[] {1, 2, 3, 4, 5, 8, 16}) {
-            for (int n : new int[] {1, 5, 17, 768, 1000, 32000}) {
-                if (chunks > n) {
-                    continue;
-                }
-                assertThat(Parallel.bound(n, chunks, 0)).isZero();
-                assertThat(Parallel.bound(n, chunks, chunks)).isEqualTo(n);
-                for (int c = 0; c < chunks; c++) {
-                    assertThat(Parallel.bound(n, chunks, c + 1)).as("n=%d chunks=%d c=%d", n, chunks, c)
-                            .isGreaterThan(Parallel.bound(n, chunks, c));
-                }
-                if (chunks >= 4 && n >= 2 * chunks) {
-                    int half = chunks / 2;
-                    assertThat(n - Parallel.bound(n, chunks, half)).as("n=%d chunks=%d", n, chunks)
-                            .isLessThanOrEqualTo(n / 4 + 1);
-                    int last = n - Parallel.bound(n, chunks, chunks - 1);
-                    int first = Parallel.bound(n, chunks, 1);
-                    if (n >= 1000) {
-                        assertThat(last).as("n=%d chunks=%d", n, chunks).isLessThan(first);
-                    }
-                }
-            }
-        }
+    void pieceSizeIsAFractionOfWhatIsLeftAndNeverZero() {
+        assertThat(Parallel.pieceSize(1000, 2)).isEqualTo(250);
+        assertThat(Parallel.pieceSize(12, 2)).isEqualTo(3);
+        assertThat(Parallel.pieceSize(3, 2)).isEqualTo(1);
+        assertThat(Parallel.pieceSize(1, 8)).isEqualTo(1);
     }
 
     /**
@@ -146,15 +145,15 @@ class ParallelTest {
     @Test
     void exceptionInTheCallerChunkWaitsForWorkersThenPropagates() {
         try (Parallel pool = new Parallel(2)) {
-            AtomicInteger workerDone = new AtomicInteger();
+            AtomicInteger othersDone = new AtomicInteger();
             assertThatThrownBy(() -> pool.forRange(10, (start, end) -> {
                 if (start == 0) {
                     throw new IllegalStateException("boom in caller");
                 }
-                workerDone.incrementAndGet();
+                othersDone.addAndGet(end - start);
             })).isInstanceOf(IllegalStateException.class).hasMessage("boom in caller");
-            // every other chunk still ran to its end before the exception came out
-            assertThat(workerDone.get()).isEqualTo(Math.min(10, 2 * Parallel.CHUNKS_PER_THREAD) - 1);
+            // every other piece still ran to its end before the exception came out
+            assertThat(othersDone.get()).isEqualTo(10 - Parallel.pieceSize(10, 2));
         }
     }
 
