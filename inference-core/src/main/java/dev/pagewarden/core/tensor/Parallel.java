@@ -24,7 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * A thread that starts late or runs slower (a shared machine) simply claims less, and whoever runs
  * out of work waits for at most one small piece of the other. (Pieces fixed in advance - four per
  * thread, large ones first - left the caller of a batch-1 decode step waiting for the worker's
- * last piece for 7-15% of its loops' time: on a shared machine the two threads do not run at the
+ * last piece for 6-13% of its loops' time: on a shared machine the two threads do not run at the
  * same speed.) The caller claims too, and then spins until the pieces it did not run are done.
  *
  * <p>Calls from several threads are serialised; a call from inside a running loop body (nested
