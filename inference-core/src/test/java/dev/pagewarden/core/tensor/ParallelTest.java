@@ -64,13 +64,13 @@ class ParallelTest {
     }
 
     /**
-     * Loops of different sizes back to back (different chunk counts): a worker still leaving one
-     * loop must not claim a chunk of the next. A miscounted claim leaves the caller waiting forever
+     * Loops of different sizes back to back (each job a different n): a worker still leaving one
+     * loop must not claim a piece of the next. A miscounted claim leaves the caller waiting forever
      * or runs an index twice.
      */
     @Test
     void loopsOfChangingSizesBackToBackEachRunEveryIndexOnce() {
-        // a lost chunk leaves the caller spinning: fail after a minute rather than hang the build
+        // a lost piece leaves the caller spinning: fail after a minute rather than hang the build
         assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
             int[] sizes = {2, 64, 3, 100, 2, 9};
             for (int threads : new int[] {2, 3}) {
