@@ -41,28 +41,54 @@ if [ "$DRY" = 1 ]; then
 fi
 
 set -o pipefail
+# Everything lands in $W and goes back as one archive (the device tool returns at most 8 files); the
+# summary and the gpu-check JSON also go back as they are. The trap packs whatever exists, even after a failure.
+W=$(mktemp -d /tmp/pw-device.XXXX)
+FINAL_OUT=$OUT
+OUT=$W
+pack() {
+    cp -f "$W/summary.txt" "$W/gpu-check.json" "$FINAL_OUT/" 2>/dev/null
+    tar -czf "$FINAL_OUT/results.tgz" -C "$W" . 2>/dev/null
+}
+trap pack EXIT
+# every stage's timeout is cut to what is left of the budget, so the archive is always packed in time
+DEADLINE=$((SECONDS + ${BUDGET_S:-370}))
+limit() { local l=$((DEADLINE - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
+cp "$FINAL_OUT/gpu.txt" "$W/" 2>/dev/null
 echo "== gpu-check"
-$JAVA gpu-check --model $P/models/stories260K.bin --tokenizer $P/models/tok512.bin --out "$OUT/gpu-check.json" 2>&1 \
+timeout $(limit 180) $JAVA gpu-check --model $P/models/stories260K.bin --tokenizer $P/models/tok512.bin --out "$OUT/gpu-check.json" 2>&1 \
     | tee "$OUT/gpu-check.log"
 rc=${PIPESTATUS[0]}
 if [ $rc = 3 ]; then
     echo "run-device-check.sh: no usable GPU here: $(cat "$OUT/gpu-check.json")" >&2
     exit 3
 fi
+if [ $rc != 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    # a failed check on the real model: let the memory checker name a bad access, if there is one
+    echo "== compute-sanitizer memcheck (gpu-check failed with $rc)"
+    timeout $(limit 90) compute-sanitizer --tool memcheck --print-limit 10 $JAVA gpu-check --model $P/models/stories260K.bin \
+        --tokenizer $P/models/tok512.bin --tokens 8 --out "$OUT/sanitizer-check.json" > "$OUT/sanitizer.log" 2>&1
+    grep -E '^=========|gpu-check:' "$OUT/sanitizer.log" | head -40
+fi
 
 echo "== bench"
-shapes="110M"
-[ "${BIG:-0}" = 1 ] && shapes="110M dim=2048,hidden=5632,layers=22,heads=32,kv_heads=4,vocab=32000,seq=2048"
+# 110M: the CPU figure beside it for scale; ~3B (the issue's size; Llama-3.2-3B-like shape, 32000 vocab): GPU only
+shapes="110M dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048"
+[ -n "${SHAPES:-}" ] && shapes=$SHAPES
 i=0
 for shape in $shapes; do
     i=$((i + 1))
     model=/tmp/pagewarden-bench-$i.gguf
-    $JAVA make-model --shape "$shape" --dtype f16 --format gguf --out $model --seed 1 2>&1 | tail -1
-    for backend in gpu cpu; do
+    timeout $(limit 60) $JAVA make-model --shape "$shape" --dtype f16 --format gguf --out $model --seed 1 2>&1 | tail -1
+    backends="gpu cpu"
+    [ $i -gt 1 ] && backends=gpu
+    for backend in $backends; do
         batches=1,8,32
         [ $backend = cpu ] && batches=1   # the CPU figure only for scale
-        $JAVA bench --model $model --backend $backend --batch $batches --gen-tokens 64 --prompt-tokens 64 --json \
+        timeout $(limit 120) $P/jdk/bin/java -Dpagewarden.gpu.timing=true ${JAVA#$P/jdk/bin/java} bench --model $model --backend $backend \
+            --batch $batches --gen-tokens 64 --prompt-tokens 64 --json \
             > "$OUT/bench-$i-$backend.json" 2> "$OUT/bench-$i-$backend.err" || echo "bench $backend failed: $(tail -3 "$OUT/bench-$i-$backend.err")"
+        grep gpu-timing "$OUT/bench-$i-$backend.err"
     done
     rm -f $model
 done

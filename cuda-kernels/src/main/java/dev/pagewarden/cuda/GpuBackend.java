@@ -39,6 +39,8 @@ public final class GpuBackend implements Backend {
     private final Runnable onClose;
     private Scratch scratch;
     private boolean closed;
+    /** With -Dpagewarden.gpu.timing=true: where step time goes (host enqueue vs waiting for the GPU), printed at close. */
+    private final StepTiming timing = Boolean.getBoolean("pagewarden.gpu.timing") ? new StepTiming() : null;
 
     GpuBackend(CudaDevice device, DeviceWeights weights, LlamaWeights hostWeights, Runnable onClose) {
         this.device = device;
@@ -201,6 +203,7 @@ public final class GpuBackend implements Backend {
         if (check) {
             kv.syncTags(pool, plan.pagesTouched());
         }
+        long t0 = System.nanoTime();
         // plan and embedding rows go up in one copy
         plan.writeTo(s.up.buffer());
         float[] row = new float[dim];
@@ -211,6 +214,9 @@ public final class GpuBackend implements Backend {
         device.copyToDevice(s.plan, s.up, 0, plan.bytes);
         device.copyToDevice(s.x, s.up, s.xUpAt, 4L * rows * dim);
         device.zero(s.flags, 8L * plan.sequences);
+        if (timing != null) {
+            timing.start(device);
+        }
         CUdeviceptr seqs = s.plan.withByteOffset(plan.seqsAt);
         CUdeviceptr table = s.plan.withByteOffset(plan.tableAt);
         CUdeviceptr rowSeq = s.plan.withByteOffset(plan.rowSeqAt);
@@ -249,7 +255,14 @@ public final class GpuBackend implements Backend {
             device.copyToHost(s.down, 0, s.logitsOut, logitBytes);
         }
         device.copyToHost(s.down, logitBytes, s.flags, 8L * plan.sequences);
+        if (timing != null) {
+            timing.stop(device);
+        }
+        long t1 = System.nanoTime();
         device.sync();
+        if (timing != null) {
+            timing.add(rows, t1 - t0, System.nanoTime() - t1);
+        }
         int[] flags = new int[2 * plan.sequences];
         MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_INT, logitBytes, flags, 0, flags.length);
         for (int o = 0; o < plan.outRows; o++) {
@@ -304,6 +317,47 @@ public final class GpuBackend implements Backend {
         });
     }
 
+    /** CUDA events around a step's kernels and host clocks around its enqueueing, summed per batch size. */
+    private static final class StepTiming {
+        private final jcuda.driver.CUevent start = new jcuda.driver.CUevent();
+        private final jcuda.driver.CUevent stop = new jcuda.driver.CUevent();
+        private final java.util.TreeMap<Integer, double[]> byRows = new java.util.TreeMap<>();
+        private boolean created;
+
+        void start(CudaDevice d) {
+            if (!created) {
+                jcuda.driver.JCudaDriver.cuEventCreate(start, 0);
+                jcuda.driver.JCudaDriver.cuEventCreate(stop, 0);
+                created = true;
+            }
+            jcuda.driver.JCudaDriver.cuEventRecord(start, d.stream());
+        }
+
+        void stop(CudaDevice d) {
+            jcuda.driver.JCudaDriver.cuEventRecord(stop, d.stream());
+        }
+
+        void add(int rows, long enqueueNanos, long waitNanos) {
+            float[] ms = new float[1];
+            jcuda.driver.JCudaDriver.cuEventElapsedTime(ms, start, stop);
+            double[] a = byRows.computeIfAbsent(rows, k -> new double[4]);
+            a[0]++;
+            a[1] += enqueueNanos / 1e6;
+            a[2] += waitNanos / 1e6;
+            a[3] += ms[0];
+        }
+
+        void print() {
+            byRows.forEach((rows, a) -> System.err.printf(java.util.Locale.ROOT,
+                    "gpu-timing rows=%d steps=%.0f enqueue_ms=%.3f wait_ms=%.3f gpu_ms=%.3f%n", rows, a[0], a[1] / a[0],
+                    a[2] / a[0], a[3] / a[0]));
+            if (created) {
+                jcuda.driver.JCudaDriver.cuEventDestroy(start);
+                jcuda.driver.JCudaDriver.cuEventDestroy(stop);
+            }
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
@@ -311,6 +365,9 @@ public final class GpuBackend implements Backend {
         }
         device.run(() -> {
             closed = true;
+            if (timing != null) {
+                timing.print();
+            }
             if (scratch != null) {
                 scratch.free(device);
                 scratch = null;

@@ -263,13 +263,19 @@ public final class GpuChecks {
         }
     }
 
-    /** The results as an ordered map, for JSON. */
-    public static Map<String, Object> asMap(TagChecks t, ChecksumChecks c) {
+    /** The tag results as an ordered map, for JSON. */
+    public static Map<String, Object> asMap(TagChecks t) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("tag_stale_epoch", String.valueOf(t.staleEpoch()));
         m.put("tag_unwritten_slot", String.valueOf(t.unwritten()));
         m.put("tag_scrubbed_read", String.valueOf(t.scrubbedRead()));
         m.put("tag_neighbour_untouched", t.neighbourUntouched());
+        return m;
+    }
+
+    /** The checksum results as an ordered map, for JSON. */
+    public static Map<String, Object> asMap(ChecksumChecks c) {
+        Map<String, Object> m = new LinkedHashMap<>();
         m.put("checksum_pages", c.pagesCompared());
         m.put("checksum_mismatches", c.mismatches());
         m.put("checksum_corruption_detected", c.corruptionDetected());

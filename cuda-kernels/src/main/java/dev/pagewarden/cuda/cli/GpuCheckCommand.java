@@ -61,11 +61,9 @@ public final class GpuCheckCommand implements Command {
             return 3;
         }
         r.put("gpu", true);
-        boolean ok = true;
+        // every check runs even when one before it threw: a first run on a new GPU should report all it can
+        List<Boolean> verdicts = new java.util.ArrayList<>();
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
-            try (Backend b = gpu.create(model, BackendOptions.defaults())) {
-                r.put("device", ((dev.pagewarden.cuda.GpuBackend) b).describe());
-            }
             ModelConfig c = model.config();
             int[] prompt = model.vocabulary() != null
                     ? new Tokenizer(model.vocabulary()).encode("Once upon a time, in a big forest, there lived a tiny rabbit", true, false)
@@ -73,65 +71,116 @@ public final class GpuCheckCommand implements Command {
             int[] tokens = Arrays.copyOf(prompt, Math.min(c.seqLen(), prompt.length + 40));
             System.arraycopy(GpuChecks.randomTokens(tokens.length - prompt.length, c.vocabSize(), 3), 0, tokens,
                     prompt.length, tokens.length - prompt.length);
-            double parity = GpuChecks.parity(model, tokens, prompt.length);
-            r.put("parity_real_model_max_rel_error", parity);
-            ok &= parity < MAX_REL_ERROR;
-
+            int[] short20 = Arrays.copyOf(tokens, Math.min(tokens.length, 20));
+            guarded("device", r, verdicts, err, () -> {
+                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+                    r.put("device", ((dev.pagewarden.cuda.GpuBackend) b).describe());
+                }
+                return true;
+            });
+            guarded("parity_real_model", r, verdicts, err, () -> {
+                double parity = GpuChecks.parity(model, tokens, prompt.length);
+                r.put("parity_real_model_max_rel_error", parity);
+                return parity < MAX_REL_ERROR;
+            });
             // greedy: GPU tokens equal CPU tokens, except at a CPU near-tie (then the continuations may part)
-            GpuChecks.Greedy g;
-            GpuChecks.Greedy cpuG;
-            try (Backend b = gpu.create(model, BackendOptions.defaults())) {
-                g = GpuChecks.greedy(b, prompt, maxNew);
-            }
-            try (Backend b = Backends.select("cpu").create(model, BackendOptions.defaults())) {
-                cpuG = GpuChecks.greedy(b, prompt, maxNew);
-            }
-            int same = 0;
-            while (same < g.tokens().length && g.tokens()[same] == cpuG.tokens()[same]) {
-                same++;
-            }
-            boolean tokensOk = same == g.tokens().length || cpuG.margins()[same] < NEAR_TIE;
-            r.put("greedy_tokens", g.tokens().length);
-            r.put("greedy_identical_prefix", same);
-            r.put("greedy_divergence_cpu_margin", same == g.tokens().length ? null : cpuG.margins()[same]);
-            r.put("greedy_tokens_equal", tokensOk);
-            ok &= tokensOk;
-
-            try (Backend b = gpu.create(model, BackendOptions.defaults())) {
-                double inv = GpuChecks.batchInvariance(b, Arrays.copyOf(tokens, Math.min(tokens.length, 20)), 7);
-                r.put("batch_invariance_max_abs_diff", inv);
-                ok &= inv == 0.0;
-            }
-            GpuChecks.TagChecks tags = GpuChecks.tagChecks(model, Arrays.copyOf(tokens, Math.min(tokens.length, 20)));
-            GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
-            r.putAll(GpuChecks.asMap(tags, crc));
-            r.put("tag_details", tags.details());
-            ok &= tags.staleEpoch() != null && tags.unwritten() != null && tags.scrubbedRead() != null
-                    && tags.neighbourUntouched();
-            ok &= crc.mismatches() == 0 && crc.corruptionDetected() && crc.scrubZeroes();
+            guarded("greedy", r, verdicts, err, () -> {
+                GpuChecks.Greedy g;
+                GpuChecks.Greedy cpuG;
+                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+                    g = GpuChecks.greedy(b, prompt, maxNew);
+                }
+                try (Backend b = Backends.select("cpu").create(model, BackendOptions.defaults())) {
+                    cpuG = GpuChecks.greedy(b, prompt, maxNew);
+                }
+                int same = 0;
+                while (same < g.tokens().length && g.tokens()[same] == cpuG.tokens()[same]) {
+                    same++;
+                }
+                boolean tokensOk = same == g.tokens().length || cpuG.margins()[same] < NEAR_TIE;
+                r.put("greedy_tokens", g.tokens().length);
+                r.put("greedy_identical_prefix", same);
+                r.put("greedy_divergence_cpu_margin", same == g.tokens().length ? null : cpuG.margins()[same]);
+                if (model.vocabulary() != null) {
+                    Tokenizer tk = new Tokenizer(model.vocabulary());
+                    StringBuilder text = new StringBuilder();
+                    int prev = prompt[prompt.length - 1];
+                    for (int t : g.tokens()) {
+                        text.append(tk.decode(prev, t));
+                        prev = t;
+                    }
+                    r.put("greedy_gpu_text", text.toString());
+                }
+                r.put("greedy_tokens_equal", tokensOk);
+                return tokensOk;
+            });
+            guarded("batch_invariance", r, verdicts, err, () -> {
+                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+                    double inv = GpuChecks.batchInvariance(b, short20, 7);
+                    r.put("batch_invariance_max_abs_diff", inv);
+                    return inv == 0.0;
+                }
+            });
+            guarded("tags", r, verdicts, err, () -> {
+                GpuChecks.TagChecks tags = GpuChecks.tagChecks(model, short20);
+                r.putAll(GpuChecks.asMap(tags));
+                r.put("tag_details", tags.details());
+                return tags.staleEpoch() != null && tags.unwritten() != null && tags.scrubbedRead() != null
+                        && tags.neighbourUntouched();
+            });
+            guarded("checksums", r, verdicts, err, () -> {
+                GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
+                r.putAll(GpuChecks.asMap(crc));
+                return crc.mismatches() == 0 && crc.corruptionDetected() && crc.scrubZeroes();
+            });
         }
         // the other precisions on generated models with grouped-query attention
         Path dir = Files.createTempDirectory("pagewarden-gpu-check");
         try {
             ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
             for (DType t : List.of(DType.F32, DType.F16, DType.Q8_0)) {
+                String key = "parity_random_" + t.name().toLowerCase(Locale.ROOT);
                 Path f = dir.resolve("random-" + t + ".gguf");
-                ModelGenerator.generate(shape, t, ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
-                try (LoadedModel m = ModelLoader.load(f, null)) {
-                    double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
-                    r.put("parity_random_" + t.name().toLowerCase(Locale.ROOT) + "_max_rel_error", e);
-                    ok &= e < MAX_REL_ERROR;
-                }
+                guarded(key, r, verdicts, err, () -> {
+                    ModelGenerator.generate(shape, t, ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
+                    try (LoadedModel m = ModelLoader.load(f, null)) {
+                        double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
+                        r.put(key + "_max_rel_error", e);
+                        return e < MAX_REL_ERROR;
+                    }
+                });
                 Files.deleteIfExists(f);
             }
         } finally {
             Files.deleteIfExists(dir);
         }
-        r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
+        guarded("copy_bandwidth", r, verdicts, err, () -> {
+            r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
+            return true;
+        });
+        boolean ok = !verdicts.isEmpty() && !verdicts.contains(false);
         r.put("pass", ok);
         emit(r, out, outFile);
         err.println("gpu-check: " + (ok ? "PASS" : "FAIL"));
         return ok ? 0 : 1;
+    }
+
+    /** Runs one check; a check that throws fails, with its exception in the results, and the next one runs. */
+    private static void guarded(String name, Map<String, Object> r, List<Boolean> verdicts, PrintStream err,
+                                java.util.concurrent.Callable<Boolean> check) {
+        long t0 = System.nanoTime();
+        boolean passed;
+        try {
+            passed = check.call();
+        } catch (Exception | Error e) {
+            java.io.StringWriter trace = new java.io.StringWriter();
+            e.printStackTrace(new java.io.PrintWriter(trace));
+            err.println("gpu-check: " + name + " threw:\n" + trace);
+            r.put("error_" + name, e.toString());
+            passed = false;
+        }
+        verdicts.add(passed);
+        err.printf(Locale.ROOT, "gpu-check: %-26s %s (%.1f s)%n", name, passed ? "pass" : "FAIL", (System.nanoTime() - t0) / 1e9);
     }
 
     private static void emit(Map<String, Object> r, PrintStream out, String file) throws java.io.IOException {
