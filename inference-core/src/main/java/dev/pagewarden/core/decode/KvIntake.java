@@ -215,8 +215,18 @@ public final class KvIntake implements KvReceiver {
         }
         synchronized (t) {
             switch (t.phase) {
-                case RECEIVING, DONE -> {
-                    return; // still being judged by onDone, or already handed to decode
+                case RECEIVING -> {
+                    // The ack follows the sender's last frame and its done message; still receiving here
+                    // means the sender stopped short (it failed reading or sending a page) and sent no
+                    // done. Left alone, the request would wait in "transferring" for ever, holding its
+                    // reservation. Fail it, and as nothing is in flight any more, scrub and free at once.
+                    fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "the sender ended transfer generation " + generation
+                            + " without completing it (" + t.tokens + " of " + t.seq.request().promptLength()
+                            + " tokens received)");
+                    pool.scrubAndFree(t.seq.id(), t.pages);
+                }
+                case DONE -> {
+                    return; // already handed to decode
                 }
                 case DEFERRED -> {
                     if (pool.drain(t.seq.id(), t.pages, generation)) {

@@ -26,6 +26,7 @@ import java.util.zip.CRC32C;
  * must refuse).
  */
 public final class InProcessKvTransport implements KvTransport {
+    private static final System.Logger LOG = System.getLogger(InProcessKvTransport.class.getName());
     private final KvReceiver receiver;
     private final LabFaults faults;
     private final ExecutorService sender = Executors.newCachedThreadPool(r -> {
@@ -46,6 +47,9 @@ public final class InProcessKvTransport implements KvTransport {
             try {
                 ok = sendAll(job);
             } catch (RuntimeException e) {
+                // the receiver fails the request when the ack below finds the transfer unfinished
+                LOG.log(System.Logger.Level.WARNING, "KV transfer of request " + job.requestId() + " (generation "
+                        + job.generation() + ") stopped: " + e, e);
                 ok = false;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
