@@ -58,7 +58,7 @@ public final class GpuKvStorage implements KvStorage {
         this.pageList = allocated[3];
         this.crcOut = allocated[4];
         this.tagMirror = device.call(() -> device.pinned((long) TAG_BYTES * pages));
-        this.staging = device.call(() -> device.pinned(Math.max(pageBytes, 256)));
+        this.staging = device.call(() -> device.pinned(pageBytes + 256));
         for (int p = 0; p < pages; p++) {
             setMirror(p, NO_OWNER, 0, 0);
         }
@@ -137,24 +137,25 @@ public final class GpuKvStorage implements KvStorage {
      * Copies one page into {@code host} and returns its CRC32C, computed on the device while copying
      * (equal to {@code CRC32C} of the bytes the host receives, the checksum of a transfer frame).
      */
-    public int readPageWithChecksum(int page, MemorySegment host) {
+    public synchronized int readPageWithChecksum(int page, MemorySegment host) {
         checked(page);
-        return device.call(() -> {
+        int crc = device.call(() -> {
             requireOpen();
             staging.segment().set(ValueLayout.JAVA_INT, 0, page);
             device.copyToDevice(pageList, staging, 0, 4);
             device.launch("pw_page_crc32c", 1, 1, 256, 0, memory, pageBytes, pageList, crcOut, stagingDevice);
+            device.copyToHost(staging, pageBytes, crcOut, 4); // the CRC lands after the page
             device.copyToHost(staging, 0, stagingDevice, pageBytes);
             device.sync();
-            MemorySegment.copy(staging.segment(), 0, host, 0, pageBytes);
-            device.copyToHost(staging, 0, crcOut, 4);
-            device.sync();
-            return staging.segment().get(ValueLayout.JAVA_INT, 0);
+            return staging.segment().get(ValueLayout.JAVA_INT, pageBytes);
         });
+        // the caller's segment may be confined to the caller's thread: copy out here, not on the device thread
+        MemorySegment.copy(staging.segment(), 0, host, 0, pageBytes);
+        return crc;
     }
 
     /** CRC32C of a page as the device computes it, without copying the page out. */
-    public int checksum(int page) {
+    public synchronized int checksum(int page) {
         checked(page);
         return device.call(() -> {
             requireOpen();
@@ -168,26 +169,26 @@ public final class GpuKvStorage implements KvStorage {
     }
 
     @Override
-    public void writePage(int page, MemorySegment host) {
+    public synchronized void writePage(int page, MemorySegment host) {
         checked(page);
+        requireOpen();
+        MemorySegment.copy(host, 0, staging.segment(), 0, pageBytes); // on the caller's thread (its segment)
         device.run(() -> {
-            requireOpen();
-            MemorySegment.copy(host, 0, staging.segment(), 0, pageBytes);
             device.copyToDevice(memory.withByteOffset(pageBytes * page), staging, 0, pageBytes);
             device.sync();
         });
     }
 
     @Override
-    public void writeSlots(int page, MemorySegment host, int slots) {
+    public synchronized void writeSlots(int page, MemorySegment host, int slots) {
         checked(page);
         int n = Math.min(slots, layout.pageTokens());
         if (n <= 0) {
             return;
         }
+        requireOpen();
+        MemorySegment.copy(host, 0, staging.segment(), 0, pageBytes); // on the caller's thread (its segment)
         device.run(() -> {
-            requireOpen();
-            MemorySegment.copy(host, 0, staging.segment(), 0, pageBytes);
             layout.slotRuns(n, (offset, floats) -> device.copyToDevice(
                     memory.withByteOffset(pageBytes * page + offset * Float.BYTES), staging, offset * Float.BYTES,
                     floats * Float.BYTES));
@@ -196,7 +197,7 @@ public final class GpuKvStorage implements KvStorage {
     }
 
     @Override
-    public void scrubPage(int page) {
+    public synchronized void scrubPage(int page) {
         checked(page);
         device.run(() -> {
             requireOpen();
