@@ -66,7 +66,7 @@ fi
 if [ $rc != 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
     # a failed check on the real model: let the memory checker name a bad access, if there is one
     echo "== compute-sanitizer memcheck (gpu-check failed with $rc)"
-    timeout $(limit 90) compute-sanitizer --tool memcheck --print-limit 10 $JAVA gpu-check --model $P/models/stories260K.bin \
+    timeout $(limit 60) compute-sanitizer --tool memcheck --print-limit 10 $JAVA gpu-check --model $P/models/stories260K.bin \
         --tokenizer $P/models/tok512.bin --tokens 8 --out "$OUT/sanitizer-check.json" > "$OUT/sanitizer.log" 2>&1
     grep -E '^=========|gpu-check:' "$OUT/sanitizer.log" | head -40
 fi
@@ -81,6 +81,7 @@ for shape in $shapes; do
     model=/tmp/pagewarden-bench-$i.gguf
     timeout $(limit 60) $JAVA make-model --shape "$shape" --dtype f16 --format gguf --out $model --seed 1 2>&1 | tail -1
     backends="gpu cpu"
+    [ "${CPU_BENCH:-1}" = 0 ] && backends=gpu   # CPU_BENCH=0: the GPU alone (a rerun with the CPU figure known)
     [ $i -gt 1 ] && backends=gpu
     for backend in $backends; do
         batches=1,8,32
