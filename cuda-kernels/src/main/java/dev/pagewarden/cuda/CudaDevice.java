@@ -48,6 +48,8 @@ final class CudaDevice {
     private int driverVersion;
     private int maxSharedOptin;
     private boolean usesCubin;
+    /** Null with -Dpagewarden.gpu.launch=jcuda: launches then go through JCuda's cuLaunchKernel. */
+    private KernelLauncher launcher;
     private int refs;
 
     private CudaDevice() {
@@ -117,6 +119,9 @@ final class CudaDevice {
             }
             modules.add(module);
         }
+        if (!"jcuda".equals(System.getProperty("pagewarden.gpu.launch", "ffm"))) {
+            launcher = KernelLauncher.ofDriver();
+        }
         // attention keeps a sequence's scores in shared memory: allow what the device allows
         cuFuncSetAttribute(function("pw_attention"), CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 maxSharedOptin - 1024);
@@ -184,6 +189,13 @@ final class CudaDevice {
      * Integer, Long, Float - in the kernel's parameter order.
      */
     void launch(String fn, int gridX, int gridY, int block, int sharedBytes, Object... args) {
+        if (gridX <= 0 || gridY <= 0) {
+            throw new IllegalArgumentException("empty grid " + gridX + "x" + gridY + " for " + fn);
+        }
+        if (launcher != null) {
+            launcher.launch(function(fn), gridX, gridY, block, sharedBytes, stream, args);
+            return;
+        }
         Pointer[] params = new Pointer[args.length];
         for (int i = 0; i < args.length; i++) {
             params[i] = switch (args[i]) {
@@ -195,10 +207,12 @@ final class CudaDevice {
                 default -> throw new IllegalArgumentException("kernel argument of type " + args[i].getClass());
             };
         }
-        if (gridX <= 0 || gridY <= 0) {
-            throw new IllegalArgumentException("empty grid " + gridX + "x" + gridY + " for " + fn);
-        }
         cuLaunchKernel(function(fn), gridX, gridY, 1, block, 1, 1, sharedBytes, stream, Pointer.to(params), null);
+    }
+
+    /** How kernels are launched: "ffm" (direct downcall) or "jcuda". */
+    String launchPath() {
+        return launcher != null ? "ffm" : "jcuda";
     }
 
     CUstream stream() {
@@ -339,6 +353,10 @@ final class CudaDevice {
                 }
                 modules.clear();
                 functions.clear();
+                if (launcher != null) {
+                    launcher.close();
+                    launcher = null;
+                }
                 cuStreamDestroy(stream);
                 cuDevicePrimaryCtxRelease(device);
             });

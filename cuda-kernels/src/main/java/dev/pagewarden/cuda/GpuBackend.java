@@ -71,7 +71,7 @@ public final class GpuBackend implements Backend {
     public String describe() {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
-                + ", weights " + weights.bytes / (1 << 20) + " MiB)";
+                + ", launches " + device.launchPath() + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
     @Override
