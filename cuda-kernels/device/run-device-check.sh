@@ -87,10 +87,21 @@ for shape in $shapes; do
         batches=1,8,32
         [ $backend = cpu ] && batches=1   # the CPU figure only for scale
         timeout $(limit 120) $P/jdk/bin/java -Dpagewarden.gpu.timing=true ${JAVA#$P/jdk/bin/java} bench --model $model --backend $backend \
-            --batch $batches --gen-tokens 64 --prompt-tokens 64 --json \
+            --batch $batches --gen-tokens 128 --prompt-tokens 64 --json \
             > "$OUT/bench-$i-$backend.json" 2> "$OUT/bench-$i-$backend.err" || echo "bench $backend failed: $(tail -3 "$OUT/bench-$i-$backend.err")"
         grep gpu-timing "$OUT/bench-$i-$backend.err"
     done
+    if [ $i = $(echo $shapes | wc -w) ]; then
+        # the largest model: the same bench with JCuda's own launch path (what the FFM launcher saves),
+        # and the in-kernel tag checks' cost (every safety check on vs off, alternating, batch 1)
+        timeout $(limit 60) $P/jdk/bin/java -Dpagewarden.gpu.timing=true -Dpagewarden.gpu.launch=jcuda ${JAVA#$P/jdk/bin/java} \
+            bench --model $model --backend gpu --batch 1 --gen-tokens 64 --prompt-tokens 64 --repeats 2 --json \
+            > "$OUT/bench-$i-gpu-jcuda-launch.json" 2> "$OUT/bench-$i-gpu-jcuda-launch.err" || echo "bench jcuda launch failed"
+        grep gpu-timing "$OUT/bench-$i-gpu-jcuda-launch.err" | head -3
+        timeout $(limit 90) $JAVA bench --model $model --backend gpu --batch 1 --gen-tokens 64 --prompt-tokens 64 --repeats 1 \
+            --compare safety --pairs 6 --json > "$OUT/bench-$i-gpu-safety.json" 2> "$OUT/bench-$i-gpu-safety.err" \
+            || echo "bench compare safety failed: $(tail -3 "$OUT/bench-$i-gpu-safety.err")"
+    fi
     rm -f $model
 done
 
@@ -109,7 +120,7 @@ print("tags: stale=%s unwritten=%s scrubbed=%s; checksum mismatches=%s corruptio
     check.get("tag_stale_epoch"), check.get("tag_unwritten_slot"), check.get("tag_scrubbed_read"),
     check.get("checksum_mismatches"), check.get("checksum_corruption_detected"), check.get("scrub_zeroes")))
 print("copy bandwidth (read+write) %.0f GB/s; HBM roofline %.0f GB/s" % (copy / 1e9, hbm / 1e9))
-print("%-10s %-5s %6s %12s %14s %10s %10s" % ("model", "back", "batch", "decode tok/s", "weights GB/s", "% copy", "% HBM"))
+print("%-10s %-16s %6s %12s %14s %10s %10s" % ("model", "run", "batch", "decode tok/s", "weights GB/s", "% copy", "% HBM"))
 for f in sorted(glob.glob(os.path.join(out, "bench-*.json"))):
     try:
         b = json.load(open(f))
@@ -118,13 +129,18 @@ for f in sorted(glob.glob(os.path.join(out, "bench-*.json"))):
     wb = b.get("weight_bytes_per_token", 0)
     dec = b.get("decode_tok_s", {})
     items = dec.items() if isinstance(dec, dict) else [(str(x.get("batch")), x.get("tok_s")) for x in dec]
+    run = os.path.basename(f)[len("bench-"):-len(".json")]
     for batch, toks in items:
         if toks is None:
-            print("%-10s %-5s %6s %12s" % (b.get("parameters"), b.get("backend"), batch, "n/a")); continue
+            print("%-10s %-16s %6s %12s" % (b.get("parameters"), run, batch, "n/a")); continue
         bw = wb * float(toks) / int(batch)   # weights are read once per step of `batch` tokens
-        print("%-10s %-5s %6s %12.1f %14.1f %9.1f%% %9.1f%%" % (b.get("parameters"), b.get("backend"), batch, float(toks),
+        print("%-10s %-16s %6s %12.1f %14.1f %9.1f%% %9.1f%%" % (b.get("parameters"), run, batch, float(toks),
               bw / 1e9, 100 * bw / copy if copy else 0, 100 * bw / hbm))
-    print("%-10s %-5s prefill tok/s %s" % (b.get("parameters"), b.get("backend"), b.get("prefill_tok_s")))
+    print("%-10s %-16s prefill tok/s %s" % (b.get("parameters"), run, b.get("prefill_tok_s")))
+    cs = b.get("compare_safety")
+    if cs:
+        print("%-10s %-16s checks on/off: median ratio %.4f (min %.4f, max %.4f, %d pairs)" % (b.get("parameters"), run,
+              cs.get("median_ratio", 0), cs.get("min_ratio", 0), cs.get("max_ratio", 0), cs.get("pairs", 0)))
 PY
 else
     echo "python3 not found: see $OUT/*.json"

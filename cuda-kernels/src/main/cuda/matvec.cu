@@ -41,6 +41,9 @@ __device__ __forceinline__ void pw_matvec(const Dec& dec, const float* x, float*
         for (int t = 0; t < TILE; t++) {
             acc[t] = 0.0f;
         }
+        // four chunks' loads in flight per lane: with one, a warp waits out the memory latency per
+        // chunk and the small matrices (few warps per multiprocessor) read far below the bandwidth
+#pragma unroll 4
         for (int ch = lane; ch < chunks; ch += 32) {
             float w[V];
             dec(o, ch, w);
