@@ -91,7 +91,7 @@ for shape in $shapes; do
             > "$OUT/bench-$i-$backend.json" 2> "$OUT/bench-$i-$backend.err" || echo "bench $backend failed: $(tail -3 "$OUT/bench-$i-$backend.err")"
         grep gpu-timing "$OUT/bench-$i-$backend.err"
     done
-    if [ $i = $(echo $shapes | wc -w) ]; then
+    if [ "${EXTRAS:-1}" = 1 ] && [ $i = $(echo $shapes | wc -w) ]; then
         # the largest model: the same bench with JCuda's own launch path (what the FFM launcher saves),
         # and the in-kernel tag checks' cost (every safety check on vs off, alternating, batch 1)
         timeout $(limit 60) $P/jdk/bin/java -Dpagewarden.gpu.timing=true -Dpagewarden.gpu.launch=jcuda ${JAVA#$P/jdk/bin/java} \

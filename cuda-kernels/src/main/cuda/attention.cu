@@ -111,8 +111,22 @@ extern "C" __global__ void pw_attention(float* out, const float* q, const float*
         const float* kr = kv + pw_row(t[p / pageTokens].page, pageFloats, layer, 0, p % pageTokens, pageTokens, kvDim)
                 + headOff;
         float dot = 0.0f;
-        for (int d = 0; d < headSize; d++) {
-            dot = fmaf(qs[d], kr[d], dot);
+        if ((headSize & 3) == 0) {
+            // the same chain in the same order, the row read 16 bytes at a time with several loads in
+            // flight: one scalar load per step left each thread waiting out the latency headSize times
+            const float4* k4 = reinterpret_cast<const float4*>(kr);
+#pragma unroll 8
+            for (int d4 = 0; d4 < (headSize >> 2); d4++) {
+                float4 kk = k4[d4];
+                dot = fmaf(qs[4 * d4], kk.x, dot);
+                dot = fmaf(qs[4 * d4 + 1], kk.y, dot);
+                dot = fmaf(qs[4 * d4 + 2], kk.z, dot);
+                dot = fmaf(qs[4 * d4 + 3], kk.w, dot);
+            }
+        } else {
+            for (int d = 0; d < headSize; d++) {
+                dot = fmaf(qs[d], kr[d], dot);
+            }
         }
         float sc = dot * scale;
         scores[p] = sc;
@@ -133,6 +147,7 @@ extern "C" __global__ void pw_attention(float* out, const float* q, const float*
     __syncthreads();
     for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
         float acc = 0.0f;
+#pragma unroll 8
         for (int p = 0; p < n; p++) {
             const float* vr = kv + pw_row(t[p / pageTokens].page, pageFloats, layer, 1, p % pageTokens, pageTokens, kvDim)
                     + headOff;

@@ -29,7 +29,8 @@ import java.util.List;
  */
 public final class GpuBackend implements Backend {
     private static final int MATVEC_BLOCK = 256;
-    private static final int ROW_BLOCK = 256;
+    /** Row kernels (RMSNorm, KV append) run one block per token row: the widest block, so each thread has few elements (a row's latency, not its bytes, is their cost). */
+    private static final int ROW_BLOCK = 1024;
     private static final int ATT_BLOCK = 128;
 
     private final CudaDevice device;
@@ -232,7 +233,7 @@ public final class GpuBackend implements Backend {
             long pairs = (long) rows * (dim / 2);
             device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
                     weights.ropeSin, rows, dim, kvDim, cfg.headSize());
-            device.launch("pw_kv_append", rows, 1, ATT_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
+            device.launch("pw_kv_append", rows, 1, ROW_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
                     rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags);
             device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
                     kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), dim, kvDim, cfg.headSize(), cfg.kvMul(),
