@@ -14,12 +14,14 @@ public final class BenchPlot {
     @SuppressWarnings("unchecked")
     public static String svg(Map<String, Object> report) {
         Map<String, Object> decode = (Map<String, Object>) report.get("decode_tok_s");
-        double bw = ((Number) report.get("mem_read_gbs")).doubleValue() * 1e9;
+        // the CPU backend's ceiling; a device backend's report has no host probe, so no ceiling is drawn
+        double bw = report.get("mem_read_gbs") instanceof Number gbs ? gbs.doubleValue() * 1e9 : Double.NaN;
+        boolean ceilings = Double.isFinite(bw);
         double weights = ((Number) report.get("weight_bytes_per_token")).doubleValue();
         int n = decode.size();
         double max = 0;
         for (Map.Entry<String, Object> e : decode.entrySet()) {
-            double ceiling = Integer.parseInt(e.getKey()) * bw / weights;
+            double ceiling = ceilings ? Integer.parseInt(e.getKey()) * bw / weights : 0;
             max = Math.max(max, Math.max(((Number) e.getValue()).doubleValue(), ceiling));
         }
         int w = Math.max(620, 120 + 140 * n);
@@ -33,20 +35,24 @@ public final class BenchPlot {
         sb.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", w, h));
         sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Decode tokens/s, %s "
                 + "(%s, %s threads)</text>%n", report.get("model"), report.get("backend"), report.get("threads")));
-        sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"40\" fill=\"#555\">bars: measured; dashes: bandwidth ceiling "
-                + "(%.1f GB/s, %.0f MB of weights per step)</text>%n", bw / 1e9, weights / 1e6));
+        sb.append(ceilings
+                ? String.format(Locale.ROOT, "<text x=\"10\" y=\"40\" fill=\"#555\">bars: measured; dashes: bandwidth ceiling "
+                        + "(%.1f GB/s, %.0f MB of weights per step)</text>%n", bw / 1e9, weights / 1e6)
+                : String.format(Locale.ROOT, "<text x=\"10\" y=\"40\" fill=\"#555\">bars: measured (%.0f MB of weights per "
+                        + "step; no host-memory ceiling for this backend)</text>%n", weights / 1e6));
         sb.append(String.format(Locale.ROOT, "<line x1=\"60\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>%n", base, w - 20, base));
         int i = 0;
         for (Map.Entry<String, Object> e : decode.entrySet()) {
             double v = ((Number) e.getValue()).doubleValue();
-            double ceiling = Integer.parseInt(e.getKey()) * bw / weights;
             int x = 90 + 140 * i;
             int bh = (int) Math.round(v * scale);
-            int cy = (int) Math.round(base - ceiling * scale);
             sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"70\" height=\"%d\" fill=\"#3b7dd8\"/>%n",
                     x, base - bh, bh));
-            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#d83b3b\" "
-                    + "stroke-width=\"2\" stroke-dasharray=\"6,4\"/>%n", x - 10, cy, x + 80, cy));
+            if (ceilings) {
+                int cy = (int) Math.round(base - Integer.parseInt(e.getKey()) * bw / weights * scale);
+                sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#d83b3b\" "
+                        + "stroke-width=\"2\" stroke-dasharray=\"6,4\"/>%n", x - 10, cy, x + 80, cy));
+            }
             sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"white\" "
                     + "font-weight=\"bold\">%.1f</text>%n", x + 35, base - bh + 17, v));
             sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">batch %s</text>%n",

@@ -112,10 +112,14 @@ public final class EngineBench {
         double prefill;
         int peakPages;
         String backendName;
+        boolean hostMemory;
         long weightBytes = model.weights().bytesReadPerToken();
         SplittableRandom rnd = new SplittableRandom(1234);
         try (Engine engine = new Engine(model, cfg, rec)) {
             backendName = engine.backendName();
+            // the host probe is the ceiling of the CPU backend only; another backend reads its weights
+            // from its own device's memory (its check reports that device's bandwidth)
+            hostMemory = backendName.equals("cpu");
             int total = 1 + o.repeats() * (1 + o.batches().size());
             ProgressBar bar = ProgressBar.steps(progress, "bench", total);
             int done = 0;
@@ -130,13 +134,15 @@ public final class EngineBench {
                 prefills.add(rec.prefillTokens / (rec.prefillNanos / 1e9));
                 bar.accept(++done);
                 for (int b : o.batches()) {
-                    double bw = probe.best(probePool, 3) * 1e9;
-                    bandwidths.add(bw / 1e9);
+                    double bw = hostMemory ? probe.best(probePool, 3) * 1e9 : Double.NaN;
+                    if (hostMemory) {
+                        bandwidths.add(bw / 1e9);
+                    }
                     rec.reset();
                     runBatch(engine, c, o.promptTokens(), o.genTokens(), b, rnd);
                     double tokS = rec.decodeTokS(b);
                     perBatch.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS);
-                    // one step reads the weights once for all the batch's tokens
+                    // one step reads the weights once for all the batch's tokens (NaN without a host probe)
                     fractions.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS / b * weightBytes / bw);
                     bar.accept(++done);
                 }
@@ -144,13 +150,17 @@ public final class EngineBench {
             prefill = median(prefills);
             for (Map.Entry<Integer, List<Double>> e : perBatch.entrySet()) {
                 decode.put(String.valueOf(e.getKey()), median(e.getValue()));
-                fraction.put(String.valueOf(e.getKey()), median(fractions.get(e.getKey())));
-                if (fractions.containsKey(1)) {
+                if (hostMemory) {
+                    fraction.put(String.valueOf(e.getKey()), median(fractions.get(e.getKey())));
+                }
+                if (perBatch.containsKey(1)) {
                     // Per repeat, each run against the bandwidth probed right before it: the two runs
-                    // of a pair happen at different moments of a machine whose speed drifts.
+                    // of a pair happen at different moments of a machine whose speed drifts. Without a
+                    // host probe, the plain ratio of the pair's tokens/s.
                     List<Double> ratios = new ArrayList<>();
                     for (int r = 0; r < o.repeats(); r++) {
-                        ratios.add(e.getKey() * fractions.get(e.getKey()).get(r) / fractions.get(1).get(r));
+                        ratios.add(hostMemory ? e.getKey() * fractions.get(e.getKey()).get(r) / fractions.get(1).get(r)
+                                : e.getValue().get(r) / perBatch.get(1).get(r));
                     }
                     speedup.put(String.valueOf(e.getKey()), median(ratios));
                 }
@@ -163,9 +173,11 @@ public final class EngineBench {
         double readGBs = median(bandwidths);
         // For context only (fractions use the all-threads figure above): what one core alone can
         // read. On machines whose bandwidth is bound per core, as here, that is about half.
-        double oneThreadGBs;
-        try (Parallel one = new Parallel(1); Bandwidth.Probe p = new Bandwidth.Probe(1L << 30)) {
-            oneThreadGBs = p.best(one, 3);
+        double oneThreadGBs = Double.NaN;
+        if (hostMemory) {
+            try (Parallel one = new Parallel(1); Bandwidth.Probe p = new Bandwidth.Probe(1L << 30)) {
+                oneThreadGBs = p.best(one, 3);
+            }
         }
         Map<String, Object> safety = o.safetyPairs() > 0 ? compareSafety(model, o, cfg, rnd, progress) : null;
         Map<String, Object> json = new LinkedHashMap<>();
@@ -179,12 +191,16 @@ public final class EngineBench {
         json.put("gen_tokens", o.genTokens());
         json.put("repeats", o.repeats());
         json.put("weight_bytes_per_token", weightBytes);
-        json.put("mem_read_gbs", readGBs);
-        json.put("mem_read_gbs_per_run", bandwidths);
-        json.put("mem_read_gbs_one_thread", oneThreadGBs);
+        if (hostMemory) {
+            json.put("mem_read_gbs", readGBs);
+            json.put("mem_read_gbs_per_run", bandwidths);
+            json.put("mem_read_gbs_one_thread", oneThreadGBs);
+        }
         json.put("prefill_tok_s", prefill);
         json.put("decode_tok_s", decode);
-        json.put("decode_weight_bandwidth_fraction", fraction);
+        if (hostMemory) {
+            json.put("decode_weight_bandwidth_fraction", fraction);
+        }
         if (!speedup.isEmpty()) {
             json.put("decode_speedup_vs_batch1", speedup);
         }

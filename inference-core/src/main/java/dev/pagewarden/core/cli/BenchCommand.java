@@ -75,16 +75,23 @@ final class BenchCommand implements Command {
     private static void printTable(Map<String, Object> r, PrintStream out) {
         out.printf(Locale.ROOT, "model %s, %,d parameters, backend %s, %s threads%n", r.get("model"), r.get("parameters"),
                 r.get("backend"), r.get("threads"));
-        out.printf(Locale.ROOT, "memory read bandwidth %.1f GB/s with %d threads (one thread alone: %.1f GB/s), "
-                        + "weights read per token %.1f MB%n", (Double) r.get("mem_read_gbs"), (Integer) r.get("threads"),
-                (Double) r.get("mem_read_gbs_one_thread"), ((Long) r.get("weight_bytes_per_token")) / 1e6);
+        if (r.containsKey("mem_read_gbs")) {
+            out.printf(Locale.ROOT, "memory read bandwidth %.1f GB/s with %d threads (one thread alone: %.1f GB/s), "
+                            + "weights read per token %.1f MB%n", (Double) r.get("mem_read_gbs"), (Integer) r.get("threads"),
+                    (Double) r.get("mem_read_gbs_one_thread"), ((Long) r.get("weight_bytes_per_token")) / 1e6);
+        } else {
+            out.printf(Locale.ROOT, "weights read per token %.1f MB (from the %s device's memory: no host bandwidth probe)%n",
+                    ((Long) r.get("weight_bytes_per_token")) / 1e6, r.get("backend"));
+        }
         out.printf(Locale.ROOT, "prefill: %.1f tokens/s (%s-token prompts)%n", (Double) r.get("prefill_tok_s"), r.get("prompt_tokens"));
         Map<String, Object> decode = (Map<String, Object>) r.get("decode_tok_s");
-        Map<String, Object> frac = (Map<String, Object>) r.get("decode_weight_bandwidth_fraction");
+        Map<String, Object> frac = (Map<String, Object>) r.getOrDefault("decode_weight_bandwidth_fraction", Map.of());
         Map<String, Object> speedup = (Map<String, Object>) r.getOrDefault("decode_speedup_vs_batch1", Map.of());
-        out.println("batch   decode tok/s   weight bandwidth used" + (speedup.isEmpty() ? "" : "   vs batch 1 (per-run, bandwidth-normalised)"));
+        out.println("batch   decode tok/s   weight bandwidth used" + (speedup.isEmpty() ? ""
+                : frac.isEmpty() ? "   vs batch 1 (per-run)" : "   vs batch 1 (per-run, bandwidth-normalised)"));
         for (String b : decode.keySet()) {
-            out.printf(Locale.ROOT, "%5s   %12.1f   %20.1f%%", b, (Double) decode.get(b), 100 * (Double) frac.get(b));
+            out.printf(Locale.ROOT, "%5s   %12.1f   %21s", b, (Double) decode.get(b), frac.get(b) instanceof Double f
+                    ? String.format(Locale.ROOT, "%.1f%%", 100 * f) : "-");
             out.println(speedup.containsKey(b) ? String.format(Locale.ROOT, "   %8.2fx", (Double) speedup.get(b)) : "");
         }
         out.printf("peak KV pages: %s%n", r.get("peak_kv_pages"));
