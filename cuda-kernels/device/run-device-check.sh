@@ -3,9 +3,11 @@
 #   1. gpu-check: GPU vs CPU logits (real model; random F32/F16/Q8_0 models with GQA), greedy tokens,
 #      batch invariance, in-kernel tag/written-slot refusals, device CRC32C vs the frame checksum, scrub,
 #      device-to-device copy bandwidth;
-#   2. bench --backend gpu on a generated 110M F16 model (and with BIG=1 a 1.1B F16 one) at batch 1, 8, 32;
+#   2. bench --backend gpu at batch 1, 8, 32 on generated F16 models: 110M (and the CPU at batch 1 for
+#      scale) and 2.9B (Llama-3.2-3B shape); on the largest, JCuda's launch path and safety checks on/off;
 #   3. a summary: decode tok/s and weight bandwidth vs the measured copy bandwidth and the H200 HBM roofline.
-# Results go to $OUT (or ./device-out). Exit 3 when there is no usable GPU (nothing else is run).
+# Results go to $OUT (or ./device-out): summary.txt, gpu-check.json, results.tgz (everything).
+# Exit 3 when there is no usable GPU (nothing else is run). Env: BUDGET_S, CPU_BENCH=0, EXTRAS=0, SHAPES.
 # --dry-run: checks the payload and the GPU, runs nothing on it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
