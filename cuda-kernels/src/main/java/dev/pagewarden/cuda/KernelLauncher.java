@@ -21,7 +21,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * {@code cuLaunchKernel} called through the FFM API instead of JCuda. A step launches a few hundred
- * kernels, and the first H200 run showed JCuda's launch path at 13-17 us each (it marshals the
+ * kernels, and the first H200 run showed JCuda's launch path at 12-15 us each (it marshals the
  * argument pointers through JNI on every call): the GPU waited for the host. Here the kernel
  * arguments go into one native block whose pointer array is filled once, so a launch writes the
  * argument values and makes one downcall. Everything else (contexts, memory, copies) stays on JCuda,
