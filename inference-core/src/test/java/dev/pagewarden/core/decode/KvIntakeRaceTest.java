@@ -1,31 +1,19 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.Backend;
-import dev.pagewarden.core.backend.BackendOptions;
-import dev.pagewarden.core.backend.Backends;
-import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.lab.LabFaults;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.Sequence;
-import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.spi.SafetyListener;
-import dev.pagewarden.core.testing.IsolationFixtures;
-import dev.pagewarden.core.transfer.InProcessKvTransport;
-import dev.pagewarden.core.transfer.PageFrame;
 import dev.pagewarden.core.transfer.TransferDone;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.List;
@@ -45,9 +33,8 @@ class KvIntakeRaceTest {
     @Test
     void abortLosingTheRaceWithDoneNeitherStrandsPagesNorEndsTheRequestTwice() throws Exception {
         {
-            LoadedModel model = IsolationFixtures.stories();
-            Backend backend = Backends.select("cpu").create(model, new BackendOptions(1));
-            KvPool pool = new KvPool("decode-0", backend.allocateKv(KvLayout.of(model.config(), 4), 2));
+            Backend backend = TransferFixture.cpuBackend();
+            KvPool pool = TransferFixture.twoPagePool(backend);
             AtomicReference<Object> transfer = new AtomicReference<>();
             AtomicReference<Thread> aborter = new AtomicReference<>();
             KvIntake intake = new KvIntake(pool, LabFaults.NONE, new SafetyMonitor(SafetyListener.NONE, EngineMetrics.NONE,
@@ -68,20 +55,10 @@ class KvIntakeRaceTest {
                     pool.release(s.id(), pages);
                 }
             }, () -> { });
-            Sequence seq = new Sequence(1, new GenerationRequest("t", new int[]{1, 5, 6, 7}, 4, SamplingParams.greedy()),
-                    TokenListener.NONE, 0);
-            seq.moveTo(new RequestState.Admitted());
-            seq.decodePages(pool.allocate(1, "t", 2), 0);
-            seq.moveTo(new RequestState.Reserved());
-            seq.moveTo(new RequestState.Prefilling());
-            seq.moveTo(new RequestState.Transferring());
-            int generation = seq.nextTransferGeneration();
-            intake.expect(seq);
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment page = arena.allocate(pool.layout().pageBytes());
-                assertThat(intake.onFrame(new PageFrame(1, generation, 0, 4, InProcessKvTransport.crc32c(page), page,
-                        new dev.pagewarden.core.kv.PageRef(0, 1), "prefill-0", null))).isTrue();
-            }
+            TransferFixture fixture = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7}, 2);
+            Sequence seq = fixture.seq;
+            int generation = fixture.generation;
+            assertThat(fixture.sendFrame(pool, intake, 0, 4)).isTrue();
             Field f = KvIntake.class.getDeclaredField("transfers");
             f.setAccessible(true);
             transfer.set(((Map<?, ?>) f.get(intake)).get(1L));
