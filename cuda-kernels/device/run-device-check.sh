@@ -73,6 +73,17 @@ if [ $rc != 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
     grep -E '^=========|gpu-check:' "$OUT/sanitizer.log" | head -40
 fi
 
+if [ "${EXTRAS:-1}" = 1 ]; then
+    # the batch-1 matvec kernels, off by default until this passes: parity, and decode-step invariance
+    # (a step alone runs them, the same step in a batch runs the tiled kernels: bit-identical logits)
+    echo "== gpu-check with -Dpagewarden.gpu.matvec1=true"
+    timeout $(limit 120) $P/jdk/bin/java -Dpagewarden.gpu.matvec1=true ${JAVA#$P/jdk/bin/java} gpu-check \
+        --model $P/models/stories260K.bin --tokenizer $P/models/tok512.bin --out "$OUT/gpu-check-matvec1.json" \
+        > "$OUT/gpu-check-matvec1.log" 2>&1
+    echo "gpu-check matvec1: exit $?"
+    grep -E 'gpu-check: .*(FAIL|threw)' "$OUT/gpu-check-matvec1.log" | head -5
+fi
+
 echo "== bench"
 # 110M: the CPU figure beside it for scale; ~3B (the issue's size; Llama-3.2-3B-like shape, 32000 vocab): GPU only
 shapes="110M dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048"
@@ -100,6 +111,10 @@ for shape in $shapes; do
             bench --model $model --backend gpu --batch 1 --gen-tokens 64 --prompt-tokens 64 --repeats 2 --json \
             > "$OUT/bench-$i-gpu-jcuda-launch.json" 2> "$OUT/bench-$i-gpu-jcuda-launch.err" || echo "bench jcuda launch failed"
         grep gpu-timing "$OUT/bench-$i-gpu-jcuda-launch.err" | head -3
+        timeout $(limit 90) $P/jdk/bin/java -Dpagewarden.gpu.timing=true -Dpagewarden.gpu.matvec1=true ${JAVA#$P/jdk/bin/java} \
+            bench --model $model --backend gpu --batch 1,8 --gen-tokens 128 --prompt-tokens 64 --json \
+            > "$OUT/bench-$i-gpu-matvec1.json" 2> "$OUT/bench-$i-gpu-matvec1.err" || echo "bench matvec1 failed"
+        grep 'gpu-timing rows=1 ' "$OUT/bench-$i-gpu-matvec1.err"
         timeout $(limit 90) $JAVA bench --model $model --backend gpu --batch 1 --gen-tokens 64 --prompt-tokens 64 --repeats 1 \
             --compare safety --pairs 6 --json > "$OUT/bench-$i-gpu-safety.json" 2> "$OUT/bench-$i-gpu-safety.err" \
             || echo "bench compare safety failed: $(tail -3 "$OUT/bench-$i-gpu-safety.err")"
@@ -114,10 +129,15 @@ import json, sys, glob, os
 out, hbm = sys.argv[1], float(sys.argv[2])
 check = json.load(open(os.path.join(out, "gpu-check.json")))
 copy = check.get("copy_bandwidth_bytes_per_s") or 0
-print("gpu-check pass=%s parity real=%.3g f32=%.3g f16=%.3g q8_0=%.3g greedy equal=%s (%s identical) invariance=%s" % (
-    check.get("pass"), check.get("parity_real_model_max_rel_error", -1), check.get("parity_random_f32_max_rel_error", -1),
-    check.get("parity_random_f16_max_rel_error", -1), check.get("parity_random_q8_0_max_rel_error", -1),
-    check.get("greedy_tokens_equal"), check.get("greedy_identical_prefix"), check.get("batch_invariance_max_abs_diff")))
+def check_line(name, c):
+    print("%s pass=%s parity real=%.3g f32=%.3g f16=%.3g q8_0=%.3g greedy equal=%s (%s identical) invariance=%s decode=%s" % (
+        name, c.get("pass"), c.get("parity_real_model_max_rel_error", -1), c.get("parity_random_f32_max_rel_error", -1),
+        c.get("parity_random_f16_max_rel_error", -1), c.get("parity_random_q8_0_max_rel_error", -1),
+        c.get("greedy_tokens_equal"), c.get("greedy_identical_prefix"), c.get("batch_invariance_max_abs_diff"),
+        c.get("decode_invariance_max_abs_diff")))
+check_line("gpu-check", check)
+if os.path.exists(os.path.join(out, "gpu-check-matvec1.json")):
+    check_line("gpu-check matvec1", json.load(open(os.path.join(out, "gpu-check-matvec1.json"))))
 print("tags: stale=%s unwritten=%s scrubbed=%s; checksum mismatches=%s corruption detected=%s scrub zeroes=%s" % (
     check.get("tag_stale_epoch"), check.get("tag_unwritten_slot"), check.get("tag_scrubbed_read"),
     check.get("checksum_mismatches"), check.get("checksum_corruption_detected"), check.get("scrub_zeroes")))

@@ -154,33 +154,64 @@ struct DecQ8x16 {
     }
 };
 
-extern "C" __global__ void pw_matvec_f32(const float* w, const float* x, float* out, int rows, int outDim, int inDim) {
-    if (inDim % 4 == 0) {
-        pw_matvec<4>(DecF32x4{w, inDim}, x, out, rows, outDim, inDim);
-    } else {
-        pw_matvec<1>(DecF32x1{w, inDim}, x, out, rows, outDim, inDim);
+// One token row (a batch-1 decode step): the chain of pw_matvec's first accumulator exactly - lane l
+// takes chunks l, l+32, ... in order, each chunk's values in order, then the same warp sum - so a row's
+// result is bit-identical to the tiled kernel's (batch invariance across the two kernels). It holds one
+// accumulator instead of TILE, so it needs fewer registers (more warps per multiprocessor), and keeps
+// eight chunks' loads in flight per lane.
+template <int V, typename Dec>
+__device__ __forceinline__ void pw_matvec1(const Dec& dec, const float* x, float* out, int /* rows: 1 */, int outDim,
+                                           int inDim) {
+    int lane = threadIdx.x & 31;
+    int o = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (o >= outDim) {
+        return; // whole warps leave together
+    }
+    int chunks = inDim / V;
+    float acc = 0.0f;
+#pragma unroll 8
+    for (int ch = lane; ch < chunks; ch += 32) {
+        float w[V];
+        dec(o, ch, w);
+        float xv[V];
+        pw_load_x<V>(x + (size_t) ch * V, xv);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            acc = fmaf(w[j], xv[j], acc);
+        }
+    }
+    float s = pw_warp_sum(acc);
+    if (lane == 0) {
+        out[o] = s;
     }
 }
 
-extern "C" __global__ void pw_matvec_f16(const __half* w, const float* x, float* out, int rows, int outDim, int inDim) {
-    if (inDim % 8 == 0) {
-        pw_matvec<8>(DecF16x8{w, inDim}, x, out, rows, outDim, inDim);
-    } else {
-        pw_matvec<1>(DecF16x1{w, inDim}, x, out, rows, outDim, inDim);
+// The entries: per weight type, the tiled kernel (any rows) and the batch-1 one (pw_matvec1_*), with the
+// same parameters, so the host switches kernels by name alone. A vector decoder when inDim allows
+// aligned wide loads, else one value at a time.
+#define PW_MATVEC_ENTRY(NAME, KERNEL, T, V, DEC_V, DEC_1)                                                   \
+    extern "C" __global__ void NAME(const T* w, const float* x, float* out, int rows, int outDim, int inDim) { \
+        if (inDim % V == 0) {                                                                                  \
+            KERNEL<V>(DEC_V{w, inDim}, x, out, rows, outDim, inDim);                                           \
+        } else {                                                                                               \
+            KERNEL<1>(DEC_1{w, inDim}, x, out, rows, outDim, inDim);                                           \
+        }                                                                                                      \
     }
-}
 
-extern "C" __global__ void pw_matvec_bf16(const unsigned short* w, const float* x, float* out, int rows, int outDim,
-                                          int inDim) {
-    if (inDim % 8 == 0) {
-        pw_matvec<8>(DecBF16x8{w, inDim}, x, out, rows, outDim, inDim);
-    } else {
-        pw_matvec<1>(DecBF16x1{w, inDim}, x, out, rows, outDim, inDim);
-    }
-}
+PW_MATVEC_ENTRY(pw_matvec_f32, pw_matvec, float, 4, DecF32x4, DecF32x1)
+PW_MATVEC_ENTRY(pw_matvec_f16, pw_matvec, __half, 8, DecF16x8, DecF16x1)
+PW_MATVEC_ENTRY(pw_matvec_bf16, pw_matvec, unsigned short, 8, DecBF16x8, DecBF16x1)
+PW_MATVEC_ENTRY(pw_matvec1_f32, pw_matvec1, float, 4, DecF32x4, DecF32x1)
+PW_MATVEC_ENTRY(pw_matvec1_f16, pw_matvec1, __half, 8, DecF16x8, DecF16x1)
+PW_MATVEC_ENTRY(pw_matvec1_bf16, pw_matvec1, unsigned short, 8, DecBF16x8, DecBF16x1)
 
 // inDim is a multiple of 32 for Q8_0 (the host refuses anything else).
 extern "C" __global__ void pw_matvec_q8_0(const signed char* qs, const __half* scales, const float* x, float* out,
                                           int rows, int outDim, int inDim) {
     pw_matvec<16>(DecQ8x16{qs, scales, inDim}, x, out, rows, outDim, inDim);
+}
+
+extern "C" __global__ void pw_matvec1_q8_0(const signed char* qs, const __half* scales, const float* x, float* out,
+                                           int rows, int outDim, int inDim) {
+    pw_matvec1<16>(DecQ8x16{qs, scales, inDim}, x, out, rows, outDim, inDim);
 }

@@ -33,6 +33,12 @@ public final class GpuBackend implements Backend {
     private static final int ROW_BLOCK = 1024;
     private static final int ATT_BLOCK = 128;
 
+    /**
+     * -Dpagewarden.gpu.matvec1=true: a batch-1 step uses the single-row matvec kernels. Off by default
+     * until the device check has run them (parity, decode-step invariance against the tiled kernels).
+     */
+    private static final boolean SINGLE_ROW_MATVEC = Boolean.getBoolean("pagewarden.gpu.matvec1");
+
     private final CudaDevice device;
     private final DeviceWeights weights;
     private final LlamaWeights hostWeights;
@@ -72,7 +78,7 @@ public final class GpuBackend implements Backend {
     public String describe() {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
-                + ", launches " + device.launchPath() + ", weights " + weights.bytes / (1 << 20) + " MiB)";
+                + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "") + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
     @Override
@@ -278,11 +284,12 @@ public final class GpuBackend implements Backend {
 
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
         int grid = (m.rows() + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32);
+        String kernel = rows == 1 && SINGLE_ROW_MATVEC ? WeightPacking.singleRowKernel(m.type())
+                : WeightPacking.matvecKernel(m.type());
         if (m.type() == DType.Q8_0) {
-            device.launch("pw_matvec_q8_0", grid, 1, MATVEC_BLOCK, 0, m.data(), m.scales(), x, out, rows, m.rows(), m.cols());
+            device.launch(kernel, grid, 1, MATVEC_BLOCK, 0, m.data(), m.scales(), x, out, rows, m.rows(), m.cols());
         } else {
-            device.launch(WeightPacking.matvecKernel(m.type()), grid, 1, MATVEC_BLOCK, 0, m.data(), x, out, rows, m.rows(),
-                    m.cols());
+            device.launch(kernel, grid, 1, MATVEC_BLOCK, 0, m.data(), x, out, rows, m.rows(), m.cols());
         }
     }
 

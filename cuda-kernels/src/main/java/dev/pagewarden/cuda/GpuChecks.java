@@ -177,6 +177,64 @@ public final class GpuChecks {
         }
     }
 
+    /**
+     * Batch invariance of a decode step: the logits of one sequence's single-token step alone equal
+     * (bit for bit) its logits when that step runs beside {@code neighbours} other sequences' decode
+     * steps (each after its own prefill, of other lengths, at a random place in the batch). Alone the
+     * step has one token row, batched it has several - on the GPU that can be two different matvec
+     * kernels, and this is what holds them to the same results. {@code tokens}: the sequence, its last
+     * token the decoded one. Returns the largest difference.
+     */
+    public static double decodeInvariance(Backend backend, int[] tokens, int neighbours) {
+        ModelConfig c = backend.config();
+        KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+        int n = tokens.length;
+        int perSeq = layout.pagesFor(n + 1);
+        try (var storage = backend.allocateKv(layout, perSeq * (neighbours + 2))) {
+            KvPool pool = new KvPool("decode-invariance", storage);
+            float[] alone = decodeAfterPrefill(backend, pool, 1, "a", tokens, perSeq, List.of()).getFirst();
+            Random rnd = new Random(13);
+            List<int[]> others = new ArrayList<>();
+            for (int j = 0; j < neighbours; j++) {
+                others.add(randomTokens(2 + rnd.nextInt(n + neighbours), c.vocabSize(), 200 + j));
+            }
+            int at = rnd.nextInt(neighbours + 1);
+            others.add(at, tokens);
+            List<float[]> batched = decodeAfterPrefill(backend, pool, 2, "a", null, perSeq, others);
+            double worst = 0;
+            for (int v = 0; v < c.vocabSize(); v++) {
+                worst = Math.max(worst, Math.abs(alone[v] - batched.get(at)[v]));
+            }
+            return worst;
+        }
+    }
+
+    /**
+     * Prefills each sequence but its last token, one at a time, then decodes every last token in one
+     * step; returns the step's logits in order. With {@code single} set, the only sequence is that one.
+     */
+    private static List<float[]> decodeAfterPrefill(Backend backend, KvPool pool, long firstId, String tenant, int[] single,
+                                                    int perSeq, List<int[]> many) {
+        List<int[]> seqs = single != null ? List.<int[]>of(single) : many;
+        List<SequenceStep> steps = new ArrayList<>();
+        for (int i = 0; i < seqs.size(); i++) {
+            int[] t = seqs.get(i);
+            long id = firstId + 100L * i;
+            List<PageRef> pages = pool.allocate(id, tenant, perSeq);
+            step(backend, pool, new SequenceStep(id, tenant, Arrays.copyOf(t, t.length - 1), 0, pages, true));
+            pool.markWrittenUpTo(id, pages, t.length - 1);
+            steps.add(new SequenceStep(id, tenant, new int[] {t[t.length - 1]}, t.length - 1, pages, true));
+        }
+        float[][] logits = new float[steps.size()][backend.config().vocabSize()];
+        ReadCheck[] r = backend.forward(steps, pool, logits);
+        for (ReadCheck check : r) {
+            if (!check.allowed()) {
+                throw new IllegalStateException("a clean decode step was refused: " + check);
+            }
+        }
+        return Arrays.asList(logits);
+    }
+
     /** What the in-kernel checks did with a stale epoch and an unwritten slot, host checks off. */
     public record TagChecks(SafetyEvent.Type staleEpoch, SafetyEvent.Type unwritten, SafetyEvent.Type scrubbedRead,
                             boolean neighbourUntouched, String details) {

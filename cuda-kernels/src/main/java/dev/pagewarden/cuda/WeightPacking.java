@@ -50,6 +50,14 @@ public final class WeightPacking {
         return out;
     }
 
+    /**
+     * The batch-1 kernel for this type: same parameters and, for a single token row, bit-identical
+     * results to {@link #matvecKernel}'s (the same chain per lane), with fewer registers.
+     */
+    public static String singleRowKernel(DType type) {
+        return matvecKernel(type).replace("pw_matvec_", "pw_matvec1_");
+    }
+
     /** The kernel that multiplies by a matrix of this type. */
     public static String matvecKernel(DType type) {
         return switch (type) {

@@ -129,6 +129,7 @@ class GpuParityTest extends RealModelTest {
         try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
             assertThat(GpuChecks.batchInvariance(g, storyTokens(5), 7)).isZero();
             assertThat(GpuChecks.batchInvariance(g, storyTokens(0), 31)).isZero();
+            assertThat(GpuChecks.decodeInvariance(g, storyTokens(5), 7)).isZero();
         }
     }
 

@@ -55,9 +55,14 @@ class KernelManifestTest {
         for (String module : CudaDevice.MODULES) {
             all.append(new String(m.verifiedOutput(module + "." + m.ptxArch() + ".ptx"), StandardCharsets.US_ASCII));
         }
-        for (String k : new String[] {"pw_rmsnorm", "pw_rope", "pw_swiglu", "pw_add", "pw_softmax_rows", "pw_argmax_rows",
-                "pw_matvec_f32", "pw_matvec_f16", "pw_matvec_bf16", "pw_matvec_q8_0", "pw_kv_append", "pw_attention",
-                "pw_page_crc32c", "pw_page_scrub"}) {
+        java.util.List<String> kernels = new java.util.ArrayList<>(java.util.List.of("pw_rmsnorm", "pw_rope", "pw_swiglu",
+                "pw_add", "pw_softmax_rows", "pw_argmax_rows", "pw_matvec_bf16", "pw_matvec1_bf16", "pw_kv_append",
+                "pw_attention", "pw_page_crc32c", "pw_page_scrub"));
+        for (dev.pagewarden.core.model.DType t : dev.pagewarden.core.model.DType.values()) {
+            kernels.add(WeightPacking.matvecKernel(t));
+            kernels.add(WeightPacking.singleRowKernel(t));
+        }
+        for (String k : kernels) {
             assertThat(all.toString()).as(k).contains(".entry " + k + "(");
         }
     }

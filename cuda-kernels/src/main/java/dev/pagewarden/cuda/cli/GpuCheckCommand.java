@@ -121,6 +121,13 @@ public final class GpuCheckCommand implements Command {
                     return inv == 0.0;
                 }
             });
+            guarded("decode_invariance", r, verdicts, err, () -> {
+                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+                    double inv = GpuChecks.decodeInvariance(b, short20, 7);
+                    r.put("decode_invariance_max_abs_diff", inv);
+                    return inv == 0.0;
+                }
+            });
             guarded("tags", r, verdicts, err, () -> {
                 GpuChecks.TagChecks tags = GpuChecks.tagChecks(model, short20);
                 r.putAll(GpuChecks.asMap(tags));
