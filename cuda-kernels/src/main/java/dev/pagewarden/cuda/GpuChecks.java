@@ -192,7 +192,7 @@ public final class GpuChecks {
         int perSeq = layout.pagesFor(n + 1);
         try (var storage = backend.allocateKv(layout, perSeq * (neighbours + 2))) {
             KvPool pool = new KvPool("decode-invariance", storage);
-            float[] alone = decodeAfterPrefill(backend, pool, 1, "a", tokens, perSeq, List.of()).getFirst();
+            float[] alone = decodeAfterPrefill(backend, pool, 1, List.of(tokens), perSeq).getFirst();
             Random rnd = new Random(13);
             List<int[]> others = new ArrayList<>();
             for (int j = 0; j < neighbours; j++) {
@@ -200,7 +200,7 @@ public final class GpuChecks {
             }
             int at = rnd.nextInt(neighbours + 1);
             others.add(at, tokens);
-            List<float[]> batched = decodeAfterPrefill(backend, pool, 2, "a", null, perSeq, others);
+            List<float[]> batched = decodeAfterPrefill(backend, pool, 2, others, perSeq);
             double worst = 0;
             for (int v = 0; v < c.vocabSize(); v++) {
                 worst = Math.max(worst, Math.abs(alone[v] - batched.get(at)[v]));
@@ -211,11 +211,10 @@ public final class GpuChecks {
 
     /**
      * Prefills each sequence but its last token, one at a time, then decodes every last token in one
-     * step; returns the step's logits in order. With {@code single} set, the only sequence is that one.
+     * step; returns the step's logits in order. Request ids from {@code firstId} on, 100 apart.
      */
-    private static List<float[]> decodeAfterPrefill(Backend backend, KvPool pool, long firstId, String tenant, int[] single,
-                                                    int perSeq, List<int[]> many) {
-        List<int[]> seqs = single != null ? List.<int[]>of(single) : many;
+    private static List<float[]> decodeAfterPrefill(Backend backend, KvPool pool, long firstId, List<int[]> seqs, int perSeq) {
+        String tenant = "a";
         List<SequenceStep> steps = new ArrayList<>();
         for (int i = 0; i < seqs.size(); i++) {
             int[] t = seqs.get(i);
