@@ -142,8 +142,10 @@ public final class EngineBench {
                     runBatch(engine, c, o.promptTokens(), o.genTokens(), b, rnd);
                     double tokS = rec.decodeTokS(b);
                     perBatch.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS);
-                    // one step reads the weights once for all the batch's tokens (NaN without a host probe)
-                    fractions.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS / b * weightBytes / bw);
+                    if (hostMemory) {
+                        // one step reads the weights once for all the batch's tokens
+                        fractions.computeIfAbsent(b, k -> new ArrayList<>()).add(tokS / b * weightBytes / bw);
+                    }
                     bar.accept(++done);
                 }
             }
