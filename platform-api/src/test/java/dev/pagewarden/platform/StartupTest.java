@@ -1,5 +1,8 @@
 package dev.pagewarden.platform;
 
+import dev.pagewarden.core.backend.BackendProvider;
+import dev.pagewarden.core.backend.Backends;
+import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.platform.testing.PlainHttp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,6 +14,7 @@ import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /** Start-up for a first-time operator: no model is not a crash; a bad setting is refused by name. */
 class StartupTest {
@@ -45,5 +49,17 @@ class StartupTest {
         assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
                 .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.model.path=" + home.resolve("missing.bin")).run().close())
                 .hasStackTraceContaining("PAGEWARDEN_MODEL_PATH");
+    }
+
+    /** The platform carries the GPU backend; asked for it where no GPU can run, it stops and says why. */
+    @Test
+    void theGpuBackendWithoutAGpuStopsTheStartSayingWhy(@TempDir Path home) {
+        assertThat(Backends.all()).extracting(BackendProvider::name).contains("cpu", "gpu");
+        assumeFalse(Backends.all().stream().anyMatch(p -> p.name().equals("gpu") && p.available()),
+                "a usable GPU is here: this checks the refusal where there is none");
+        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
+                .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.model.path=" + TestModels.stories260K(),
+                        "pagewarden.model.tokenizer=" + TestModels.tok512(), "pagewarden.engine.backend=gpu").run().close())
+                .hasStackTraceContaining("backend 'gpu' is not available here").hasStackTraceContaining("CUDA");
     }
 }
