@@ -154,19 +154,18 @@ struct DecQ8x16 {
     }
 };
 
-// One token row (a batch-1 decode step): the chain of pw_matvec's first accumulator exactly - lane l
-// takes chunks l, l+32, ... in order, each chunk's values in order, then the same warp sum - so a row's
-// result is bit-identical to the tiled kernel's (batch invariance across the two kernels). It holds one
-// accumulator instead of TILE, so it needs fewer registers (more warps per multiprocessor), and keeps
-// eight chunks' loads in flight per lane.
+// ---- One token row (a batch-1 decode step); off unless -Dpagewarden.gpu.matvec1=true ----
+// A warp's dot product is pw_matvec's first-accumulator chain exactly (lane l takes chunks l, l+32, ...
+// in order, each chunk's values in order, then the same warp sum), so every output is bit-identical to
+// the tiled kernel's, and the epilogues are the separate kernels' float operations: a step alone and the
+// same step in a batch give the same logits (GpuChecks.decodeInvariance). One accumulator instead of
+// TILE: fewer registers, more warps per multiprocessor, several chunks' loads in flight per lane.
+#define PW_STORE 0  // out_j[row] = dot over up to three matrices stacked in one launch (Q, K, V)
+#define PW_ADD 1    // out_0[row] += dot: pw_add's residual add
+#define PW_SWIGLU 2 // out_0[row] = silu(dot of matrix 0) * dot of matrix 1, row by row: pw_swiglu
+
 template <int V, typename Dec>
-__device__ __forceinline__ void pw_matvec1(const Dec& dec, const float* x, float* out, int /* rows: 1 */, int outDim,
-                                           int inDim) {
-    int lane = threadIdx.x & 31;
-    int o = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (o >= outDim) {
-        return; // whole warps leave together
-    }
+__device__ __forceinline__ float pw_dot1(const Dec& dec, int o, const float* x, int inDim, int lane) {
     int chunks = inDim / V;
     float acc = 0.0f;
 #pragma unroll 8
@@ -180,15 +179,81 @@ __device__ __forceinline__ void pw_matvec1(const Dec& dec, const float* x, float
             acc = fmaf(w[j], xv[j], acc);
         }
     }
-    float s = pw_warp_sum(acc);
+    return pw_warp_sum(acc);
+}
+
+// Two rows at once (gate and up of one hidden unit), each its own chain as in pw_dot1.
+template <int V, typename Dec>
+__device__ __forceinline__ void pw_dot1x2(const Dec& d0, const Dec& d1, int o, const float* x, int inDim, int lane,
+                                          float& s0, float& s1) {
+    int chunks = inDim / V;
+    float a0 = 0.0f;
+    float a1 = 0.0f;
+#pragma unroll 4
+    for (int ch = lane; ch < chunks; ch += 32) {
+        float w0[V];
+        float w1[V];
+        d0(o, ch, w0);
+        d1(o, ch, w1);
+        float xv[V];
+        pw_load_x<V>(x + (size_t) ch * V, xv);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            a0 = fmaf(w0[j], xv[j], a0);
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            a1 = fmaf(w1[j], xv[j], a1);
+        }
+    }
+    s0 = pw_warp_sum(a0);
+    s1 = pw_warp_sum(a1);
+}
+
+template <int V, typename Dec>
+__device__ __forceinline__ void pw_rows1(Dec d0, Dec d1, Dec d2, float* out0, float* out1, float* out2, int rows0,
+                                         int rows1, int rows2, const float* x, int inDim, int mode) {
+    int lane = threadIdx.x & 31;
+    int o = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (mode == PW_SWIGLU) {
+        if (o >= rows0) {
+            return; // whole warps leave together
+        }
+        float g;
+        float u;
+        pw_dot1x2<V>(d0, d1, o, x, inDim, lane, g, u);
+        if (lane == 0) {
+            out0[o] = g / (1.0f + expf(-g)) * u;
+        }
+        return;
+    }
+    Dec d = d0;
+    float* out = out0;
+    if (o >= rows0) {
+        if (mode != PW_STORE) {
+            return;
+        }
+        o -= rows0;
+        d = d1;
+        out = out1;
+        if (o >= rows1) {
+            o -= rows1;
+            d = d2;
+            out = out2;
+            if (o >= rows2) {
+                return;
+            }
+        }
+    }
+    float s = pw_dot1<V>(d, o, x, inDim, lane);
     if (lane == 0) {
-        out[o] = s;
+        out[o] = mode == PW_ADD ? out[o] + s : s;
     }
 }
 
-// The entries: per weight type, the tiled kernel (any rows) and the batch-1 one (pw_matvec1_*), with the
-// same parameters, so the host switches kernels by name alone. A vector decoder when inDim allows
-// aligned wide loads, else one value at a time.
+// The entries, per weight type: the tiled kernel (any rows) and the batch-1 one (pw_rows1_*: up to
+// three matrices, null where unused). A vector decoder when inDim allows aligned wide loads, else one
+// value at a time.
 #define PW_MATVEC_ENTRY(NAME, KERNEL, T, V, DEC_V, DEC_1)                                                   \
     extern "C" __global__ void NAME(const T* w, const float* x, float* out, int rows, int outDim, int inDim) { \
         if (inDim % V == 0) {                                                                                  \
@@ -201,9 +266,22 @@ __device__ __forceinline__ void pw_matvec1(const Dec& dec, const float* x, float
 PW_MATVEC_ENTRY(pw_matvec_f32, pw_matvec, float, 4, DecF32x4, DecF32x1)
 PW_MATVEC_ENTRY(pw_matvec_f16, pw_matvec, __half, 8, DecF16x8, DecF16x1)
 PW_MATVEC_ENTRY(pw_matvec_bf16, pw_matvec, unsigned short, 8, DecBF16x8, DecBF16x1)
-PW_MATVEC_ENTRY(pw_matvec1_f32, pw_matvec1, float, 4, DecF32x4, DecF32x1)
-PW_MATVEC_ENTRY(pw_matvec1_f16, pw_matvec1, __half, 8, DecF16x8, DecF16x1)
-PW_MATVEC_ENTRY(pw_matvec1_bf16, pw_matvec1, unsigned short, 8, DecBF16x8, DecBF16x1)
+
+#define PW_ROWS1_ENTRY(NAME, T, V, DEC_V, DEC_1)                                                                  \
+    extern "C" __global__ void NAME(const T* w0, const T* w1, const T* w2, float* out0, float* out1, float* out2,  \
+                                    int rows0, int rows1, int rows2, const float* x, int inDim, int mode) {      \
+        if (inDim % V == 0) {                                                                                     \
+            pw_rows1<V>(DEC_V{w0, inDim}, DEC_V{w1, inDim}, DEC_V{w2, inDim}, out0, out1, out2, rows0, rows1,     \
+                        rows2, x, inDim, mode);                                                                   \
+        } else {                                                                                                  \
+            pw_rows1<1>(DEC_1{w0, inDim}, DEC_1{w1, inDim}, DEC_1{w2, inDim}, out0, out1, out2, rows0, rows1,     \
+                        rows2, x, inDim, mode);                                                                   \
+        }                                                                                                         \
+    }
+
+PW_ROWS1_ENTRY(pw_rows1_f32, float, 4, DecF32x4, DecF32x1)
+PW_ROWS1_ENTRY(pw_rows1_f16, __half, 8, DecF16x8, DecF16x1)
+PW_ROWS1_ENTRY(pw_rows1_bf16, unsigned short, 8, DecBF16x8, DecBF16x1)
 
 // inDim is a multiple of 32 for Q8_0 (the host refuses anything else).
 extern "C" __global__ void pw_matvec_q8_0(const signed char* qs, const __half* scales, const float* x, float* out,
@@ -211,7 +289,10 @@ extern "C" __global__ void pw_matvec_q8_0(const signed char* qs, const __half* s
     pw_matvec<16>(DecQ8x16{qs, scales, inDim}, x, out, rows, outDim, inDim);
 }
 
-extern "C" __global__ void pw_matvec1_q8_0(const signed char* qs, const __half* scales, const float* x, float* out,
-                                           int rows, int outDim, int inDim) {
-    pw_matvec1<16>(DecQ8x16{qs, scales, inDim}, x, out, rows, outDim, inDim);
+extern "C" __global__ void pw_rows1_q8_0(const signed char* q0, const __half* s0, const signed char* q1,
+                                         const __half* s1, const signed char* q2, const __half* s2, float* out0,
+                                         float* out1, float* out2, int rows0, int rows1, int rows2, const float* x,
+                                         int inDim, int mode) {
+    pw_rows1<16>(DecQ8x16{q0, s0, inDim}, DecQ8x16{q1, s1, inDim}, DecQ8x16{q2, s2, inDim}, out0, out1, out2, rows0,
+                 rows1, rows2, x, inDim, mode);
 }

@@ -34,8 +34,9 @@ public final class GpuBackend implements Backend {
     private static final int ATT_BLOCK = 128;
 
     /**
-     * -Dpagewarden.gpu.matvec1=true: a batch-1 step uses the single-row matvec kernels. Off by default
-     * until the device check has run them (parity, decode-step invariance against the tiled kernels).
+     * -Dpagewarden.gpu.matvec1=true: a step of one token row uses the batch-1 kernels (Q/K/V in one
+     * launch, residual adds and SwiGLU in the matvec epilogues). Off by default until the device check
+     * has run them (parity, decode-step invariance against the tiled kernels).
      */
     private static final boolean SINGLE_ROW_MATVEC = Boolean.getBoolean("pagewarden.gpu.matvec1");
 
@@ -233,9 +234,14 @@ public final class GpuBackend implements Backend {
         for (int l = 0; l < cfg.nLayers(); l++) {
             DeviceWeights.Layer w = weights.layers.get(l);
             device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
-            matvec(w.wq(), s.xb, s.q, rows);
-            matvec(w.wk(), s.xb, s.k, rows);
-            matvec(w.wv(), s.xb, s.v, rows);
+            // one token row (and the experiment on): Q, K, V in one launch; else three tiled launches
+            boolean one = rows == 1 && SINGLE_ROW_MATVEC;
+            if (!rows1(one, PW_STORE, new DeviceWeights.Matrix[] {w.wq(), w.wk(), w.wv()}, new CUdeviceptr[] {s.q, s.k, s.v},
+                    s.xb)) {
+                matvec(w.wq(), s.xb, s.q, rows);
+                matvec(w.wk(), s.xb, s.k, rows);
+                matvec(w.wv(), s.xb, s.v, rows);
+            }
             long pairs = (long) rows * (dim / 2);
             device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
                     weights.ropeSin, rows, dim, kvDim, cfg.headSize());
@@ -244,21 +250,30 @@ public final class GpuBackend implements Backend {
             device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
                     kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), dim, kvDim, cfg.headSize(), cfg.kvMul(),
                     pageTokens, checkFlag, s.flags);
-            matvec(w.wo(), s.att, s.xo, rows);
-            add(s.x, s.xo, (long) rows * dim);
+            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.wo()}, new CUdeviceptr[] {s.x}, s.att)) {
+                matvec(w.wo(), s.att, s.xo, rows);
+                add(s.x, s.xo, (long) rows * dim);
+            }
             device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsFfn(), null, dim, cfg.rmsEps());
-            matvec(w.w1(), s.xb, s.hb, rows);
-            matvec(w.w3(), s.xb, s.hb2, rows);
-            long hidden = (long) rows * cfg.hiddenDim();
-            device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
-            matvec(w.w2(), s.hb, s.xo, rows);
-            add(s.x, s.xo, (long) rows * dim);
+            if (!rows1(one, PW_SWIGLU, new DeviceWeights.Matrix[] {w.w1(), w.w3()}, new CUdeviceptr[] {s.hb}, s.xb)) {
+                matvec(w.w1(), s.xb, s.hb, rows);
+                matvec(w.w3(), s.xb, s.hb2, rows);
+                long hidden = (long) rows * cfg.hiddenDim();
+                device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
+            }
+            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.w2()}, new CUdeviceptr[] {s.x}, s.hb)) {
+                matvec(w.w2(), s.hb, s.xo, rows);
+                add(s.x, s.xo, (long) rows * dim);
+            }
         }
         long logitBytes = 4L * plan.outRows * cfg.vocabSize();
         if (plan.outRows > 0) {
             device.launch("pw_rmsnorm", plan.outRows, 1, ROW_BLOCK, 0, s.logitsIn, s.x, weights.rmsFinal,
                     s.plan.withByteOffset(plan.logitRowsAt), dim, cfg.rmsEps());
-            matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
+            if (!rows1(plan.outRows == 1 && SINGLE_ROW_MATVEC, PW_STORE, new DeviceWeights.Matrix[] {weights.classifier},
+                    new CUdeviceptr[] {s.logitsOut}, s.logitsIn)) {
+                matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
+            }
             device.copyToHost(s.down, 0, s.logitsOut, logitBytes);
         }
         device.copyToHost(s.down, logitBytes, s.flags, 8L * plan.sequences);
@@ -284,13 +299,54 @@ public final class GpuBackend implements Backend {
 
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
         int grid = (m.rows() + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32);
-        String kernel = rows == 1 && SINGLE_ROW_MATVEC ? WeightPacking.singleRowKernel(m.type())
-                : WeightPacking.matvecKernel(m.type());
+        String kernel = WeightPacking.matvecKernel(m.type());
         if (m.type() == DType.Q8_0) {
             device.launch(kernel, grid, 1, MATVEC_BLOCK, 0, m.data(), m.scales(), x, out, rows, m.rows(), m.cols());
         } else {
             device.launch(kernel, grid, 1, MATVEC_BLOCK, 0, m.data(), x, out, rows, m.rows(), m.cols());
         }
+    }
+
+    /** Epilogues of the batch-1 kernel ({@code PW_STORE} etc. in matvec.cu). */
+    private static final int PW_STORE = 0;
+    private static final int PW_ADD = 1;
+    private static final int PW_SWIGLU = 2;
+
+    /**
+     * One token row through {@code pw_rows1_*}, when {@code use} and the matrices share a weight type:
+     * {@code PW_STORE} writes each matrix's rows to its output (up to three in one launch),
+     * {@code PW_ADD} adds matrix 0's rows to {@code outs[0]}, {@code PW_SWIGLU} writes silu(matrix 0)
+     * x matrix 1, row by row. Returns false (nothing launched) where the tiled kernels must run.
+     */
+    private boolean rows1(boolean use, int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x) {
+        DType type = ms[0].type();
+        if (!use || java.util.Arrays.stream(ms).anyMatch(m -> m.type() != type || m.cols() != ms[0].cols())) {
+            return false;
+        }
+        int total = 0;
+        for (DeviceWeights.Matrix m : mode == PW_STORE ? ms : new DeviceWeights.Matrix[] {ms[0]}) {
+            total += m.rows();
+        }
+        List<Object> args = new ArrayList<>(15);
+        for (int j = 0; j < 3; j++) {
+            DeviceWeights.Matrix m = j < ms.length ? ms[j] : null;
+            args.add(m == null ? null : m.data());
+            if (type == DType.Q8_0) {
+                args.add(m == null ? null : m.scales());
+            }
+        }
+        for (int j = 0; j < 3; j++) {
+            args.add(j < outs.length ? outs[j] : null);
+        }
+        for (int j = 0; j < 3; j++) {
+            args.add(j < ms.length ? ms[j].rows() : 0);
+        }
+        args.add(x);
+        args.add(ms[0].cols());
+        args.add(mode);
+        device.launch(WeightPacking.rows1Kernel(type), (total + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32), 1, MATVEC_BLOCK,
+                0, args.toArray());
+        return true;
     }
 
     private void add(CUdeviceptr x, CUdeviceptr y, long n) {

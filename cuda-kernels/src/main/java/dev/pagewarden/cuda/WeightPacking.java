@@ -51,11 +51,11 @@ public final class WeightPacking {
     }
 
     /**
-     * The batch-1 kernel for this type: same parameters and, for a single token row, bit-identical
-     * results to {@link #matvecKernel}'s (the same chain per lane), with fewer registers.
+     * The batch-1 kernel for this type ({@code pw_rows1_*}): one token row, up to three matrices, a
+     * store, residual-add or SwiGLU epilogue; the same chain per output as {@link #matvecKernel}'s.
      */
-    public static String singleRowKernel(DType type) {
-        return matvecKernel(type).replace("pw_matvec_", "pw_matvec1_");
+    public static String rows1Kernel(DType type) {
+        return matvecKernel(type).replace("pw_matvec_", "pw_rows1_");
     }
 
     /** The kernel that multiplies by a matrix of this type. */

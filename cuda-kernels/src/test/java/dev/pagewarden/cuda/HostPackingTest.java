@@ -65,7 +65,7 @@ class HostPackingTest {
         assertThatThrownBy(() -> WeightPacking.splitQ8(new Tensor("f", DType.F32, 1, 4, Arena.ofAuto().allocate(16)), Arena.ofAuto()))
                 .hasMessageContaining("not Q8_0");
         assertThat(WeightPacking.matvecKernel(DType.F16)).isEqualTo("pw_matvec_f16");
-        assertThat(WeightPacking.singleRowKernel(DType.Q8_0)).isEqualTo("pw_matvec1_q8_0");
+        assertThat(WeightPacking.rows1Kernel(DType.Q8_0)).isEqualTo("pw_rows1_q8_0");
     }
 
     static final ModelConfig CFG = new ModelConfig(32, 64, 2, 4, 2, 50, 64, 1e-5f, 10000f, true);

@@ -56,11 +56,11 @@ class KernelManifestTest {
             all.append(new String(m.verifiedOutput(module + "." + m.ptxArch() + ".ptx"), StandardCharsets.US_ASCII));
         }
         java.util.List<String> kernels = new java.util.ArrayList<>(java.util.List.of("pw_rmsnorm", "pw_rope", "pw_swiglu",
-                "pw_add", "pw_softmax_rows", "pw_argmax_rows", "pw_matvec_bf16", "pw_matvec1_bf16", "pw_kv_append",
+                "pw_add", "pw_softmax_rows", "pw_argmax_rows", "pw_matvec_bf16", "pw_rows1_bf16", "pw_kv_append",
                 "pw_attention", "pw_page_crc32c", "pw_page_scrub"));
         for (dev.pagewarden.core.model.DType t : dev.pagewarden.core.model.DType.values()) {
             kernels.add(WeightPacking.matvecKernel(t));
-            kernels.add(WeightPacking.singleRowKernel(t));
+            kernels.add(WeightPacking.rows1Kernel(t));
         }
         for (String k : kernels) {
             assertThat(all.toString()).as(k).contains(".entry " + k + "(");
