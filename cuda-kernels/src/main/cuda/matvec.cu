@@ -164,50 +164,33 @@ struct DecQ8x16 {
 #define PW_ADD 1    // out_0[row] += dot: pw_add's residual add
 #define PW_SWIGLU 2 // out_0[row] = silu(dot of matrix 0) * dot of matrix 1, row by row: pw_swiglu
 
-template <int V, typename Dec>
-__device__ __forceinline__ float pw_dot1(const Dec& dec, int o, const float* x, int inDim, int lane) {
+// N rows of one token row's products at once (N = 2: gate and up of a hidden unit), each its own chain.
+template <int V, int N, typename Dec>
+__device__ __forceinline__ void pw_dot1(const Dec (&d)[N], int o, const float* x, int inDim, int lane, float (&s)[N]) {
     int chunks = inDim / V;
-    float acc = 0.0f;
-#pragma unroll 8
-    for (int ch = lane; ch < chunks; ch += 32) {
-        float w[V];
-        dec(o, ch, w);
-        float xv[V];
-        pw_load_x<V>(x + (size_t) ch * V, xv);
+    float acc[N];
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            acc = fmaf(w[j], xv[j], acc);
-        }
+    for (int n = 0; n < N; n++) {
+        acc[n] = 0.0f;
     }
-    return pw_warp_sum(acc);
-}
-
-// Two rows at once (gate and up of one hidden unit), each its own chain as in pw_dot1.
-template <int V, typename Dec>
-__device__ __forceinline__ void pw_dot1x2(const Dec& d0, const Dec& d1, int o, const float* x, int inDim, int lane,
-                                          float& s0, float& s1) {
-    int chunks = inDim / V;
-    float a0 = 0.0f;
-    float a1 = 0.0f;
 #pragma unroll 4
     for (int ch = lane; ch < chunks; ch += 32) {
-        float w0[V];
-        float w1[V];
-        d0(o, ch, w0);
-        d1(o, ch, w1);
         float xv[V];
         pw_load_x<V>(x + (size_t) ch * V, xv);
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            a0 = fmaf(w0[j], xv[j], a0);
-        }
+        for (int n = 0; n < N; n++) {
+            float w[V];
+            d[n](o, ch, w);
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            a1 = fmaf(w1[j], xv[j], a1);
+            for (int j = 0; j < V; j++) {
+                acc[n] = fmaf(w[j], xv[j], acc[n]);
+            }
         }
     }
-    s0 = pw_warp_sum(a0);
-    s1 = pw_warp_sum(a1);
+#pragma unroll
+    for (int n = 0; n < N; n++) {
+        s[n] = pw_warp_sum(acc[n]);
+    }
 }
 
 template <int V, typename Dec>
@@ -219,11 +202,11 @@ __device__ __forceinline__ void pw_rows1(Dec d0, Dec d1, Dec d2, float* out0, fl
         if (o >= rows0) {
             return; // whole warps leave together
         }
-        float g;
-        float u;
-        pw_dot1x2<V>(d0, d1, o, x, inDim, lane, g, u);
+        const Dec gateUp[2] = {d0, d1};
+        float gu[2];
+        pw_dot1<V, 2>(gateUp, o, x, inDim, lane, gu);
         if (lane == 0) {
-            out0[o] = g / (1.0f + expf(-g)) * u;
+            out0[o] = gu[0] / (1.0f + expf(-gu[0])) * gu[1];
         }
         return;
     }
@@ -245,9 +228,11 @@ __device__ __forceinline__ void pw_rows1(Dec d0, Dec d1, Dec d2, float* out0, fl
             }
         }
     }
-    float s = pw_dot1<V>(d, o, x, inDim, lane);
+    const Dec one[1] = {d};
+    float s[1];
+    pw_dot1<V, 1>(one, o, x, inDim, lane, s);
     if (lane == 0) {
-        out[o] = mode == PW_ADD ? out[o] + s : s;
+        out[o] = mode == PW_ADD ? out[o] + s[0] : s[0];
     }
 }
 
