@@ -353,34 +353,6 @@ public final class GpuBackend implements Backend {
         device.launch("pw_add", (int) ((n + 255) / 256), 1, 256, 0, x, y, n);
     }
 
-    /** Argmax of each row of device logits, on the device (greedy decoding without copying logits out). */
-    int[] argmax(float[][] rowsOfLogits) {
-        return device.call(() -> {
-            int n = rowsOfLogits.length;
-            int vocab = cfg.vocabSize();
-            CudaDevice.Pinned host = device.pinned(4L * n * vocab + 4L * n);
-            CUdeviceptr in = device.alloc(4L * n * vocab);
-            CUdeviceptr out = device.alloc(4L * n);
-            try {
-                for (int i = 0; i < n; i++) {
-                    MemorySegment.copy(rowsOfLogits[i], 0, host.segment(), ValueLayout.JAVA_FLOAT, 4L * i * vocab, vocab);
-                }
-                device.copyToDevice(in, host, 0, 4L * n * vocab);
-                device.launch("pw_argmax_rows", n, 1, 256, 0, in, vocab, out);
-                device.copyToHost(host, 4L * n * vocab, out, 4L * n);
-                device.sync();
-                int[] result = new int[n];
-                MemorySegment.copy(host.segment(), ValueLayout.JAVA_INT, 4L * n * vocab, result, 0, n);
-                return result;
-            } finally {
-                device.sync();
-                device.free(in);
-                device.free(out);
-                device.free(host);
-            }
-        });
-    }
-
     /** CUDA events around a step's kernels and host clocks around its enqueueing, summed per batch size. */
     private static final class StepTiming {
         private final jcuda.driver.CUevent start = new jcuda.driver.CUevent();
