@@ -11,11 +11,16 @@ import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.safety.SafetyEvent;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.JCudaDriver;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.TreeMap;
 
 /**
  * The Llama forward step on the GPU. Semantics are the CPU backend's: each sequence's reads are
@@ -79,7 +84,8 @@ public final class GpuBackend implements Backend {
     public String describe() {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
-                + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "") + ", weights " + weights.bytes / (1 << 20) + " MiB)";
+                + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
+                + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
     @Override
@@ -231,11 +237,11 @@ public final class GpuBackend implements Backend {
         CUdeviceptr rowPos = s.plan.withByteOffset(plan.rowPosAt);
         int pageTokens = kv.layout().pageTokens();
         int checkFlag = check ? 1 : 0;
+        // one token row (and the experiment on): Q, K, V in one launch, adds and SwiGLU in the epilogues
+        boolean one = rows == 1 && SINGLE_ROW_MATVEC;
         for (int l = 0; l < cfg.nLayers(); l++) {
             DeviceWeights.Layer w = weights.layers.get(l);
             device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
-            // one token row (and the experiment on): Q, K, V in one launch; else three tiled launches
-            boolean one = rows == 1 && SINGLE_ROW_MATVEC;
             if (!rows1(one, PW_STORE, new DeviceWeights.Matrix[] {w.wq(), w.wk(), w.wv()}, new CUdeviceptr[] {s.q, s.k, s.v},
                     s.xb)) {
                 matvec(w.wq(), s.xb, s.q, rows);
@@ -297,8 +303,13 @@ public final class GpuBackend implements Backend {
         return flags;
     }
 
+    /** Blocks for one warp per output row. */
+    private static int warpGrid(int outputRows) {
+        return (outputRows + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32);
+    }
+
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
-        int grid = (m.rows() + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32);
+        int grid = warpGrid(m.rows());
         String kernel = WeightPacking.matvecKernel(m.type());
         if (m.type() == DType.Q8_0) {
             device.launch(kernel, grid, 1, MATVEC_BLOCK, 0, m.data(), m.scales(), x, out, rows, m.rows(), m.cols());
@@ -320,7 +331,7 @@ public final class GpuBackend implements Backend {
      */
     private boolean rows1(boolean use, int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x) {
         DType type = ms[0].type();
-        if (!use || java.util.Arrays.stream(ms).anyMatch(m -> m.type() != type || m.cols() != ms[0].cols())) {
+        if (!use || Arrays.stream(ms).anyMatch(m -> m.type() != type || m.cols() != ms[0].cols())) {
             return false;
         }
         int total = 0;
@@ -344,8 +355,7 @@ public final class GpuBackend implements Backend {
         args.add(x);
         args.add(ms[0].cols());
         args.add(mode);
-        device.launch(WeightPacking.rows1Kernel(type), (total + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32), 1, MATVEC_BLOCK,
-                0, args.toArray());
+        device.launch(WeightPacking.rows1Kernel(type), warpGrid(total), 1, MATVEC_BLOCK, 0, args.toArray());
         return true;
     }
 
@@ -355,27 +365,27 @@ public final class GpuBackend implements Backend {
 
     /** CUDA events around a step's kernels and host clocks around its enqueueing, summed per batch size. */
     private static final class StepTiming {
-        private final jcuda.driver.CUevent start = new jcuda.driver.CUevent();
-        private final jcuda.driver.CUevent stop = new jcuda.driver.CUevent();
-        private final java.util.TreeMap<Integer, double[]> byRows = new java.util.TreeMap<>();
+        private final CUevent start = new CUevent();
+        private final CUevent stop = new CUevent();
+        private final TreeMap<Integer, double[]> byRows = new TreeMap<>();
         private boolean created;
 
         void start(CudaDevice d) {
             if (!created) {
-                jcuda.driver.JCudaDriver.cuEventCreate(start, 0);
-                jcuda.driver.JCudaDriver.cuEventCreate(stop, 0);
+                JCudaDriver.cuEventCreate(start, 0);
+                JCudaDriver.cuEventCreate(stop, 0);
                 created = true;
             }
-            jcuda.driver.JCudaDriver.cuEventRecord(start, d.stream());
+            JCudaDriver.cuEventRecord(start, d.stream());
         }
 
         void stop(CudaDevice d) {
-            jcuda.driver.JCudaDriver.cuEventRecord(stop, d.stream());
+            JCudaDriver.cuEventRecord(stop, d.stream());
         }
 
         void add(int rows, long enqueueNanos, long waitNanos) {
             float[] ms = new float[1];
-            jcuda.driver.JCudaDriver.cuEventElapsedTime(ms, start, stop);
+            JCudaDriver.cuEventElapsedTime(ms, start, stop);
             double[] a = byRows.computeIfAbsent(rows, k -> new double[4]);
             a[0]++;
             a[1] += enqueueNanos / 1e6;
@@ -384,12 +394,12 @@ public final class GpuBackend implements Backend {
         }
 
         void print() {
-            byRows.forEach((rows, a) -> System.err.printf(java.util.Locale.ROOT,
+            byRows.forEach((rows, a) -> System.err.printf(Locale.ROOT,
                     "gpu-timing rows=%d steps=%.0f enqueue_ms=%.3f wait_ms=%.3f gpu_ms=%.3f%n", rows, a[0], a[1] / a[0],
                     a[2] / a[0], a[3] / a[0]));
             if (created) {
-                jcuda.driver.JCudaDriver.cuEventDestroy(start);
-                jcuda.driver.JCudaDriver.cuEventDestroy(stop);
+                JCudaDriver.cuEventDestroy(start);
+                JCudaDriver.cuEventDestroy(stop);
             }
         }
     }
