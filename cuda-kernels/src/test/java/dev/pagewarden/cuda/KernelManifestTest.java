@@ -1,11 +1,14 @@
 package dev.pagewarden.cuda;
 
+import dev.pagewarden.core.model.DType;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -55,10 +58,10 @@ class KernelManifestTest {
         for (String module : CudaDevice.MODULES) {
             all.append(new String(m.verifiedOutput(module + "." + m.ptxArch() + ".ptx"), StandardCharsets.US_ASCII));
         }
-        java.util.List<String> kernels = new java.util.ArrayList<>(java.util.List.of("pw_rmsnorm", "pw_rope", "pw_swiglu",
+        List<String> kernels = new ArrayList<>(List.of("pw_rmsnorm", "pw_rope", "pw_swiglu",
                 "pw_add", "pw_softmax_rows", "pw_argmax_rows", "pw_matvec_bf16", "pw_rows1_bf16", "pw_kv_append",
                 "pw_attention", "pw_page_crc32c", "pw_page_scrub"));
-        for (dev.pagewarden.core.model.DType t : dev.pagewarden.core.model.DType.values()) {
+        for (DType t : DType.values()) {
             kernels.add(WeightPacking.matvecKernel(t));
             kernels.add(WeightPacking.rows1Kernel(t));
         }

@@ -16,13 +16,17 @@ import dev.pagewarden.core.tools.ModelGenerator;
 import dev.pagewarden.cuda.GpuChecks;
 
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 
 /**
  * {@code gpu-check}: the GPU backend against the CPU backend on this machine's GPU, in one run. Prints
@@ -62,7 +66,7 @@ public final class GpuCheckCommand implements Command {
         }
         r.put("gpu", true);
         // every check runs even when one before it threw: a first run on a new GPU should report all it can
-        List<Boolean> verdicts = new java.util.ArrayList<>();
+        List<Boolean> verdicts = new ArrayList<>();
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
             ModelConfig c = model.config();
             int[] prompt = model.vocabulary() != null
@@ -174,14 +178,14 @@ public final class GpuCheckCommand implements Command {
 
     /** Runs one check; a check that throws fails, with its exception in the results, and the next one runs. */
     private static void guarded(String name, Map<String, Object> r, List<Boolean> verdicts, PrintStream err,
-                                java.util.concurrent.Callable<Boolean> check) {
+                                Callable<Boolean> check) {
         long t0 = System.nanoTime();
         boolean passed;
         try {
             passed = check.call();
         } catch (Exception | Error e) {
-            java.io.StringWriter trace = new java.io.StringWriter();
-            e.printStackTrace(new java.io.PrintWriter(trace));
+            StringWriter trace = new StringWriter();
+            e.printStackTrace(new PrintWriter(trace));
             err.println("gpu-check: " + name + " threw:\n" + trace);
             r.put("error_" + name, e.toString());
             passed = false;

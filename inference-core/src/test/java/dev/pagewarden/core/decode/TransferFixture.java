@@ -11,6 +11,7 @@ import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
 import dev.pagewarden.core.transfer.PageFrame;
 
@@ -24,7 +25,7 @@ final class TransferFixture {
 
     /** A one-thread CPU backend of the stories260K fixture. */
     static Backend cpuBackend() {
-        return Backends.select("cpu").create(dev.pagewarden.core.testing.IsolationFixtures.stories(), new BackendOptions(1));
+        return Backends.select("cpu").create(IsolationFixtures.stories(), new BackendOptions(1));
     }
 
     /** A decode pool of two 4-token pages on {@code backend}. */
