@@ -16,9 +16,10 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>{@link Matrix.Panels} (the CPU backend's weights): one fused multiply-add chain per
  *   output in column order ({@link RowKernels#panelPair}). Panels are split over the
- *   {@link Parallel} pool; a thread reads its panels two at a time (four at batch 1), each once
- *   as a sequential stream, for up to {@link RowKernels#panelBatch()} vectors at a time (all of a
- *   decode batch of 8).</li>
+ *   {@link Parallel} pool in units of four; a thread reads its panels four at a time (eight where
+ *   it can at batch 1) as that many sequential streams, for four vectors at a time (the first
+ *   group streams them from memory, the others find them in L2); a batch of 2 or 3 reads them
+ *   two at a time ({@link RowKernels#panelPair}).</li>
  *   <li>{@link Matrix.RowMajor}: rows are split into contiguous chunks over the pool. A chunk is
  *   walked in tiles of four rows (below batch 4, where memory speed decides, one row from each
  *   quarter of the chunk, for four long sequential streams; otherwise adjacent rows); each tile is
@@ -146,13 +147,11 @@ public final class MatMul {
     }
 
     /**
-     * Panels per unit of parallel work: four at batch 1 ({@link RowKernels#panelQuad}), two
-     * otherwise ({@link RowKernels#panelPair}), so that no chunk ends with a panel read as a
-     * single stream.
+     * Panels per unit of parallel work: four ({@link RowKernels#panelQuad} at batch 1,
+     * {@link RowKernels#panelQuad4} for groups of four vectors, two {@link RowKernels#panelPair}s
+     * for batches of 2 and 3), so that no chunk ends with a panel read as a single stream.
      */
-    private static int group(int batch) {
-        return batch == 1 ? 4 : 2;
-    }
+    private static final int UNIT_PANELS = 4;
 
     /**
      * Units of parallel work: rows of a row-major matrix; groups of panels of a panel matrix. The
@@ -161,7 +160,7 @@ public final class MatMul {
     private static int units(Matrix w, int batch) {
         return switch (w) {
             case Matrix.RowMajor r -> r.rows();
-            case Matrix.Panels p -> (p.count() + group(batch) - 1) / group(batch);
+            case Matrix.Panels p -> (p.count() + UNIT_PANELS - 1) / UNIT_PANELS;
         };
     }
 
@@ -169,23 +168,26 @@ public final class MatMul {
     private static int firstRow(Matrix w, int batch, int u) {
         return switch (w) {
             case Matrix.RowMajor r -> u;
-            case Matrix.Panels p -> Math.min(u * group(batch) * p.height(), p.rows());
+            case Matrix.Panels p -> Math.min(u * UNIT_PANELS * p.height(), p.rows());
         };
     }
 
     private static void run(RowKernels k, Matrix w, float[] x, int batch, float[] out, int start, int end) {
         switch (w) {
             case Matrix.RowMajor r -> rows(k, r.tensor(), x, batch, out, start, end);
-            case Matrix.Panels p -> panels(k, p, x, batch, out, start * group(batch),
-                    Math.min(end * group(batch), p.count()));
+            case Matrix.Panels p -> panels(k, p, x, batch, out, start * UNIT_PANELS,
+                    Math.min(end * UNIT_PANELS, p.count()));
         }
     }
 
     /**
-     * Panels {@code [start, end)} times the batch: at batch 1 four at a time (four weight streams
-     * in flight), otherwise two at a time for each group of up to {@code panelBatch()} vectors. A
-     * lone last panel runs as both halves of a pair (same values written twice); a partial last
-     * panel writes through a scratch buffer (its padding rows have no outputs).
+     * Panels {@code [start, end)} times the batch, so that each core keeps as many weight streams
+     * in flight as it can use: at batch 1 eight panels at a time, then four; from batch 4 on four
+     * panels at a time for each group of four vectors (the remaining vectors with two
+     * {@link RowKernels#panelPair}s); then two at a time for each group of up to
+     * {@code panelBatch()} vectors. A lone last panel runs as both halves of a pair (same values
+     * written twice); a partial last panel writes through a scratch buffer (its padding rows have
+     * no outputs).
      */
     private static void panels(RowKernels k, Matrix.Panels w, float[] x, int batch, float[] out, int start, int end) {
         int rows = w.rows();
@@ -195,12 +197,29 @@ public final class MatMul {
         MemorySegment data = w.data();
         int full = Math.min(end, rows / h); // panels [start, full) have no padding
         int p = start;
+        int vectors = k.panelBatch(); // per panelPair call
         if (batch == 1) {
+            for (; p + 8 <= full; p += 8) {
+                k.panelOct(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
+            }
             for (; p + 4 <= full; p += 4) {
                 k.panelQuad(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
             }
+        } else if (batch >= 4) {
+            for (; p + 4 <= full; p += 4) {
+                int b = 0;
+                for (; b + 4 <= batch; b += 4) {
+                    k.panelQuad4(data, w.type(), p * bytes, bytes, cols, x, b * cols, cols, out, b * rows + p * h, h, rows);
+                }
+                for (; b < batch; b += vectors) {
+                    int count = Math.min(vectors, batch - b);
+                    for (int q = p; q < p + 4; q += 2) {
+                        k.panelPair(data, w.type(), q * bytes, (q + 1) * bytes, cols, x, b * cols, cols, count, out,
+                                b * rows + q * h, b * rows + (q + 1) * h, rows);
+                    }
+                }
+            }
         }
-        int vectors = k.panelBatch(); // per kernel call
         for (; p < full; p += 2) {
             int q = p + 1 < full ? p + 1 : p;
             for (int b = 0; b < batch; b += vectors) {

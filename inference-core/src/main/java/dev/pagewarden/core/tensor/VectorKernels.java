@@ -149,6 +149,107 @@ final class VectorKernels implements RowKernels {
         }
     }
 
+    @Override
+    public void panelOct(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
+                         int oo, int oStride) {
+        if (type == DType.F32) {
+            octF32(w, off, stride, cols, x, xo, out, oo, oStride);
+        } else { // F16 and Q8_0 are bound by their widening arithmetic, not by streams in flight
+            RowKernels.super.panelOct(w, type, off, stride, cols, x, xo, out, oo, oStride);
+        }
+    }
+
+    @Override
+    public void panelQuad4(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, int xStride,
+                           float[] out, int oo, int gStride, int oStride) {
+        if (type == DType.F32) {
+            quad4F32(w, off, stride, cols, x, xo, xStride, out, oo, gStride, oStride);
+        } else {
+            RowKernels.super.panelQuad4(w, type, off, stride, cols, x, xo, xStride, out, oo, gStride, oStride);
+        }
+    }
+
+    private static void octF32(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
+                               int oStride) {
+        FloatVector a = FloatVector.zero(F), b = a, c = a, d = a, e = a, f = a, g = a, h = a;
+        long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
+        long o4 = o3 + stride, o5 = o4 + stride, o6 = o5 + stride, o7 = o6 + stride;
+        for (int i = 0; i < cols; i++) {
+            FloatVector xv = FloatVector.broadcast(F, x[xo + i]);
+            a = colF32(w, off, i).fma(xv, a);
+            b = colF32(w, o1, i).fma(xv, b);
+            c = colF32(w, o2, i).fma(xv, c);
+            d = colF32(w, o3, i).fma(xv, d);
+            e = colF32(w, o4, i).fma(xv, e);
+            f = colF32(w, o5, i).fma(xv, f);
+            g = colF32(w, o6, i).fma(xv, g);
+            h = colF32(w, o7, i).fma(xv, h);
+        }
+        a.intoArray(out, oo);
+        b.intoArray(out, oo + oStride);
+        c.intoArray(out, oo + 2 * oStride);
+        d.intoArray(out, oo + 3 * oStride);
+        e.intoArray(out, oo + 4 * oStride);
+        f.intoArray(out, oo + 5 * oStride);
+        g.intoArray(out, oo + 6 * oStride);
+        h.intoArray(out, oo + 7 * oStride);
+    }
+
+    /** Four panels (a, b, c, d) times four vectors (0..3): four weight loads, four broadcasts, sixteen fmas per column. */
+    private static void quad4F32(MemorySegment w, long off, long stride, int cols, float[] x, int xo, int xStride,
+                                 float[] out, int oo, int gStride, int oStride) {
+        FloatVector z = FloatVector.zero(F);
+        FloatVector a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+        FloatVector c0 = z, c1 = z, c2 = z, c3 = z, d0 = z, d1 = z, d2 = z, d3 = z;
+        long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
+        for (int i = 0; i < cols; i++) {
+            FloatVector wa = colF32(w, off, i);
+            FloatVector wb = colF32(w, o1, i);
+            FloatVector wc = colF32(w, o2, i);
+            FloatVector wd = colF32(w, o3, i);
+            FloatVector x0 = FloatVector.broadcast(F, x[xo + i]);
+            a0 = wa.fma(x0, a0);
+            b0 = wb.fma(x0, b0);
+            c0 = wc.fma(x0, c0);
+            d0 = wd.fma(x0, d0);
+            FloatVector x1 = FloatVector.broadcast(F, x[xo + xStride + i]);
+            a1 = wa.fma(x1, a1);
+            b1 = wb.fma(x1, b1);
+            c1 = wc.fma(x1, c1);
+            d1 = wd.fma(x1, d1);
+            FloatVector x2 = FloatVector.broadcast(F, x[xo + 2 * xStride + i]);
+            a2 = wa.fma(x2, a2);
+            b2 = wb.fma(x2, b2);
+            c2 = wc.fma(x2, c2);
+            d2 = wd.fma(x2, d2);
+            FloatVector x3 = FloatVector.broadcast(F, x[xo + 3 * xStride + i]);
+            a3 = wa.fma(x3, a3);
+            b3 = wb.fma(x3, b3);
+            c3 = wc.fma(x3, c3);
+            d3 = wd.fma(x3, d3);
+        }
+        int g1 = gStride, g2 = 2 * gStride, g3 = 3 * gStride;
+        a0.intoArray(out, oo);
+        b0.intoArray(out, oo + g1);
+        c0.intoArray(out, oo + g2);
+        d0.intoArray(out, oo + g3);
+        int o = oo + oStride;
+        a1.intoArray(out, o);
+        b1.intoArray(out, o + g1);
+        c1.intoArray(out, o + g2);
+        d1.intoArray(out, o + g3);
+        o += oStride;
+        a2.intoArray(out, o);
+        b2.intoArray(out, o + g1);
+        c2.intoArray(out, o + g2);
+        d2.intoArray(out, o + g3);
+        o += oStride;
+        a3.intoArray(out, o);
+        b3.intoArray(out, o + g1);
+        c3.intoArray(out, o + g2);
+        d3.intoArray(out, o + g3);
+    }
+
     private static void quadF32(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
                                 int oStride) {
         FloatVector a = FloatVector.zero(F), b = a, c = a, d = a;

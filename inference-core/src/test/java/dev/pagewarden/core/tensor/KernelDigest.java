@@ -97,6 +97,15 @@ public final class KernelDigest {
                     MatMul.matmul(pool, TestTensors.panels(w, kernels), x, 5, out, kernels);
                     update(crc, out);
                 }
+                // enough panels for the eight-panel (batch 1) and four-panel, four-vector kernels
+                Tensor tall = TestTensors.random(type, 200, cols, 28, seed++);
+                if (Matrix.Panels.packable(tall)) {
+                    float[] tallOut = new float[5 * 200];
+                    for (int batch : new int[] {1, 5}) {
+                        MatMul.matmul(pool, TestTensors.panels(tall, kernels), x, batch, tallOut, kernels);
+                        update(crc, tallOut);
+                    }
+                }
             }
         }
         {

@@ -246,16 +246,19 @@ class MatMulTest {
     /**
      * Panels have one arithmetic everywhere: a fused multiply-add chain per output in column
      * order. So the vector kernels (panels of one vector's lanes, two panels and eight vectors at a
-     * time), the scalar fallback (panels of 8 rows) and that chain written out here as the oracle
+     * time, or four panels and four vectors, or eight panels and one vector), the scalar fallback
+     * (panels of 8 rows) and that chain written out here as the oracle
      * agree bit for bit.
      */
     @Test
     void panelsGiveTheSameBitsInEveryImplementationAsOneFmaChainPerOutput() {
-        // one thread: a chunk of many panels (batch 1 takes four at a time); three: chunks of one or two
+        // one thread: a chunk of many panels (batch 1 takes eight, then four at a time, larger batches
+        // four panels for each group of four vectors: 4, 5, 8, 13, 16); three: chunks of a unit or two
         try (Parallel one = new Parallel(1); Parallel three = new Parallel(3)) {
             long seed = 700;
+            // 300 rows: eight panels at a time twice, then a pair; 200: eight, then four, then a partial panel
             for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40},
-                    {1, 32}, {33, 96}, {300, 64}}) {
+                    {1, 32}, {33, 96}, {300, 64}, {200, 48}}) {
               for (DType type : shape[1] % 32 == 0 ? DType.values() : new DType[] {DType.F32, DType.F16}) {
                 Tensor t = TestTensors.random(type, shape[0], shape[1], 28, seed++);
                 for (int batch : new int[] {1, 2, 4, 5, 8, 13, 16}) {
