@@ -16,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>{@link Matrix.Panels} (the CPU backend's weights): one fused multiply-add chain per
  *   output in column order ({@link RowKernels#panelPair}). Panels are split over the
- *   {@link Parallel} pool in units of four; a thread reads its panels four at a time (eight where
- *   it can at batch 1) as that many sequential streams, for four vectors at a time (the first
+ *   {@link Parallel} pool in units of four; a thread reads its panels four at a time as four
+ *   sequential streams, for four vectors at a time (the first
  *   group streams them from memory, the others find them in L2); a batch of 2 or 3 reads them
  *   two at a time ({@link RowKernels#panelPair}).</li>
  *   <li>{@link Matrix.RowMajor}: rows are split into contiguous chunks over the pool. A chunk is
@@ -182,8 +182,8 @@ public final class MatMul {
 
     /**
      * Panels {@code [start, end)} times the batch, so that each core keeps as many weight streams
-     * in flight as it can use: at batch 1 eight panels at a time, then four; from batch 4 on four
-     * panels at a time for each group of four vectors (the remaining vectors with two
+     * in flight as it can use: four panels at a time, for one vector at batch 1 and for each group
+     * of four vectors from batch 4 on (the remaining vectors with two
      * {@link RowKernels#panelPair}s); then two at a time for each group of up to
      * {@code panelBatch()} vectors. A lone last panel runs as both halves of a pair (same values
      * written twice); a partial last panel writes through a scratch buffer (its padding rows have
@@ -199,9 +199,6 @@ public final class MatMul {
         int p = start;
         int vectors = k.panelBatch(); // per panelPair call
         if (batch == 1) {
-            for (; p + 8 <= full; p += 8) {
-                k.panelOct(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
-            }
             for (; p + 4 <= full; p += 4) {
                 k.panelQuad(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
             }

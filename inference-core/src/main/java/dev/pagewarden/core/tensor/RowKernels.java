@@ -15,7 +15,7 @@ import java.util.Arrays;
  * of {@link #dot}: that is what makes {@code MatMul} batch invariant. Tiles only decide how many
  * independent dot products run side by side (instruction-level parallelism, weight reuse).
  *
- * <p>The {@code panelPair}, {@code panelQuad}, {@code panelOct} and {@code panelQuad4} methods serve {@link Matrix.Panels}, the other layout: there each output is
+ * <p>The {@code panelPair}, {@code panelQuad} and {@code panelQuad4} methods serve {@link Matrix.Panels}, the other layout: there each output is
  * one fused multiply-add chain in column order, the same in every implementation.
  *
  * <p>Weights are fp32 little-endian at any byte alignment, row {@code k} of a tile at byte
@@ -81,17 +81,6 @@ interface RowKernels {
         for (int g = 0; g < 4; g++) {
             panelChain(w, type, off + g * stride, panelHeight(), cols, x, xo, out, oo + g * oStride);
         }
-    }
-
-    /**
-     * {@link #panelQuad} for eight panels: eight weight streams in flight, where a thread's piece
-     * of the matrix has that many (the batch-1 matmuls read ~3% faster here than with four). Same
-     * bits as two {@link #panelQuad} calls, which is this default.
-     */
-    default void panelOct(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
-                          int oo, int oStride) {
-        panelQuad(w, type, off, stride, cols, x, xo, out, oo, oStride);
-        panelQuad(w, type, off + 4 * stride, stride, cols, x, xo, out, oo + 4 * oStride, oStride);
     }
 
     /**

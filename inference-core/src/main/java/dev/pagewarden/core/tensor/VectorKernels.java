@@ -150,16 +150,6 @@ final class VectorKernels implements RowKernels {
     }
 
     @Override
-    public void panelOct(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, float[] out,
-                         int oo, int oStride) {
-        if (type == DType.F32) {
-            octF32(w, off, stride, cols, x, xo, out, oo, oStride);
-        } else { // F16 and Q8_0 are bound by their widening arithmetic, not by streams in flight
-            RowKernels.super.panelOct(w, type, off, stride, cols, x, xo, out, oo, oStride);
-        }
-    }
-
-    @Override
     public void panelQuad4(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, int xStride,
                            float[] out, int oo, int gStride, int oStride) {
         if (type == DType.F32) {
@@ -167,32 +157,6 @@ final class VectorKernels implements RowKernels {
         } else {
             RowKernels.super.panelQuad4(w, type, off, stride, cols, x, xo, xStride, out, oo, gStride, oStride);
         }
-    }
-
-    private static void octF32(MemorySegment w, long off, long stride, int cols, float[] x, int xo, float[] out, int oo,
-                               int oStride) {
-        FloatVector a = FloatVector.zero(F), b = a, c = a, d = a, e = a, f = a, g = a, h = a;
-        long o1 = off + stride, o2 = o1 + stride, o3 = o2 + stride;
-        long o4 = o3 + stride, o5 = o4 + stride, o6 = o5 + stride, o7 = o6 + stride;
-        for (int i = 0; i < cols; i++) {
-            FloatVector xv = FloatVector.broadcast(F, x[xo + i]);
-            a = colF32(w, off, i).fma(xv, a);
-            b = colF32(w, o1, i).fma(xv, b);
-            c = colF32(w, o2, i).fma(xv, c);
-            d = colF32(w, o3, i).fma(xv, d);
-            e = colF32(w, o4, i).fma(xv, e);
-            f = colF32(w, o5, i).fma(xv, f);
-            g = colF32(w, o6, i).fma(xv, g);
-            h = colF32(w, o7, i).fma(xv, h);
-        }
-        a.intoArray(out, oo);
-        b.intoArray(out, oo + oStride);
-        c.intoArray(out, oo + 2 * oStride);
-        d.intoArray(out, oo + 3 * oStride);
-        e.intoArray(out, oo + 4 * oStride);
-        f.intoArray(out, oo + 5 * oStride);
-        g.intoArray(out, oo + 6 * oStride);
-        h.intoArray(out, oo + 7 * oStride);
     }
 
     /** Four panels (a, b, c, d) times four vectors (0..3): four weight loads, four broadcasts, sixteen fmas per column. */

@@ -97,7 +97,7 @@ public final class KernelDigest {
                     MatMul.matmul(pool, TestTensors.panels(w, kernels), x, 5, out, kernels);
                     update(crc, out);
                 }
-                // enough panels for the eight-panel (batch 1) and four-panel, four-vector kernels
+                // enough panels for the four-panel kernels (one vector, and four vectors at a time)
                 Tensor tall = TestTensors.random(type, 200, cols, 28, seed++);
                 if (Matrix.Panels.packable(tall)) {
                     float[] tallOut = new float[5 * 200];

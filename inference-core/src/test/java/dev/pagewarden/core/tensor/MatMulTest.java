@@ -246,17 +246,17 @@ class MatMulTest {
     /**
      * Panels have one arithmetic everywhere: a fused multiply-add chain per output in column
      * order. So the vector kernels (panels of one vector's lanes, two panels and eight vectors at a
-     * time, or four panels and four vectors, or eight panels and one vector), the scalar fallback
+     * time, or four panels and four vectors, or four panels and one vector), the scalar fallback
      * (panels of 8 rows) and that chain written out here as the oracle
      * agree bit for bit.
      */
     @Test
     void panelsGiveTheSameBitsInEveryImplementationAsOneFmaChainPerOutput() {
-        // one thread: a chunk of many panels (batch 1 takes eight, then four at a time, larger batches
-        // four panels for each group of four vectors: 4, 5, 8, 13, 16); three: chunks of a unit or two
+        // one thread: a chunk of many panels (four at a time, for one vector at batch 1 and for each
+        // group of four vectors at 4, 5, 8, 13, 16; pairs at 2); three: chunks of a unit or two
         try (Parallel one = new Parallel(1); Parallel three = new Parallel(3)) {
             long seed = 700;
-            // 300 rows: eight panels at a time twice, then a pair; 200: eight, then four, then a partial panel
+            // 300 rows: four panels at a time, then a pair; 200: four at a time, then a partial panel
             for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40},
                     {1, 32}, {33, 96}, {300, 64}, {200, 48}}) {
               for (DType type : shape[1] % 32 == 0 ? DType.values() : new DType[] {DType.F32, DType.F16}) {
