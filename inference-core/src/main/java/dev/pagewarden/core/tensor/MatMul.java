@@ -17,9 +17,9 @@ import java.lang.foreign.MemorySegment;
  *   <li>{@link Matrix.Panels} (the CPU backend's weights): one fused multiply-add chain per
  *   output in column order ({@link RowKernels#panelPair}). Panels are split over the
  *   {@link Parallel} pool in units of four; a thread reads its panels four at a time as four
- *   sequential streams, for four vectors at a time (the first
- *   group streams them from memory, the others find them in L2); a batch of 2 or 3 reads them
- *   two at a time ({@link RowKernels#panelPair}).</li>
+ *   sequential streams, at batch 1 and, for F32, for each group of four vectors (the first group
+ *   streams them from memory, the others find them in L2); otherwise two at a time for up to
+ *   {@link RowKernels#panelBatch()} vectors ({@link RowKernels#panelPair}).</li>
  *   <li>{@link Matrix.RowMajor}: rows are split into contiguous chunks over the pool. A chunk is
  *   walked in tiles of four rows (below batch 4, where memory speed decides, one row from each
  *   quarter of the chunk, for four long sequential streams; otherwise adjacent rows); each tile is
@@ -148,8 +148,8 @@ public final class MatMul {
 
     /**
      * Panels per unit of parallel work: four ({@link RowKernels#panelQuad} at batch 1,
-     * {@link RowKernels#panelQuad4} for groups of four vectors, two {@link RowKernels#panelPair}s
-     * for batches of 2 and 3), so that no chunk ends with a panel read as a single stream.
+     * {@link RowKernels#panelQuad4} for groups of four vectors, otherwise two
+     * {@link RowKernels#panelPair}s), so that no chunk ends with a panel read as a single stream.
      */
     private static final int UNIT_PANELS = 4;
 
@@ -182,9 +182,9 @@ public final class MatMul {
 
     /**
      * Panels {@code [start, end)} times the batch, so that each core keeps as many weight streams
-     * in flight as it can use: four panels at a time, for one vector at batch 1 and for each group
-     * of four vectors from batch 4 on (the remaining vectors with two
-     * {@link RowKernels#panelPair}s); then two at a time for each group of up to
+     * in flight as it can use: four panels at a time, for one vector at batch 1 and, for F32 from
+     * batch 4 on, for each group of four vectors (the remaining vectors with two
+     * {@link RowKernels#panelPair}s); otherwise two at a time for each group of up to
      * {@code panelBatch()} vectors. A lone last panel runs as both halves of a pair (same values
      * written twice); a partial last panel writes through a scratch buffer (its padding rows have
      * no outputs).
@@ -202,7 +202,9 @@ public final class MatMul {
             for (; p + 4 <= full; p += 4) {
                 k.panelQuad(data, w.type(), p * bytes, bytes, cols, x, 0, out, p * h, h);
             }
-        } else if (batch >= 4) {
+        } else if (batch >= 4 && w.type() == DType.F32) {
+            // F16 and Q8_0 widen every weight they load: a pass per group of four vectors would
+            // widen twice as often as a pair for eight, and they are bound by that arithmetic
             for (; p + 4 <= full; p += 4) {
                 int b = 0;
                 for (; b + 4 <= batch; b += 4) {

@@ -252,8 +252,9 @@ class MatMulTest {
      */
     @Test
     void panelsGiveTheSameBitsInEveryImplementationAsOneFmaChainPerOutput() {
-        // one thread: a chunk of many panels (four at a time, for one vector at batch 1 and for each
-        // group of four vectors at 4, 5, 8, 13, 16; pairs at 2); three: chunks of a unit or two
+        // one thread: a chunk of many panels (four at a time, for one vector at batch 1 and, F32
+        // only, for each group of four vectors at 4, 5, 8, 13, 16; pairs otherwise); three: chunks
+        // of a unit or two
         try (Parallel one = new Parallel(1); Parallel three = new Parallel(3)) {
             long seed = 700;
             // 300 rows: four panels at a time, then a pair; 200: four at a time, then a partial panel
