@@ -86,11 +86,10 @@ interface RowKernels {
     /**
      * Four panels, {@code stride} bytes apart from byte {@code off} on, times four vectors
      * {@code x[xo + j*xStride ..]}: row {@code i} of panel {@code g} times vector {@code j} goes to
-     * {@code out[oo + j*oStride + g*gStride + i]}. Four weight streams in flight for a batch: one
-     * core streams weights at about the rate its streams in flight allow, and with two (a
-     * {@link #panelPair} of eight vectors) the batch-8 matmuls waited on memory; the other groups
-     * of four vectors read the same panels again, from L2. Same bits as {@link #panelPair}, whose
-     * two calls are this default.
+     * {@code out[oo + j*oStride + g*gStride + i]}. Four weight streams in flight for a batch where
+     * a {@link #panelPair} of eight vectors has two (2-11% off a batch-8 decode step here, see
+     * docs/benchmarks.md); the other groups of four vectors read the same panels again, from L2.
+     * Same bits as {@link #panelPair}, whose two calls are this default.
      */
     default void panelQuad4(MemorySegment w, DType type, long off, long stride, int cols, float[] x, int xo, int xStride,
                             float[] out, int oo, int gStride, int oStride) {
