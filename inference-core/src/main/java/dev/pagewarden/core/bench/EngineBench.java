@@ -120,11 +120,16 @@ public final class EngineBench {
             // the host probe is the ceiling of the CPU backend only; another backend reads its weights
             // from its own device's memory (its check reports that device's bandwidth)
             hostMemory = backendName.equals("cpu");
-            int total = 1 + o.repeats() * (1 + o.batches().size());
+            int total = o.batches().size() + o.repeats() * (1 + o.batches().size());
             ProgressBar bar = ProgressBar.steps(progress, "bench", total);
             int done = 0;
-            runBatch(engine, c, o.promptTokens(), Math.min(o.genTokens(), 16), maxBatch, rnd); // JIT warm-up
-            bar.accept(++done);
+            // JIT warm-up of every batch size measured: each size runs its own kernels (a batch-1
+            // step never runs the batch-8 ones), and a size left cold compiled during its first
+            // measured run (batch 1 was then 4-18% slower in the first of five repeats)
+            for (int b : o.batches()) {
+                runBatch(engine, c, o.promptTokens(), Math.min(o.genTokens(), 64), b, rnd);
+                bar.accept(++done);
+            }
             List<Double> prefills = new ArrayList<>();
             Map<Integer, List<Double>> perBatch = new LinkedHashMap<>();
             Map<Integer, List<Double>> fractions = new LinkedHashMap<>();
