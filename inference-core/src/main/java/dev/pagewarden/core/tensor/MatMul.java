@@ -68,7 +68,7 @@ public final class MatMul {
     /** As {@link #matmul(Parallel, Matrix, float[], int, float[])} with explicit kernels (tests). */
     static void matmul(Parallel pool, Matrix w, float[] x, int batch, float[] out, RowKernels kernels) {
         check(new Matrix[] {w}, x, batch, new float[][] {out}, kernels);
-        pool.forRange(units(w, batch), (start, end) -> run(kernels, w, x, batch, out, start, end));
+        pool.forRange(units(w), (start, end) -> run(kernels, w, x, batch, out, start, end));
     }
 
     /**
@@ -83,12 +83,12 @@ public final class MatMul {
         check(ws, x, batch, outs, k);
         int total = 0;
         for (Matrix w : ws) {
-            total += units(w, batch);
+            total += units(w);
         }
         pool.forRange(total, (start, end) -> {
             int base = 0;
             for (int i = 0; i < ws.length; i++) {
-                int n = units(ws[i], batch);
+                int n = units(ws[i]);
                 int a = Math.max(start - base, 0);
                 int b = Math.min(end - base, n);
                 if (a < b) {
@@ -107,15 +107,15 @@ public final class MatMul {
     public static void swiglu(Parallel pool, Matrix w1, Matrix w3, float[] x, int batch, float[] gate, float[] up) {
         RowKernels k = Kernels.ROWS;
         check(new Matrix[] {w1, w3}, x, batch, new float[][] {gate, up}, k);
-        if (w1.rows() != w3.rows() || units(w1, batch) != units(w3, batch) || w1.getClass() != w3.getClass()) {
+        if (w1.rows() != w3.rows() || units(w1) != units(w3) || w1.getClass() != w3.getClass()) {
             throw new IllegalArgumentException("swiglu: " + w1.name() + " and " + w3.name() + " differ in rows or layout");
         }
         int rows = w1.rows();
-        pool.forRange(units(w1, batch), (start, end) -> {
+        pool.forRange(units(w1), (start, end) -> {
             run(k, w1, x, batch, gate, start, end);
             run(k, w3, x, batch, up, start, end);
-            int r0 = firstRow(w1, batch, start);
-            int r1 = firstRow(w1, batch, end);
+            int r0 = firstRow(w1, start);
+            int r1 = firstRow(w1, end);
             for (int b = 0; b < batch; b++) {
                 Ops.swiglu(gate, up, b * rows + r0, r1 - r0);
             }
@@ -157,15 +157,15 @@ public final class MatMul {
      * Units of parallel work: rows of a row-major matrix; groups of panels of a panel matrix. The
      * split never changes what an output computes.
      */
-    private static int units(Matrix w, int batch) {
+    private static int units(Matrix w) {
         return switch (w) {
             case Matrix.RowMajor r -> r.rows();
             case Matrix.Panels p -> (p.count() + UNIT_PANELS - 1) / UNIT_PANELS;
         };
     }
 
-    /** First output row of work unit {@code u} (or {@code rows()} for {@code u == units(w, batch)}). */
-    private static int firstRow(Matrix w, int batch, int u) {
+    /** First output row of work unit {@code u} (or {@code rows()} for {@code u == units(w)}). */
+    private static int firstRow(Matrix w, int u) {
         return switch (w) {
             case Matrix.RowMajor r -> u;
             case Matrix.Panels p -> Math.min(u * UNIT_PANELS * p.height(), p.rows());
