@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.disclosure;
 
 import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.input.StoredText;
 import dev.pagewarden.adminui.incident.Incident;
 import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.db.audit.BlastRadius;
@@ -134,17 +135,13 @@ public class DisclosureService {
     }
 
     public Disclosure edit(long id, String title, String body, String actor) {
-        if (title == null || title.isBlank() || title.length() > 300) {
-            throw new IllegalArgumentException("a title of 1-300 characters is required");
-        }
-        if (body == null || body.isBlank() || body.length() > 100_000) {
-            throw new IllegalArgumentException("the disclosure text is required (at most 100000 characters)");
-        }
+        String checkedTitle = StoredText.requireLine("title", title, 300);
+        StoredText.requireMultiline("body", body, 100_000); // stored as written: Markdown may mean its whitespace
         return tx.execute(s -> {
             Disclosure d = requireEditable(id);
             // an edit after review needs a new review
             jdbc.sql("UPDATE disclosures SET title = :t, body = :b, status = 'DRAFT', reviewed_by = NULL WHERE id = :id")
-                    .param("t", title.strip()).param("b", body).param("id", id).update();
+                    .param("t", checkedTitle).param("b", body).param("id", id).update();
             audit.record(actor, "disclosure.edit", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
             return get(id);
         });

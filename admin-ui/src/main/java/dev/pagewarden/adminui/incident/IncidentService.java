@@ -3,6 +3,7 @@ package dev.pagewarden.adminui.incident;
 import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.input.StoredText;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.LineageQueries;
@@ -177,14 +178,9 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
     }
 
     public void note(long id, String text, String actor) {
-        if (text == null || text.isBlank()) {
-            throw new IllegalArgumentException("a note needs some text");
-        }
-        if (text.length() > 4000) {
-            throw new IllegalArgumentException("a note is at most 4000 characters");
-        }
+        String checked = StoredText.requireMultiline("note", text, 4000);
         get(id);
-        entry(id, clock.instant(), "NOTE", actor, text.strip());
+        entry(id, clock.instant(), "NOTE", actor, checked);
         audit.record(actor, "incident.note", "incident " + id, null);
     }
 

@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.users;
 
 import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.input.InvalidTextException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.ApplicationArguments;
@@ -75,7 +76,7 @@ public class AdminUserService implements ApplicationRunner {
     @Transactional
     public AdminUser create(String username, String password, AdminRole role, String actor) {
         if (username == null || !NAME.matcher(username).matches()) {
-            throw new IllegalArgumentException("username must be 2-64 characters of a-z, 0-9, '.', '_' or '-'");
+            throw new InvalidTextException("username", "username must be 2-64 characters of a-z, 0-9, '.', '_' or '-'");
         }
         if (findByName(username).isPresent()) {
             throw new IllegalArgumentException("an admin user named '" + username + "' already exists");
@@ -142,6 +143,9 @@ public class AdminUserService implements ApplicationRunner {
 
     /** For the login form: disabled users are refused by Spring Security (enabled=false). */
     public Optional<UserDetails> loadUser(String username) {
+        if (username == null || !NAME.matcher(username).matches()) {
+            return Optional.empty(); // no such user can exist; and a NUL would make PostgreSQL fail the login with a 500
+        }
         return jdbc.sql("SELECT username, password_hash, role, enabled FROM admin_users WHERE username = :u")
                 .param("u", username)
                 .query((rs, i) -> User.withUsername(rs.getString(1)).password(rs.getString(2))

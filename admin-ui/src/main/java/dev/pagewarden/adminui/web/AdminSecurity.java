@@ -8,8 +8,6 @@ import org.springframework.http.HttpMethod;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
 import org.springframework.security.authentication.UserDetailsRepositoryReactiveAuthenticationManager;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
-import org.springframework.security.core.context.ReactiveSecurityContextHolder;
-import org.springframework.security.core.context.SecurityContext;
 import org.springframework.security.web.server.csrf.ServerCsrfTokenRequestHandler;
 import org.springframework.security.web.server.csrf.XorServerCsrfTokenRequestAttributeHandler;
 import org.springframework.stereotype.Component;
@@ -22,10 +20,13 @@ import java.security.SecureRandom;
 /**
  * The admin UI's security pieces, used by the platform's security configuration: the login
  * authentication manager (admin users in PostgreSQL), the URL rules by role, the session idle
- * timeout, and a filter that records every state-changing {@code /admin/api} call in the admin audit.
+ * timeout. ({@code /admin/api} calls are recorded by {@link dev.pagewarden.adminui.audit.ApiCallAudit}.)
  */
 @Component
 public class AdminSecurity {
+    /** Taking a model private fails closed, so a responder may do it during an incident; making it public again is an admin's call. */
+    public static final String MODEL_TAKE_DOWN_ROLE = "RESPONDER";
+    public static final String MODEL_RESTORE_ROLE = "ADMIN";
     private final AdminUserService users;
     private final AdminAuditLog audit;
     private final AdminUiProperties properties;
@@ -59,15 +60,21 @@ public class AdminSecurity {
         a.pathMatchers("/admin/login", "/admin/assets/**").permitAll()
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/publish").hasRole("PUBLISHER")
+                .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)
                 .pathMatchers(HttpMethod.POST, "/admin/**").hasRole("RESPONDER")
                 .pathMatchers("/admin/users", "/admin/users/**").hasRole("ADMIN")
                 .anyExchange().hasRole("VIEWER");
     }
 
-    /** The same for {@code /admin/api}: lab replay is a responder's action; other writes stay admin-only. */
+    /**
+     * The same for {@code /admin/api}: lab replay and taking a model private are a responder's actions;
+     * other writes stay admin-only.
+     */
     public static void apiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers(HttpMethod.GET, "/admin/api/**").hasRole("VIEWER")
                 .pathMatchers(HttpMethod.POST, "/admin/api/lab/**").hasRole("RESPONDER")
+                // the body says which way; restoring needs MODEL_RESTORE_ROLE, checked where the body is read
+                .pathMatchers(HttpMethod.PUT, "/admin/api/models/*/visibility").hasRole(MODEL_TAKE_DOWN_ROLE)
                 .anyExchange().hasRole("ADMIN");
     }
 
@@ -84,26 +91,5 @@ public class AdminSecurity {
         return (exchange, chain) -> exchange.getSession()
                 .doOnNext(s -> s.setMaxIdleTime(properties.sessionTimeout()))
                 .then(chain.filter(exchange));
-    }
-
-    /** Records each successful non-GET {@code /admin/api} call (who, method and path, status). */
-    public WebFilter apiAudit() {
-        return (exchange, chain) -> {
-            HttpMethod method = exchange.getRequest().getMethod();
-            if (HttpMethod.GET.equals(method) || HttpMethod.HEAD.equals(method)) {
-                return chain.filter(exchange);
-            }
-            String path = exchange.getRequest().getPath().value();
-            return ReactiveSecurityContextHolder.getContext().map(SecurityContext::getAuthentication)
-                    .map(a -> a.getName()).defaultIfEmpty("anonymous")
-                    .flatMap(actor -> chain.filter(exchange).then(Mono.defer(() -> {
-                        var status = exchange.getResponse().getStatusCode();
-                        if (status != null && status.is2xxSuccessful()) {
-                            return Blocking.run(() -> audit.record(actor, "api " + method.name(), path,
-                                    "status " + status.value()));
-                        }
-                        return Mono.empty();
-                    })));
-        };
     }
 }

@@ -1,6 +1,8 @@
 package dev.pagewarden.platform.admin;
 
+import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.engine.EngineHost;
+import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.engine.ModelVisibility;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.tenant.ApiKey;
@@ -106,8 +108,17 @@ class AdminApiController {
     @PutMapping("/admin/api/models/{model}/visibility")
     Mono<Map<String, Object>> visibility(@PathVariable String model, @RequestBody Map<String, Object> body,
                                          Authentication who) {
+        if (!ModelIds.valid(model)) {
+            throw ApiException.invalid("model", "not a valid model id: " + ModelIds.problem());
+        }
         if (!(body.get("private") instanceof Boolean makePrivate)) {
             throw ApiException.invalid("private", "'private' is required and must be true or false");
+        }
+        // the security rules let a responder in (taking a model private fails closed); restoring is an admin's call
+        String needed = "ROLE_" + (makePrivate ? AdminSecurity.MODEL_TAKE_DOWN_ROLE : AdminSecurity.MODEL_RESTORE_ROLE);
+        if (who.getAuthorities().stream().noneMatch(a -> needed.equals(a.getAuthority()))) {
+            throw ApiException.forbidden("making a model " + (makePrivate ? "private" : "public again") + " needs the "
+                    + needed.substring(5).toLowerCase(java.util.Locale.ROOT) + " role");
         }
         return blocking(() -> {
             ModelVisibility v = host.setPrivate(model, makePrivate, who.getName());

@@ -14,15 +14,18 @@ record CompletionRequest(Kind kind, String model, String prompt, int[] promptTok
                          boolean stream, boolean includeUsage, String user) {
 
     enum Kind {
-        COMPLETION("text_completion", "cmpl-"),
-        CHAT("chat.completion", "chatcmpl-");
+        COMPLETION("text_completion", "cmpl-", "prompt"),
+        CHAT("chat.completion", "chatcmpl-", "messages");
 
         final String object;
         final String idPrefix;
+        /** The field that holds the prompt: what a context-length error names as its param. */
+        final String promptParam;
 
-        Kind(String object, String idPrefix) {
+        Kind(String object, String idPrefix, String promptParam) {
             this.object = object;
             this.idPrefix = idPrefix;
+            this.promptParam = promptParam;
         }
     }
 }

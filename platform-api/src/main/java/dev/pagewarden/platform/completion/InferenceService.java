@@ -114,7 +114,7 @@ public class InferenceService {
         }
         Integer tenantMax = caller.limits().maxContext();
         if (tenantMax != null && prompt.length + maxTokens > tenantMax) {
-            throw ApiException.contextLengthExceeded("This request needs " + prompt.length + " prompt + " + maxTokens
+            throw ApiException.contextLengthExceeded(request.kind().promptParam, "This request needs " + prompt.length + " prompt + " + maxTokens
                     + " completion tokens = " + (prompt.length + maxTokens) + ", more than your tenant's maximum context "
                     + "of " + tenantMax + " tokens. Shorten the prompt or lower max_tokens.");
         }
@@ -166,7 +166,7 @@ public class InferenceService {
             // refused by admission before any page was reserved: still time for an error status
             Throwable cause = handle.result().exceptionNow();
             permit.close();
-            ApiException error = toApi(cause, id);
+            ApiException error = toApi(cause, id, request.kind());
             record(caller, model, request, id, prompt.length, 0, "REJECTED", error.error().code(), received, null,
                     Instant.now(), null, null, () -> { });
             LOG.info("[{}] request {} refused: {}", httpRequestId, id, error.getMessage());
@@ -210,7 +210,7 @@ public class InferenceService {
                     ? ce.getCause() : failure;
             ApiException error = clientGone.get() && cause instanceof RequestAbortedException
                     ? ApiException.serverError("client_disconnected", "request " + id + " aborted: client disconnected")
-                    : toApi(cause, id);
+                    : toApi(cause, id, request.kind());
             String status = switch (cause) {
                 case RequestRejectedException r -> "REJECTED";
                 case RequestAbortedException a -> "ABORTED";
@@ -265,17 +265,17 @@ public class InferenceService {
     }
 
     /** The engine's refusal or failure as the API reports it. */
-    static ApiException toApi(Throwable cause, long requestId) {
+    static ApiException toApi(Throwable cause, long requestId, CompletionRequest.Kind kind) {
         return switch (cause) {
             case RequestRejectedException r -> switch (r.code()) {
-                case "context_length_exceeded" -> ApiException.contextLengthExceeded(r.getMessage());
+                case "context_length_exceeded" -> ApiException.contextLengthExceeded(kind.promptParam, r.getMessage());
                 case "overloaded" -> ApiException.unavailable("overloaded", r.getMessage(), Duration.ofSeconds(1));
                 case "audit_backpressure" -> ApiException.unavailable("audit_backpressure", r.getMessage(),
                         Duration.ofSeconds(5));
                 default -> ApiException.unavailable(r.code(), r.getMessage(), r.retryable() ? Duration.ofSeconds(1) : null);
             };
             case RequestFailedException f -> "context_length_exceeded".equals(f.code())
-                    ? ApiException.contextLengthExceeded(f.getMessage())
+                    ? ApiException.contextLengthExceeded(kind.promptParam, f.getMessage())
                     : ApiException.serverError(f.code(), f.getMessage());
             case RequestAbortedException a -> ApiException.serverError("request_aborted", a.getMessage());
             default -> ApiException.serverError("internal_error", "request " + requestId + " failed: " + cause);

@@ -1,6 +1,8 @@
 package dev.pagewarden.platform.completion;
 
+import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.error.ApiException;
+import dev.pagewarden.platform.error.JsonProblems;
 import org.springframework.stereotype.Component;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -30,7 +32,14 @@ final class RequestParser {
             "metadata", "store", "service_tier");
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo", "best_of", "suffix");
     private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs",
-            "response_format", "tools", "tool_choice", "parallel_tool_calls");
+            "response_format", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call");
+    /** Tool and function calling: not implemented, so refused in any form - even empty - rather than ignored. */
+    private static final List<String> TOOLING = List.of("tools", "tool_choice", "parallel_tool_calls", "functions",
+            "function_call");
+    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content");
+    /** OpenAI's other message fields: defined, but they would change the request, so refused as unsupported. */
+    private static final Set<String> MESSAGE_UNSUPPORTED = Set.of("name", "tool_calls", "tool_call_id", "function_call",
+            "refusal", "audio");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
 
     private final JsonMapper json;
@@ -51,6 +60,9 @@ final class RequestParser {
         }
         requireNeutral(root);
         String model = string(root, "model", true);
+        if (!ModelIds.valid(model)) {
+            throw ApiException.invalid("model", "'model' is not a valid model id: " + ModelIds.problem());
+        }
         String prompt = null;
         int[] promptTokens = null;
         List<ChatMessage> messages = null;
@@ -135,7 +147,7 @@ final class RequestParser {
         try {
             root = json.readTree(text);
         } catch (JacksonException e) {
-            throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+            throw JsonProblems.toApi(e);
         }
         if (root == null || !root.isObject()) {
             throw ApiException.invalid(null, "the request body must be a JSON object");
@@ -168,17 +180,19 @@ final class RequestParser {
         if (bestOf != null && !bestOf.isNull() && !(bestOf.isIntegralNumber() && bestOf.longValue() == 1)) {
             throw ApiException.invalid("best_of", "best_of is not supported (only 1)");
         }
-        for (String f : List.of("suffix", "top_logprobs", "tool_choice", "service_tier")) {
+        for (String f : List.of("suffix", "top_logprobs", "service_tier")) {
             JsonNode v = root.get(f);
-            if (v != null && !v.isNull() && !(f.equals("tool_choice") && v.isString() && v.stringValue().equals("none"))
-                    && !(f.equals("service_tier") && v.isString() && (v.stringValue().equals("auto")
+            if (v != null && !v.isNull() && !(f.equals("service_tier") && v.isString() && (v.stringValue().equals("auto")
                     || v.stringValue().equals("default")))) {
                 throw ApiException.invalid(f, f + " is not supported");
             }
         }
-        JsonNode tools = root.get("tools");
-        if (tools != null && !tools.isNull() && !(tools.isArray() && tools.isEmpty())) {
-            throw ApiException.invalid("tools", "tools are not supported by this model");
+        for (String f : TOOLING) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull()) {
+                throw ApiException.invalid(f, f + " is not supported: this model has no tool or function calling; "
+                        + "leave '" + f + "' out of the request");
+            }
         }
         JsonNode format = root.get("response_format");
         if (format != null && !format.isNull()
@@ -200,6 +214,15 @@ final class RequestParser {
             String where = "messages[" + i + "]";
             if (!m.isObject()) {
                 throw ApiException.invalid(where, where + " must be an object");
+            }
+            for (String name : m.propertyNames()) {
+                if (MESSAGE_UNSUPPORTED.contains(name) && !m.get(name).isNull()) {
+                    throw ApiException.invalid(where + "." + name, where + "." + name + " is not supported");
+                }
+                if (!MESSAGE_FIELDS.contains(name) && !MESSAGE_UNSUPPORTED.contains(name)) {
+                    throw ApiException.invalid(where + "." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: " + where + "." + name);
+                }
             }
             JsonNode role = m.get("role");
             if (role == null || !role.isString() || !ROLES.contains(role.stringValue())) {
@@ -223,6 +246,12 @@ final class RequestParser {
                 JsonNode part = c.get(j);
                 if (!part.isObject() || !"text".equals(part.path("type").asString("")) || !part.path("text").isString()) {
                     throw ApiException.invalid(where + "[" + j + "]", "only text content parts ({\"type\":\"text\",\"text\":...}) are supported");
+                }
+                for (String name : part.propertyNames()) {
+                    if (!name.equals("type") && !name.equals("text")) {
+                        throw ApiException.invalid(where + "[" + j + "]." + name, "unknown_parameter",
+                                "Unrecognized request argument supplied: " + where + "[" + j + "]." + name);
+                    }
                 }
                 sb.append(part.get("text").stringValue());
             }

@@ -30,12 +30,22 @@ sealed interface ModelSource {
                 throw new IllegalStateException("pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) = "
                         + m.tokenizer() + " is not a readable file");
             }
-            return new Local(m.path(), m.tokenizer(), idOf(m.id(), m.path()));
+            return new Local(m.path(), m.tokenizer(), checkedId(idOf(m.id(), m.path())));
         }
         if (m.name() != null && !m.name().isBlank()) {
-            return new Named(m.name(), m.id() == null || m.id().isBlank() ? m.name() : m.id());
+            return new Named(m.name(), checkedId(m.id() == null || m.id().isBlank() ? m.name() : m.id()));
         }
         return new None();
+    }
+
+    /** Refuses to start with an id clients could not send back (or one that would garble logs). */
+    private static String checkedId(String id) {
+        if (!ModelIds.valid(id)) {
+            throw new IllegalStateException("pagewarden.model.id (PAGEWARDEN_MODEL_ID): '" + id.replaceAll("\\p{Cntrl}", "?")
+                    + "' is not a valid model id: " + ModelIds.problem()
+                    + " (set pagewarden.model.id when the file name does not qualify)");
+        }
+        return id;
     }
 
     /** The API id: configured, else the file name without its extension. */

@@ -28,8 +28,9 @@ public final class ApiException extends RuntimeException {
         return new ApiException(HttpStatus.BAD_REQUEST, "invalid_request_error", code, param, message, null);
     }
 
-    public static ApiException contextLengthExceeded(String message) {
-        return new ApiException(HttpStatus.BAD_REQUEST, "invalid_request_error", "context_length_exceeded", "messages",
+    /** {@code param}: the field holding the prompt ({@code prompt} or {@code messages}). */
+    public static ApiException contextLengthExceeded(String param, String message) {
+        return new ApiException(HttpStatus.BAD_REQUEST, "invalid_request_error", "context_length_exceeded", param,
                 message, null);
     }
 

@@ -13,22 +13,28 @@ import java.util.regex.Pattern;
 
 /**
  * Gives every HTTP exchange an id, returned as {@code X-Request-Id} on every response (errors
- * included) and written in every platform log line about the request. A caller's own
- * {@code X-Request-Id} is kept when it is a reasonable token, so ids can be followed across systems.
+ * included) and written in every platform log line about the request. The id is always minted
+ * here: a caller's {@code X-Request-Id} could copy another request's id and make logs and support
+ * cases point at the wrong request, so it is only echoed back, as {@code X-Client-Request-Id} (when
+ * it is a reasonable token), for the caller's own correlation.
  */
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE)
 public class RequestIds implements WebFilter {
     public static final String HEADER = "X-Request-Id";
+    public static final String CLIENT_HEADER = "X-Client-Request-Id";
     private static final String ATTRIBUTE = RequestIds.class.getName();
     private static final Pattern ACCEPTABLE = Pattern.compile("[A-Za-z0-9._:-]{8,128}");
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         String incoming = exchange.getRequest().getHeaders().getFirst(HEADER);
-        String id = incoming != null && ACCEPTABLE.matcher(incoming).matches() ? incoming : newId();
+        String id = newId();
         exchange.getAttributes().put(ATTRIBUTE, id);
         exchange.getResponse().getHeaders().set(HEADER, id);
+        if (incoming != null && ACCEPTABLE.matcher(incoming).matches()) {
+            exchange.getResponse().getHeaders().set(CLIENT_HEADER, incoming);
+        }
         return chain.filter(exchange);
     }
 

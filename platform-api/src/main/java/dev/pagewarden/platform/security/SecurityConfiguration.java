@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.security;
 
+import dev.pagewarden.adminui.audit.ApiCallAudit;
 import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
@@ -56,7 +57,8 @@ class SecurityConfiguration {
 
     @Bean
     @Order(2)
-    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors, AdminSecurity ui) {
+    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors, AdminSecurity ui,
+                                    ApiCallAudit calls) {
         ReactiveAuthenticationManager manager = auth -> token.matches(((PresentedKey) auth).key())
                 ? Mono.just(new UsernamePasswordAuthenticationToken("admin-token", "",
                 AuthorityUtils.createAuthorityList(ADMIN_ROLES)))
@@ -68,7 +70,9 @@ class SecurityConfiguration {
                 .securityContextRepository(new WebSessionServerSecurityContextRepository())
                 .csrf(c -> c.requireCsrfProtectionMatcher(AdminApiCsrf::required).csrfTokenRequestHandler(ui.csrfHandler()))
                 .authorizeExchange(AdminSecurity::apiRules)
-                .addFilterAfter(ui.apiAudit(), SecurityWebFiltersOrder.AUTHORIZATION)
+                // outermost, so that refusals by the filters below (401, 403, CSRF) are recorded too
+                .addFilterAt(calls.recorder(), SecurityWebFiltersOrder.FIRST)
+                .addFilterAfter(calls.actor(), SecurityWebFiltersOrder.AUTHENTICATION)
                 .build();
     }
 

@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.tenant;
 
+import dev.pagewarden.adminui.input.StoredText;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
@@ -28,6 +29,7 @@ public class TenantService {
     private static final Logger LOG = LoggerFactory.getLogger(TenantService.class);
     private static final Duration AUTH_CACHE = Duration.ofSeconds(30);
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final int MAX_NAME = 200;
 
     private final TenantRepository tenants;
     private final ApiKeyRepository keys;
@@ -53,14 +55,9 @@ public class TenantService {
 
     @Transactional
     public Tenant create(String displayName) {
-        if (displayName == null || displayName.isBlank()) {
-            throw new IllegalArgumentException("name must be a non-empty string");
-        }
-        if (displayName.length() > 200) {
-            throw new IllegalArgumentException("name must be at most 200 characters");
-        }
+        String name = StoredText.requireLine("name", displayName, MAX_NAME);
         String id = "t_" + Long.toString(RANDOM.nextLong() >>> 1, 36);
-        return tenants.save(new Tenant(id, displayName.strip(), clock.instant()));
+        return tenants.save(new Tenant(id, name, clock.instant()));
     }
 
     @Transactional(readOnly = true)
@@ -74,7 +71,8 @@ public class TenantService {
     }
 
     @Transactional
-    public IssuedKey issueKey(String tenantId, String name) {
+    public IssuedKey issueKey(String tenantId, String keyName) {
+        String name = StoredText.line("name", keyName, MAX_NAME);
         get(tenantId);
         ApiKeySecrets.Issued issued = ApiKeySecrets.issue();
         keys.save(new ApiKey(tenantId, issued.prefix(), issued.salt(), issued.hash(), name, clock.instant()));

@@ -190,9 +190,13 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             hook.stop(0);
         }
 
-        // restore: the tenant API serves the model again
+        // restore is an admin's call (a responder may only take the model down): then the tenant API serves it again
         responder.get("/admin/incidents/" + id);
-        responder.post("/admin/incidents/" + id + "/model-public");
+        assertThat(responder.post("/admin/incidents/" + id + "/model-public").getStatus().value()).isEqualTo(403);
+        users.create("admin1", PASSWORD, AdminRole.ADMIN, "test");
+        UiSession admin = new UiSession(baseUrl()).login("admin1", PASSWORD);
+        admin.get("/admin/incidents/" + id);
+        admin.post("/admin/incidents/" + id + "/model-public");
         as(affectedKey).post().uri("/v1/completions").contentType(MediaType.APPLICATION_JSON)
                 .bodyValue(Map.of("model", MODEL, "prompt", "Once", "max_tokens", 2)).exchange().expectStatus().isOk();
         assertThat(labTenants).containsValue(affectedTenant);
