@@ -193,6 +193,26 @@ class InputValidationTest extends PlatformTest {
     }
 
     @Test
+    void controlCharactersInPathIdsAreA4xxNeverA500() throws Exception {
+        String key = newTenant("path-ids")[1];
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        for (String[] call : new String[][]{{"GET", "/admin/api/tenants/t_%00x", ADMIN_TOKEN},
+                {"GET", "/admin/api/tenants/t_%00x/keys", ADMIN_TOKEN},
+                {"DELETE", "/admin/api/tenants/t_x/keys/pw_%00", ADMIN_TOKEN},
+                {"PUT", "/admin/api/tenants/t_%01x/limits", ADMIN_TOKEN},
+                {"GET", "/v1/audit/requests/%00", key}, {"GET", "/v1/models/a%00b", key}}) {
+            HttpRequest.BodyPublisher body = call[0].equals("PUT") ? HttpRequest.BodyPublishers.ofString("{}")
+                    : HttpRequest.BodyPublishers.noBody();
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(baseUrl() + call[1]))
+                    .timeout(Duration.ofSeconds(30)).header("Authorization", "Bearer " + call[2])
+                    .header("Content-Type", "application/json").method(call[0], body).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(call[0] + " " + call[1] + ": " + r.body()).isBetween(400, 404);
+            assertThat(JSON.readTree(r.body()).get("error").get("message").asString()).as(call[1]).isNotBlank();
+        }
+    }
+
+    @Test
     void callersRequestIdIsEchoedSeparatelyNeverAdoptedAsOurs() {
         String key = newTenant("ids")[1];
         String other = as(key).get().uri("/v1/models").exchange().expectStatus().isOk()
