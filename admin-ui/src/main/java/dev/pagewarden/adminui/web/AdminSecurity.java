@@ -3,10 +3,10 @@ package dev.pagewarden.adminui.web;
 import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminUserService;
 import org.springframework.http.HttpMethod;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
-import org.springframework.security.authentication.UserDetailsRepositoryReactiveAuthenticationManager;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.context.ReactiveSecurityContextHolder;
 import org.springframework.security.core.context.SecurityContext;
@@ -26,13 +26,13 @@ import java.security.SecureRandom;
  */
 @Component
 public class AdminSecurity {
-    private final AdminUserService users;
+    private final AdminLogin login;
     private final AdminAuditLog audit;
     private final AdminUiProperties properties;
     private final XorServerCsrfTokenRequestAttributeHandler csrf = new XorServerCsrfTokenRequestAttributeHandler();
 
     AdminSecurity(AdminUserService users, AdminAuditLog audit, AdminUiProperties properties) {
-        this.users = users;
+        this.login = new AdminLogin(users, users.passwordEncoder());
         this.audit = audit;
         this.properties = properties;
         try {
@@ -44,11 +44,12 @@ public class AdminSecurity {
         }
     }
 
+    /** Attribute on a login POST the throttle refused: seconds until the next attempt is heard. */
+    public static final String LOGIN_THROTTLED = AdminSecurity.class.getName() + ".loginThrottled";
+
+    /** Checks admin users' passwords in constant work per attempt (see {@link AdminLogin}); one instance, built at start. */
     public ReactiveAuthenticationManager loginManager() {
-        var manager = new UserDetailsRepositoryReactiveAuthenticationManager(
-                name -> Blocking.call(() -> users.loadUser(name)).flatMap(Mono::justOrEmpty));
-        manager.setPasswordEncoder(users.passwordEncoder());
-        return manager;
+        return login;
     }
 
     /**
