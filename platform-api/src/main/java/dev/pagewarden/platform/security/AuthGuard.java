@@ -81,20 +81,28 @@ class AuthGuard {
         if (!decision.allowed()) {
             // this attempt is one too many: refused unchecked, and the lockout recorded
             count(kind, "locked_out");
-            return Blocking.run(() -> decision.lockedNow().forEach(key -> {
-                        LOG.warn("{} locked out for {} s: {} {} ({})", kind, TooManyAttemptsException.seconds(decision.retryAfter()),
-                                key.scope().name().toLowerCase(Locale.ROOT), key.value(), details);
-                        audit.record("system", kind + ".lockout", key.scope().name().toLowerCase(Locale.ROOT) + " " + key.value(),
-                                "locked for " + TooManyAttemptsException.seconds(decision.retryAfter()) + " s after too many failures; "
-                                        + "last attempt " + details);
+            long seconds = TooManyAttemptsException.seconds(decision.retryAfter());
+            return record(() -> decision.lockedNow().forEach(key -> {
+                        String locked = key.scope().name().toLowerCase(Locale.ROOT) + " " + key.value();
+                        LOG.warn("{} locked out for {} s: {} ({})", kind, seconds, locked, details);
+                        audit.record("system", kind + ".lockout", locked,
+                                "locked for " + seconds + " s after too many failures; last attempt " + details);
                     }))
                     .then(Mono.error(new TooManyAttemptsException(decision.retryAfter())));
         }
         return check.doOnNext(ok -> throttle.succeeded(keys))
                 .onErrorResume(AuthenticationException.class, e -> {
                     count(kind, "failed");
-                    return Blocking.run(() -> audit.record("anonymous", kind + ".failure", target, details)).then(Mono.error(e));
+                    return record(() -> audit.record("anonymous", kind + ".failure", target, details)).then(Mono.error(e));
                 });
+    }
+
+    /** An audit write that cannot change the answer: the attempt stays refused even when the database is away. */
+    private static Mono<Void> record(Runnable write) {
+        return Blocking.run(write).onErrorResume(e -> {
+            LOG.warn("could not record a refused attempt in the admin audit: {}", e.toString());
+            return Mono.empty();
+        });
     }
 
     private void count(String kind, String outcome) {
