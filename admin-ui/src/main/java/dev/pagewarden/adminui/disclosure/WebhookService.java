@@ -10,9 +10,6 @@ import org.springframework.stereotype.Service;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -28,10 +25,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * Tenant webhooks: a tenant registers an HTTPS (or, for tests and local setups, HTTP) URL and gets a
- * per-tenant secret once. Each notice is POSTed as JSON with {@code X-Pagewarden-Signature:
+ * Tenant webhooks: a tenant registers an HTTPS URL (plain HTTP and private addresses only where the
+ * operator allows them, see {@link WebhookTargets}) and gets a per-tenant secret once. Each notice is POSTed as JSON with {@code X-Pagewarden-Signature:
  * sha256=<hex HMAC-SHA256 of the body with the secret>}; non-2xx or no answer is retried with
- * doubling back-off up to {@code pagewarden.admin.webhook-attempts}; each delivery's status is kept.
+ * doubling back-off up to {@code pagewarden.admin.webhook-attempts}; a refused target or a redirect
+ * fails at once. Each delivery's status is kept. Sending goes through {@link WebhookClient}.
  */
 @Service
 public class WebhookService implements AutoCloseable {
@@ -41,26 +39,22 @@ public class WebhookService implements AutoCloseable {
     private final JdbcClient jdbc;
     private final AdminUiProperties properties;
     private final Clock clock;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final WebhookProperties webhooks;
+    private final WebhookClient client;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
 
-    WebhookService(JdbcClient jdbc, AdminUiProperties properties, Clock clock) {
+    WebhookService(JdbcClient jdbc, AdminUiProperties properties, WebhookProperties webhooks, WebhookClient client,
+                   Clock clock) {
         this.jdbc = jdbc;
         this.properties = properties;
+        this.webhooks = webhooks;
+        this.client = client;
         this.clock = clock;
     }
 
     /** Registers (or replaces) the tenant's webhook; returns the new signing secret, shown once. */
     public String register(String tenantId, String url) {
-        URI uri;
-        try {
-            uri = URI.create(url == null ? "" : url.strip());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("'url' is not a valid URL: " + e.getMessage());
-        }
-        if (uri.getScheme() == null || !List.of("https", "http").contains(uri.getScheme()) || uri.getHost() == null) {
-            throw new IllegalArgumentException("'url' must be an absolute http(s) URL");
-        }
+        URI uri = WebhookTargets.checkUrl(url, webhooks.allowHttp(), webhooks.allowPrivateAddresses());
         byte[] random = new byte[32];
         new SecureRandom().nextBytes(random);
         String secret = "whsec_" + HexFormat.of().formatHex(random);
@@ -110,26 +104,15 @@ public class WebhookService implements AutoCloseable {
     private void send(long delivery, String url, String secret, String body) {
         Duration backoff = properties.webhookBackoff();
         for (int attempt = 1; attempt <= properties.webhookAttempts(); attempt++) {
-            Integer status = null;
-            String error = null;
-            try {
-                HttpRequest request = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
-                        .header("Content-Type", "application/json")
-                        .header(SIGNATURE_HEADER, "sha256=" + sign(secret, body))
-                        .header("X-Pagewarden-Delivery", String.valueOf(delivery))
-                        .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)).build();
-                status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
-                if (status / 100 != 2) {
-                    error = "HTTP " + status;
-                }
-            } catch (java.io.IOException e) {
-                error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            WebhookClient.Outcome outcome = client.post(url, Map.of(SIGNATURE_HEADER, "sha256=" + sign(secret, body),
+                    "X-Pagewarden-Delivery", String.valueOf(delivery)), body);
+            if (Thread.currentThread().isInterrupted()) {
                 return;
             }
-            boolean done = error == null;
-            boolean last = attempt == properties.webhookAttempts();
+            Integer status = outcome.status();
+            String error = outcome.error();
+            boolean done = outcome.delivered();
+            boolean last = attempt == properties.webhookAttempts() || outcome.permanent();
             jdbc.sql("""
                     UPDATE webhook_deliveries SET attempts = :a, last_attempt_at = :now, last_status = :s, last_error = :e,
                       status = :st WHERE id = :id""")
@@ -139,15 +122,16 @@ public class WebhookService implements AutoCloseable {
                 return;
             }
             LOG.warn("webhook delivery {} to {} failed (attempt {}): {}", delivery, url, attempt, error);
-            if (!last) {
-                try {
-                    Thread.sleep(backoff);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-                backoff = backoff.multipliedBy(2);
+            if (last) {
+                return;
             }
+            try {
+                Thread.sleep(backoff);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            backoff = backoff.multipliedBy(2);
         }
     }
 

@@ -2,11 +2,10 @@ package dev.pagewarden.adminui.web;
 
 import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminUserService;
 import org.springframework.http.HttpMethod;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
-import org.springframework.security.authentication.UserDetailsRepositoryReactiveAuthenticationManager;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.web.server.csrf.ServerCsrfTokenRequestHandler;
 import org.springframework.security.web.server.csrf.XorServerCsrfTokenRequestAttributeHandler;
@@ -27,14 +26,12 @@ public class AdminSecurity {
     /** Taking a model private fails closed, so a responder may do it during an incident; making it public again is an admin's call. */
     public static final String MODEL_TAKE_DOWN_ROLE = "RESPONDER";
     public static final String MODEL_RESTORE_ROLE = "ADMIN";
-    private final AdminUserService users;
-    private final AdminAuditLog audit;
+    private final AdminLogin login;
     private final AdminUiProperties properties;
     private final XorServerCsrfTokenRequestAttributeHandler csrf = new XorServerCsrfTokenRequestAttributeHandler();
 
-    AdminSecurity(AdminUserService users, AdminAuditLog audit, AdminUiProperties properties) {
-        this.users = users;
-        this.audit = audit;
+    AdminSecurity(AdminUserService users, AdminUiProperties properties) {
+        this.login = new AdminLogin(users, users.passwordEncoder());
         this.properties = properties;
         try {
             SecureRandom random = SecureRandom.getInstance("DRBG");
@@ -45,11 +42,12 @@ public class AdminSecurity {
         }
     }
 
+    /** Attribute on a login POST the throttle refused: seconds until the next attempt is heard. */
+    public static final String LOGIN_THROTTLED = AdminSecurity.class.getName() + ".loginThrottled";
+
+    /** Checks admin users' passwords in constant work per attempt (see {@link AdminLogin}); one instance, built at start. */
     public ReactiveAuthenticationManager loginManager() {
-        var manager = new UserDetailsRepositoryReactiveAuthenticationManager(
-                name -> Blocking.call(() -> users.loadUser(name)).flatMap(Mono::justOrEmpty));
-        manager.setPasswordEncoder(users.passwordEncoder());
-        return manager;
+        return login;
     }
 
     /**

@@ -51,6 +51,12 @@ public final class ApiException extends RuntimeException {
                 retryAfter);
     }
 
+    /** 429 too_many_attempts: failed credentials locked this account or address out for a while. */
+    public static ApiException tooManyAttempts(String message, Duration retryAfter) {
+        return new ApiException(HttpStatus.TOO_MANY_REQUESTS, "rate_limit_error", "too_many_attempts", null, message,
+                retryAfter);
+    }
+
     /** 503 with a code: model_unavailable, overloaded, audit_backpressure, model_not_loaded. */
     public static ApiException unavailable(String code, String message, Duration retryAfter) {
         return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "service_unavailable_error", code, null, message,

@@ -40,8 +40,17 @@ public class AdminToken {
         }
     }
 
+    /** Compares SHA-256 digests, so the time taken depends on neither the token's length nor its content. */
     boolean matches(String presented) {
-        return presented != null && MessageDigest.isEqual(token, presented.getBytes(StandardCharsets.UTF_8));
+        return presented != null && MessageDigest.isEqual(sha256(token), sha256(presented.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static byte[] sha256(byte[] bytes) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("no SHA-256 in this JDK", e);
+        }
     }
 
     /** The generated token, for the start-up banner; null when the operator configured one. */

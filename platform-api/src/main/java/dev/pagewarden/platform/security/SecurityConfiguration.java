@@ -58,11 +58,12 @@ class SecurityConfiguration {
     @Bean
     @Order(2)
     SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors, AdminSecurity ui,
-                                    ApiCallAudit calls) {
-        ReactiveAuthenticationManager manager = auth -> token.matches(((PresentedKey) auth).key())
+                                    ApiCallAudit calls, AuthGuard guard) {
+        // wrong tokens are throttled per client address (429 too_many_attempts)
+        ReactiveAuthenticationManager manager = guard.adminToken(auth -> token.matches(((PresentedKey) auth).key())
                 ? Mono.just(new UsernamePasswordAuthenticationToken("admin-token", "",
                 AuthorityUtils.createAuthorityList(ADMIN_ROLES)))
-                : Mono.error(new BadCredentialsException("bad admin token"));
+                : Mono.error(new BadCredentialsException("bad admin token")));
         return apiChain(http, "/admin/api/**", manager, errors,
                 "Missing admin credentials: send 'Authorization: Bearer <PAGEWARDEN_ADMIN_TOKEN>'",
                 "Incorrect admin token")
@@ -73,25 +74,31 @@ class SecurityConfiguration {
                 // outermost, so that refusals by the filters below (401, 403, CSRF) are recorded too
                 .addFilterAt(calls.recorder(), SecurityWebFiltersOrder.FIRST)
                 .addFilterAfter(calls.actor(), SecurityWebFiltersOrder.AUTHENTICATION)
+                .addFilterBefore(guard.clientAddress(), SecurityWebFiltersOrder.AUTHENTICATION)
                 .build();
     }
 
-    /** The admin UI: form login against admin users in PostgreSQL, session with idle timeout, CSRF, roles. */
+    /**
+     * The admin UI: form login against admin users in PostgreSQL (throttled per account and address:
+     * 429 and the form saying so), session with idle timeout, CSRF, roles.
+     */
     @Bean
     @Order(3)
-    SecurityWebFilterChain adminUi(ServerHttpSecurity http, AdminSecurity ui) {
+    SecurityWebFilterChain adminUi(ServerHttpSecurity http, AdminSecurity ui, AuthGuard guard) {
         return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers("/admin", "/admin/**"))
-                .authenticationManager(ui.loginManager())
+                .authenticationManager(guard.login(ui.loginManager()))
                 .securityContextRepository(new WebSessionServerSecurityContextRepository())
                 .csrf(c -> c.csrfTokenRequestHandler(ui.csrfHandler()))
                 .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
                 .formLogin(f -> f.loginPage("/admin/login")
-                        .authenticationSuccessHandler(new RedirectServerAuthenticationSuccessHandler("/admin")))
+                        .authenticationSuccessHandler(new RedirectServerAuthenticationSuccessHandler("/admin"))
+                        .authenticationFailureHandler(guard.loginFailure()))
                 .logout(l -> l.logoutUrl("/admin/logout")
                         .logoutSuccessHandler(new RedirectServerLogoutSuccessHandler() {{
                             setLogoutSuccessUrl(java.net.URI.create("/admin/login?logout"));
                         }}))
                 .addFilterAt(ui.sessionTimeout(), SecurityWebFiltersOrder.FIRST)
+                .addFilterBefore(guard.clientAddress(), SecurityWebFiltersOrder.FORM_LOGIN)
                 .authorizeExchange(AdminSecurity::uiRules)
                 .build();
     }
@@ -111,8 +118,9 @@ class SecurityConfiguration {
         AuthenticationWebFilter filter = new AuthenticationWebFilter(manager);
         filter.setServerAuthenticationConverter(bearer());
         filter.setSecurityContextRepository(NoOpServerSecurityContextRepository.getInstance());
-        filter.setAuthenticationFailureHandler((exchange, ex) ->
-                errors.write(exchange.getExchange(), ApiException.unauthorized(wrong)));
+        filter.setAuthenticationFailureHandler((exchange, ex) -> errors.write(exchange.getExchange(),
+                ex instanceof TooManyAttemptsException t ? ApiException.tooManyAttempts(t.getMessage(), t.retryAfter())
+                        : ApiException.unauthorized(wrong)));
         return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers(pattern))
                 .csrf(ServerHttpSecurity.CsrfSpec::disable)
                 .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)

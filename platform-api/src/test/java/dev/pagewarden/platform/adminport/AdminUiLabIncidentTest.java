@@ -45,7 +45,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
         "pagewarden.lab.faults=skip-capacity-check,legacy-finished-check,detectors-off",
         "pagewarden.engine.context-window=320", "pagewarden.engine.prefill-pool-tokens=192",
         "pagewarden.engine.decode-pool-tokens=1024", "pagewarden.admin.webhook-backoff=100ms",
-        "pagewarden.admin.lineage-sweep=0s"})
+        "pagewarden.admin.lineage-sweep=0s",
+        // the test's webhook receiver listens on plain http on loopback
+        "pagewarden.webhooks.allow-http=true", "pagewarden.webhooks.allow-private-addresses=true"})
 class AdminUiLabIncidentTest extends PlatformTestBase {
     private static final Path HOME = tempHome();
     static final String PASSWORD = "correct-horse-battery";

@@ -1,0 +1,44 @@
+package dev.pagewarden.adminui;
+
+import dev.pagewarden.adminui.disclosure.WebhookProperties;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The guessing limits and webhook rules an operator gets without setting anything, bound as the application binds them. */
+class SettingsDefaultsTest {
+    private static Binder binder(Map<String, String> values) {
+        return new Binder(new MapConfigurationPropertySource(values));
+    }
+
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        AdminUiProperties.Throttle t = binder(Map.of()).bindOrCreate("pagewarden.admin", AdminUiProperties.class).throttle();
+        assertThat(t.maxFailures()).isEqualTo(5);
+        assertThat(t.addressMaxFailures()).isEqualTo(20);
+        assertThat(t.window()).isEqualTo(Duration.ofMinutes(15));
+        assertThat(t.lockout()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(t.maxLockout()).isEqualTo(Duration.ofHours(1));
+        WebhookProperties w = binder(Map.of()).bindOrCreate("pagewarden.webhooks", WebhookProperties.class);
+        assertThat(w.allowHttp()).isFalse();
+        assertThat(w.allowPrivateAddresses()).isFalse();
+        assertThat(w.connectTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(w.readTimeout()).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void settingsBind() {
+        Binder b = binder(Map.of("pagewarden.admin.throttle.max-failures", "3", "pagewarden.admin.throttle.lockout", "5m",
+                "pagewarden.webhooks.allow-http", "true", "pagewarden.webhooks.allow-private-addresses", "true"));
+        assertThat(b.bindOrCreate("pagewarden.admin", AdminUiProperties.class).throttle().maxFailures()).isEqualTo(3);
+        assertThat(b.bindOrCreate("pagewarden.admin", AdminUiProperties.class).throttle().lockout()).isEqualTo(Duration.ofMinutes(5));
+        WebhookProperties w = b.bindOrCreate("pagewarden.webhooks", WebhookProperties.class);
+        assertThat(w.allowHttp()).isTrue();
+        assertThat(w.allowPrivateAddresses()).isTrue();
+    }
+}
