@@ -185,7 +185,8 @@ public final class DecodeWorker implements Runnable {
      * Ends the lineage of a request's reads, before its pages are released or quarantined (so its
      * RELEASE follows): for each page epoch read (entry i is page i), the final range [0, n) - every
      * slot its steps attended to there, its own step's slot included, through the last step that
-     * passed the read check - as one READ_FINAL event; the receipt claims these ranges. Once.
+     * passed the read check - as one READ_FINAL event, after the WRITE events of every slot it covers;
+     * the receipt claims these ranges. Once.
      */
     private void finishReads(Sequence seq) {
         if (seq.readsFinal()) {
@@ -193,6 +194,9 @@ public final class DecodeWorker implements Runnable {
         }
         int pt = pool.layout().pageTokens();
         List<PageEpochRead> first = seq.reads();
+        if (!first.isEmpty()) {
+            pool.reportWrites(seq.id(), seq.decodePages()); // decode writes are coalesced per page until now
+        }
         List<PageEpochRead> finals = new ArrayList<>(first.size());
         for (int i = 0; i < first.size(); i++) {
             PageEpochRead r = first.get(i);
