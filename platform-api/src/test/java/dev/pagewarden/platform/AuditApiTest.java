@@ -1,5 +1,6 @@
 package dev.pagewarden.platform;
 
+import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.receipt.ReceiptVerifier;
@@ -7,6 +8,7 @@ import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.MediaType;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +49,71 @@ class AuditApiTest extends PlatformTest {
         Map<String, String> keys = (Map<String, String>) published.get("keys");
         Receipt receipt = Receipt.fromCompact((String) completion.get("pagewarden_receipt"));
         assertThat(ReceiptVerifier.verifySignature(receipt, ReceiptKeys.parsePublished(keys))).isTrue();
+    }
+
+    /**
+     * A request whose prompt and generation span several KV pages: the lineage view lists every page
+     * epoch the receipt claims, each with the slots read there by the end - expected from the token
+     * counts and the page size alone - written by the request itself, and the verification counts agree.
+     */
+    @Test
+    void multiPageRequestListsEveryPageEpochWithItsFinalSlotRange() throws Exception {
+        String[] tenant = newTenant("pages");
+        Map<?, ?> completion = as(tenant[1]).post().uri("/v1/completions").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("model", MODEL, "prompt", "Once upon a time there was a little girl named Lily",
+                        "max_tokens", 70, "temperature", 0))
+                .exchange().expectStatus().isOk().expectBody(Map.class).returnResult().getResponseBody();
+        String id = (String) completion.get("id");
+        Map<?, ?> usage = (Map<?, ?>) completion.get("usage");
+        int promptTokens = ((Number) usage.get("prompt_tokens")).intValue();
+        int completionTokens = ((Number) usage.get("completion_tokens")).intValue();
+        String finish = (String) ((Map<?, ?>) ((List<?>) completion.get("choices")).getFirst()).get("finish_reason");
+        int pageTokens = Integer.parseInt(env.getProperty("pagewarden.engine.page-tokens", "16"));
+        // each decode step feeds the last token and attends to every position up to its own; the last
+        // generated token is never fed back, unless the step that sampled an end-of-text token ended it
+        assertThat(finish).isIn("length", "stop");
+        int positions = promptTokens + completionTokens - 1 + (finish.equals("stop") ? 1 : 0);
+        List<Integer> expected = new ArrayList<>();
+        for (int left = positions; left > 0; left -= pageTokens) {
+            expected.add(Math.min(pageTokens, left));
+        }
+        assertThat(expected).as("the request spans several pages").hasSizeGreaterThanOrEqualTo(3);
+
+        Receipt receipt = Receipt.fromCompact((String) completion.get("pagewarden_receipt"));
+        assertThat(receipt.body().version()).isEqualTo(2);
+        assertThat(receipt.body().nodeId()).isNotBlank();
+        assertThat(receipt.body().replicaId()).isNotBlank();
+        assertThat(receipt.body().reads()).extracting(PageEpochRead::slots).isEqualTo(expected);
+
+        Map<?, ?> audit = awaitVerified(tenant[1], id);
+        long requestId = ((Number) audit.get("request_id")).longValue();
+        Map<?, ?> verification = (Map<?, ?>) audit.get("receipt_verification");
+        assertThat(verification.get("detail")).isEqualTo(expected.size() + " page epochs read, " + positions
+                + " slots, every slot written by request " + requestId);
+        Map<?, ?> lineage = (Map<?, ?>) audit.get("lineage");
+        assertThat(lineage.get("isolated")).isEqualTo(true);
+        assertThat(lineage.get("page_epochs")).isEqualTo(expected.size());
+        assertThat(lineage.get("slots")).isEqualTo(positions);
+        List<Map<?, ?>> reads = ((List<?>) lineage.get("reads")).stream().<Map<?, ?>>map(r -> (Map<?, ?>) r).toList();
+        assertThat(reads).extracting(r -> ((Number) r.get("slot_to")).intValue()).isEqualTo(expected);
+        assertThat(reads).extracting(r -> ((Number) r.get("lineage_event_id")).longValue())
+                .isEqualTo(receipt.body().reads().stream().map(PageEpochRead::lineageEventId).toList());
+        assertThat(reads).extracting(r -> List.of(r.get("worker"), ((Number) r.get("page")).intValue(),
+                        ((Number) r.get("epoch")).longValue()))
+                .isEqualTo(receipt.body().reads().stream().map(p -> List.of(p.worker(), p.page(), p.epoch())).toList());
+        for (Map<?, ?> read : reads) {
+            assertThat(read.get("slot_from")).isEqualTo(0);
+            List<Map<?, ?>> writers = ((List<?>) read.get("writers")).stream().<Map<?, ?>>map(w -> (Map<?, ?>) w).toList();
+            int next = 0; // the writer ranges cover the read range, each slot once
+            for (Map<?, ?> w : writers) {
+                assertThat(w.get("slot_from")).isEqualTo(next);
+                next = ((Number) w.get("slot_to")).intValue();
+                assertThat(((Number) w.get("writer_request")).longValue()).isEqualTo(requestId);
+                assertThat(w.get("writer_tenant")).isEqualTo(tenant[0]);
+                assertThat(w.get("kind")).isIn("TRANSFER_IN", "WRITE");
+            }
+            assertThat(next).isEqualTo(read.get("slot_to"));
+        }
     }
 
     /** The receipt is "pending" until the request's lineage events have been shipped; then "ok". */

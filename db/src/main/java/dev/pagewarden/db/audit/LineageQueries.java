@@ -45,7 +45,10 @@ public final class LineageQueries {
         return java.util.Optional.of(requestLineage(requestId));
     }
 
-    /** Every page epoch {@code requestId} read, who wrote each read slot, and the transfers into those pages. */
+    /**
+     * Every page epoch {@code requestId} read (in read order) with the slots it read there by the end of
+     * the request, who wrote each of them, and the transfers into those pages.
+     */
     public RequestLineage requestLineage(long requestId) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             Map<String, List<TransferHop>> hops = new HashMap<>();
@@ -66,21 +69,22 @@ public final class LineageQueries {
                 try (ResultSet rs = ps.executeQuery()) {
                     ReadBuilder current = null;
                     while (rs.next()) {
-                        String worker = rs.getString(1);
-                        int page = rs.getInt(2);
-                        long epoch = rs.getLong(3);
-                        Instant readAt = rs.getTimestamp(6).toInstant();
-                        if (current == null || !current.same(worker, page, epoch, readAt)) {
+                        long event = rs.getLong(1);
+                        if (current == null || current.event != event) {
                             if (current != null) {
                                 reads.add(current.build(hops));
                             }
-                            current = new ReadBuilder(worker, page, epoch, rs.getInt(4), rs.getInt(5), readAt);
+                            current = new ReadBuilder(event, rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+                                    rs.getInt(6), rs.getTimestamp(7).toInstant());
                         }
-                        int slot = rs.getInt(7);
-                        Object kind = rs.getObject(8);
-                        Timestamp writtenAt = rs.getTimestamp(12);
+                        if (rs.getObject(8) == null) {
+                            continue; // a read of no slot: listed, with no writers
+                        }
+                        int slot = rs.getInt(8);
+                        Object kind = rs.getObject(9);
+                        Timestamp writtenAt = rs.getTimestamp(13);
                         current.slot(slot, kind == null ? "NONE" : KindCodes.kind(((Number) kind).intValue()).name(),
-                                rs.getLong(9), rs.getString(10), kind == null ? -1 : rs.getLong(11),
+                                rs.getLong(10), rs.getString(11), kind == null ? -1 : rs.getLong(12),
                                 writtenAt == null ? null : writtenAt.toInstant());
                     }
                     if (current != null) {
@@ -178,23 +182,21 @@ public final class LineageQueries {
 
     /** Groups a read's per-slot writer rows into contiguous ranges with the same writer. */
     private static final class ReadBuilder {
+        private final long event;
         private final String worker;
         private final int page, slotFrom, slotTo;
         private final long epoch;
         private final Instant readAt;
         private final List<SlotWriter> writers = new ArrayList<>();
 
-        ReadBuilder(String worker, int page, long epoch, int slotFrom, int slotTo, Instant readAt) {
+        ReadBuilder(long event, String worker, int page, long epoch, int slotFrom, int slotTo, Instant readAt) {
+            this.event = event;
             this.worker = worker;
             this.page = page;
             this.epoch = epoch;
             this.slotFrom = slotFrom;
             this.slotTo = slotTo;
             this.readAt = readAt;
-        }
-
-        boolean same(String w, int p, long e, Instant t) {
-            return worker.equals(w) && page == p && epoch == e && readAt.equals(t);
         }
 
         void slot(int slot, String kind, long request, String tenant, long epoch, Instant at) {
@@ -211,7 +213,7 @@ public final class LineageQueries {
 
         PageRead build(Map<String, List<TransferHop>> hops) {
             return new PageRead(worker, page, epoch, slotFrom, slotTo, readAt, writers,
-                    hops.getOrDefault(key(worker, page, epoch), List.of()));
+                    hops.getOrDefault(key(worker, page, epoch), List.of()), event);
         }
     }
 }

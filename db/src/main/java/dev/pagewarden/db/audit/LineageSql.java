@@ -1,7 +1,7 @@
 package dev.pagewarden.db.audit;
 
 /**
- * All audit SQL in one place. The heart is {@link #LAST_WRITER}: for one read slot, the last event before
+ * All audit SQL in one place. The heart is {@link #lastWriter}: for one read slot, the last event before
  * the read that put bytes into that slot of that physical page, in any epoch. Pages are not zeroed
  * between owners, so a page's epoch says who may read it, not whose data is in it: in the 2026 bug the
  * reader owned the new epoch and never wrote it, and the data belonged to the previous epoch's writer.
@@ -11,27 +11,72 @@ final class LineageSql {
     private LineageSql() {
     }
 
-    /** Lateral subquery over alias {@code rd} (a BIND_READ row) and {@code s.slot}; served by kv_lineage_writes_by_page. */
-    static final String LAST_WRITER = """
-            SELECT x.kind, x.request_id, x.tenant_id, x.epoch, x.event_time
-              FROM kv_lineage x
-             WHERE x.worker = rd.worker AND x.page = rd.page
-               AND x.kind IN (1, 3, 10)
-               AND x.event_time <= rd.event_time
-               AND (x.event_time, x.event_id) < (rd.event_time, rd.event_id)
-               AND (x.kind = 10 OR (x.slot_from <= s.slot AND s.slot < x.slot_to))
-             ORDER BY x.event_time DESC, x.event_id DESC
+    /**
+     * Lateral subquery over alias {@code rd} and {@code s.slot}: the last write into that slot of that
+     * physical page strictly before the event ({@code time}, {@code id}) of {@code rd}; served by
+     * kv_lineage_writes_by_page.
+     */
+    private static String lastWriter(String time, String id) {
+        return """
+                SELECT x.kind, x.request_id, x.tenant_id, x.epoch, x.event_time
+                  FROM kv_lineage x
+                 WHERE x.worker = rd.worker AND x.page = rd.page
+                   AND x.kind IN (1, 3, 10)
+                   AND x.event_time <= %1$s
+                   AND (x.event_time, x.event_id) < (%1$s, %2$s)
+                   AND (x.kind = 10 OR (x.slot_from <= s.slot AND s.slot < x.slot_to))
+                 ORDER BY x.event_time DESC, x.event_id DESC
+                 LIMIT 1""".formatted(time, id);
+    }
+
+    /** {@link #lastWriter} at a BIND_READ row {@code rd}: whose data a slot held at the first read. */
+    static final String LAST_WRITER = lastWriter("rd.event_time", "rd.event_id");
+
+    /**
+     * The page epochs read, by their BIND_READ (first read) rows {@code b} that match {@code where}, each
+     * with its range and the moment its slots' writers are taken at: with {@code finals} true, the final
+     * range from the reader's READ_FINAL of that page epoch (every slot read by the end of the request;
+     * its writers as of then, which includes the reader's own decode writes), else - and where no
+     * READ_FINAL exists (engines before receipts v2) - the first read's range as of the first read.
+     * Columns: event_id, event_time (first read), worker, page, epoch, request_id, tenant_id, slot_from,
+     * slot_to, seen_time, seen_id.
+     */
+    private static String readsWithRange(String finals, String where) {
+        return """
+                SELECT b.event_id, b.event_time, b.worker, b.page, b.epoch, b.request_id, b.tenant_id, b.slot_from,
+                       coalesce(f.slot_to, b.slot_to) AS slot_to, coalesce(f.event_time, b.event_time) AS seen_time,
+                       coalesce(f.event_id, b.event_id) AS seen_id
+                  FROM kv_lineage b
+                  LEFT JOIN LATERAL (%s) f ON %s
+                 WHERE b.kind = 5 AND %s""".formatted(READ_FINAL_OF_B, finals, where);
+    }
+
+    /** The reader's READ_FINAL of the page epoch of BIND_READ row {@code b}; served by kv_lineage_read_finals. */
+    private static final String READ_FINAL_OF_B = """
+            SELECT f.slot_from, f.slot_to, f.event_time, f.event_id FROM kv_lineage f
+             WHERE f.kind = 11 AND f.request_id = b.request_id AND f.worker = b.worker AND f.page = b.page
+               AND f.epoch = b.epoch
+             ORDER BY f.event_time DESC, f.event_id DESC
              LIMIT 1""";
 
-    /** Request lineage, one row per (page read, slot): who last wrote that slot before the read. Param: request id. */
-    static final String REQUEST_READS = """
-            SELECT rd.worker, rd.page, rd.epoch, rd.slot_from, rd.slot_to, rd.event_time, s.slot,
-                   w.kind, w.request_id, w.tenant_id, w.epoch, w.event_time
-              FROM kv_lineage rd
-             CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
-              LEFT JOIN LATERAL (%s) w ON true
-             WHERE rd.request_id = ? AND rd.kind = 5
-             ORDER BY rd.event_time, rd.event_id, s.slot""".formatted(LAST_WRITER);
+    /**
+     * One row per (page epoch read, slot) - and one row with slot NULL for a read of no slot - with who
+     * last wrote that slot (see {@link #readsWithRange}), in read order. Columns: event_id, worker, page,
+     * epoch, slot_from, slot_to, event_time, slot, then the writer's kind, request_id, tenant_id, epoch,
+     * event_time (all NULL: never written).
+     */
+    private static String slotWriters(String reads) {
+        return """
+                SELECT rd.event_id, rd.worker, rd.page, rd.epoch, rd.slot_from, rd.slot_to, rd.event_time, s.slot,
+                       w.kind, w.request_id, w.tenant_id, w.epoch, w.event_time
+                  FROM (%s) rd
+                  LEFT JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot) ON true
+                  LEFT JOIN LATERAL (%s) w ON s.slot IS NOT NULL
+                 ORDER BY rd.event_time, rd.event_id, s.slot""".formatted(reads, lastWriter("rd.seen_time", "rd.seen_id"));
+    }
+
+    /** Request lineage: every page epoch the request read, final range, who wrote each slot (see {@link #slotWriters}). Param: request id. */
+    static final String REQUEST_READS = slotWriters(readsWithRange("true", "b.request_id = ?"));
 
     /**
      * Transfer chain into the page epochs a request read: each TRANSFER_IN on such a page epoch, with the
@@ -101,32 +146,32 @@ final class LineageSql {
 
     /**
      * Receipt audit, step 1: the BIND_READ events a receipt names (by event id), each with the id of
-     * its reader's RELEASE of that page epoch if that has arrived. Param: bigint[] of event ids.
+     * its reader's RELEASE of that page epoch if that has arrived, and the range of its READ_FINAL of
+     * it if that has. Param: bigint[] of event ids.
      */
     static final String RECEIPT_BINDS = """
-            SELECT rd.event_id, rd.kind, rd.worker, rd.page, rd.epoch, rd.request_id, rd.tenant_id, rd.slot_from,
-                   rd.slot_to, rel.event_id
-              FROM kv_lineage rd
+            SELECT b.event_id, b.kind, b.worker, b.page, b.epoch, b.request_id, b.tenant_id, b.slot_from,
+                   b.slot_to, rel.event_id, f.slot_from, f.slot_to
+              FROM kv_lineage b
               LEFT JOIN LATERAL (
                     SELECT r.event_id FROM kv_lineage r
-                     WHERE r.request_id = rd.request_id AND r.kind = 6 AND r.worker = rd.worker
-                       AND r.page = rd.page AND r.epoch = rd.epoch
+                     WHERE r.request_id = b.request_id AND r.kind = 6 AND r.worker = b.worker
+                       AND r.page = b.page AND r.epoch = b.epoch
                      LIMIT 1) rel ON true
-             WHERE rd.event_id = ANY (?)""";
+              LEFT JOIN LATERAL (%s) f ON true
+             WHERE b.event_id = ANY (?)""".formatted(READ_FINAL_OF_B);
 
     /** Receipt audit: BIND_READ rows of a request from the same engine start (id prefix), to catch reads a receipt left out. Params: request id, prefix. */
     static final String RECEIPT_ALL_BINDS = """
             SELECT event_id FROM kv_lineage
              WHERE request_id = ? AND kind = 5 AND (event_id >> 40) = ?""";
 
-    /** Receipt audit, step 2: who last wrote each slot the named BIND_READs read (as REQUEST_READS). Param: bigint[] of event ids. */
-    static final String RECEIPT_READS = """
-            SELECT rd.event_id, rd.worker, rd.page, rd.epoch, s.slot, w.kind, w.request_id, w.tenant_id, w.epoch
-              FROM kv_lineage rd
-             CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
-              LEFT JOIN LATERAL (%s) w ON true
-             WHERE rd.event_id = ANY (?) AND rd.kind = 5
-             ORDER BY rd.event_time, rd.event_id, s.slot""".formatted(LAST_WRITER);
+    /**
+     * Receipt audit, step 2: who last wrote each slot the named BIND_READs read (see {@link #slotWriters});
+     * params: boolean (true: final ranges, version 2 receipts; false: first-read ranges, version 1), bigint[]
+     * of event ids.
+     */
+    static final String RECEIPT_READS = slotWriters(readsWithRange("?", "b.event_id = ANY (?)"));
 
     /**
      * Receipt audit, step 3: writes by another request into a read page epoch after the read and

@@ -27,17 +27,20 @@ import java.util.function.Supplier;
  * <ol>
  * <li>Signature: digest and Ed25519 signature against the platform's public keys; invalid -> MISMATCH.</li>
  * <li>Completeness (PENDING): the receipt names, per page epoch read, the id of the BIND_READ event
- * that recorded the read. The engine emits that event, and then the reader's RELEASE of the page epoch,
- * before it finishes the request and signs the receipt; the journal ships events in the order they were
- * emitted, and every write into a slot happened (and was emitted) before the read of it. So once every
- * named BIND_READ and the RELEASE of every read page epoch are in the database, every event the verdict
- * depends on is too. Until then: PENDING (never OK). A receipt with no reads has nothing to wait for.</li>
+ * that recorded the first read. The engine emits that event, later the READ_FINAL with the final range,
+ * and then the reader's RELEASE of the page epoch, before it finishes the request and signs the receipt;
+ * the journal ships events in the order they were emitted, and every write into a slot happened (and was
+ * emitted) before the read of it. So once every named BIND_READ and the RELEASE of every read page epoch
+ * are in the database, every event the verdict depends on is too. Until then: PENDING (never OK). A
+ * receipt with no reads has nothing to wait for.</li>
  * <li>Match: each named event is a BIND_READ of this request and tenant on the receipt's (worker, page,
- * epoch, slots), in the receipt's order, and the database holds no other BIND_READ of the request from
- * the same engine start (event id prefix); otherwise MISMATCH.</li>
- * <li>Isolation: every slot read was last written (WRITE / TRANSFER_IN, any epoch) by this request, and
- * no other request wrote into a read page epoch between the read and the release. Otherwise VIOLATION,
- * naming each foreign (or missing: never written, scrubbed) writer.</li>
+ * epoch), in the receipt's order; the read's slots are the final range of the request's READ_FINAL of
+ * that page epoch (version 2) or the BIND_READ's own range (version 1); and the database holds no other
+ * BIND_READ of the request from the same engine start (event id prefix). Otherwise MISMATCH.</li>
+ * <li>Isolation: every slot read was last written (WRITE / TRANSFER_IN, any epoch) by this request -
+ * as of the end of the reading for version 2 (so the request's own decode writes count), as of the
+ * first read for version 1 - and no other request wrote into a read page epoch between the first read
+ * and the release. Otherwise VIOLATION, naming each foreign (or missing: never written, scrubbed) writer.</li>
  * </ol>
  */
 public final class ReceiptAudit {
@@ -95,10 +98,11 @@ public final class ReceiptAudit {
                 return Verdict.of(Status.MISMATCH, "receipt names no or duplicate lineage event for read " + reads.get(i));
             }
         }
+        boolean finals = receipt.body().version() >= 2;
         try (Connection c = dataSource.getConnection()) {
             Array idArray = c.createArrayOf("bigint", ids);
             record Bind(long kind, String worker, int page, long epoch, long request, String tenant, int from, int to,
-                        boolean released) {
+                        boolean released, Integer finalFrom, Integer finalTo) {
             }
             Map<Long, Bind> binds = new HashMap<>();
             try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_BINDS)) {
@@ -106,7 +110,8 @@ public final class ReceiptAudit {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         binds.put(rs.getLong(1), new Bind(rs.getInt(2), rs.getString(3), rs.getInt(4), rs.getLong(5),
-                                rs.getLong(6), rs.getString(7), rs.getInt(8), rs.getInt(9), rs.getObject(10) != null));
+                                rs.getLong(6), rs.getString(7), rs.getInt(8), rs.getInt(9), rs.getObject(10) != null,
+                                (Integer) rs.getObject(11), (Integer) rs.getObject(12)));
                     }
                 }
             }
@@ -120,11 +125,22 @@ public final class ReceiptAudit {
                 }
                 if (b.kind() != KindCodes.BIND_READ || b.request() != request
                         || !Objects.equals(b.tenant(), receipt.body().tenant()) || !b.worker().equals(r.worker())
-                        || b.page() != r.page() || b.epoch() != r.epoch() || b.from() != 0 || b.to() != r.slots()) {
+                        || b.page() != r.page() || b.epoch() != r.epoch() || b.from() != 0) {
                     return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " does not match lineage event " + b);
                 }
                 if (!b.released()) {
                     unreleased++;
+                }
+                if (finals && !b.released()) {
+                    continue; // the final range arrives just before the RELEASE
+                }
+                boolean rangeMatches = finals
+                        ? b.finalTo() != null && b.finalFrom() == 0 && b.finalTo() == r.slots() && b.to() <= r.slots()
+                        : b.to() == r.slots();
+                if (!rangeMatches) {
+                    return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " claims slots [0, " + r.slots()
+                            + ") but the lineage has " + (finals ? "final range " + (b.finalTo() == null ? "none"
+                            : "[" + b.finalFrom() + ", " + b.finalTo() + ")") : "first read [0, " + b.to() + ")"));
                 }
             }
             if (missing > 0 || unreleased > 0) {
@@ -144,26 +160,32 @@ public final class ReceiptAudit {
                 }
             }
             List<ForeignWrite> foreign = new ArrayList<>();
+            int slots = 0;
             try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_READS)) {
-                ps.setArray(1, idArray);
+                ps.setBoolean(1, finals);
+                ps.setArray(2, idArray);
                 try (ResultSet rs = ps.executeQuery()) {
-                    long lastEvent = -1;
+                    long lastEvent = 0;
                     List<Long> order = new ArrayList<>();
                     while (rs.next()) {
                         long event = rs.getLong(1);
-                        if (event != lastEvent) {
+                        if (order.isEmpty() || event != lastEvent) {
                             order.add(event);
                             lastEvent = event;
                         }
-                        Object kindCode = rs.getObject(6);
+                        if (rs.getObject(8) == null) {
+                            continue; // a read of no slot (version 1: a page first read before it held any)
+                        }
+                        slots++;
+                        Object kindCode = rs.getObject(9);
                         String kind = kindCode == null ? "NONE" : KindCodes.kind(((Number) kindCode).intValue()).name();
-                        long writer = kindCode == null ? 0 : rs.getLong(7);
+                        long writer = kindCode == null ? 0 : rs.getLong(10);
                         if (writer == request && !kind.equals("SCRUB")) {
                             continue;
                         }
-                        int slot = rs.getInt(5);
-                        String tenant = rs.getString(8);
-                        long writerEpoch = kindCode == null ? -1 : rs.getLong(9);
+                        int slot = rs.getInt(8);
+                        String tenant = rs.getString(11);
+                        long writerEpoch = kindCode == null ? -1 : rs.getLong(12);
                         ForeignWrite last = foreign.isEmpty() ? null : foreign.getLast();
                         if (last != null && !last.afterRead() && last.worker().equals(rs.getString(2))
                                 && last.page() == rs.getInt(3) && last.epoch() == rs.getLong(4) && last.slotTo() == slot
@@ -176,7 +198,8 @@ public final class ReceiptAudit {
                                     kind, writer, tenant, writerEpoch, false));
                         }
                     }
-                    if (!order.equals(nonEmptyIds(reads))) {
+                    List<Long> claimed = reads.stream().map(PageEpochRead::lineageEventId).toList();
+                    if (!order.equals(claimed)) {
                         return Verdict.of(Status.MISMATCH, "lineage read order " + order + " differs from the receipt's");
                     }
                 }
@@ -195,12 +218,8 @@ public final class ReceiptAudit {
                 return new Verdict(Status.VIOLATION, "request " + request + " read data written by "
                         + new Verdict(Status.VIOLATION, "", foreign).foreignWriters(), foreign);
             }
-            return Verdict.of(Status.OK, reads.size() + " page epochs read, every slot written by request " + request);
+            return Verdict.of(Status.OK, reads.size() + " page epochs read, " + slots
+                    + " slots, every slot written by request " + request);
         }
-    }
-
-    /** The receipt's read events in order, less reads of zero slots (they have no rows in {@link LineageSql#RECEIPT_READS}). */
-    private static List<Long> nonEmptyIds(List<PageEpochRead> reads) {
-        return reads.stream().filter(r -> r.slots() > 0).map(PageEpochRead::lineageEventId).toList();
     }
 }

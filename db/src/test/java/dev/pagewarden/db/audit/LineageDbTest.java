@@ -3,6 +3,7 @@ package dev.pagewarden.db.audit;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.journal.JournalCorruptedException;
+import dev.pagewarden.db.journal.KindCodes;
 import dev.pagewarden.db.lineage.AuditHealth;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Schema, partitions, shipping and the audit queries on a real embedded PostgreSQL 17. */
@@ -70,6 +72,10 @@ class LineageDbTest {
                 + "('tenants', 'requests', 'kv_lineage', 'safety_events')")).isEqualTo(4);
         assertThat(queryLong("SELECT count(*) FROM pg_description d JOIN pg_class c ON c.oid = d.objoid "
                 + "WHERE c.relname = 'kv_lineage' AND d.objsubid > 0")).isEqualTo(16); // every column commented
+        for (LineageEvent.Kind kind : LineageEvent.Kind.values()) { // every kind named, with the journal's code
+            assertThat(queryLong("SELECT count(*) FROM lineage_kinds WHERE code = " + KindCodes.code(kind)
+                    + " AND name = '" + kind.name() + "'")).as("%s", kind).isEqualTo(1);
+        }
     }
 
     @Test
@@ -269,6 +275,75 @@ class LineageDbTest {
         assertThat(br.exposedTenants()).containsExactly("acme");
         assertThat(br.responses().getFirst().pages()).isEqualTo(8);
         assertThat(q.blastRadius(instant(windowStart), instant(windowEnd), "other-model", null).affectedResponses()).isZero();
+    }
+
+    /**
+     * A request's lineage lists every page epoch it read with its final range (READ_FINAL) and the writer
+     * of every slot as of the end of its reading - its own decode writes included, a foreign write into
+     * a page it still read named; a read recorded before READ_FINAL existed keeps its first-read range,
+     * and a read of no slot is listed rather than dropped.
+     */
+    @Test
+    void requestLineageListsEveryPageEpochReadWithItsFinalRange() throws Exception {
+        Ev ev = new Ev(16, nowMicros());
+        List<LineageEvent> events = new ArrayList<>();
+        // request 7 (acme): a 6-token prompt transferred into page 20, then 11 decode steps over 8-slot pages
+        for (int p = 20; p < 23; p++) {
+            events.add(ev.allocate("decode-0", p, 1, 7, "acme"));
+        }
+        events.add(ev.transferIn("decode-0", 20, 1, 7, "acme", 0, 6, "prefill-0", 60, 1, 1, 21));
+        LineageEvent bind20 = ev.read("decode-0", 20, 1, 7, "acme", 0, 6);
+        events.add(bind20);
+        LineageEvent bind21 = null, bind22 = null;
+        for (int pos = 6; pos < 17; pos++) { // each step writes its own slot
+            int page = 20 + pos / 8;
+            if (pos == 8) {
+                events.add(bind21 = ev.read("decode-0", 21, 1, 7, "acme", 0, 0));
+            }
+            if (pos == 16) {
+                events.add(bind22 = ev.read("decode-0", 22, 1, 7, "acme", 0, 0));
+            }
+            events.add(ev.write("decode-0", page, 1, 7, "acme", pos % 8, pos % 8 + 1));
+            if (pos == 12) { // a late foreign write over slot 3 of page 21, which request 7 read on
+                events.add(ev.transferIn("decode-0", 21, 1, 9, "globex", 3, 4, "prefill-0", 61, 1, 1, 22));
+            }
+        }
+        for (int p = 20; p < 23; p++) {
+            events.add(ev.readFinal("decode-0", p, 1, 7, "acme", p == 22 ? 1 : 8));
+            events.add(ev.release("decode-0", p, 1, 7, "acme"));
+        }
+        // request 8 (globex), lineage from before READ_FINAL: a page read before it held any slot
+        events.add(ev.allocate("decode-0", 30, 1, 8, "globex"));
+        events.add(ev.read("decode-0", 30, 1, 8, "globex", 0, 0));
+        events.add(ev.write("decode-0", 30, 1, 8, "globex", 0, 1));
+        events.add(ev.release("decode-0", 30, 1, 8, "globex"));
+        ship(events);
+
+        LineageQueries q = new LineageQueries(ds);
+        RequestLineage r7 = q.requestLineage(7);
+        assertThat(r7.reads()).extracting(PageRead::page, PageRead::slotFrom, PageRead::slotTo, PageRead::readEventId)
+                .containsExactly(tuple(20, 0, 8, bind20.id()), tuple(21, 0, 8, bind21.id()), tuple(22, 0, 1, bind22.id()));
+        PageRead p20 = r7.reads().getFirst();
+        assertThat(p20.writers().getFirst()).satisfies(w -> {
+            assertThat(w.kind()).isEqualTo("TRANSFER_IN");
+            assertThat(List.of(w.slotFrom(), w.slotTo(), w.writerRequest())).isEqualTo(List.of(0, 6, 7L));
+        });
+        assertThat(p20.writers()).allMatch(w -> w.writerRequest() == 7).last()
+                .satisfies(w -> assertThat(w.slotTo()).isEqualTo(8));
+        assertThat(r7.reads().get(1).writers()).filteredOn(w -> w.writerRequest() != 7).singleElement().satisfies(w -> {
+            assertThat(List.of(w.slotFrom(), w.slotTo(), w.kind(), w.writerTenant()))
+                    .isEqualTo(List.of(3, 4, "TRANSFER_IN", "globex"));
+        });
+        assertThat(r7.reads().get(2).writers()).singleElement().satisfies(w ->
+                assertThat(List.of(w.slotFrom(), w.slotTo(), w.writerRequest())).isEqualTo(List.of(0, 1, 7L)));
+        assertThat(r7.isolated()).isFalse();
+
+        RequestLineage r8 = q.requestLineage(8);
+        assertThat(r8.reads()).singleElement().satisfies(p -> {
+            assertThat(p.page()).isEqualTo(30);
+            assertThat(p.slotTo()).isZero();
+            assertThat(p.writers()).isEmpty();
+        });
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptBody;
 import dev.pagewarden.core.receipt.ReceiptIssuer;
 import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestHandle;
@@ -42,6 +43,7 @@ class ReceiptAuditTest extends LineagePgTest {
         ReceiptKeys keys = ReceiptKeys.generate("pw");
         ReceiptAudit audit = new ReceiptAudit(ds, keys::publicKeys);
         List<GenerationResult> results = new ArrayList<>();
+        List<Integer> promptLengths = new ArrayList<>();
         try (Journal journal = Journal.open(new Journal.Config(Files.createTempDirectory("receipt-j"), 1 << 20, 1L << 32))) {
             JournalingLineageSink sink = new JournalingLineageSink(journal, 1 << 14, 4096);
             EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(8).poolTokens(256, 256)
@@ -59,6 +61,7 @@ class ReceiptAuditTest extends LineagePgTest {
                         }
                         hs.add(engine.submit(new GenerationRequest(tenants[i], prompt, 18 + 4 * i,
                                 new SamplingParams(0f, 1f, 0L, true)), TokenListener.NONE));
+                        promptLengths.add(prompt.length);
                     }
                     for (RequestHandle h : hs) {
                         results.add(h.result().get(2, TimeUnit.MINUTES));
@@ -79,11 +82,60 @@ class ReceiptAuditTest extends LineagePgTest {
             sink.close();
             shipper.close();
         }
-        for (GenerationResult r : results) {
+        LineageQueries queries = new LineageQueries(ds);
+        for (int k = 0; k < results.size(); k++) {
+            GenerationResult r = results.get(k);
             Receipt receipt = r.receipt();
-            assertThat(receipt.body().reads()).isNotEmpty();
+            assertThat(receipt.body().version()).isEqualTo(2);
+            // expected independently: the decode attended to positions [0, prompt + output - 1) on 8-slot pages
+            int positions = promptLengths.get(k) + r.outputTokens().length - 1;
+            List<Integer> finalSlots = slotsPerPage(positions, 8);
+            assertThat(receipt.body().reads()).extracting(PageEpochRead::slots).isEqualTo(finalSlots);
             Verdict v = audit.verify(Receipt.fromCompact(receipt.toCompact()));
             assertThat(v.status()).as("%s", v).isEqualTo(Status.OK);
+            assertThat(v.detail()).isEqualTo(finalSlots.size() + " page epochs read, " + positions
+                    + " slots, every slot written by request " + r.requestId());
+            // the lineage view: the same page epochs, final ranges, every slot written by the request itself
+            // (this engine start's reads only: the other test's engine, on the same database, had the same ids)
+            long start = receipt.body().reads().getFirst().lineageEventId() >> 40;
+            List<PageRead> lineage = queries.requestLineage(r.requestId()).reads().stream()
+                    .filter(p -> p.readEventId() >> 40 == start).toList();
+            assertThat(lineage).extracting(PageRead::readEventId)
+                    .isEqualTo(receipt.body().reads().stream().map(PageEpochRead::lineageEventId).toList());
+            assertThat(lineage).extracting(p -> List.of(p.worker(), p.page(), p.epoch(), p.slotFrom(), p.slotTo()))
+                    .isEqualTo(receipt.body().reads().stream()
+                            .map(p -> List.<Object>of(p.worker(), p.page(), p.epoch(), 0, p.slots())).toList());
+            assertThat(new RequestLineage(r.requestId(), lineage).isolated()).isTrue();
+            for (PageRead p : lineage) {
+                assertThat(p.writers()).isNotEmpty().allSatisfy(w -> {
+                    assertThat(w.writerRequest()).isEqualTo(r.requestId());
+                    assertThat(w.writerTenant()).isEqualTo(receipt.body().tenant());
+                });
+                assertThat(p.writers().getFirst().slotFrom()).isZero();
+                assertThat(p.writers().getLast().slotTo()).isEqualTo(p.slotTo());
+            }
+            // the same request's receipt as the engine issued it before version 2: slots cached at each
+            // page's first read (the prompt's, none on the pages the generation filled) - still OK
+            List<PageEpochRead> firstReads = new ArrayList<>();
+            for (int i = 0; i < finalSlots.size(); i++) {
+                PageEpochRead p = receipt.body().reads().get(i);
+                int cached = Math.max(0, Math.min(8, promptLengths.get(k) - 8 * i));
+                firstReads.add(new PageEpochRead(p.worker(), p.page(), p.epoch(), cached, p.writerRequest(),
+                        p.lineageEventId()));
+            }
+            ReceiptBody b = receipt.body();
+            ReceiptIssuer issuer = new ReceiptIssuer(b.modelId(), keys);
+            Receipt v1 = issuer.sign(ReceiptBody.v1(b.requestId(), b.tenant(), b.modelId(), firstReads, b.outputHash()));
+            Verdict v1Verdict = audit.verify(Receipt.fromCompact(v1.toCompact()));
+            assertThat(v1Verdict.status()).as("%s", v1Verdict).isEqualTo(Status.OK);
+            // claims that do not match the lineage: v2 with the first-read ranges, v1 with the final ones
+            ServingIdentity served = new ServingIdentity(b.nodeId(), b.replicaId());
+            if (!firstReads.equals(b.reads())) {
+                assertThat(audit.verify(issuer.sign(ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served,
+                        firstReads, b.outputHash()))).status()).isEqualTo(Status.MISMATCH);
+                assertThat(audit.verify(issuer.sign(ReceiptBody.v1(b.requestId(), b.tenant(), b.modelId(), b.reads(),
+                        b.outputHash()))).status()).isEqualTo(Status.MISMATCH);
+            }
         }
         // forgeries: a tampered signature, and correctly signed receipts that do not match the lineage
         Receipt r0 = results.getFirst().receipt();
@@ -109,6 +161,15 @@ class ReceiptAuditTest extends LineagePgTest {
         assertThat(audit.verify(r0).status()).isEqualTo(Status.OK);
         keys.retire(r0.keyId());
         assertThat(audit.verify(r0).status()).isEqualTo(Status.MISMATCH);
+    }
+
+    /** Slot counts of positions [0, positions) on pages of {@code pageTokens}: full pages, then the rest. */
+    static List<Integer> slotsPerPage(int positions, int pageTokens) {
+        List<Integer> slots = new ArrayList<>();
+        for (int left = positions; left > 0; left -= pageTokens) {
+            slots.add(Math.min(pageTokens, left));
+        }
+        return slots;
     }
 
     @Test

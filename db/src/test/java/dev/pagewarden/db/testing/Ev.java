@@ -53,6 +53,10 @@ public final class Ev {
         return new LineageEvent(id(), Kind.BIND_READ, tick(1), worker, page, epoch, request, tenant, from, to, null, -1, -1, 0, 0, true);
     }
 
+    public LineageEvent readFinal(String worker, int page, long epoch, long request, String tenant, int to) {
+        return new LineageEvent(id(), Kind.READ_FINAL, tick(1), worker, page, epoch, request, tenant, 0, to, null, -1, -1, 0, 0, true);
+    }
+
     public LineageEvent release(String worker, int page, long epoch, long request, String tenant) {
         return new LineageEvent(id(), Kind.RELEASE, tick(1), worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
     }

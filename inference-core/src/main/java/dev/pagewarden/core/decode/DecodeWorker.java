@@ -162,7 +162,9 @@ public final class DecodeWorker implements Runnable {
     /**
      * Lineage of reads: each page epoch the request's decode has started to read, once per page,
      * with the cached slots it read at that first step ([0, startPos) - the slot this step writes
-     * itself is not data it read from anyone; later steps of the page only add slots it wrote).
+     * itself is not data it read from anyone). Later steps attend to more slots of the page (the
+     * ones they wrote); {@link #finishReads} records the final range once the request is done, so
+     * the hot path only keeps the step's end (no event, no allocation per token).
      */
     private void bindReads(Sequence seq, int startPos, int endPos) {
         int pt = pool.layout().pageTokens();
@@ -176,10 +178,38 @@ public final class DecodeWorker implements Runnable {
             seq.recordRead(new PageEpochRead(pool.name(), p.page(), p.epoch(), cached, seq.id(), event));
         }
         seq.boundPages(pagesRead);
+        seq.readEnd(endPos);
+    }
+
+    /**
+     * Ends the lineage of a request's reads, before its pages are released or quarantined (so its
+     * RELEASE follows): for each page epoch read (entry i is page i), the final range [0, n) - every
+     * slot its steps attended to there, its own step's slot included, through the last step that
+     * passed the read check - as one READ_FINAL event, after the WRITE events of every slot it covers;
+     * the receipt claims these ranges. Once.
+     */
+    private void finishReads(Sequence seq) {
+        if (seq.readsFinal()) {
+            return;
+        }
+        int pt = pool.layout().pageTokens();
+        List<PageEpochRead> first = seq.reads();
+        if (!first.isEmpty()) {
+            pool.reportWrites(seq.id(), seq.decodePages()); // decode writes are coalesced per page until now
+        }
+        List<PageEpochRead> finals = new ArrayList<>(first.size());
+        for (int i = 0; i < first.size(); i++) {
+            PageEpochRead r = first.get(i);
+            int n = Math.max(0, Math.min(pt, seq.readEnd() - i * pt));
+            pool.lineage().slots(Kind.READ_FINAL, r.page(), r.epoch(), seq.id(), seq.tenant(), 0, n);
+            finals.add(new PageEpochRead(r.worker(), r.page(), r.epoch(), n, r.writerRequest(), r.lineageEventId()));
+        }
+        seq.finalReads(finals);
     }
 
     /** A refused read: no token from this step leaves; the pages it touched are quarantined and scrubbed. */
     private void isolationViolation(Sequence seq, ReadCheck check) {
+        finishReads(seq); // the refused step read nothing; the lineage keeps what earlier steps read, before the scrub
         List<PageRef> pages = seq.takeDecodePages();
         seq.markDetected();
         safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
@@ -211,6 +241,7 @@ public final class DecodeWorker implements Runnable {
     }
 
     private void end(Sequence seq, Runnable terminal) {
+        finishReads(seq);
         releaseReservation.accept(seq);
         terminal.run();
     }

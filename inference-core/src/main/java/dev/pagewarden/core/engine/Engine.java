@@ -18,6 +18,7 @@ import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.prefill.PrefillWorker;
 import dev.pagewarden.core.receipt.ReceiptIssuer;
 import dev.pagewarden.core.receipt.ReceiptSigner;
+import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
@@ -85,13 +86,15 @@ public final class Engine implements AutoCloseable {
 
     /**
      * As above, and every request that finishes normally gets an isolation receipt signed by
-     * {@code signer} (null: no receipts). The receipt names the model by {@link #modelId()}.
+     * {@code signer} (null: no receipts). The receipt names the model by {@link #modelId()}, and the node
+     * and replica by the config's node id and replica id (default: the host name, a random id per start).
      */
     public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener,
                   LineageSink lineage, Clock clock, ReceiptSigner signer) {
         this.model = loaded.config();
         this.modelId = modelId(loaded);
-        this.receipts = signer == null ? null : new ReceiptIssuer(modelId, signer);
+        this.receipts = signer == null ? null
+                : new ReceiptIssuer(modelId, signer, ServingIdentity.of(config.nodeId(), config.replicaId()));
         this.config = config;
         this.ids = new AtomicLong(config.requestIdBase());
         this.clock = clock;

@@ -1,6 +1,7 @@
 package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.core.receipt.ServingIdentity;
 
 import java.time.Duration;
 
@@ -26,12 +27,14 @@ import java.time.Duration;
  * @param groundTruth            count cross-tenant slot reads on every step (lab bookkeeping; costs a pass over the context)
  * @param requestIdBase          request ids are base+1, base+2, ...: a platform gives each engine start its own block
  *                               so that ids stay unique across engines and restarts sharing one audit database
+ * @param nodeId                 the node receipts name (null = the host name)
+ * @param replicaId              the replica (engine start) receipts name (null = random per engine start)
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
                            Duration canaryInterval, boolean labEnabled, LabFaults faults, boolean groundTruth,
-                           long requestIdBase) {
+                           long requestIdBase, String nodeId, String replicaId) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -45,6 +48,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         requireAtLeast("max_queue", maxQueue, 0);
         requireAtLeast("prefill_chunk_tokens", prefillChunkTokens, 1);
         requireAtLeast("request_id_base", requestIdBase, 0);
+        ServingIdentity.validate(nodeId, replicaId);
         if (deferredReleaseTimeout.isNegative() || deferredReleaseTimeout.isZero()) {
             throw new IllegalArgumentException("deferred_release_timeout must be > 0, got " + deferredReleaseTimeout);
         }
@@ -91,6 +95,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.faults = faults;
         b.groundTruth = groundTruth;
         b.requestIdBase = requestIdBase;
+        b.nodeId = nodeId;
+        b.replicaId = replicaId;
         return b;
     }
 
@@ -114,6 +120,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private LabFaults faults = LabFaults.NONE;
         private boolean groundTruth;
         private long requestIdBase;
+        private String nodeId;
+        private String replicaId;
 
         public Builder backend(String v) { backend = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -130,11 +138,16 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder lab(boolean enabled, LabFaults f) { labEnabled = enabled; faults = f; return this; }
         public Builder groundTruth(boolean v) { groundTruth = v; return this; }
         public Builder requestIdBase(long v) { requestIdBase = v; return this; }
+        /** Null or blank: the host name. */
+        public Builder nodeId(String v) { nodeId = v; return this; }
+        /** Null or blank: random per engine start. */
+        public Builder replicaId(String v) { replicaId = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
-                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth, requestIdBase);
+                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth, requestIdBase, nodeId,
+                    replicaId);
         }
     }
 }

@@ -344,6 +344,19 @@ public final class KvPool {
         }
     }
 
+    /**
+     * Reports now the written-but-unreported slots of a request's pages (those still its own in that
+     * epoch), so that lineage emitted next - a reader's final range - comes after every write it covers.
+     */
+    public synchronized void reportWrites(long requestId, List<PageRef> pages) {
+        for (PageRef ref : pages) {
+            int p = ref.page();
+            if (state[p] == PageState.OWNED && owner[p] == requestId && epoch[p] == ref.epoch()) {
+                flushWrites(p);
+            }
+        }
+    }
+
     /** Reports the owner's written-but-unreported slots of a page as one WRITE event. */
     private void flushWrites(int p) {
         if (pendTo[p] > pendFrom[p]) {

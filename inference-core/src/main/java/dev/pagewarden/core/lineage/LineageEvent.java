@@ -13,7 +13,7 @@ package dev.pagewarden.core.lineage;
  * @param epoch       the page's epoch (its allocation count) when this happened
  * @param requestId   the request concerned (the owner, the reader, or the writer); 0 if none
  * @param tenant      that request's tenant; null if none
- * @param slotFrom    first token slot concerned (WRITE, TRANSFER_IN, BIND_READ); -1 otherwise
+ * @param slotFrom    first token slot concerned (WRITE, TRANSFER_IN, BIND_READ, READ_FINAL); -1 otherwise
  * @param slotTo      one past the last slot concerned; -1 otherwise
  * @param peerWorker  TRANSFER_OUT: destination pool; TRANSFER_IN: source pool; null otherwise
  * @param peerPage    the page at the other end of a transfer; -1 otherwise
@@ -49,6 +49,13 @@ public record LineageEvent(long id, Kind kind, long timeMicros, String worker, i
         /** Taken out of service (failed handoff, violation, ack timeout). */
         QUARANTINE,
         /** Overwritten with zeros before returning to the free list. */
-        SCRUB
+        SCRUB,
+        /**
+         * The reader is done with a page epoch it read (its request ends): slots [slotFrom, slotTo) are
+         * everything it read in that page epoch, through its last step - the final range of its
+         * BIND_READ, which only records the slots cached at the first read. Once per page epoch per
+         * request, before the reader releases or quarantines the page.
+         */
+        READ_FINAL
     }
 }

@@ -46,7 +46,7 @@ public final class LineageRecorder {
         }
     }
 
-    /** A step on slots [from, to) of a page (WRITE, BIND_READ); returns the event's id, 0 when lineage is off. */
+    /** A step on slots [from, to) of a page (WRITE, BIND_READ, READ_FINAL); returns the event's id, 0 when lineage is off. */
     public long slots(Kind kind, int page, long epoch, long requestId, String tenant, int from, int to) {
         if (enabled()) {
             long id = ids.next();

@@ -14,6 +14,8 @@ import java.util.Map;
  * <p>Compact form (one HTTP header value, {@link #toCompact}): {@code pwr1.B.K.S} with B the base64url
  * (no padding) canonical body bytes, K the key id, S the base64url signature. The digest is not sent:
  * whoever checks recomputes it from B. A tenant needs only SHA-256, Ed25519 and the published keys.
+ * {@code pwr1} names this compact form, which both body versions share; the body's first field says
+ * its version.
  */
 public record Receipt(ReceiptBody body, byte[] digest, String keyId, byte[] signature) {
     public static final String COMPACT_PREFIX = "pwr1";
@@ -69,9 +71,14 @@ public record Receipt(ReceiptBody body, byte[] digest, String keyId, byte[] sign
     public Map<String, Object> toJson() {
         HexFormat hex = HexFormat.of();
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", body.version());
         m.put("request_id", body.requestId());
         m.put("tenant", body.tenant());
         m.put("model", body.modelId());
+        if (body.version() >= 2) {
+            m.put("node_id", body.nodeId());
+            m.put("replica_id", body.replicaId());
+        }
         List<Map<String, Object>> reads = body.reads().stream().map(r -> {
             Map<String, Object> e = new LinkedHashMap<>();
             e.put("worker", r.worker());
@@ -103,7 +110,7 @@ public record Receipt(ReceiptBody body, byte[] digest, String keyId, byte[] sign
 
     @Override
     public String toString() {
-        return "Receipt[request=" + body.requestId() + ", tenant=" + body.tenant() + ", reads=" + body.reads().size()
+        return "Receipt[v" + body.version() + ", request=" + body.requestId() + ", tenant=" + body.tenant() + ", reads=" + body.reads().size()
                 + ", key=" + keyId + ", digest=" + digestHex() + "]";
     }
 }

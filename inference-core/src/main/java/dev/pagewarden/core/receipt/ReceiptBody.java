@@ -2,28 +2,54 @@ package dev.pagewarden.core.receipt;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * What an isolation receipt attests: which request (of which tenant, on which model) read which page
- * epochs - written, the engine says, by whom - and what it answered (SHA-256 of the output token ids).
- * The byte form that is hashed and signed is {@link ReceiptCodec#encodeBody}.
+ * What an isolation receipt attests: which request (of which tenant, on which model, served by which
+ * node and replica) read which page epochs - with which slots, written, the engine says, by whom - and
+ * what it answered (SHA-256 of the output token ids). The byte form that is hashed and signed is
+ * {@link ReceiptCodec#encodeBody}.
  *
+ * <p>Version 2 (what the engine issues): every page epoch the decode read with its final slot range
+ * [0, slots), and the serving node and replica. Version 1 (older engines, still verified): the slots
+ * cached at each page epoch's first read, no node or replica (both null).
+ *
+ * @param version    1 or 2
  * @param requestId  the engine's request id
  * @param tenant     the request's tenant
  * @param modelId    the model that served it (its file name)
+ * @param nodeId     the node that served it (version 2; null in version 1)
+ * @param replicaId  the engine start on that node (version 2; null in version 1)
  * @param reads      every page epoch its decode read, in read order (page table order)
  * @param outputHash SHA-256 of the output token ids ({@link ReceiptCodec#outputHash})
  */
-public record ReceiptBody(long requestId, String tenant, String modelId, List<PageEpochRead> reads, byte[] outputHash) {
+public record ReceiptBody(int version, long requestId, String tenant, String modelId, String nodeId, String replicaId,
+                          List<PageEpochRead> reads, byte[] outputHash) {
     public ReceiptBody {
         if (tenant == null || modelId == null) {
             throw new IllegalArgumentException("tenant and model id are required");
+        }
+        if (version == 1 ? nodeId != null || replicaId != null : version != 2 || nodeId == null || replicaId == null) {
+            throw new IllegalArgumentException("a version 2 body names its node and replica, a version 1 body neither"
+                    + " (version " + version + ")");
         }
         if (outputHash == null || outputHash.length != 32) {
             throw new IllegalArgumentException("output hash must be 32 bytes (SHA-256)");
         }
         reads = List.copyOf(reads);
         outputHash = outputHash.clone();
+    }
+
+    /** A version 2 body (what the engine issues). */
+    public static ReceiptBody v2(long requestId, String tenant, String modelId, ServingIdentity served,
+                                 List<PageEpochRead> reads, byte[] outputHash) {
+        return new ReceiptBody(2, requestId, tenant, modelId, served.nodeId(), served.replicaId(), reads, outputHash);
+    }
+
+    /** A version 1 body (as engines before version 2 issued them). */
+    public static ReceiptBody v1(long requestId, String tenant, String modelId, List<PageEpochRead> reads,
+                                 byte[] outputHash) {
+        return new ReceiptBody(1, requestId, tenant, modelId, null, null, reads, outputHash);
     }
 
     @Override
@@ -33,8 +59,10 @@ public record ReceiptBody(long requestId, String tenant, String modelId, List<Pa
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ReceiptBody b && requestId == b.requestId && tenant.equals(b.tenant)
-                && modelId.equals(b.modelId) && reads.equals(b.reads) && Arrays.equals(outputHash, b.outputHash);
+        return o instanceof ReceiptBody b && version == b.version && requestId == b.requestId
+                && tenant.equals(b.tenant) && modelId.equals(b.modelId) && Objects.equals(nodeId, b.nodeId)
+                && Objects.equals(replicaId, b.replicaId) && reads.equals(b.reads)
+                && Arrays.equals(outputHash, b.outputHash);
     }
 
     @Override

@@ -37,7 +37,15 @@ public final class Sequence {
     private int transferGeneration;
     /** Decode pages whose first read has been recorded in the lineage. */
     private int boundPages;
-    /** Page epochs the decode read, in first-read order (the receipt's reads); only the decode thread touches it. */
+    /** Positions [0, readEnd) the decode's steps have attended to so far (the last step's end). */
+    private int readEnd;
+    /** Whether {@link #reads} hold the final slot ranges (the request's reads are over). */
+    private boolean readsFinal;
+    /**
+     * Page epochs the decode read, in page-table order (entry i is page i of the decode pages): with the
+     * slots cached at the first read until {@link #finalReads}, then with the final range (the
+     * receipt's reads). Only the decode thread touches it.
+     */
     private final List<PageEpochRead> reads = new ArrayList<>();
     private volatile ReceiptIssuer receipts;
     private int[] output = new int[8];
@@ -195,6 +203,30 @@ public final class Sequence {
 
     public List<PageEpochRead> reads() {
         return List.copyOf(reads);
+    }
+
+    public int readEnd() {
+        return readEnd;
+    }
+
+    /** A decode step attended to positions [0, end). */
+    public void readEnd(int end) {
+        this.readEnd = end;
+    }
+
+    public boolean readsFinal() {
+        return readsFinal;
+    }
+
+    /** The reads with their final slot ranges, once the request reads no more (same page epochs, same order). */
+    public void finalReads(List<PageEpochRead> finals) {
+        if (finals.size() != reads.size()) {
+            throw new IllegalArgumentException("request " + id + ": " + finals.size() + " final reads for "
+                    + reads.size() + " page epochs read");
+        }
+        reads.clear();
+        reads.addAll(finals);
+        readsFinal = true;
     }
 
     /** Wires the issuer that signs this request's receipt when it finishes (none: no receipt). */

@@ -75,7 +75,7 @@ class LineageEmissionTest extends RealModelTest {
                     epoch.put(key, e.epoch());
                     owner.put(key, e.requestId());
                 }
-                case WRITE, BIND_READ, VERIFY -> {
+                case WRITE, BIND_READ, READ_FINAL, VERIFY -> {
                     assertThat(s).as(e.kind() + " on a page not owned: " + e).isIn("owned", "deferred", "quarantined");
                     assertThat(e.epoch()).isEqualTo(epoch.get(key));
                     assertThat(e.requestId()).as("only the owner: " + e).isEqualTo(owner.get(key));
@@ -147,6 +147,13 @@ class LineageEmissionTest extends RealModelTest {
         int positionsRead = prompt.length + r.outputTokens().length - 1;
         assertThat(sink.of(id, "decode-0", Kind.BIND_READ)).as("once per page read")
                 .hasSize((positionsRead + 15) / 16);
+        // the final range of each page read: full pages, then what the last step reached
+        List<Integer> finalSlots = new ArrayList<>();
+        for (int left = positionsRead; left > 0; left -= 16) {
+            finalSlots.add(Math.min(16, left));
+        }
+        assertThat(sink.of(id, "decode-0", Kind.READ_FINAL)).as("once per page read, at the end")
+                .extracting(LineageEvent::slotTo).isEqualTo(finalSlots);
         assertThat(sink.of(id, "decode-0", Kind.RELEASE)).hasSize(decodePages);
         assertConsistentPageLives(sink.events);
     }

@@ -2,22 +2,27 @@ package dev.pagewarden.core.receipt;
 
 import org.junit.jupiter.api.Test;
 
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.security.PublicKey;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Receipts: canonical bytes, Ed25519 round trip, tampering, wrong keys, rotation. */
+/** Receipts: canonical bytes (version 2, and version 1 still verifying), Ed25519 round trip, tampering, wrong keys, rotation. */
 class ReceiptSignatureTest {
     static final int[] OUTPUT = {5, 17, 300, 2};
 
     static Receipt sample(ReceiptKeys keys) {
         List<PageEpochRead> reads = List.of(new PageEpochRead("decode-0", 7, 3, 16, 42, 1001),
                 new PageEpochRead("decode-0", 2, 9, 5, 42, 1002));
-        return new ReceiptIssuer("stories260K.bin", keys).issue(42, "acme", reads, OUTPUT);
+        return new ReceiptIssuer("stories260K.bin", keys, new ServingIdentity("node-a", "r-0123456789abcdef"))
+                .issue(42, "acme", reads, OUTPUT);
     }
 
     @Test
@@ -31,6 +36,14 @@ class ReceiptSignatureTest {
         assertThat(r.keyId()).isEqualTo("k-1");
         assertThat(ReceiptVerifier.verifySignature(r, keys.publicKeys())).isTrue();
 
+        assertThat(r.body().version()).isEqualTo(2);
+        assertThat(r.body().nodeId()).isEqualTo("node-a");
+        assertThat(r.body().replicaId()).isEqualTo("r-0123456789abcdef");
+        assertThat(new String(canonical, 4, ReceiptCodec.DOMAIN_V2.length(), StandardCharsets.UTF_8))
+                .isEqualTo("pagewarden.receipt.v2");
+        assertThat(r.toJson()).containsEntry("version", 2).containsEntry("node_id", "node-a")
+                .containsEntry("replica_id", "r-0123456789abcdef");
+
         String compact = r.toCompact();
         assertThat(compact).startsWith("pwr1.").doesNotContain("=", "+", "/", " ");
         Receipt back = Receipt.fromCompact(compact);
@@ -38,6 +51,53 @@ class ReceiptSignatureTest {
         // a tenant with only the published keys
         Map<String, PublicKey> published = ReceiptKeys.parsePublished(keys.publishedKeys());
         assertThat(ReceiptVerifier.verifyCompact(compact, published)).isTrue();
+    }
+
+    /** A receipt an engine issued before version 2 (stored when v1 was current) keeps verifying offline. */
+    @Test
+    void storedVersion1ReceiptStillVerifies() throws Exception {
+        Properties fixture = new Properties();
+        try (InputStream in = getClass().getResourceAsStream("/receipts/v1-receipt.properties")) {
+            fixture.load(in);
+        }
+        Map<String, PublicKey> published = ReceiptKeys.parsePublished(Map.of("pw-1", fixture.getProperty("key.pw-1")));
+        String compact = fixture.getProperty("receipt");
+        assertThat(ReceiptVerifier.verifyCompact(compact, published)).isTrue();
+        Receipt r = Receipt.fromCompact(compact);
+        assertThat(r.toCompact()).isEqualTo(compact);
+        ReceiptBody b = r.body();
+        assertThat(b.version()).isEqualTo(1);
+        assertThat(b.nodeId()).isNull();
+        assertThat(b.replicaId()).isNull();
+        assertThat(b.tenant()).isEqualTo("acme");
+        int[] output = Arrays.stream(fixture.getProperty("output").split(",")).mapToInt(Integer::parseInt).toArray();
+        assertThat(b.outputHash()).isEqualTo(ReceiptCodec.outputHash(output));
+        // v1 counted the slots cached at each page's first read: 6 prompt tokens on 4-token pages
+        assertThat(b.reads()).extracting(PageEpochRead::slots).containsExactly(4, 2, 0, 0, 0);
+        assertThat(r.toJson()).containsEntry("version", 1).doesNotContainKeys("node_id", "replica_id");
+        // and it is still tamper-evident: the same body re-signed by another key does not pass
+        ReceiptKeys other = ReceiptKeys.generate("pw");
+        Receipt resigned = new ReceiptIssuer(b.modelId(), other).sign(b);
+        assertThat(ReceiptVerifier.verifySignature(resigned, published)).isFalse();
+        assertThat(ReceiptVerifier.verifySignature(resigned, other.publicKeys())).isTrue();
+    }
+
+    @Test
+    void bodiesMustSayTheirVersionConsistently() {
+        byte[] hash = ReceiptCodec.outputHash(OUTPUT);
+        assertThatThrownBy(() -> new ReceiptBody(2, 1, "acme", "m", null, null, List.of(), hash))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ReceiptBody(1, 1, "acme", "m", "node-a", "r-1", List.of(), hash))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ReceiptBody(3, 1, "acme", "m", "node-a", "r-1", List.of(), hash))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ServingIdentity("node a", "r-1")).hasMessageContaining("node_id");
+        assertThatThrownBy(() -> new ServingIdentity("node-a", "")).hasMessageContaining("replica_id");
+        assertThatThrownBy(() -> new ServingIdentity("n".repeat(129), "r-1")).hasMessageContaining("node_id");
+        ServingIdentity local = ServingIdentity.of(null, " ");
+        assertThat(local.nodeId()).isEqualTo(ServingIdentity.hostName());
+        assertThat(local.replicaId()).matches("r-[0-9a-f]{16}").isNotEqualTo(ServingIdentity.of(null, null).replicaId());
+        assertThat(ServingIdentity.of("node-7", "r-7")).isEqualTo(new ServingIdentity("node-7", "r-7"));
     }
 
     @Test
@@ -70,13 +130,22 @@ class ReceiptSignatureTest {
         ReceiptKeys keys = ReceiptKeys.generate("k");
         Receipt r = sample(keys);
         ReceiptBody b = r.body();
+        ServingIdentity served = new ServingIdentity(b.nodeId(), b.replicaId());
+        List<PageEpochRead> widened = List.of(b.reads().get(0), new PageEpochRead("decode-0", 2, 9, 6, 42, 1002));
         List<ReceiptBody> forged = List.of(
-                new ReceiptBody(43, b.tenant(), b.modelId(), b.reads(), b.outputHash()),
-                new ReceiptBody(b.requestId(), "globex", b.modelId(), b.reads(), b.outputHash()),
-                new ReceiptBody(b.requestId(), b.tenant(), b.modelId(), b.reads().subList(0, 1), b.outputHash()),
-                new ReceiptBody(b.requestId(), b.tenant(), b.modelId(), List.of(b.reads().get(1), b.reads().get(0)),
-                        b.outputHash()),
-                new ReceiptBody(b.requestId(), b.tenant(), b.modelId(), b.reads(), ReceiptCodec.outputHash(new int[] {5})));
+                ReceiptBody.v2(43, b.tenant(), b.modelId(), served, b.reads(), b.outputHash()),
+                ReceiptBody.v2(b.requestId(), "globex", b.modelId(), served, b.reads(), b.outputHash()),
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served, b.reads().subList(0, 1), b.outputHash()),
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served,
+                        List.of(b.reads().get(1), b.reads().get(0)), b.outputHash()),
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served, widened, b.outputHash()),
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), new ServingIdentity("node-b", b.replicaId()),
+                        b.reads(), b.outputHash()),
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), new ServingIdentity(b.nodeId(), "r-other"),
+                        b.reads(), b.outputHash()),
+                // the same claims as a version 1 body: other bytes, so the signature does not carry over
+                ReceiptBody.v1(b.requestId(), b.tenant(), b.modelId(), b.reads(), b.outputHash()),
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served, b.reads(), ReceiptCodec.outputHash(new int[] {5})));
         for (ReceiptBody f : forged) {
             assertThat(ReceiptVerifier.verifySignature(new Receipt(f, r.digest(), r.keyId(), r.signature()),
                     keys.publicKeys())).isFalse();

@@ -3,6 +3,7 @@ package dev.pagewarden.platform.audit;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
+import dev.pagewarden.db.audit.PageRead;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.RequestLineage;
 import dev.pagewarden.platform.error.ApiException;
@@ -70,8 +71,60 @@ class AuditController {
             out.put("receipt_verification", Map.of("status", "none", "detail",
                     "no receipt: the request did not finish normally"));
         }
-        out.put("lineage", reads == null ? null : Map.of("isolated", reads.isolated(), "reads", reads.reads()));
+        out.put("lineage", reads == null ? null : lineageView(reads));
         return out;
+    }
+
+    /**
+     * Every page epoch the request read, in read order, with the slots it read there by its end (the
+     * receipt's final ranges) and who last wrote each of those slots - tenant and request - before it
+     * was done reading them; plus the transfers that filled those pages.
+     */
+    private static Map<String, Object> lineageView(RequestLineage lineage) {
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("isolated", lineage.isolated());
+        view.put("page_epochs", lineage.reads().size());
+        view.put("slots", lineage.reads().stream().mapToInt(PageRead::slots).sum());
+        view.put("reads", lineage.reads().stream().map(AuditController::readView).toList());
+        return view;
+    }
+
+    private static Map<String, Object> readView(PageRead read) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("worker", read.worker());
+        m.put("page", read.page());
+        m.put("epoch", read.epoch());
+        m.put("slot_from", read.slotFrom());
+        m.put("slot_to", read.slotTo());
+        m.put("first_read_at", read.readAt());
+        m.put("lineage_event_id", read.readEventId());
+        m.put("writers", read.writers().stream().map(w -> {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("slot_from", w.slotFrom());
+            e.put("slot_to", w.slotTo());
+            e.put("kind", w.kind());
+            e.put("writer_request", w.writerRequest());
+            e.put("writer_tenant", w.writerTenant());
+            e.put("writer_epoch", w.writerEpoch());
+            e.put("written_at", w.writtenAt());
+            return e;
+        }).toList());
+        m.put("transfers", read.transfers().stream().map(h -> {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("from_worker", h.fromWorker());
+            e.put("from_page", h.fromPage());
+            e.put("from_epoch", h.fromEpoch());
+            e.put("generation", h.generation());
+            e.put("slot_from", h.slotFrom());
+            e.put("slot_to", h.slotTo());
+            e.put("checksum_received", h.checksumReceived());
+            e.put("checksum_sent", h.checksumSent());
+            e.put("checksums_agree", h.checksumsAgree());
+            e.put("writer_request", h.writerRequest());
+            e.put("at", h.at());
+            return e;
+        }).toList());
+        return m;
     }
 
     @GetMapping("/.well-known/pagewarden-receipt-keys")

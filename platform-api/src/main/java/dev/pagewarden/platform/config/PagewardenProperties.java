@@ -5,6 +5,8 @@ import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -52,7 +54,10 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
         }
     }
 
-    /** Engine sizing; 0 means "derive" (threads from cores, window from the model, pools from the window). */
+    /**
+     * Engine sizing; 0 means "derive" (threads from cores, window from the model, pools from the window).
+     * {@code nodeId}: the node receipts name (unset: the host name).
+     */
     public record Engine(@NotBlank @DefaultValue("auto") String backend,
                          @Min(0) @DefaultValue("0") int threads,
                          @Min(0) @DefaultValue("0") int contextWindow,
@@ -63,7 +68,9 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
                          @Min(0) @DefaultValue("256") int maxQueue,
                          @NotBlank @DefaultValue("strict") String capacityPolicy,
                          @NotNull @DefaultValue("5s") Duration deferredReleaseTimeout,
-                         @NotNull @DefaultValue("60s") Duration canaryInterval) {
+                         @NotNull @DefaultValue("60s") Duration canaryInterval,
+                         @Size(max = 128) @Pattern(regexp = "[^\\s\\p{Cntrl}]*",
+                                 message = "must not contain whitespace or control characters") String nodeId) {
         @AssertTrue(message = "pagewarden.engine.capacity-policy must be strict or clamp")
         public boolean isKnownPolicy() {
             return "strict".equals(capacityPolicy) || "clamp".equals(capacityPolicy);

@@ -74,6 +74,7 @@ public class EngineHost implements AutoCloseable {
                 .deferredReleaseTimeout(e.deferredReleaseTimeout())
                 .canaryInterval(e.canaryInterval())
                 .requestIdBase(block << 32)
+                .nodeId(e.nodeId())
                 .lab(properties.lab().enabled(), labFaults(properties.lab()))
                 // lab engines keep the per-slot writer bookkeeping, so a replay can report its ground truth
                 .groundTruth(properties.lab().enabled())
