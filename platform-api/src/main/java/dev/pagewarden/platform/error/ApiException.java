@@ -56,6 +56,12 @@ public final class ApiException extends RuntimeException {
                 retryAfter);
     }
 
+    /** 503 database_unavailable: PostgreSQL cannot be reached or did not answer in time. */
+    public static ApiException databaseUnavailable() {
+        return unavailable("database_unavailable", "The platform's database is unreachable or not answering; "
+                + "this operation needs it. Serving continues; retry shortly.", Duration.ofSeconds(5));
+    }
+
     /** 500 with a code: isolation_violation, kv_transfer_failed, internal_error. */
     public static ApiException serverError(String code, String message) {
         return new ApiException(HttpStatus.INTERNAL_SERVER_ERROR, "server_error", code, null, message, null);
