@@ -1,0 +1,50 @@
+package dev.pagewarden.platform.database;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DatabaseAvailabilityTest {
+    private final AtomicLong now = new AtomicLong(1_000);
+    private final DatabaseAvailability db = new DatabaseAvailability(now::get);
+
+    @Test
+    void upLetsEveryCallerThrough() {
+        assertThat(db.tryAcquire()).isTrue();
+        assertThat(db.tryAcquire()).isTrue();
+        assertThat(db.knownDown()).isFalse();
+    }
+
+    @Test
+    void aFailureSkipsCallersForTheCooldownThenLetsOneProbeAtATime() {
+        db.failed(new RuntimeException("connection refused"));
+        assertThat(db.knownDown()).isTrue();
+        assertThat(db.lastError()).isEqualTo("connection refused");
+        assertThat(db.tryAcquire()).as("inside the cool-down").isFalse();
+
+        now.addAndGet(DatabaseAvailability.COOLDOWN.toNanos());
+        assertThat(db.tryAcquire()).as("the probe").isTrue();
+        assertThat(db.tryAcquire()).as("a second caller while the probe runs").isFalse();
+
+        db.failed(new RuntimeException("still down"));
+        assertThat(db.tryAcquire()).as("a failed probe starts a new cool-down").isFalse();
+        now.addAndGet(DatabaseAvailability.COOLDOWN.toNanos());
+        assertThat(db.tryAcquire()).isTrue();
+        db.succeeded();
+        assertThat(db.knownDown()).isFalse();
+        assertThat(db.tryAcquire()).isTrue();
+        assertThat(db.tryAcquire()).isTrue();
+    }
+
+    @Test
+    void anAbandonedProbeFreesTheSlot() {
+        db.failed(new RuntimeException("down"));
+        now.addAndGet(DatabaseAvailability.COOLDOWN.toNanos());
+        assertThat(db.tryAcquire()).isTrue();
+        db.abandon();
+        assertThat(db.tryAcquire()).isTrue();
+        assertThat(db.knownDown()).isTrue();
+    }
+}
