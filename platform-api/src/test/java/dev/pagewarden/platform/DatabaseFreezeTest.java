@@ -78,7 +78,7 @@ class DatabaseFreezeTest extends PlatformTestBase {
 
             // a key never seen: cannot be verified now - 503 auth_unavailable with Retry-After, not 401, no hang
             for (int i = 0; i < 2; i++) {
-                EntityExchangeResult<byte[]> refused = complete(quick(5).mutate()
+                EntityExchangeResult<byte[]> refused = complete(quick(10).mutate()
                         .defaultHeader("Authorization", "Bearer " + unseen).build());
                 assertThat(refused.getStatus().value()).as(body(refused)).isEqualTo(503);
                 assertThat(error(refused).get("code")).isEqualTo("auth_unavailable");

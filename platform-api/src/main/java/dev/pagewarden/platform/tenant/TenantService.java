@@ -47,8 +47,11 @@ public class TenantService {
     static final Duration REVERIFY_AFTER = Duration.ofSeconds(30);
     /** A cached key the database could not re-check for this long is forgotten (outage bound). */
     static final Duration MAX_STALE = Duration.ofMinutes(10);
-    /** How long a request waits for the lookup of a key not in the cache. */
-    static final Duration LOOKUP_WAIT = Duration.ofSeconds(2);
+    /**
+     * How long a request waits for the lookup of a key not in the cache: longer than a pooled connection takes
+     * to fail (3 s), so a frozen database trips the breaker through the lookup's own error.
+     */
+    static final Duration LOOKUP_WAIT = Duration.ofSeconds(5);
     private static final long MAX_KEYS = 100_000;
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -184,11 +187,11 @@ public class TenantService {
         }
         return Mono.fromCallable(() -> lookup(parsed, digest))
                 .subscribeOn(Schedulers.boundedElastic())
+                // a slow answer is refused (fail closed) but does not mark the database down: only a real
+                // connection or socket failure of the lookup itself does, in lookup()
                 .timeout(LOOKUP_WAIT)
                 .onErrorMap(e -> !(e instanceof AuthUnavailableException), e -> {
-                    if (e instanceof TimeoutException || DatabaseErrors.unavailable(e)) {
-                        database.failed(e);
-                    } else {
+                    if (!(e instanceof TimeoutException) && !DatabaseErrors.unavailable(e)) {
                         LOG.error("key lookup for {} failed", parsed.prefix(), e);
                     }
                     return unavailable(parsed.prefix(), e);
@@ -205,10 +208,20 @@ public class TenantService {
     /** Blocking: verifies the key against its row and caches the result. */
     private Optional<TenantPrincipal> lookup(ApiKeySecrets.Parsed parsed, String digest) {
         long epoch = cache.epoch();
-        Optional<Verified> found = readOnly.execute(status -> keys.findByPrefix(parsed.prefix())
-                .filter(k -> !k.revoked())
-                .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
-                .flatMap(k -> current(k, parsed.prefix())));
+        Optional<Verified> found;
+        try {
+            found = readOnly.execute(status -> keys.findByPrefix(parsed.prefix())
+                    .filter(k -> !k.revoked())
+                    .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
+                    .flatMap(k -> current(k, parsed.prefix())));
+        } catch (RuntimeException e) {
+            if (DatabaseErrors.unavailable(e)) {
+                database.failed(e);
+            } else {
+                database.abandon();
+            }
+            throw e;
+        }
         database.succeeded();
         found.ifPresent(v -> cache.put(digest, v.principal(), v.storedHash(), epoch));
         return found.map(Verified::principal);
@@ -260,7 +273,7 @@ public class TenantService {
             if (DatabaseErrors.unavailable(e)) {
                 database.failed(e);
             } else {
-                database.succeeded();
+                database.abandon();
             }
             LOG.warn("could not re-verify key {} ({}); serving it from the cache for now", prefix, e.getMessage());
             return;
