@@ -68,6 +68,14 @@ public class DatabaseAvailability {
         return down.get();
     }
 
+    /**
+     * True while the database is known down and its last failure is at most {@code window} old: for reports
+     * (health), so that a breaker nobody has probed since an outage ended does not keep saying "down".
+     */
+    public boolean failedWithin(Duration window) {
+        return down.get() && nanos.getAsLong() - (downUntil.get() - COOLDOWN.toNanos()) <= window.toNanos();
+    }
+
     /** The message of the failure that marked the database down; null while it is up. */
     public String lastError() {
         return lastError.get();

@@ -9,6 +9,9 @@ import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
+import java.time.Duration;
+import java.util.List;
+
 /**
  * The audit path for readiness. DOWN when the journal cannot take events (at its cap or failing:
  * admission is paused, fail closed) or when a corrupted journal stopped shipping (an operator must
@@ -20,6 +23,9 @@ import reactor.core.publisher.Mono;
  */
 @Component("audit")
 class AuditHealthIndicator implements ReactiveHealthIndicator {
+    /** A database failure on a request path counts for health this long unless a later call succeeded. */
+    private static final Duration RECENT = Duration.ofSeconds(30);
+
     private final JournalingLineageSink sink;
     private final LineageShipper shipper;
     private final DatabaseAvailability database;
@@ -38,7 +44,8 @@ class AuditHealthIndicator implements ReactiveHealthIndicator {
     Health current() {
         AuditHealth h = AuditHealth.of(sink, shipper);
         boolean corrupted = h.shipper().state() == LineageShipper.State.CORRUPTED;
-        boolean databaseAway = !h.shipper().up() || database.knownDown();
+        boolean failing = database.failedWithin(RECENT);
+        boolean databaseAway = !h.shipper().up() || failing;
         String mode = corrupted ? "corrupted" : !h.journal().up() ? "paused" : databaseAway ? "degraded" : "ok";
         Health.Builder b = h.journal().up() && !corrupted ? Health.up() : Health.down();
         b.withDetail("audit", mode)
@@ -55,8 +62,8 @@ class AuditHealthIndicator implements ReactiveHealthIndicator {
         }
         if (!h.reasons().isEmpty()) {
             b.withDetail("reasons", h.reasons());
-        } else if (database.knownDown()) {
-            b.withDetail("reasons", java.util.List.of("database unreachable: " + database.lastError()));
+        } else if (failing) {
+            b.withDetail("reasons", List.of("database unreachable: " + database.lastError()));
         }
         return b.build();
     }

@@ -39,6 +39,15 @@ class DatabaseAvailabilityTest {
     }
 
     @Test
+    void aFailureNobodyProbedSinceStopsCountingForReportsAfterTheWindow() {
+        db.failed(new RuntimeException("down"));
+        assertThat(db.failedWithin(java.time.Duration.ofSeconds(30))).isTrue();
+        now.addAndGet(java.time.Duration.ofSeconds(31).toNanos());
+        assertThat(db.failedWithin(java.time.Duration.ofSeconds(30))).isFalse();
+        assertThat(db.knownDown()).as("callers still probe before trusting it again").isTrue();
+    }
+
+    @Test
     void anAbandonedProbeFreesTheSlot() {
         db.failed(new RuntimeException("down"));
         now.addAndGet(DatabaseAvailability.COOLDOWN.toNanos());
