@@ -6,7 +6,6 @@ import dev.pagewarden.platform.database.DatabaseErrors;
 import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
@@ -16,6 +15,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -62,8 +62,8 @@ public class TenantService {
     private final DatabaseAvailability database;
     private final KeyCache cache;
     private final Set<String> reverifying = ConcurrentHashMap.newKeySet();
-    // a few threads of its own: re-verification must not queue behind (or crowd out) request work
-    private final ThreadPoolExecutor reverifier = new ThreadPoolExecutor(1, 2, 30, TimeUnit.SECONDS,
+    // two threads of its own: re-verification must not queue behind (or crowd out) request work
+    private final ThreadPoolExecutor reverifier = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
             new ArrayBlockingQueue<>(1024), Thread.ofPlatform().name("key-reverify-", 0).daemon().factory(),
             new ThreadPoolExecutor.AbortPolicy());
 
@@ -75,21 +75,16 @@ public class TenantService {
     private record Verified(TenantPrincipal principal, byte[] storedHash) {
     }
 
-    @Autowired
     public TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock,
                          PlatformTransactionManager transactions, DatabaseAvailability database) {
-        this(tenants, keys, clock, transactions, database, Ticker.systemTicker());
-    }
-
-    TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock, PlatformTransactionManager transactions,
-                  DatabaseAvailability database, Ticker ticker) {
+        reverifier.allowCoreThreadTimeOut(true);
         this.readOnly = new TransactionTemplate(transactions);
         readOnly.setReadOnly(true);
         this.tenants = tenants;
         this.keys = keys;
         this.clock = clock;
         this.database = database;
-        this.cache = new KeyCache(MAX_KEYS, REVERIFY_AFTER, MAX_STALE, ticker);
+        this.cache = new KeyCache(MAX_KEYS, REVERIFY_AFTER, MAX_STALE, Ticker.systemTicker());
     }
 
     @PreDestroy
@@ -267,7 +262,7 @@ public class TenantService {
         try {
             now = readOnly.execute(status -> keys.findByPrefix(prefix)
                     .filter(k -> !k.revoked())
-                    .filter(k -> java.security.MessageDigest.isEqual(k.hash(), cached.storedHash()))
+                    .filter(k -> MessageDigest.isEqual(k.hash(), cached.storedHash()))
                     .flatMap(k -> current(k, prefix)));
         } catch (RuntimeException e) {
             if (DatabaseErrors.unavailable(e)) {
