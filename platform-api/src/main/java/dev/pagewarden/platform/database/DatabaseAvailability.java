@@ -45,13 +45,25 @@ public class DatabaseAvailability {
         return nanos.getAsLong() - downUntil.get() >= 0 && probing.compareAndSet(false, true);
     }
 
+    /**
+     * True while a caller should not even try: the database is known down and the cool-down is running.
+     * Unlike {@link #tryAcquire()} this takes no probe slot (the connection request itself probes).
+     */
+    public boolean refusing() {
+        return down.get() && nanos.getAsLong() - downUntil.get() < 0;
+    }
+
     public void succeeded() {
         down.set(false);
         probing.set(false);
         lastError.set(null);
     }
 
+    /** Reports a failed call; a refusal by the breaker itself is no news and is ignored. */
     public void failed(Throwable error) {
+        if (DatabaseErrors.refused(error)) {
+            return;
+        }
         downUntil.set(nanos.getAsLong() + COOLDOWN.toNanos());
         down.set(true);
         probing.set(false);

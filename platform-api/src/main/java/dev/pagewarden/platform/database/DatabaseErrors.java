@@ -17,6 +17,16 @@ public final class DatabaseErrors {
     private DatabaseErrors() {
     }
 
+    /** True when the breaker refused the call without trying ({@link GuardedDataSource}). */
+    static boolean refused(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof GuardedDataSource.Refused) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * True when {@code error} or one of its causes says the database is unreachable, refused the connection
      * or timed out (connection pool timeout, socket timeout, statement timeout, SQLSTATE class 08 or 57P0x).

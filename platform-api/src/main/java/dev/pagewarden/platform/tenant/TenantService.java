@@ -177,7 +177,7 @@ public class TenantService {
             }
             return Mono.just(Optional.of(cached.principal()));
         }
-        if (!database.tryAcquire()) {
+        if (database.refusing()) {
             return Mono.error(unavailable(parsed.prefix(), null));
         }
         return Mono.fromCallable(() -> lookup(parsed, digest))
@@ -212,8 +212,6 @@ public class TenantService {
         } catch (RuntimeException e) {
             if (DatabaseErrors.unavailable(e)) {
                 database.failed(e);
-            } else {
-                database.abandon();
             }
             throw e;
         }
@@ -237,7 +235,7 @@ public class TenantService {
         if (!reverifying.add(digest)) {
             return;
         }
-        if (!database.tryAcquire()) {
+        if (database.refusing()) {
             reverifying.remove(digest);
             return;
         }
@@ -250,8 +248,7 @@ public class TenantService {
                 }
             });
         } catch (RuntimeException e) {
-            reverifying.remove(digest);
-            database.abandon(); // queue full: nothing was tried
+            reverifying.remove(digest); // queue full: try again on a later use
         }
     }
 
@@ -267,8 +264,6 @@ public class TenantService {
         } catch (RuntimeException e) {
             if (DatabaseErrors.unavailable(e)) {
                 database.failed(e);
-            } else {
-                database.abandon();
             }
             LOG.warn("could not re-verify key {} ({}); serving it from the cache for now", prefix, e.getMessage());
             return;

@@ -48,6 +48,16 @@ class DatabaseAvailabilityTest {
     }
 
     @Test
+    void refusingOnlyDuringTheCooldown() {
+        assertThat(db.refusing()).isFalse();
+        db.failed(new RuntimeException("down"));
+        assertThat(db.refusing()).isTrue();
+        now.addAndGet(DatabaseAvailability.COOLDOWN.toNanos());
+        assertThat(db.refusing()).as("time for a probe").isFalse();
+        assertThat(db.knownDown()).isTrue();
+    }
+
+    @Test
     void anAbandonedProbeFreesTheSlot() {
         db.failed(new RuntimeException("down"));
         now.addAndGet(DatabaseAvailability.COOLDOWN.toNanos());
