@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.error;
 
+import dev.pagewarden.platform.database.DatabaseAvailability;
 import org.springframework.http.HttpStatus;
 
 import java.time.Duration;
@@ -59,7 +60,7 @@ public final class ApiException extends RuntimeException {
     /** 503 database_unavailable: PostgreSQL cannot be reached or did not answer in time. */
     public static ApiException databaseUnavailable() {
         return unavailable("database_unavailable", "The platform's database is unreachable or not answering; "
-                + "this operation needs it. Serving continues; retry shortly.", Duration.ofSeconds(5));
+                + "this operation needs it. Serving continues; retry shortly.", DatabaseAvailability.COOLDOWN);
     }
 
     /** 500 with a code: isolation_violation, kv_transfer_failed, internal_error. */
