@@ -1,11 +1,11 @@
 package dev.pagewarden.platform.database;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
@@ -13,7 +13,6 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
-import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -56,16 +55,19 @@ class EmbeddedDatabaseConfiguration {
         }
     }
 
+    /**
+     * The pool on the embedded server. Its timeouts come from {@code spring.datasource.hikari.*} (application.yml),
+     * bound here exactly as Spring Boot binds them for an external datasource, so both get the same limits.
+     */
     @Bean(destroyMethod = "close")
-    DataSource dataSource(EmbeddedPostgresServer pg) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(pg.jdbcUrl());
-        config.setUsername(pg.user());
-        config.setPassword(pg.password());
-        config.setMaximumPoolSize(16);
-        // fail fast while the database is away: callers fall back (cached keys, retried records, the journal)
-        config.setConnectionTimeout(3_000);
-        config.setPoolName("pagewarden-embedded");
-        return new HikariDataSource(config);
+    @ConfigurationProperties("spring.datasource.hikari")
+    HikariDataSource dataSource(EmbeddedPostgresServer pg) {
+        HikariDataSource pool = new HikariDataSource();
+        pool.setJdbcUrl(pg.jdbcUrl());
+        pool.setUsername(pg.user());
+        pool.setPassword(pg.password());
+        pool.setMaximumPoolSize(16);
+        pool.setPoolName("pagewarden-embedded");
+        return pool;
     }
 }

@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.error;
 
 import dev.pagewarden.adminui.input.InvalidTextException;
+import dev.pagewarden.platform.database.DatabaseErrors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.annotation.Order;
@@ -57,6 +58,11 @@ class ApiErrorHandler implements WebExceptionHandler {
                     + exchange.getRequest().getPath().value() + "; allowed: " + m.getSupportedMethods());
             case ServerWebInputException in when jsonCause(in) != null -> JsonProblems.toApi(jsonCause(in));
             case ServerWebInputException in -> ApiException.invalid(null, "invalid request: " + in.getReason());
+            case Throwable t when DatabaseErrors.unavailable(t) -> {
+                LOG.warn("[{}] {} {}: database unavailable ({})", dev.pagewarden.platform.ops.RequestIds.of(exchange),
+                        exchange.getRequest().getMethod(), exchange.getRequest().getPath().value(), t.getMessage());
+                yield ApiException.databaseUnavailable();
+            }
             case ResponseStatusException rs when rs.getStatusCode().value() == HttpStatus.NOT_FOUND.value() ->
                     ApiException.notFound(null, "not_found", "Unknown path " + exchange.getRequest().getMethod() + " "
                             + exchange.getRequest().getPath().value());

@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.error;
 
+import dev.pagewarden.platform.database.DatabaseAvailability;
 import org.springframework.http.HttpStatus;
 
 import java.time.Duration;
@@ -61,6 +62,12 @@ public final class ApiException extends RuntimeException {
     public static ApiException unavailable(String code, String message, Duration retryAfter) {
         return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "service_unavailable_error", code, null, message,
                 retryAfter);
+    }
+
+    /** 503 database_unavailable: PostgreSQL cannot be reached or did not answer in time. */
+    public static ApiException databaseUnavailable() {
+        return unavailable("database_unavailable", "The platform's database is unreachable or not answering; "
+                + "this operation needs it. Serving continues; retry shortly.", DatabaseAvailability.COOLDOWN);
     }
 
     /** 500 with a code: isolation_violation, kv_transfer_failed, internal_error. */

@@ -4,11 +4,13 @@ import dev.pagewarden.adminui.audit.ApiCallAudit;
 import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
+import dev.pagewarden.platform.tenant.AuthUnavailableException;
 import dev.pagewarden.platform.tenant.TenantService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
+import org.springframework.security.authentication.AuthenticationServiceException;
 import org.springframework.security.authentication.BadCredentialsException;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
@@ -27,7 +29,6 @@ import org.springframework.security.web.server.context.WebSessionServerSecurityC
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Two stateless API chains: {@code /v1/**} for tenants (API key as bearer token) and
@@ -44,8 +45,9 @@ class SecurityConfiguration {
     @Bean
     @Order(1)
     SecurityWebFilterChain tenantApi(ServerHttpSecurity http, TenantService tenants, ErrorResponses errors) {
-        ReactiveAuthenticationManager manager = auth -> Mono.fromCallable(() -> tenants.authenticate(((PresentedKey) auth).key()))
-                .subscribeOn(Schedulers.boundedElastic())
+        // cached keys answer on the spot; lookups run off the event loop inside TenantService
+        ReactiveAuthenticationManager manager = auth -> tenants.authenticate(((PresentedKey) auth).key())
+                .onErrorMap(AuthUnavailableException.class, e -> new AuthenticationServiceException(e.getMessage(), e))
                 .flatMap(p -> p.<Mono<Authentication>>map(principal -> Mono.just(new TenantAuthentication(principal)))
                         .orElseGet(() -> Mono.error(new BadCredentialsException("Incorrect API key provided"))));
         return apiChain(http, "/v1/**", manager, errors,
@@ -120,6 +122,8 @@ class SecurityConfiguration {
         filter.setSecurityContextRepository(NoOpServerSecurityContextRepository.getInstance());
         filter.setAuthenticationFailureHandler((exchange, ex) -> errors.write(exchange.getExchange(),
                 ex instanceof TooManyAttemptsException t ? ApiException.tooManyAttempts(t.getMessage(), t.retryAfter())
+                        : ex.getCause() instanceof AuthUnavailableException down // credentials not checkable now: 503, not 401
+                        ? ApiException.unavailable("auth_unavailable", down.getMessage(), down.retryAfter())
                         : ApiException.unauthorized(wrong)));
         return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers(pattern))
                 .csrf(ServerHttpSecurity.CsrfSpec::disable)

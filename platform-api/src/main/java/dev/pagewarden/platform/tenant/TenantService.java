@@ -1,33 +1,59 @@
 package dev.pagewarden.platform.tenant;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import dev.pagewarden.adminui.input.StoredText;
+import dev.pagewarden.platform.database.DatabaseAvailability;
+import dev.pagewarden.platform.database.DatabaseErrors;
+import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.dao.DataAccessException;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionException;
-import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
 /**
- * Tenants, their API keys and limits. Blocking (JPA): callers on the event loop go through a
- * bounded elastic scheduler. Verified keys are cached for a short while so that a request does not
- * cost a database round trip; revoking a key or changing limits drops the cached entries at once.
+ * Tenants, their API keys and limits. Blocking (JPA) except {@link #authenticate}: callers on the event loop
+ * go through a bounded elastic scheduler.
+ *
+ * <p>Verified keys, with their tenant's limits, are served from a bounded cache ({@link KeyCache}) so that a
+ * request does not wait on PostgreSQL: an entry older than {@link #REVERIFY_AFTER} is still served while it is
+ * re-verified in the background, and is dropped {@link #MAX_STALE} after its last successful verification.
+ * Revoking a key or changing limits drops the entries on this replica at once (again after the commit).
+ * While the database is known to be down ({@link DatabaseAvailability}) a key not in the cache is answered
+ * with {@link AuthUnavailableException} at once instead of a lookup.
  */
 @Service
 public class TenantService {
     private static final Logger LOG = LoggerFactory.getLogger(TenantService.class);
-    private static final Duration AUTH_CACHE = Duration.ofSeconds(30);
+    /** A cached key is re-checked against the database (in the background) once it is this old. */
+    static final Duration REVERIFY_AFTER = Duration.ofSeconds(30);
+    /** A cached key the database could not re-check for this long is forgotten (outage bound). */
+    static final Duration MAX_STALE = Duration.ofMinutes(10);
+    /**
+     * How long a request waits for the lookup of a key not in the cache: longer than a pooled connection takes
+     * to fail (3 s), so a frozen database trips the breaker through the lookup's own error.
+     */
+    static final Duration LOOKUP_WAIT = Duration.ofSeconds(5);
+    private static final long MAX_KEYS = 100_000;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int MAX_NAME = 200;
 
@@ -35,22 +61,37 @@ public class TenantService {
     private final ApiKeyRepository keys;
     private final Clock clock;
     private final TransactionTemplate readOnly;
-    private final Map<String, Cached> authCache = new ConcurrentHashMap<>();
-
-    private record Cached(TenantPrincipal principal, Instant expires) {
-    }
+    private final DatabaseAvailability database;
+    private final KeyCache cache;
+    private final Set<String> reverifying = ConcurrentHashMap.newKeySet();
+    // two threads of its own: re-verification must not queue behind (or crowd out) request work
+    private final ThreadPoolExecutor reverifier = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(1024), Thread.ofPlatform().name("key-reverify-", 0).daemon().factory(),
+            new ThreadPoolExecutor.AbortPolicy());
 
     /** A key as shown once at creation. */
     public record IssuedKey(String tenantId, String prefix, String key) {
     }
 
+    /** What the database says about a presented key: the principal and the key row's hash it matched. */
+    private record Verified(TenantPrincipal principal, byte[] storedHash) {
+    }
+
     public TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock,
-                         PlatformTransactionManager transactions) {
+                         PlatformTransactionManager transactions, DatabaseAvailability database) {
+        reverifier.allowCoreThreadTimeOut(true);
         this.readOnly = new TransactionTemplate(transactions);
         readOnly.setReadOnly(true);
         this.tenants = tenants;
         this.keys = keys;
         this.clock = clock;
+        this.database = database;
+        this.cache = new KeyCache(MAX_KEYS, REVERIFY_AFTER, MAX_STALE, Ticker.systemTicker());
+    }
+
+    @PreDestroy
+    void stop() {
+        reverifier.shutdownNow();
     }
 
     @Transactional
@@ -90,55 +131,147 @@ public class TenantService {
         ApiKey key = keys.findByPrefix(prefix).filter(k -> k.tenantId().equals(tenantId))
                 .orElseThrow(() -> new UnknownTenantException("tenant '" + tenantId + "' has no key '" + prefix + "'"));
         key.revoke(clock.instant());
-        authCache.values().removeIf(c -> c.principal().keyPrefix().equals(prefix));
+        forget(p -> p.keyPrefix().equals(prefix));
     }
 
     @Transactional
     public Tenant setLimits(String tenantId, TenantLimits limits) {
         Tenant tenant = get(tenantId);
         tenant.limits(limits);
-        authCache.values().removeIf(c -> c.principal().tenantId().equals(tenantId));
+        forget(p -> p.tenantId().equals(tenantId));
         return tenant;
     }
 
+    /** Drops cached keys now and once more after the commit, so no lookup racing the change keeps the old state. */
+    private void forget(Predicate<TenantPrincipal> which) {
+        cache.invalidate(which);
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCompletion(int status) {
+                    cache.invalidate(which);
+                }
+            });
+        }
+    }
+
     /**
-     * The caller behind a presented key; empty when the key is unknown, wrong or revoked. Verified
-     * keys are remembered for a short while; if PostgreSQL cannot be reached, a key verified before
-     * keeps working (the engine keeps serving through a database outage, its audit trail journaled
-     * locally) - a key never seen stays refused.
+     * The caller behind a presented key: empty when the key is malformed, unknown, wrong or revoked; an
+     * {@link AuthUnavailableException} when it cannot be checked (database unreachable and the key not verified
+     * recently). A cached key answers at once, on the calling thread, without touching the database (a due
+     * re-verification runs in the background); only a key not in the cache is looked up, off the caller's thread
+     * and for at most {@link #LOOKUP_WAIT}.
      */
-    public Optional<TenantPrincipal> authenticate(String presented) {
+    public Mono<Optional<TenantPrincipal>> authenticate(String presented) {
         ApiKeySecrets.Parsed parsed = ApiKeySecrets.parse(presented);
         if (parsed == null) {
-            return Optional.empty();
+            return Mono.just(Optional.empty());
         }
-        Instant now = clock.instant();
-        Cached cached = authCache.get(presented);
-        if (cached != null && cached.expires().isAfter(now)) {
-            return Optional.of(cached.principal());
+        String digest = KeyCache.digest(presented);
+        KeyCache.Entry cached = cache.get(digest);
+        if (cached != null) {
+            if (cache.dueForReverify(cached)) {
+                reverifyLater(digest, cached);
+            }
+            return Mono.just(Optional.of(cached.principal()));
         }
-        Optional<TenantPrincipal> found;
+        if (database.refusing()) {
+            return Mono.error(unavailable(parsed.prefix(), null));
+        }
+        return Mono.fromCallable(() -> lookup(parsed, digest))
+                .subscribeOn(Schedulers.boundedElastic())
+                // a slow answer is refused (fail closed) but does not mark the database down: only a real
+                // connection or socket failure of the lookup itself does, in lookup()
+                .timeout(LOOKUP_WAIT)
+                .onErrorMap(e -> !(e instanceof AuthUnavailableException), e -> {
+                    if (!(e instanceof TimeoutException) && !DatabaseErrors.unavailable(e)) {
+                        LOG.error("key lookup for {} failed", parsed.prefix(), e);
+                    }
+                    return unavailable(parsed.prefix(), e);
+                });
+    }
+
+    private AuthUnavailableException unavailable(String prefix, Throwable cause) {
+        LOG.warn("cannot verify key {}: the database is unreachable{}", prefix,
+                cause == null ? " (known down)" : " (" + cause + ")");
+        return new AuthUnavailableException("The API key cannot be verified right now: the platform's database is "
+                + "unreachable and this key was not used recently. Retry shortly.", DatabaseAvailability.COOLDOWN, cause);
+    }
+
+    /** Blocking: verifies the key against its row and caches the result. */
+    private Optional<TenantPrincipal> lookup(ApiKeySecrets.Parsed parsed, String digest) {
+        long epoch = cache.epoch();
+        Optional<Verified> found;
         try {
             found = readOnly.execute(status -> keys.findByPrefix(parsed.prefix())
                     .filter(k -> !k.revoked())
                     .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
-                    .flatMap(k -> tenants.findById(k.tenantId()))
-                    .filter(Tenant::active)
-                    .map(t -> new TenantPrincipal(t.id(), parsed.prefix(), t.limits())));
-        } catch (DataAccessException | TransactionException e) {
-            if (cached != null) {
-                authCache.put(presented, new Cached(cached.principal(), now.plus(AUTH_CACHE)));
-                LOG.warn("database unreachable ({}); accepting key {} verified before", e.getMessage(),
-                        parsed.prefix());
-                return Optional.of(cached.principal());
+                    .flatMap(k -> current(k, parsed.prefix())));
+        } catch (RuntimeException e) {
+            if (DatabaseErrors.unavailable(e)) {
+                database.failed(e);
             }
             throw e;
         }
-        if (found.isPresent()) {
-            authCache.put(presented, new Cached(found.get(), now.plus(AUTH_CACHE)));
-        } else {
-            authCache.remove(presented);
+        database.succeeded();
+        found.ifPresent(v -> cache.put(digest, v.principal(), v.storedHash(), epoch));
+        return found.map(Verified::principal);
+    }
+
+    /** The key's tenant, if active, with its limits now. */
+    private Optional<Verified> current(ApiKey key, String prefix) {
+        return tenants.findById(key.tenantId()).filter(Tenant::active)
+                .map(t -> new Verified(new TenantPrincipal(t.id(), prefix, t.limits()), key.hash()));
+    }
+
+    /**
+     * Re-checks a cached key in the background (stale-while-revalidate): still the same row, not revoked, tenant
+     * active, limits as they are now. Skipped while the database is known down; the entry then ages out at
+     * {@link #MAX_STALE}.
+     */
+    private void reverifyLater(String digest, KeyCache.Entry cached) {
+        if (!reverifying.add(digest)) {
+            return;
         }
-        return found;
+        if (database.refusing()) {
+            reverifying.remove(digest);
+            return;
+        }
+        try {
+            reverifier.execute(() -> {
+                try {
+                    reverify(digest, cached);
+                } finally {
+                    reverifying.remove(digest);
+                }
+            });
+        } catch (RuntimeException e) {
+            reverifying.remove(digest); // queue full: try again on a later use
+        }
+    }
+
+    private void reverify(String digest, KeyCache.Entry cached) {
+        String prefix = cached.principal().keyPrefix();
+        long epoch = cache.epoch();
+        Optional<Verified> now;
+        try {
+            now = readOnly.execute(status -> keys.findByPrefix(prefix)
+                    .filter(k -> !k.revoked())
+                    .filter(k -> MessageDigest.isEqual(k.hash(), cached.storedHash()))
+                    .flatMap(k -> current(k, prefix)));
+        } catch (RuntimeException e) {
+            if (DatabaseErrors.unavailable(e)) {
+                database.failed(e);
+            }
+            LOG.warn("could not re-verify key {} ({}); serving it from the cache for now", prefix, e.getMessage());
+            return;
+        }
+        database.succeeded();
+        if (now.isPresent()) {
+            cache.put(digest, now.get().principal(), now.get().storedHash(), epoch);
+        } else {
+            cache.remove(digest);
+            LOG.info("key {} is no longer valid (revoked, or its tenant deactivated); dropped from the cache", prefix);
+        }
     }
 }
