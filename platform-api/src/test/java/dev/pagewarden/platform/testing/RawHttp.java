@@ -36,8 +36,9 @@ public final class RawHttp implements Closeable {
         this.out = socket.getOutputStream();
     }
 
+    /** A connection to this machine's loopback address (127.0.0.1). */
     public static RawHttp local(int port, Duration readTimeout) throws IOException {
-        return new RawHttp("localhost", port, readTimeout);
+        return new RawHttp(java.net.InetAddress.getLoopbackAddress().getHostAddress(), port, readTimeout);
     }
 
     /** Writes bytes as they are (a partial request stays partial). */
@@ -58,14 +59,19 @@ public final class RawHttp implements Closeable {
     }
 
     public Response post(String path, String contentType, String body, String... headers) throws IOException {
+        send(postRequest(path, contentType, body, headers));
+        return read();
+    }
+
+    /** The text of a complete POST request. */
+    public static String postRequest(String path, String contentType, String body, String... headers) {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         StringBuilder r = new StringBuilder("POST ").append(path).append(" HTTP/1.1\r\nHost: localhost\r\n")
                 .append("Content-Type: ").append(contentType).append("\r\nContent-Length: ").append(bytes.length).append("\r\n");
         for (String h : headers) {
             r.append(h).append("\r\n");
         }
-        send(r.append("\r\n").append(body).toString());
-        return read();
+        return r.append("\r\n").append(body).toString();
     }
 
     /** Reads one response; a read timeout throws {@link java.net.SocketTimeoutException}. */
@@ -110,6 +116,17 @@ public final class RawHttp implements Closeable {
                 // drain what the server still sends (a 408, say) until it closes
             }
             return true;
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        } catch (java.net.SocketException e) {
+            return true; // reset
+        }
+    }
+
+    /** Whether the server closes this connection before sending a single byte (within the read timeout). */
+    public boolean closedWithoutResponse() throws IOException {
+        try {
+            return in.read() < 0;
         } catch (java.net.SocketTimeoutException e) {
             return false;
         } catch (java.net.SocketException e) {
