@@ -34,7 +34,7 @@ class GracefulShutdownTest {
     void shutdownStopsAdmittingLetsTheRunningRequestFinishAndFlushesTheJournal(@TempDir Path home) throws Exception {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(PagewardenApplication.class,
                 HoldingGateConfiguration.class).properties(
-                "server.port=0", "pagewarden.home=" + home, "pagewarden.admin-token=" + ADMIN,
+                "server.port=0", "management.server.port=0", "pagewarden.home=" + home, "pagewarden.admin-token=" + ADMIN,
                 "pagewarden.model.path=" + TestModels.stories260K(), "pagewarden.model.tokenizer=" + TestModels.tok512(),
                 "pagewarden.engine.canary-interval=0s", "pagewarden.shutdown.grace=60s").run();
         String url = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");

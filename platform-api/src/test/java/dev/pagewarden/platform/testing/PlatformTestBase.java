@@ -33,6 +33,8 @@ import java.util.Map;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "pagewarden.admin-token=" + PlatformTestBase.ADMIN_TOKEN,
         "pagewarden.engine.canary-interval=0s",
+        "management.server.port=0",
+        "pagewarden.metrics-token=" + PlatformTestBase.METRICS_TOKEN,
         "pagewarden.shutdown.grace=2s"})
 public abstract class PlatformTestBase {
     static {
@@ -40,6 +42,7 @@ public abstract class PlatformTestBase {
     }
 
     public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
+    public static final String METRICS_TOKEN = "test-metrics-token-0123456789";
     public static final String MODEL = "stories260K";
 
     @Autowired
@@ -64,6 +67,11 @@ public abstract class PlatformTestBase {
 
     protected String baseUrl() {
         return "http://localhost:" + env.getProperty("local.server.port");
+    }
+
+    /** The management port (actuator), random in tests. */
+    protected String managementUrl() {
+        return "http://localhost:" + env.getProperty("local.management.port");
     }
 
     protected WebTestClient client() {
