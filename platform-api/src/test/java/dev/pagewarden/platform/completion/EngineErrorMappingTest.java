@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EngineErrorMappingTest {
 
     private static void expect(Throwable engine, int status, String code, boolean retryAfter) {
-        ApiException api = InferenceService.toApi(engine, 42);
+        ApiException api = InferenceService.toApi(engine, "cmpl-x");
         assertThat(api.status().value()).isEqualTo(status);
         assertThat(api.error().code()).isEqualTo(code);
         assertThat(api.error().message()).isEqualTo(engine.getMessage());
@@ -36,9 +36,9 @@ class EngineErrorMappingTest {
 
     @Test
     void anAbortNobodyAskedForIsAServerError() {
-        ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), 42);
+        ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), "cmpl-x");
         assertThat(api.status().value()).isEqualTo(500);
         assertThat(api.error().code()).isEqualTo("request_aborted");
-        assertThat(InferenceService.toApi(new IllegalStateException("boom"), 42).error().code()).isEqualTo("internal_error");
+        assertThat(InferenceService.toApi(new IllegalStateException("boom"), "cmpl-x").error().code()).isEqualTo("internal_error");
     }
 }
