@@ -27,7 +27,10 @@ class StartupBanner {
     @EventListener(ApplicationReadyEvent.class)
     void ready() {
         String port = env.getProperty("local.server.port", env.getProperty("server.port", "8080"));
-        String url = "http://localhost:" + port;
+        boolean tls = env.getProperty("server.ssl.enabled", Boolean.class, true)
+                && (env.containsProperty("server.ssl.key-store") || env.containsProperty("server.ssl.bundle")
+                || env.containsProperty("server.ssl.certificate"));
+        String url = (tls ? "https" : "http") + "://localhost:" + port;
         String management = "http://localhost:" + env.getProperty("local.management.port",
                 env.getProperty("management.server.port", port));
         String token = adminToken.generatedValue() != null ? adminToken.generatedValue() : "$PAGEWARDEN_ADMIN_TOKEN";
