@@ -72,6 +72,13 @@ class SlowClientTest extends PlatformTestBase {
     }
 
     @Test
+    void oversizedHeadersAreRefused() throws IOException {
+        try (RawHttp big = RawHttp.local(port(), WAIT)) {
+            assertThat(big.get("/status", "X-Big: " + "a".repeat(20_000)).status()).isEqualTo(431);
+        }
+    }
+
+    @Test
     void oneAddressGetsAtMostTheCap() throws Exception {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         await(() -> limits.openConnectionsFrom(loopback) == 0, "earlier tests' connections to be gone");
