@@ -269,22 +269,31 @@ public class InferenceService {
         return tokenizer.encode(text, true, false);
     }
 
-    /** The engine's refusal or failure as the API reports it. */
+    /** The engine's refusal or failure as the API reports it, naming the request by its public id. */
     static ApiException toApi(Throwable cause, String requestId) {
         return switch (cause) {
             case RequestRejectedException r -> switch (r.code()) {
-                case "context_length_exceeded" -> ApiException.contextLengthExceeded(r.getMessage());
-                case "overloaded" -> ApiException.unavailable("overloaded", r.getMessage(), Duration.ofSeconds(1));
-                case "audit_backpressure" -> ApiException.unavailable("audit_backpressure", r.getMessage(),
+                case "context_length_exceeded" -> ApiException.contextLengthExceeded(tenantMessage(r, requestId));
+                case "overloaded" -> ApiException.unavailable("overloaded", tenantMessage(r, requestId), Duration.ofSeconds(1));
+                case "audit_backpressure" -> ApiException.unavailable("audit_backpressure", tenantMessage(r, requestId),
                         Duration.ofSeconds(5));
-                default -> ApiException.unavailable(r.code(), r.getMessage(), r.retryable() ? Duration.ofSeconds(1) : null);
+                default -> ApiException.unavailable(r.code(), tenantMessage(r, requestId),
+                        r.retryable() ? Duration.ofSeconds(1) : null);
             };
             case RequestFailedException f -> "context_length_exceeded".equals(f.code())
-                    ? ApiException.contextLengthExceeded(f.getMessage())
-                    : ApiException.serverError(f.code(), f.getMessage());
-            case RequestAbortedException a -> ApiException.serverError("request_aborted", a.getMessage());
+                    ? ApiException.contextLengthExceeded(tenantMessage(f, requestId))
+                    : ApiException.serverError(f.code(), tenantMessage(f, requestId));
+            case RequestAbortedException a -> ApiException.serverError("request_aborted", tenantMessage(a, requestId));
             default -> ApiException.serverError("internal_error", "request " + requestId + " failed: " + cause);
         };
+    }
+
+    private static final java.util.regex.Pattern ENGINE_ID = java.util.regex.Pattern.compile("\\brequest \\d+");
+
+    /** The engine names requests by its sequential id ("request 4294967298 aborted: ..."): tenants get the public one. */
+    static String tenantMessage(Throwable engineError, String requestId) {
+        String message = String.valueOf(engineError.getMessage());
+        return ENGINE_ID.matcher(message).replaceAll(java.util.regex.Matcher.quoteReplacement("request " + requestId));
     }
 
     private void record(TenantPrincipal caller, ServedModel model, CompletionRequest request, long id, String publicId,

@@ -41,4 +41,11 @@ class EngineErrorMappingTest {
         assertThat(api.error().code()).isEqualTo("request_aborted");
         assertThat(InferenceService.toApi(new IllegalStateException("boom"), "cmpl-x").error().code()).isEqualTo("internal_error");
     }
+
+    @Test
+    void engineMessagesNameTheRequestByItsPublicId() {
+        ApiException api = InferenceService.toApi(new RequestAbortedException("request 4294967298 aborted: shutting down"),
+                "cmpl-AbC123");
+        assertThat(api.getMessage()).isEqualTo("request cmpl-AbC123 aborted: shutting down").doesNotContain("4294967298");
+    }
 }
