@@ -42,7 +42,7 @@ class HttpServerLimits implements WebServerFactoryCustomizer<NettyReactiveWebSer
                     if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
                         HeaderDeadline deadline = new HeaderDeadline(limits.headerTimeout());
                         channel.pipeline().addBefore(NettyPipeline.HttpCodec, "pagewarden.headerBytes", deadline.bytes());
-                        channel.pipeline().addAfter(NettyPipeline.HttpCodec, "pagewarden.headerDone", deadline.requests());
+                        channel.pipeline().addAfter(NettyPipeline.HttpCodec, "pagewarden.headerDone", deadline.messages());
                     }
                 }));
     }

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Slow and greedy clients on raw sockets, against shortened limits: partial headers, an incomplete
  * body and an idle connection are closed by the server; one address holds at most three connections;
- * a stream held longer than every timeout still completes.
+ * a stream held longer than every timeout still completes, and so does a request pipelined behind it.
  */
 @TestPropertySource(properties = {
         "pagewarden.http.header-timeout=1s",
@@ -129,6 +129,9 @@ class SlowClientTest extends PlatformTestBase {
                     "Authorization: Bearer " + key));
             try {
                 gate.awaitHeld();
+                // the next request pipelined behind the stream, its headers unfinished: its clock must
+                // not run while the stream is still being written
+                stream.send("GET /status HTTP/1.1\r\nHost: localhost\r\n");
                 // while the stream is held, let every timeout pass: an idle connection and trickled
                 // headers opened now are both closed only after their timeouts ran out
                 try (RawHttp idle = RawHttp.local(port(), WAIT); RawHttp slow = RawHttp.local(port(), Duration.ofMillis(200))) {
@@ -142,6 +145,7 @@ class SlowClientTest extends PlatformTestBase {
             RawHttp.Response r = stream.read();
             assertThat(r.status()).isEqualTo(200);
             assertThat(sseData(r.body())).last().isEqualTo("[DONE]");
+            assertThat(stream.send("\r\n").read().status()).as("the pipelined request, finished now").isEqualTo(200);
         }
     }
 
