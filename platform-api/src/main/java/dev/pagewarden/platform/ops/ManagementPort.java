@@ -17,6 +17,13 @@ public class ManagementPort {
 
     ManagementPort(Environment env) {
         this.env = env;
+        // on the API port actuator would fall outside the management chain: refuse rather than expose it
+        String management = env.getProperty("management.server.port");
+        if (management != null && !management.equals("0") && !management.equals("-1")
+                && management.equals(env.getProperty("server.port", "8080"))) {
+            throw new IllegalStateException("management.server.port (MANAGEMENT_SERVER_PORT) must differ from server.port ("
+                    + management + "): actuator is served only on its own port");
+        }
     }
 
     public boolean serves(ServerWebExchange exchange) {
