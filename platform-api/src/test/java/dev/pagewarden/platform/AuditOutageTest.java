@@ -82,7 +82,7 @@ class AuditOutageTest extends PlatformTestBase {
         }
         assertThat(served).as("the engine kept serving while PostgreSQL was down").isPositive();
         assertThat(refused).as("admission paused at the journal cap").isTrue();
-        client().get().uri("/actuator/health/readiness").exchange().expectStatus().isEqualTo(503);
+        client(managementUrl(), java.time.Duration.ofSeconds(30)).get().uri("/actuator/health/readiness").exchange().expectStatus().isEqualTo(503);
 
         restarted = EmbeddedPostgresServer.start(EmbeddedPostgresServer.Config.defaults()
                 .withDataDirectory(HOME.resolve("pg")).withPort(port));
@@ -100,6 +100,6 @@ class AuditOutageTest extends PlatformTestBase {
         awaitUntil(() -> as(key).post().uri("/v1/completions").contentType(MediaType.APPLICATION_JSON)
                 .bodyValue(Map.of("model", MODEL, "prompt", "Once", "max_tokens", 4))
                 .exchange().returnResult(String.class).getStatus().value() == 200, "admission to reopen");
-        client().get().uri("/actuator/health/readiness").exchange().expectStatus().isOk();
+        client(managementUrl(), java.time.Duration.ofSeconds(30)).get().uri("/actuator/health/readiness").exchange().expectStatus().isOk();
     }
 }

@@ -34,9 +34,9 @@ class GracefulShutdownTest {
     void shutdownStopsAdmittingLetsTheRunningRequestFinishAndFlushesTheJournal(@TempDir Path home) throws Exception {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(PagewardenApplication.class,
                 HoldingGateConfiguration.class).properties(
-                "server.port=0", "pagewarden.home=" + home, "pagewarden.admin-token=" + ADMIN,
+                "pagewarden.home=" + home, "pagewarden.admin-token=" + ADMIN,
                 "pagewarden.model.path=" + TestModels.stories260K(), "pagewarden.model.tokenizer=" + TestModels.tok512(),
-                "pagewarden.engine.canary-interval=0s", "pagewarden.shutdown.grace=60s").run();
+                "pagewarden.engine.canary-interval=0s", "pagewarden.shutdown.grace=60s").run(StartupTest.RANDOM_PORTS);
         String url = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
         HoldingGate gate = app.getBean(HoldingGate.class);
         Draining draining = app.getBean(Draining.class);

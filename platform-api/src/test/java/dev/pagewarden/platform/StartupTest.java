@@ -18,11 +18,13 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /** Start-up for a first-time operator: no model is not a crash; a bad setting is refused by name. */
 class StartupTest {
+    /** On the command line: application.yml's port settings outrank the builder's default properties. */
+    static final String[] RANDOM_PORTS = {"--server.port=0", "--management.server.port=0"};
 
     @Test
     void withoutAModelThePlatformStartsAndSaysHowToAddOne(@TempDir Path home) throws Exception {
         try (ConfigurableApplicationContext app = new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.admin-token=first-start-admin-token").run()) {
+                .properties("pagewarden.home=" + home, "pagewarden.admin-token=first-start-admin-token").run(RANDOM_PORTS)) {
             PlainHttp http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
             String key = http.newTenantKey("first-start-admin-token", "early");
 
@@ -31,9 +33,10 @@ class StartupTest {
             assertThat(completion.statusCode()).isEqualTo(404);
             assertThat(completion.body()).contains("model_not_found").contains("PAGEWARDEN_MODEL_PATH");
             assertThat(http.get("/v1/models", key).body()).contains("\"data\":[]");
-            assertThat(http.get("/actuator/health/readiness", null).statusCode()).as("not ready to serve without a model")
+            PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+            assertThat(management.get("/actuator/health/readiness", null).statusCode()).as("not ready to serve without a model")
                     .isEqualTo(503);
-            HttpResponse<String> live = http.get("/actuator/health/liveness", null);
+            HttpResponse<String> live = management.get("/actuator/health/liveness", null);
             assertThat(live.statusCode()).isEqualTo(200);
         }
     }
@@ -41,13 +44,16 @@ class StartupTest {
     @Test
     void aBadSettingStopsTheStartNamingTheProperty(@TempDir Path home) {
         assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.engine.max-batch=0").run().close())
+                .properties("pagewarden.home=" + home, "pagewarden.engine.max-batch=0").run(RANDOM_PORTS).close())
                 .rootCause().hasMessageContaining("pagewarden.engine");
         assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.engine.capacity-policy=maybe").run().close())
+                .properties("pagewarden.home=" + home, "pagewarden.engine.capacity-policy=maybe").run(RANDOM_PORTS).close())
                 .hasStackTraceContaining("capacity-policy must be strict or clamp");
         assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.model.path=" + home.resolve("missing.bin")).run().close())
+                .properties("pagewarden.home=" + home).run("--server.port=18931", "--management.server.port=18931").close())
+                .hasStackTraceContaining("management.server.port (MANAGEMENT_SERVER_PORT) must differ from server.port");
+        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
+                .properties("pagewarden.home=" + home, "pagewarden.model.path=" + home.resolve("missing.bin")).run(RANDOM_PORTS).close())
                 .hasStackTraceContaining("PAGEWARDEN_MODEL_PATH");
     }
 
@@ -58,8 +64,8 @@ class StartupTest {
         assumeFalse(Backends.all().stream().anyMatch(p -> p.name().equals("gpu") && p.available()),
                 "a usable GPU is here: this checks the refusal where there is none");
         assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("server.port=0", "pagewarden.home=" + home, "pagewarden.model.path=" + TestModels.stories260K(),
-                        "pagewarden.model.tokenizer=" + TestModels.tok512(), "pagewarden.engine.backend=gpu").run().close())
+                .properties("pagewarden.home=" + home, "pagewarden.model.path=" + TestModels.stories260K(),
+                        "pagewarden.model.tokenizer=" + TestModels.tok512(), "pagewarden.engine.backend=gpu").run(RANDOM_PORTS).close())
                 .hasStackTraceContaining("backend 'gpu' is not available here").hasStackTraceContaining("CUDA");
     }
 }

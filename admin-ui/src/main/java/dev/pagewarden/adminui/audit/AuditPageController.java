@@ -46,7 +46,7 @@ class AuditPageController {
 
     @GetMapping("/admin/audit/lookup")
     Mono<String> lookup(@RequestParam String id) {
-        AuditService.parseRequestId(id);
+        AuditService.checkRequestId(id);
         return Mono.just("redirect:/admin/audit/requests/" + id.strip());
     }
 

@@ -38,7 +38,7 @@ public class AuditService {
     }
 
     public RequestView request(String asked) {
-        long id = parseRequestId(asked);
+        long id = engineId(asked);
         Optional<Map<String, Object>> row = jdbc.sql("""
                 SELECT id, tenant_id, model, status, error_code, finish_reason, prompt_tokens, generated_tokens,
                        received_at, finished_at, receipt FROM requests WHERE id = :id""").param("id", id).query().listOfRows()
@@ -111,14 +111,28 @@ public class AuditService {
         }
     }
 
-    static long parseRequestId(String asked) {
+    /**
+     * The id as asked, without its {@code cmpl-}/{@code chatcmpl-} prefix: the id a tenant was given
+     * (random letters and digits) or the engine's request number; anything else is refused.
+     */
+    static String checkRequestId(String asked) {
         String s = asked == null ? "" : asked.strip();
-        String digits = s.startsWith("chatcmpl-") ? s.substring(9) : s.startsWith("cmpl-") ? s.substring(5) : s;
-        try {
-            return Long.parseLong(digits);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + asked + "' is not a request id (a number, or cmpl-/chatcmpl-<number>)");
+        String bare = s.startsWith("chatcmpl-") ? s.substring(9) : s.startsWith("cmpl-") ? s.substring(5) : s;
+        if (!bare.matches("[0-9A-Za-z]{1,64}") || bare.chars().allMatch(Character::isDigit) && bare.length() > 18) {
+            throw new IllegalArgumentException("'" + asked + "' is not a request id (the id a tenant was given, "
+                    + "cmpl-/chatcmpl-..., or the engine's request number)");
         }
+        return bare;
+    }
+
+    /** The engine's id of the request: a number is one already; a tenant's id is looked up in {@code requests}. */
+    private long engineId(String asked) {
+        String bare = checkRequestId(asked);
+        if (bare.chars().allMatch(Character::isDigit)) {
+            return Long.parseLong(bare);
+        }
+        return jdbc.sql("SELECT id FROM requests WHERE public_id = :p").param("p", bare).query(Long.class).optional()
+                .orElseThrow(() -> new NoSuchElementException("no request " + asked + " in the requests table"));
     }
 
 }

@@ -146,7 +146,7 @@ class LabReplayRunner {
                     failed++;
                 }
             }
-            rows.add(new RequestRecord(h.id(), s.tenant(), served.id(), s.promptTokens(), generated, status,
+            rows.add(new RequestRecord(h.id(), null, s.tenant(), served.id(), s.promptTokens(), generated, status,
                     error, s.received(), null, null, Instant.now(), null, null, false, null));
         }
         // everything the platform's audit will be asked about is in PostgreSQL before the answer (this

@@ -7,6 +7,7 @@ import dev.pagewarden.db.audit.PageRead;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.RequestLineage;
 import dev.pagewarden.platform.error.ApiException;
+import dev.pagewarden.platform.ops.PublicRequestIds;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -40,13 +41,12 @@ class AuditController {
 
     @GetMapping("/v1/audit/requests/{id}")
     Mono<Map<String, Object>> request(@PathVariable String id, @AuthenticationPrincipal TenantPrincipal caller) {
-        long requestId = parseId(id);
-        return Mono.fromCallable(() -> audit(requestId, id, caller)).subscribeOn(Schedulers.boundedElastic());
+        return Mono.fromCallable(() -> audit(id, caller)).subscribeOn(Schedulers.boundedElastic());
     }
 
-    private Map<String, Object> audit(long requestId, String asked, TenantPrincipal caller) throws Exception {
-        RequestRecord record = requests.findByIdAndTenantId(requestId, caller.tenantId())
-                .orElseThrow(() -> notFound(asked));
+    private Map<String, Object> audit(String asked, TenantPrincipal caller) throws Exception {
+        RequestRecord record = find(asked, caller.tenantId()).orElseThrow(() -> notFound(asked));
+        long requestId = record.id();
         RequestLineage reads = lineage.requestLineageOf(caller.tenantId(), requestId).orElse(null);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("id", asked);
@@ -133,13 +133,19 @@ class AuditController {
                 "current", keys.currentKeyId(), "keys", keys.publishedKeys());
     }
 
-    private static long parseId(String id) {
-        String digits = id.startsWith("chatcmpl-") ? id.substring(9) : id.startsWith("cmpl-") ? id.substring(5) : id;
-        try {
-            return Long.parseLong(digits);
-        } catch (NumberFormatException e) {
-            throw notFound(id);
+    /**
+     * The tenant's request by the id it was given ({@code cmpl-}/{@code chatcmpl-} + 24 characters, or
+     * those characters alone); a plain number still finds the tenant's rows from before public ids.
+     */
+    private java.util.Optional<RequestRecord> find(String asked, String tenantId) {
+        String bare = asked.startsWith("chatcmpl-") ? asked.substring(9) : asked.startsWith("cmpl-") ? asked.substring(5) : asked;
+        if (PublicRequestIds.isWellFormed(bare)) {
+            return requests.findByPublicIdAndTenantId(bare, tenantId);
         }
+        if (!bare.isEmpty() && bare.length() <= 18 && bare.chars().allMatch(Character::isDigit)) {
+            return requests.findByIdAndTenantId(Long.parseLong(bare), tenantId);
+        }
+        return java.util.Optional.empty();
     }
 
     private static ApiException notFound(String id) {

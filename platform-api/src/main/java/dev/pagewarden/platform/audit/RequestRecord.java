@@ -13,6 +13,8 @@ import java.time.Instant;
 public class RequestRecord {
     @Id
     private Long id;
+    @Column(name = "public_id")
+    private String publicId;
     @Column(name = "tenant_id", nullable = false)
     private String tenantId;
     @Column(nullable = false)
@@ -44,10 +46,11 @@ public class RequestRecord {
     protected RequestRecord() {
     }
 
-    public RequestRecord(long id, String tenantId, String model, int promptTokens, int generatedTokens, String status,
+    public RequestRecord(long id, String publicId, String tenantId, String model, int promptTokens, int generatedTokens, String status,
                          String errorCode, Instant receivedAt, Instant admittedAt, Instant firstTokenAt,
                          Instant finishedAt, byte[] receiptHash, String finishReason, boolean stream, String receipt) {
         this.id = id;
+        this.publicId = publicId;
         this.tenantId = tenantId;
         this.model = model;
         this.promptTokens = promptTokens;
@@ -66,6 +69,11 @@ public class RequestRecord {
 
     public long id() {
         return id;
+    }
+
+    /** The id the tenant was given, without its prefix; null for old rows and lab replays. */
+    public String publicId() {
+        return publicId;
     }
 
     public String tenantId() {

@@ -78,7 +78,8 @@ class CompletionController {
                 }
             }
             if (done == null) {
-                throw ApiException.serverError("internal_error", "request " + generation.requestId() + " ended without a result");
+                throw ApiException.serverError("internal_error", "request " + request.kind().idPrefix + generation.publicId()
+                        + " ended without a result");
             }
             Map<String, Object> choice = new LinkedHashMap<>();
             choice.put("index", 0);
@@ -89,7 +90,7 @@ class CompletionController {
             }
             choice.put("logprobs", null);
             choice.put("finish_reason", done.finishReason());
-            Map<String, Object> response = envelope(request, generation.requestId(), created, request.kind().object);
+            Map<String, Object> response = envelope(request, generation.publicId(), created, request.kind().object);
             response.put("choices", List.of(choice));
             response.put("usage", usage(done));
             response.put("pagewarden_receipt", done.receipt());
@@ -103,7 +104,7 @@ class CompletionController {
 
     private Mono<ResponseEntity<?>> stream(CompletionRequest request, InferenceService.Generation generation,
                                            long created) {
-        long id = generation.requestId();
+        String id = generation.publicId();
         String object = request.kind() == CompletionRequest.Kind.CHAT ? "chat.completion.chunk" : "text_completion";
         boolean chat = request.kind() == CompletionRequest.Kind.CHAT;
         Flux<ServerSentEvent<String>> first = chat
@@ -127,7 +128,7 @@ class CompletionController {
             }
         }).onErrorResume(t -> {
             ApiException api = t instanceof ApiException a ? a
-                    : ApiException.serverError("internal_error", "request " + id + " failed: " + t);
+                    : ApiException.serverError("internal_error", "request " + request.kind().idPrefix + id + " failed: " + t);
             ApiError error = api.error();
             return Flux.just(sse(error.body()));
         }).concatWith(Flux.just(ServerSentEvent.builder("[DONE]").build()));
@@ -135,7 +136,7 @@ class CompletionController {
                 .header("Cache-Control", "no-cache").body(Flux.concat(first, body)));
     }
 
-    private Map<String, Object> chunk(CompletionRequest request, long id, long created, String object, Object content,
+    private Map<String, Object> chunk(CompletionRequest request, String id, long created, String object, Object content,
                                       String finishReason) {
         Map<String, Object> choice = new LinkedHashMap<>();
         choice.put("index", 0);
@@ -151,7 +152,7 @@ class CompletionController {
         return m;
     }
 
-    private static Map<String, Object> envelope(CompletionRequest request, long id, long created, String object) {
+    private static Map<String, Object> envelope(CompletionRequest request, String id, long created, String object) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("id", request.kind().idPrefix + id);
         m.put("object", object);

@@ -16,6 +16,7 @@ import dev.pagewarden.platform.engine.ServedModel;
 import dev.pagewarden.platform.engine.TokenGate;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.ops.Draining;
+import dev.pagewarden.platform.ops.PublicRequestIds;
 import dev.pagewarden.platform.tenant.QuotaExceededException;
 import dev.pagewarden.platform.tenant.Quotas;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
@@ -56,11 +57,13 @@ public class InferenceService {
     private final RequestRecorder recorder;
     private final TokenGate gate;
     private final Draining draining;
+    private final PublicRequestIds ids;
     private final Counter disconnects;
     private final Map<Long, RequestHandle> running = new ConcurrentHashMap<>();
 
     public InferenceService(EngineHost host, Quotas quotas, RequestRecorder recorder, TokenGate gate, Draining draining,
-                            MeterRegistry registry) {
+                            PublicRequestIds ids, MeterRegistry registry) {
+        this.ids = ids;
         this.disconnects = Counter.builder("pagewarden.client.disconnects")
                 .description("requests aborted because their client went away").register(registry);
         this.host = host;
@@ -86,7 +89,7 @@ public class InferenceService {
      * A request the engine accepted: its id and prompt size, and its events (Deltas, then Done, or an
      * {@link ApiException} error). Cancelling {@code events} aborts the request in the engine.
      */
-    record Generation(long requestId, int promptTokens, Flux<GenerationEvent> events) {
+    record Generation(long requestId, String publicId, int promptTokens, Flux<GenerationEvent> events) {
     }
 
     /**
@@ -160,14 +163,16 @@ public class InferenceService {
             handle.stop();
         }
         long id = handle.id();
-        LOG.info("[{}] request {} tenant={} model={} prompt_tokens={} max_tokens={} stream={}", httpRequestId, id,
+        String publicId = ids.next();
+        String shown = request.kind().idPrefix + publicId; // what the tenant sees: never the engine's sequential id
+        LOG.info("[{}] request {} ({}) tenant={} model={} prompt_tokens={} max_tokens={} stream={}", httpRequestId, id, shown,
                 caller.tenantId(), model.id(), prompt.length, maxTokens, request.stream());
         if (handle.result().isCompletedExceptionally()) {
             // refused by admission before any page was reserved: still time for an error status
             Throwable cause = handle.result().exceptionNow();
             permit.close();
-            ApiException error = toApi(cause, id, request.kind());
-            record(caller, model, request, id, prompt.length, 0, "REJECTED", error.error().code(), received, null,
+            ApiException error = toApi(cause, shown, request.kind());
+            record(caller, model, request, id, publicId, prompt.length, 0, "REJECTED", error.error().code(), received, null,
                     Instant.now(), null, null, () -> { });
             LOG.info("[{}] request {} refused: {}", httpRequestId, id, error.getMessage());
             throw error;
@@ -198,7 +203,7 @@ public class InferenceService {
                 GenerationEvent.Done done = new GenerationEvent.Done(id, reason, prompt.length,
                         result.outputTokens().length, receipt);
                 // the record first, so that the audit endpoint knows the id as soon as the client does
-                record(caller, model, request, id, prompt.length, result.outputTokens().length, "FINISHED", null,
+                record(caller, model, request, id, publicId, prompt.length, result.outputTokens().length, "FINISHED", null,
                         received, result, finished, reason, receipt, () -> {
                             sink.next(done);
                             sink.complete();
@@ -209,8 +214,8 @@ public class InferenceService {
             Throwable cause = failure instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
                     ? ce.getCause() : failure;
             ApiException error = clientGone.get() && cause instanceof RequestAbortedException
-                    ? ApiException.serverError("client_disconnected", "request " + id + " aborted: client disconnected")
-                    : toApi(cause, id, request.kind());
+                    ? ApiException.serverError("client_disconnected", "request " + shown + " aborted: client disconnected")
+                    : toApi(cause, shown, request.kind());
             String status = switch (cause) {
                 case RequestRejectedException r -> "REJECTED";
                 case RequestAbortedException a -> "ABORTED";
@@ -221,10 +226,10 @@ public class InferenceService {
             } else {
                 LOG.warn("[{}] request {} ended with {}: {}", httpRequestId, id, error.error().code(), error.getMessage());
             }
-            record(caller, model, request, id, prompt.length, index.get(), status, error.error().code(), received, null,
+            record(caller, model, request, id, publicId, prompt.length, index.get(), status, error.error().code(), received, null,
                     finished, null, null, () -> sink.error(error));
         });
-        return new Generation(id, prompt.length, events);
+        return new Generation(id, publicId, prompt.length, events);
     }
 
     /** The events of one request; emitted from engine threads (decode, prefill), so serialized here. */
@@ -264,32 +269,42 @@ public class InferenceService {
         return tokenizer.encode(text, true, false);
     }
 
-    /** The engine's refusal or failure as the API reports it. */
-    static ApiException toApi(Throwable cause, long requestId, CompletionRequest.Kind kind) {
+    /** The engine's refusal or failure as the API reports it, naming the request by its public id. */
+    static ApiException toApi(Throwable cause, String requestId, CompletionRequest.Kind kind) {
         return switch (cause) {
             case RequestRejectedException r -> switch (r.code()) {
-                case "context_length_exceeded" -> ApiException.contextLengthExceeded(kind.promptParam, r.getMessage());
-                case "overloaded" -> ApiException.unavailable("overloaded", r.getMessage(), Duration.ofSeconds(1));
-                case "audit_backpressure" -> ApiException.unavailable("audit_backpressure", r.getMessage(),
+                case "context_length_exceeded" -> ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(r, requestId));
+                case "overloaded" -> ApiException.unavailable("overloaded", tenantMessage(r, requestId), Duration.ofSeconds(1));
+                case "audit_backpressure" -> ApiException.unavailable("audit_backpressure", tenantMessage(r, requestId),
                         Duration.ofSeconds(5));
-                default -> ApiException.unavailable(r.code(), r.getMessage(), r.retryable() ? Duration.ofSeconds(1) : null);
+                default -> ApiException.unavailable(r.code(), tenantMessage(r, requestId),
+                        r.retryable() ? Duration.ofSeconds(1) : null);
             };
             case RequestFailedException f -> "context_length_exceeded".equals(f.code())
-                    ? ApiException.contextLengthExceeded(kind.promptParam, f.getMessage())
-                    : ApiException.serverError(f.code(), f.getMessage());
-            case RequestAbortedException a -> ApiException.serverError("request_aborted", a.getMessage());
+                    ? ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(f, requestId))
+                    : ApiException.serverError(f.code(), tenantMessage(f, requestId));
+            case RequestAbortedException a -> ApiException.serverError("request_aborted", tenantMessage(a, requestId));
             default -> ApiException.serverError("internal_error", "request " + requestId + " failed: " + cause);
         };
     }
 
-    private void record(TenantPrincipal caller, ServedModel model, CompletionRequest request, long id, int promptTokens,
+    private static final java.util.regex.Pattern ENGINE_ID = java.util.regex.Pattern.compile("\\brequest \\d+");
+
+    /** The engine names requests by its sequential id ("request 4294967298 aborted: ..."): tenants get the public one. */
+    static String tenantMessage(Throwable engineError, String requestId) {
+        String message = String.valueOf(engineError.getMessage());
+        return ENGINE_ID.matcher(message).replaceAll(java.util.regex.Matcher.quoteReplacement("request " + requestId));
+    }
+
+    private void record(TenantPrincipal caller, ServedModel model, CompletionRequest request, long id, String publicId,
+                        int promptTokens,
                         int generated, String status, String errorCode, Instant received, GenerationResult result,
                         Instant finished, String finishReason, String receipt, Runnable then) {
         Instant admitted = result == null ? null : received.plusNanos(result.queuedNanos());
         Instant firstToken = result == null || result.outputTokens().length == 0 ? null
                 : received.plusNanos(result.timeToFirstNanos());
         byte[] hash = result == null || result.receipt() == null ? null : result.receipt().digest();
-        recorder.record(new RequestRecord(id, caller.tenantId(), model.id(), promptTokens, generated, status, errorCode,
+        recorder.record(new RequestRecord(id, publicId, caller.tenantId(), model.id(), promptTokens, generated, status, errorCode,
                 received, admitted, firstToken, finished, hash, finishReason, request.stream(), receipt))
                 // the answer waits for the row briefly at most: with the database away it is retried in the background
                 .timeout(RECORD_WAIT)

@@ -27,7 +27,12 @@ class StartupBanner {
     @EventListener(ApplicationReadyEvent.class)
     void ready() {
         String port = env.getProperty("local.server.port", env.getProperty("server.port", "8080"));
-        String url = "http://localhost:" + port;
+        boolean tls = env.getProperty("server.ssl.enabled", Boolean.class, true)
+                && (env.containsProperty("server.ssl.key-store") || env.containsProperty("server.ssl.bundle")
+                || env.containsProperty("server.ssl.certificate"));
+        String url = (tls ? "https" : "http") + "://localhost:" + port;
+        String management = "http://localhost:" + env.getProperty("local.management.port",
+                env.getProperty("management.server.port", port));
         String token = adminToken.generatedValue() != null ? adminToken.generatedValue() : "$PAGEWARDEN_ADMIN_TOKEN";
         String model = host.served().map(m -> m.id()).orElse(null);
         StringBuilder sb = new StringBuilder("\n\n  Pagewarden is up at ").append(url).append('\n');
@@ -46,7 +51,8 @@ class StartupBanner {
                 .append("     curl -s ").append(url).append("/v1/completions -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' ")
                 .append("-d '{\"model\":\"").append(model == null ? "MODEL" : model)
                 .append("\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}'\n")
-                .append("  Health: ").append(url).append("/actuator/health   Metrics: ").append(url).append("/actuator/prometheus\n");
+                .append("  Health (management port): ").append(management).append("/actuator/health/readiness   Metrics: ")
+                .append(management).append("/actuator/prometheus (Authorization: Bearer <admin or metrics token>)\n");
         LOG.info(sb.toString());
     }
 }

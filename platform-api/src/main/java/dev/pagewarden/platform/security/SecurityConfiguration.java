@@ -5,6 +5,8 @@ import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
 import dev.pagewarden.platform.tenant.AuthUnavailableException;
+import dev.pagewarden.platform.ops.ManagementPort;
+import dev.pagewarden.platform.ops.MetricsToken;
 import dev.pagewarden.platform.tenant.TenantService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -41,6 +43,33 @@ import reactor.core.publisher.Mono;
 @EnableWebFluxSecurity
 class SecurityConfiguration {
     static final String[] ADMIN_ROLES = {"ROLE_VIEWER", "ROLE_RESPONDER", "ROLE_PUBLISHER", "ROLE_ADMIN"};
+
+    /**
+     * The management port: probes (liveness, readiness, plain health status) are open; health details,
+     * metrics and the rest need the admin token or the scrape token ({@code pagewarden.metrics-token}).
+     */
+    @Bean
+    @Order(0)
+    SecurityWebFilterChain management(ServerHttpSecurity http, AdminToken admin, MetricsToken scrape,
+                                      ManagementPort port, ErrorResponses errors) {
+        ReactiveAuthenticationManager manager = auth -> {
+            String key = ((PresentedKey) auth).key();
+            if (admin.matches(key) || scrape.matches(key)) {
+                return Mono.just(new UsernamePasswordAuthenticationToken(admin.matches(key) ? "admin-token" : "metrics-token",
+                        "", AuthorityUtils.createAuthorityList("ROLE_METRICS")));
+            }
+            return Mono.error(new BadCredentialsException("bad metrics token"));
+        };
+        return apiChain(http, "/**", manager, errors,
+                "Missing credentials: send 'Authorization: Bearer <PAGEWARDEN_METRICS_TOKEN or PAGEWARDEN_ADMIN_TOKEN>'",
+                "Incorrect metrics or admin token")
+                .securityMatcher(exchange -> port.serves(exchange)
+                        ? ServerWebExchangeMatcher.MatchResult.match() : ServerWebExchangeMatcher.MatchResult.notMatch())
+                .authorizeExchange(a -> a.pathMatchers("/actuator/health", "/actuator/health/liveness",
+                                "/actuator/health/readiness").permitAll()
+                        .anyExchange().hasRole("METRICS"))
+                .build();
+    }
 
     @Bean
     @Order(1)

@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EngineErrorMappingTest {
 
     private static void expect(Throwable engine, int status, String code, boolean retryAfter) {
-        ApiException api = InferenceService.toApi(engine, 42, CompletionRequest.Kind.CHAT);
+        ApiException api = InferenceService.toApi(engine, "cmpl-x", CompletionRequest.Kind.CHAT);
         assertThat(api.status().value()).isEqualTo(status);
         assertThat(api.error().code()).isEqualTo(code);
         assertThat(api.error().message()).isEqualTo(engine.getMessage());
@@ -36,9 +36,16 @@ class EngineErrorMappingTest {
 
     @Test
     void anAbortNobodyAskedForIsAServerError() {
-        ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), 42, CompletionRequest.Kind.CHAT);
+        ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), "cmpl-x", CompletionRequest.Kind.CHAT);
         assertThat(api.status().value()).isEqualTo(500);
         assertThat(api.error().code()).isEqualTo("request_aborted");
-        assertThat(InferenceService.toApi(new IllegalStateException("boom"), 42, CompletionRequest.Kind.CHAT).error().code()).isEqualTo("internal_error");
+        assertThat(InferenceService.toApi(new IllegalStateException("boom"), "cmpl-x", CompletionRequest.Kind.CHAT).error().code()).isEqualTo("internal_error");
+    }
+
+    @Test
+    void engineMessagesNameTheRequestByItsPublicId() {
+        ApiException api = InferenceService.toApi(new RequestAbortedException("request 4294967298 aborted: shutting down"),
+                "cmpl-AbC123", CompletionRequest.Kind.CHAT);
+        assertThat(api.getMessage()).isEqualTo("request cmpl-AbC123 aborted: shutting down").doesNotContain("4294967298");
     }
 }

@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
 public final class BenchHttpCommand implements Command {
     /** Where the API key comes from when {@code --key} is not given. */
     public static final String KEY_ENV = "PAGEWARDEN_API_KEY";
+    public static final String METRICS_TOKEN_ENV = "PAGEWARDEN_METRICS_TOKEN";
     private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m)?");
 
     @Override
@@ -32,7 +33,7 @@ public final class BenchHttpCommand implements Command {
         return "bench-http [--base URL (default http://localhost:8080)] [--key KEY (default $" + KEY_ENV + ")] [--model ID "
                 + "(default: first of /v1/models)] [--clients N (4)] [--duration 30s | --requests N (per client)] "
                 + "[--max-tokens K (64)] [--prompt TEXT] [--request-timeout 60s] [--metrics-url URL (default "
-                + "BASE/actuator/prometheus)] [--pool-metric NAME (kv_pool_pages)] [--pool-wait 30s] [--no-pool-check] "
+                + "BASE's host, port 8081, /actuator/prometheus)] [--metrics-token TOKEN (default $" + METRICS_TOKEN_ENV + ")] [--pool-metric NAME (kv_pool_pages)] [--pool-wait 30s] [--no-pool-check] "
                 + "[--json] [--out REPORT.md]";
     }
 
@@ -48,6 +49,7 @@ public final class BenchHttpCommand implements Command {
         String prompt = args.string("prompt", "Once upon a time");
         Duration requestTimeout = duration("request-timeout", args.string("request-timeout", "60s"));
         String metrics = args.string("metrics-url", null);
+        String metricsToken = args.string("metrics-token", System.getenv(METRICS_TOKEN_ENV));
         String poolMetric = args.string("pool-metric", HttpBenchConfig.DEFAULT_POOL_METRIC);
         Duration poolWait = duration("pool-wait", args.string("pool-wait", "30s"));
         boolean noPoolCheck = args.flag("no-pool-check");
@@ -75,7 +77,7 @@ public final class BenchHttpCommand implements Command {
         HttpBenchConfig config = d.withModel(model).withLoad(clients, duration, requests).withRequest(prompt, maxTokens)
                 .withTimeouts(requestTimeout, d.errorBackoff())
                 .withPoolCheck(noPoolCheck ? null : metrics != null ? uri("metrics-url", metrics) : d.metricsUrl(),
-                        poolMetric, poolWait, d.poolPollInterval());
+                        metricsToken, poolMetric, poolWait, d.poolPollInterval());
 
         HttpBench bench = new HttpBench(config);
         HttpBenchReport report;

@@ -52,7 +52,7 @@ public final class HttpBench {
         String poolProblem = null;
         if (c.metricsUrl() != null) {
             try {
-                poolBefore = PoolGauges.parse(get(c.metricsUrl(), false), c.poolMetric());
+                poolBefore = PoolGauges.parse(get(c.metricsUrl(), c.metricsToken()), c.poolMetric());
                 if (poolBefore.isEmpty()) {
                     poolProblem = "no " + c.poolMetric() + " samples at " + c.metricsUrl();
                 }
@@ -100,7 +100,7 @@ public final class HttpBench {
             long giveUp = t0 + c.poolWait().toNanos();
             while (true) {
                 try {
-                    poolAfter = PoolGauges.parse(get(c.metricsUrl(), false), c.poolMetric());
+                    poolAfter = PoolGauges.parse(get(c.metricsUrl(), c.metricsToken()), c.poolMetric());
                 } catch (IOException | IllegalArgumentException e) {
                     poolProblem = scrapeProblem(e, " after the run");
                     break;
@@ -310,7 +310,7 @@ public final class HttpBench {
     }
 
     private String firstModel() throws IOException, InterruptedException {
-        String text = get(URI.create(c.base() + "/v1/models"), true);
+        String text = get(URI.create(c.base() + "/v1/models"), c.apiKey());
         try {
             if (Json.parse(text) instanceof Map<?, ?> m && m.get("data") instanceof List<?> l && !l.isEmpty()
                     && l.getFirst() instanceof Map<?, ?> first && first.get("id") instanceof String id) {
@@ -328,10 +328,10 @@ public final class HttpBench {
                 : "cannot parse " + c.metricsUrl() + when + ": " + e.getMessage();
     }
 
-    private String get(URI uri, boolean auth) throws IOException, InterruptedException {
+    private String get(URI uri, String bearer) throws IOException, InterruptedException {
         HttpRequest.Builder rb = HttpRequest.newBuilder(uri).timeout(c.requestTimeout()).GET();
-        if (auth && c.apiKey() != null) {
-            rb.header("Authorization", "Bearer " + c.apiKey());
+        if (bearer != null) {
+            rb.header("Authorization", "Bearer " + bearer);
         }
         HttpResponse<String> r;
         try {

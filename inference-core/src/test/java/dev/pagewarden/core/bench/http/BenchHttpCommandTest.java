@@ -19,7 +19,8 @@ class BenchHttpCommandTest {
         try (FakeOpenAiServer server = new FakeOpenAiServer()) {
             Path md = dir.resolve("report.md");
             CliRun r = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY, "--clients", "2",
-                    "--requests", "3", "--max-tokens", "4", "--json", "--out", md.toString());
+                    "--requests", "3", "--max-tokens", "4", "--json", "--out", md.toString(),
+                    "--metrics-url", server.base() + "/actuator/prometheus", "--metrics-token", FakeOpenAiServer.METRICS_TOKEN);
             assertThat(r.code()).as(r.err()).isZero();
             Map<?, ?> json = (Map<?, ?>) Json.parse(r.out().strip());
             assertThat(json.get("completed")).isEqualTo(6.0);
@@ -37,7 +38,8 @@ class BenchHttpCommandTest {
     void aDurationRunLoopsUntilTheEndAndErrorsFailTheExitCode() throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer()) {
             CliRun r = run("bench-http", "--base", server.base().toString(), "--key", FakeOpenAiServer.KEY, "--clients", "2",
-                    "--duration", "300ms", "--model", "fake-model");
+                    "--duration", "300ms", "--model", "fake-model",
+                    "--metrics-url", server.base() + "/actuator/prometheus", "--metrics-token", FakeOpenAiServer.METRICS_TOKEN);
             assertThat(r.code()).as(r.err()).isZero();
             assertThat(r.out()).contains("bench-http: 2 clients").contains("0 errors").contains("every pool all-free again");
             assertThat(server.requests.get()).isPositive();

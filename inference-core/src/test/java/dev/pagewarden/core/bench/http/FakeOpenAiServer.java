@@ -26,6 +26,7 @@ import java.util.function.IntFunction;
 final class FakeOpenAiServer implements AutoCloseable {
     static final List<String> TOKENS = List.of("Once", " upon", " a", " time");
     static final String KEY = "sk-test";
+    static final String METRICS_TOKEN = "scrape-token-0123456789";
 
     enum Mode { OK, HTTP_503, ERROR_CHUNK, NO_DONE }
 
@@ -43,7 +44,14 @@ final class FakeOpenAiServer implements AutoCloseable {
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/v1/completions", this::completions);
         server.createContext("/v1/models", ex -> respond(ex, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"fake-model\",\"object\":\"model\"}]}"));
-        server.createContext("/actuator/prometheus", ex -> respond(ex, 200, metrics.apply(scrapes.incrementAndGet())));
+        // like the platform's management port: metrics only with the scrape token
+        server.createContext("/actuator/prometheus", ex -> {
+            if (!("Bearer " + METRICS_TOKEN).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+                respond(ex, 401, "{\"error\":{\"code\":\"invalid_api_key\"}}");
+                return;
+            }
+            respond(ex, 200, metrics.apply(scrapes.incrementAndGet()));
+        });
         server.start();
     }
 

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -32,7 +33,8 @@ class HttpBenchTest {
     private HttpBenchConfig config(int clients, int requests) {
         HttpBenchConfig d = HttpBenchConfig.defaults(server.base(), FakeOpenAiServer.KEY);
         return d.withLoad(clients, Duration.ZERO, requests).withTimeouts(Duration.ofSeconds(10), Duration.ZERO)
-                .withPoolCheck(d.metricsUrl(), d.poolMetric(), Duration.ofSeconds(10), Duration.ZERO);
+                .withPoolCheck(URI.create(server.base() + "/actuator/prometheus"), FakeOpenAiServer.METRICS_TOKEN,
+                        d.poolMetric(), Duration.ofSeconds(10), Duration.ZERO);
     }
 
     @Test
@@ -76,11 +78,22 @@ class HttpBenchTest {
     void aWrongKeyIsA401Error() throws Exception {
         HttpBenchConfig c = config(1, 2);
         HttpBenchReport r = new HttpBench(new HttpBenchConfig(c.base(), "sk-wrong", "fake-model", c.prompt(), c.maxTokens(),
-                1, c.duration(), 2, c.requestTimeout(), c.errorBackoff(), null, c.poolMetric(), c.poolWait(),
+                1, c.duration(), 2, c.requestTimeout(), c.errorBackoff(), null, null, c.poolMetric(), c.poolWait(),
                 c.poolPollInterval())).run(done -> { });
         assertThat(r.errors()).isEqualTo(Map.of("http_401:invalid_api_key", 2L));
         assertThat(r.poolBefore()).isNull();
         assertThat(r.toText()).contains("pool         not checked");
+    }
+
+    @Test
+    void theScrapeSendsTheMetricsTokenAndARefusedScrapeIsReported() throws Exception {
+        HttpBenchConfig c = config(1, 1);
+        assertThat(new HttpBench(c).run(done -> { }).poolBefore()).as("scraped with the token").isNotEmpty();
+        HttpBenchReport r = new HttpBench(c.withPoolCheck(c.metricsUrl(), null, c.poolMetric(), Duration.ZERO, Duration.ZERO))
+                .run(done -> { });
+        assertThat(r.poolBefore()).isEmpty();
+        assertThat(r.poolProblem()).contains("HTTP 401");
+        assertThat(r.clean()).isFalse();
     }
 
     @Test
@@ -97,7 +110,7 @@ class HttpBenchTest {
     void aPoolThatStaysShortIsReportedAndTheRunIsNotClean() throws Exception {
         server.metrics = n -> n == 1 ? FakeOpenAiServer.pools(1024, 1024) : FakeOpenAiServer.pools(1000, 1024);
         HttpBenchConfig c = config(1, 1);
-        HttpBenchReport r = new HttpBench(c.withPoolCheck(c.metricsUrl(), c.poolMetric(), Duration.ZERO, Duration.ZERO))
+        HttpBenchReport r = new HttpBench(c.withPoolCheck(c.metricsUrl(), c.metricsToken(), c.poolMetric(), Duration.ZERO, Duration.ZERO))
                 .run(done -> { });
         assertThat(server.scrapes.get()).isEqualTo(2);
         assertThat(r.poolBackToFree()).isFalse();

@@ -1,0 +1,29 @@
+package dev.pagewarden.platform.ops;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.stereotype.Component;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+
+/**
+ * The scrape token ({@code pagewarden.metrics-token}, env {@code PAGEWARDEN_METRICS_TOKEN}): a bearer
+ * token that reads health details and metrics on the management port and nothing else, so a
+ * Prometheus server needs no admin token. Unset: only the admin token reads them.
+ */
+@Component
+public class MetricsToken {
+    private final byte[] token;
+
+    MetricsToken(@Value("${pagewarden.metrics-token:}") String configured) {
+        if (!configured.isBlank() && configured.length() < 16) {
+            throw new IllegalStateException("pagewarden.metrics-token (PAGEWARDEN_METRICS_TOKEN) must be at least 16 "
+                    + "characters long");
+        }
+        this.token = configured.isBlank() ? null : configured.getBytes(StandardCharsets.UTF_8);
+    }
+
+    public boolean matches(String presented) {
+        return token != null && presented != null && MessageDigest.isEqual(token, presented.getBytes(StandardCharsets.UTF_8));
+    }
+}
