@@ -34,7 +34,6 @@ import dev.pagewarden.core.transfer.InProcessKvTransport;
 import dev.pagewarden.core.transfer.KvTransport;
 
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One disaggregated engine in one process: a prefill worker and a decode worker, each with its own
@@ -65,7 +64,7 @@ public final class Engine implements AutoCloseable {
     private final Thread prefillThread;
     private final Thread decodeThread;
     private final Canary canary;
-    private final AtomicLong ids;
+    private final RequestIdSource ids;
     private final Clock clock;
     private final String modelId;
     private final ReceiptIssuer receipts;
@@ -96,7 +95,7 @@ public final class Engine implements AutoCloseable {
         this.receipts = signer == null ? null
                 : new ReceiptIssuer(modelId, signer, ServingIdentity.of(config.nodeId(), config.replicaId()));
         this.config = config;
-        this.ids = new AtomicLong(config.requestIdBase());
+        this.ids = new RequestIdSource(config.requestIdBase(), config.requestIdKey());
         this.clock = clock;
         LabFaults faults = config.faults();
         this.safety = new SafetyMonitor(listener, metrics, clock);
@@ -217,7 +216,7 @@ public final class Engine implements AutoCloseable {
                 throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of " + model.vocabSize());
             }
         }
-        Sequence seq = new Sequence(ids.incrementAndGet(), request, listener, clock.nanoTime());
+        Sequence seq = new Sequence(ids.next(), request, listener, clock.nanoTime());
         seq.receipts(receipts);
         seq.abortHook(() -> {
             admission.abortWaiting(seq);

@@ -27,6 +27,9 @@ import java.time.Duration;
  * @param groundTruth            count cross-tenant slot reads on every step (lab bookkeeping; costs a pass over the context)
  * @param requestIdBase          request ids are base+1, base+2, ...: a platform gives each engine start its own block
  *                               so that ids stay unique across engines and restarts sharing one audit database
+ * @param requestIdKey           non-zero: the ids within the block are the request counter through a permutation
+ *                               keyed by this (unique, but they do not show other tenants' request volume);
+ *                               0: base+1, base+2, ... (reproducible, for the command line and the replay lab)
  * @param nodeId                 the node receipts name (null = the host name)
  * @param replicaId              the replica (engine start) receipts name (null = random per engine start)
  */
@@ -34,7 +37,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
                            Duration canaryInterval, boolean labEnabled, LabFaults faults, boolean groundTruth,
-                           long requestIdBase, String nodeId, String replicaId) {
+                           long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -95,6 +98,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.faults = faults;
         b.groundTruth = groundTruth;
         b.requestIdBase = requestIdBase;
+        b.requestIdKey = requestIdKey;
         b.nodeId = nodeId;
         b.replicaId = replicaId;
         return b;
@@ -120,6 +124,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private LabFaults faults = LabFaults.NONE;
         private boolean groundTruth;
         private long requestIdBase;
+        private long requestIdKey;
         private String nodeId;
         private String replicaId;
 
@@ -138,6 +143,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder lab(boolean enabled, LabFaults f) { labEnabled = enabled; faults = f; return this; }
         public Builder groundTruth(boolean v) { groundTruth = v; return this; }
         public Builder requestIdBase(long v) { requestIdBase = v; return this; }
+        /** Non-zero: ids within the block are permuted by this key (see {@link EngineConfig}); 0: sequential. */
+        public Builder requestIdKey(long v) { requestIdKey = v; return this; }
         /** Null or blank: the host name. */
         public Builder nodeId(String v) { nodeId = v; return this; }
         /** Null or blank: random per engine start. */
@@ -146,8 +153,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
-                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth, requestIdBase, nodeId,
-                    replicaId);
+                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth, requestIdBase, requestIdKey,
+                    nodeId, replicaId);
         }
     }
 }

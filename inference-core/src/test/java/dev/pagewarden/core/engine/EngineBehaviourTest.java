@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -204,5 +205,23 @@ class EngineBehaviourTest extends RealModelTest {
             assertThat(h.result().get(30, TimeUnit.SECONDS).requestId()).isEqualTo(h.id());
         }
         assertThatThrownBy(() -> EngineConfig.builder().requestIdBase(-1).build()).hasMessageContaining("request_id_base");
+    }
+
+    @Test
+    void keyedRequestIdsStayInTheBlockAndDoNotCount() throws Exception {
+        long base = 7L << 32;
+        try (Engine e = engine(EngineConfig.builder().requestIdBase(base).requestIdKey(0x5EED).build())) {
+            List<Long> ids = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                RequestHandle h = e.submit(new GenerationRequest("t", prompt(3), 1, SamplingParams.greedy()), TokenListener.NONE);
+                assertThat(h.result().get(30, TimeUnit.SECONDS).requestId()).isEqualTo(h.id());
+                ids.add(h.id());
+            }
+            assertThat(ids).doesNotHaveDuplicates().allSatisfy(id -> assertThat(id >>> 32).isEqualTo(7L));
+            // a tenant comparing two of its own ids learns nothing about the requests in between
+            for (int i = 1; i < ids.size(); i++) {
+                assertThat(ids.get(i) - ids.get(i - 1)).isNotEqualTo(1L);
+            }
+        }
     }
 }

@@ -24,6 +24,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -39,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
 @Component
 public class EngineHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EngineHost.class);
+    private static final SecureRandom ID_KEYS = new SecureRandom();
 
     private final ServedModel served;
     private final String unavailableReason;
@@ -74,6 +76,9 @@ public class EngineHost implements AutoCloseable {
                 .deferredReleaseTimeout(e.deferredReleaseTimeout())
                 .canaryInterval(e.canaryInterval())
                 .requestIdBase(block << 32)
+                // receipts carry the engine's id: permuted so that it shows no tenant how busy the others are;
+                // a lab engine keeps them sequential, so its replays stay reproducible
+                .requestIdKey(properties.lab().enabled() ? 0 : ID_KEYS.nextLong() | 1)
                 .nodeId(e.nodeId())
                 .lab(properties.lab().enabled(), labFaults(properties.lab()))
                 // lab engines keep the per-slot writer bookkeeping, so a replay can report its ground truth
