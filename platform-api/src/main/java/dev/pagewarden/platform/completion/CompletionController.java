@@ -128,7 +128,7 @@ class CompletionController {
             }
         }).onErrorResume(t -> {
             ApiException api = t instanceof ApiException a ? a
-                    : ApiException.serverError("internal_error", "request " + request.kind().idPrefix + id + " failed: " + t);
+                    : InferenceService.internalError(request.kind().idPrefix + id, t);
             ApiError error = api.error();
             return Flux.just(sse(error.body()));
         }).concatWith(Flux.just(ServerSentEvent.builder("[DONE]").build()));

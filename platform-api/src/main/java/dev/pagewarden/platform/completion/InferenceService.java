@@ -284,8 +284,15 @@ public class InferenceService {
                     ? ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(f, requestId))
                     : ApiException.serverError(f.code(), tenantMessage(f, requestId));
             case RequestAbortedException a -> ApiException.serverError("request_aborted", tenantMessage(a, requestId));
-            default -> ApiException.serverError("internal_error", "request " + requestId + " failed: " + cause);
+            default -> internalError(requestId, cause);
         };
+    }
+
+    /** An unexpected failure: logged with its cause; the tenant gets the request id to quote, never Java internals. */
+    static ApiException internalError(String requestId, Throwable cause) {
+        LOG.error("request {} failed", requestId, cause);
+        return ApiException.serverError("internal_error", "request " + requestId
+                + " failed inside the server; quote this id to the operator");
     }
 
     private static final java.util.regex.Pattern ENGINE_ID = java.util.regex.Pattern.compile("\\brequest \\d+");

@@ -39,7 +39,10 @@ class EngineErrorMappingTest {
         ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), "cmpl-x", CompletionRequest.Kind.CHAT);
         assertThat(api.status().value()).isEqualTo(500);
         assertThat(api.error().code()).isEqualTo("request_aborted");
-        assertThat(InferenceService.toApi(new IllegalStateException("boom"), "cmpl-x", CompletionRequest.Kind.CHAT).error().code()).isEqualTo("internal_error");
+        ApiException internal = InferenceService.toApi(new IllegalStateException("boom"), "cmpl-x", CompletionRequest.Kind.CHAT);
+        assertThat(internal.error().code()).isEqualTo("internal_error");
+        // the tenant gets the id to quote, not the exception's class or message
+        assertThat(internal.error().message()).contains("cmpl-x").doesNotContain("IllegalStateException").doesNotContain("boom");
     }
 
     @Test
