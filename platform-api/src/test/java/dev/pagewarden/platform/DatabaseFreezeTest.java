@@ -95,7 +95,8 @@ class DatabaseFreezeTest extends PlatformTestBase {
 
             // readiness answers at once and stays up while the journal absorbs the lineage; details say degraded
             awaitUntil(() -> {
-                EntityExchangeResult<byte[]> ready = quick(2).get().uri("/actuator/health/readiness").exchange()
+                EntityExchangeResult<byte[]> ready = client(managementUrl(), Duration.ofSeconds(2)).get()
+                        .uri("/actuator/health/readiness").header("Authorization", "Bearer " + ADMIN_TOKEN).exchange()
                         .expectBody().returnResult();
                 return ready.getStatus().value() == 200 && "degraded".equals(auditDetails(ready).get("audit"));
             }, "readiness 200 with audit degraded");
@@ -117,7 +118,8 @@ class DatabaseFreezeTest extends PlatformTestBase {
                 "the lineage journaled during the freeze to reach the database");
         awaitUntil(() -> complete(as(unseen)).getStatus().value() == 200, "the key never seen to be verified");
         awaitUntil(() -> {
-            EntityExchangeResult<byte[]> ready = client().get().uri("/actuator/health/readiness").exchange()
+            EntityExchangeResult<byte[]> ready = client(managementUrl(), Duration.ofSeconds(30)).get()
+                    .uri("/actuator/health/readiness").header("Authorization", "Bearer " + ADMIN_TOKEN).exchange()
                     .expectBody().returnResult();
             return ready.getStatus().value() == 200 && "ok".equals(auditDetails(ready).get("audit"));
         }, "readiness to say the audit path is ok again");

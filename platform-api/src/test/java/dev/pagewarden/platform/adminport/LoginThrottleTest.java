@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
+import dev.pagewarden.core.testing.ManualClock;
 import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
@@ -29,11 +30,8 @@ import org.springframework.util.LinkedMultiValueMap;
 import org.springframework.web.reactive.function.BodyInserters;
 
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,36 +59,14 @@ class LoginThrottleTest extends PlatformTestBase {
     private static final Pattern CSRF = Pattern.compile("name=\"_csrf\"\\s+value=\"([^\"]+)\"");
     static final String PASSWORD = "correct-horse-battery";
 
-    /** A clock the test moves; the platform's other users of the clock see the same (harmless) time. */
-    static final class TestClock extends Clock {
-        private volatile Instant now = Instant.now();
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-    }
 
     @TestConfiguration
     static class Clocks {
         @Bean
         @Primary
-        TestClock testClock() {
-            return new TestClock();
+        ManualClock testClock() {
+            // the platform's other users of the clock see the same (harmless) time
+            return new ManualClock(Instant.now());
         }
     }
 
@@ -104,7 +80,7 @@ class LoginThrottleTest extends PlatformTestBase {
     @Autowired
     JdbcClient jdbc;
     @Autowired
-    TestClock clock;
+    ManualClock clock;
     @Autowired
     MeterRegistry meters;
     @Autowired

@@ -1,39 +1,19 @@
 package dev.pagewarden.platform.security;
 
 import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.core.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The lockout arithmetic on a clock the test moves. */
 class AuthThrottleTest {
-    static final class TestClock extends Clock {
-        Instant now = Instant.parse("2026-12-01T12:00:00Z");
 
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
-    private final TestClock clock = new TestClock();
+    private final ManualClock clock = new ManualClock(Instant.parse("2026-12-01T12:00:00Z"));
     private final AuthThrottle throttle = new AuthThrottle(new AdminUiProperties(null, Duration.ofMinutes(30),
             Duration.ofMinutes(10), Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ofSeconds(60),
             new AdminUiProperties.Throttle(3, 5, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofMinutes(5))), clock);
@@ -51,27 +31,27 @@ class AuthThrottleTest {
         AuthThrottle.Decision fourth = throttle.attempt(keys("alice", "a2"));
         assertThat(fourth.retryAfter()).isEqualTo(Duration.ofMinutes(1));
         assertThat(fourth.lockedNow()).extracting(AuthThrottle.Key::value).containsExactly("alice");
-        clock.now = clock.now.plusSeconds(59);
+        clock.advance(Duration.ofSeconds(59));
         AuthThrottle.Decision during = throttle.attempt(keys("alice", "a3"));
         assertThat(during.retryAfter()).isEqualTo(Duration.ofSeconds(1));
         assertThat(during.lockedNow()).isEmpty();
-        clock.now = clock.now.plusSeconds(1);
+        clock.advance(Duration.ofSeconds(1));
         for (int i = 0; i < 3; i++) {
             assertThat(throttle.attempt(keys("alice", "a4")).allowed()).isTrue();
         }
         assertThat(throttle.attempt(keys("alice", "a5")).retryAfter()).isEqualTo(Duration.ofMinutes(2));
-        clock.now = clock.now.plus(Duration.ofMinutes(2));
+        clock.advance(Duration.ofMinutes(2));
         for (int i = 0; i < 3; i++) {
             throttle.attempt(keys("alice", "a6"));
         }
         assertThat(throttle.attempt(keys("alice", "a7")).retryAfter()).isEqualTo(Duration.ofMinutes(4));
-        clock.now = clock.now.plus(Duration.ofMinutes(4));
+        clock.advance(Duration.ofMinutes(4));
         for (int i = 0; i < 3; i++) {
             throttle.attempt(keys("alice", "a8"));
         }
         assertThat(throttle.attempt(keys("alice", "a9")).retryAfter()).as("capped").isEqualTo(Duration.ofMinutes(5));
         // quiet for the maximum lockout after it ended: forgiven, back to the first lockout
-        clock.now = clock.now.plus(Duration.ofMinutes(10));
+        clock.advance(Duration.ofMinutes(10));
         for (int i = 0; i < 3; i++) {
             throttle.attempt(keys("alice", "b1"));
         }
@@ -97,7 +77,7 @@ class AuthThrottleTest {
         // failures older than the window are forgotten
         throttle.attempt(keys("dave", "203.0.113.2"));
         throttle.attempt(keys("dave", "203.0.113.2"));
-        clock.now = clock.now.plus(Duration.ofMinutes(16));
+        clock.advance(Duration.ofMinutes(16));
         for (int i = 0; i < 3; i++) {
             assertThat(throttle.attempt(keys("dave", "203.0.113.2")).allowed()).isTrue();
         }
