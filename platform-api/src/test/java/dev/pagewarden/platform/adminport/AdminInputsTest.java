@@ -1,24 +1,13 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
-import dev.pagewarden.adminui.users.AdminUserService;
-import dev.pagewarden.core.safety.SafetyEvent;
-import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.engine.EngineHost;
-import dev.pagewarden.platform.testing.PlatformTest;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
-import org.springframework.jdbc.core.simple.JdbcClient;
 
-import java.time.Instant;
-import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 
 import static dev.pagewarden.platform.adminport.Await.until;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,40 +18,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the admin audit, security refusals included; who may take a model private and make it public
  * again is the same on the incident page and the admin API.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class AdminInputsTest extends PlatformTest {
-    static final String PASSWORD = "correct-horse-battery";
-
-    @Autowired
-    AdminUserService users;
-    @Autowired
-    SafetyEventRecorder safety;
-    @Autowired
-    IncidentService incidents;
+class AdminInputsTest extends AdminUiTest {
     @Autowired
     EngineHost host;
-    @Autowired
-    JdbcClient jdbc;
 
-    @BeforeAll
-    void users() {
-        for (AdminRole role : AdminRole.values()) {
-            if (users.findByName("in-" + role.label()).isEmpty()) {
-                users.create("in-" + role.label(), PASSWORD, role, "test");
-            }
-        }
-    }
-
-    UiSession as(AdminRole role) {
-        return new UiSession(baseUrl()).login("in-" + role.label(), PASSWORD);
-    }
-
-    long incident() {
-        String worker = "w-" + UUID.randomUUID();
-        safety.onEvent(new SafetyEvent(SafetyEvent.Type.OWNER_TAG_MISMATCH, SafetyEvent.Severity.CRITICAL, worker, 7,
-                "t_x", List.of(3), List.of(1L), Instant.now(), "expected t_x, found t_y"));
-        until(() -> incidents.list().stream().anyMatch(i -> i.worker().equals(worker)), "the incident to open");
-        return incidents.list().stream().filter(i -> i.worker().equals(worker)).findFirst().orElseThrow().id();
+    AdminInputsTest() {
+        super("in-");
     }
 
     @Test

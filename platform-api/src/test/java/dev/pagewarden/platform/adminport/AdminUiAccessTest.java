@@ -1,18 +1,10 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
-import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.core.safety.SafetyEvent;
-import dev.pagewarden.platform.audit.SafetyEventRecorder;
-import dev.pagewarden.platform.testing.PlatformTest;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
-import org.springframework.jdbc.core.simple.JdbcClient;
 
 import java.time.Instant;
 import java.util.List;
@@ -27,39 +19,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a viewer reads but cannot act; a responder works incidents but cannot publish; only an admin
  * manages users. Also: CSRF, logout, disabled users, the initial admin, the admin audit trail.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class AdminUiAccessTest extends PlatformTest {
-    static final String PASSWORD = "correct-horse-battery";
+class AdminUiAccessTest extends AdminUiTest {
 
-    @Autowired
-    AdminUserService users;
-    @Autowired
-    SafetyEventRecorder safety;
-    @Autowired
-    IncidentService incidents;
-    @Autowired
-    JdbcClient jdbc;
-
-    @BeforeAll
-    void users() {
-        for (AdminRole role : AdminRole.values()) {
-            if (users.findByName("t-" + role.label()).isEmpty()) {
-                users.create("t-" + role.label(), PASSWORD, role, "test");
-            }
-        }
-    }
-
-    UiSession as(AdminRole role) {
-        return new UiSession(baseUrl()).login("t-" + role.label(), PASSWORD);
-    }
-
-    /** A detector event on a worker of its own, so it opens a fresh incident; returns the incident id. */
-    long incident() {
-        String worker = "w-" + UUID.randomUUID();
-        safety.onEvent(new SafetyEvent(SafetyEvent.Type.OWNER_TAG_MISMATCH, SafetyEvent.Severity.CRITICAL, worker, 7,
-                "t_x", List.of(3), List.of(1L), Instant.now(), "expected t_x, found t_y"));
-        until(() -> incidents.list().stream().anyMatch(i -> i.worker().equals(worker)), "the incident to open");
-        return incidents.list().stream().filter(i -> i.worker().equals(worker)).findFirst().orElseThrow().id();
+    AdminUiAccessTest() {
+        super("t-");
     }
 
     @Test
