@@ -2,10 +2,12 @@ package dev.pagewarden.platform;
 
 import dev.pagewarden.platform.testing.IsolatedReference;
 import dev.pagewarden.platform.testing.PlatformTest;
+import dev.pagewarden.platform.testing.RawHttp;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -128,12 +130,31 @@ class CompletionApiTest extends PlatformTest {
         assertThat(model.get("context_window")).isEqualTo(512);
     }
 
+    @Test
+    void streamsAreWrittenInOpenAisWireFormat() throws Exception {
+        String key = newTenant("wire")[1];
+        int port = Integer.parseInt(env.getProperty("local.server.port"));
+        for (String[] call : new String[][] {
+                {"/v1/completions", "{\"model\":\"" + MODEL + "\",\"prompt\":\"Once\",\"max_tokens\":5,\"stream\":true}"},
+                {"/v1/chat/completions", "{\"model\":\"" + MODEL + "\",\"max_tokens\":5,\"stream\":true,"
+                        + "\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"}}) {
+            try (RawHttp http = RawHttp.local(port, Duration.ofSeconds(60))) {
+                RawHttp.Response r = http.post(call[0], "application/json", call[1], "Authorization: Bearer " + key);
+                assertThat(r.status()).as(call[0]).isEqualTo(200);
+                assertThat(r.header("Content-Type")).startsWith("text/event-stream");
+                assertThat(r.body()).as(call[0]).startsWith("data: {\"id\":");
+                assertOpenAiEventStream(r.body());
+            }
+        }
+    }
+
     /** The data payloads of a Server-Sent Events response, in order. */
     private List<String> sse(String key, String uri, Map<String, Object> request) {
         String raw = as(key).post().uri(uri).contentType(MediaType.APPLICATION_JSON).bodyValue(request)
                 .exchange().expectStatus().isOk()
                 .expectHeader().contentTypeCompatibleWith(MediaType.TEXT_EVENT_STREAM)
                 .expectBody(String.class).returnResult().getResponseBody();
+        assertOpenAiEventStream(raw);
         return sseData(raw);
     }
 }

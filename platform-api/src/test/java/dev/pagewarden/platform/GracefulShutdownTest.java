@@ -7,14 +7,15 @@ import dev.pagewarden.platform.testing.HoldingGate;
 import dev.pagewarden.platform.testing.HoldingGateConfiguration;
 import dev.pagewarden.platform.testing.ModelRequired;
 import dev.pagewarden.platform.testing.PlainHttp;
+import dev.pagewarden.platform.testing.StandalonePlatform;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -32,11 +33,10 @@ class GracefulShutdownTest {
 
     @Test
     void shutdownStopsAdmittingLetsTheRunningRequestFinishAndFlushesTheJournal(@TempDir Path home) throws Exception {
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(PagewardenApplication.class,
-                HoldingGateConfiguration.class).properties(
+        ConfigurableApplicationContext app = StandalonePlatform.start(List.of(HoldingGateConfiguration.class),
                 "pagewarden.home=" + home, "pagewarden.admin-token=" + ADMIN,
                 "pagewarden.model.path=" + TestModels.stories260K(), "pagewarden.model.tokenizer=" + TestModels.tok512(),
-                "pagewarden.engine.canary-interval=0s", "pagewarden.shutdown.grace=60s").run(StartupTest.RANDOM_PORTS);
+                "pagewarden.engine.canary-interval=0s", "pagewarden.shutdown.grace=60s");
         String url = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
         HoldingGate gate = app.getBean(HoldingGate.class);
         Draining draining = app.getBean(Draining.class);

@@ -68,6 +68,7 @@ class LabTransferFaultTest extends PlatformTestBase {
                 .bodyValue(Map.of("model", MODEL, "stream", true, "max_tokens", 10,
                         "messages", List.of(Map.of("role", "user", "content", "hello"))))
                 .exchange().expectStatus().isOk().expectBody(String.class).returnResult().getResponseBody();
+        assertOpenAiEventStream(raw);
         List<String> data = sseData(raw);
         assertThat(data.getLast()).isEqualTo("[DONE]");
         Map<?, ?> error = (Map<?, ?>) Json.parse(data.get(data.size() - 2)).get("error");

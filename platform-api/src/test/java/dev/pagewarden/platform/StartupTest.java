@@ -4,9 +4,9 @@ import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.platform.testing.PlainHttp;
+import dev.pagewarden.platform.testing.StandalonePlatform;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
@@ -18,13 +18,10 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /** Start-up for a first-time operator: no model is not a crash; a bad setting is refused by name. */
 class StartupTest {
-    /** On the command line: application.yml's port settings outrank the builder's default properties. */
-    static final String[] RANDOM_PORTS = {"--server.port=0", "--management.server.port=0"};
-
     @Test
     void withoutAModelThePlatformStartsAndSaysHowToAddOne(@TempDir Path home) throws Exception {
-        try (ConfigurableApplicationContext app = new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("pagewarden.home=" + home, "pagewarden.admin-token=first-start-admin-token").run(RANDOM_PORTS)) {
+        try (ConfigurableApplicationContext app = StandalonePlatform.start(
+                "pagewarden.home=" + home, "pagewarden.admin-token=first-start-admin-token")) {
             PlainHttp http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
             String key = http.newTenantKey("first-start-admin-token", "early");
 
@@ -43,17 +40,14 @@ class StartupTest {
 
     @Test
     void aBadSettingStopsTheStartNamingTheProperty(@TempDir Path home) {
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("pagewarden.home=" + home, "pagewarden.engine.max-batch=0").run(RANDOM_PORTS).close())
+        assertThatThrownBy(() -> StandalonePlatform.start("pagewarden.home=" + home, "pagewarden.engine.max-batch=0").close())
                 .rootCause().hasMessageContaining("pagewarden.engine");
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("pagewarden.home=" + home, "pagewarden.engine.capacity-policy=maybe").run(RANDOM_PORTS).close())
+        assertThatThrownBy(() -> StandalonePlatform.start("pagewarden.home=" + home, "pagewarden.engine.capacity-policy=maybe").close())
                 .hasStackTraceContaining("capacity-policy must be strict or clamp");
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("pagewarden.home=" + home).run("--server.port=18931", "--management.server.port=18931").close())
+        assertThatThrownBy(() -> StandalonePlatform.start(
+                "pagewarden.home=" + home, "server.port=18931", "management.server.port=18931").close())
                 .hasStackTraceContaining("management.server.port (MANAGEMENT_SERVER_PORT) must differ from server.port");
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("pagewarden.home=" + home, "pagewarden.model.path=" + home.resolve("missing.bin")).run(RANDOM_PORTS).close())
+        assertThatThrownBy(() -> StandalonePlatform.start("pagewarden.home=" + home, "pagewarden.model.path=" + home.resolve("missing.bin")).close())
                 .hasStackTraceContaining("PAGEWARDEN_MODEL_PATH");
     }
 
@@ -63,9 +57,8 @@ class StartupTest {
         assertThat(Backends.all()).extracting(BackendProvider::name).contains("cpu", "gpu");
         assumeFalse(Backends.all().stream().anyMatch(p -> p.name().equals("gpu") && p.available()),
                 "a usable GPU is here: this checks the refusal where there is none");
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PagewardenApplication.class)
-                .properties("pagewarden.home=" + home, "pagewarden.model.path=" + TestModels.stories260K(),
-                        "pagewarden.model.tokenizer=" + TestModels.tok512(), "pagewarden.engine.backend=gpu").run(RANDOM_PORTS).close())
+        assertThatThrownBy(() -> StandalonePlatform.start("pagewarden.home=" + home, "pagewarden.model.path=" + TestModels.stories260K(),
+                        "pagewarden.model.tokenizer=" + TestModels.tok512(), "pagewarden.engine.backend=gpu").close())
                 .hasStackTraceContaining("backend 'gpu' is not available here").hasStackTraceContaining("CUDA");
     }
 }

@@ -6,7 +6,6 @@ import dev.pagewarden.platform.ops.RequestIds;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -107,22 +106,22 @@ class CompletionController {
         String id = generation.publicId();
         String object = request.kind() == CompletionRequest.Kind.CHAT ? "chat.completion.chunk" : "text_completion";
         boolean chat = request.kind() == CompletionRequest.Kind.CHAT;
-        Flux<ServerSentEvent<String>> first = chat
-                ? Flux.just(sse(chunk(request, id, created, object, Map.of("role", "assistant", "content", ""), null)))
+        Flux<String> first = chat
+                ? Flux.just(data(chunk(request, id, created, object, Map.of("role", "assistant", "content", ""), null)))
                 : Flux.empty();
-        Flux<ServerSentEvent<String>> body = generation.events().concatMap(e -> switch (e) {
-            case GenerationEvent.Delta d -> Flux.just(sse(chunk(request, id, created, object,
+        Flux<String> body = generation.events().concatMap(e -> switch (e) {
+            case GenerationEvent.Delta d -> Flux.just(data(chunk(request, id, created, object,
                     chat ? Map.of("content", d.text()) : d.text(), null)));
             case GenerationEvent.Done d -> {
                 Map<String, Object> last = chunk(request, id, created, object, chat ? Map.of() : "", d.finishReason());
                 last.put("pagewarden_receipt", d.receipt());
-                List<ServerSentEvent<String>> out = new ArrayList<>();
-                out.add(sse(last));
+                List<String> out = new ArrayList<>();
+                out.add(data(last));
                 if (request.includeUsage()) {
                     Map<String, Object> usage = envelope(request, id, created, object);
                     usage.put("choices", List.of());
                     usage.put("usage", usage(d));
-                    out.add(sse(usage));
+                    out.add(data(usage));
                 }
                 yield Flux.fromIterable(out);
             }
@@ -130,10 +129,10 @@ class CompletionController {
             ApiException api = t instanceof ApiException a ? a
                     : InferenceService.internalError(request.kind().idPrefix + id, t);
             ApiError error = api.error();
-            return Flux.just(sse(error.body()));
-        }).concatWith(Flux.just(ServerSentEvent.builder("[DONE]").build()));
+            return Flux.just(data(error.body()));
+        }).concatWith(Flux.just("[DONE]"));
         return Mono.just(ResponseEntity.ok().contentType(MediaType.TEXT_EVENT_STREAM)
-                .header("Cache-Control", "no-cache").body(Flux.concat(first, body)));
+                .header("Cache-Control", "no-cache").body(new EventStream(Flux.concat(first, body))));
     }
 
     private Map<String, Object> chunk(CompletionRequest request, String id, long created, String object, Object content,
@@ -169,7 +168,7 @@ class CompletionController {
         return usage;
     }
 
-    private ServerSentEvent<String> sse(Object payload) {
-        return ServerSentEvent.builder(json.writeValueAsString(payload)).build();
+    private String data(Object payload) {
+        return json.writeValueAsString(payload);
     }
 }

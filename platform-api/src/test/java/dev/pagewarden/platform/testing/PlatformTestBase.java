@@ -22,6 +22,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * The whole platform on a random port: embedded PostgreSQL 17, the real stories260K model,
  * in-process prefill and decode. Each concrete setting (a subclass with its own properties) gives
@@ -110,6 +112,17 @@ public abstract class PlatformTestBase {
 
     protected WebTestClient as(String key) {
         return client().mutate().defaultHeader("Authorization", "Bearer " + key).build();
+    }
+
+    /**
+     * OpenAI's wire format, byte for byte: every event is {@code data: } lines (a space after the colon;
+     * clients split on {@code "data: "}) ended by a blank line, and the last event is {@code data: [DONE]}.
+     */
+    protected static void assertOpenAiEventStream(String raw) {
+        assertThat(raw).as("the stream's end").endsWith("data: [DONE]\n\n");
+        for (String event : raw.split("\n\n")) {
+            assertThat(event.lines()).as("event %s", event).isNotEmpty().allMatch(line -> line.startsWith("data: "));
+        }
     }
 
     /** The {@code data:} payloads of a Server-Sent Events body, in order. */
