@@ -1,7 +1,7 @@
 package dev.pagewarden.adminui.disclosure;
 
-import dev.pagewarden.core.cli.Json;
 import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.cli.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.simple.JdbcClient;
