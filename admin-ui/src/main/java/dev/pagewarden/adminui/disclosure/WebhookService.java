@@ -1,11 +1,11 @@
 package dev.pagewarden.adminui.disclosure;
 
-import dev.pagewarden.core.cli.Json;
 import dev.pagewarden.adminui.AdminUiProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
+import tools.jackson.databind.json.JsonMapper;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -41,14 +41,16 @@ public class WebhookService implements AutoCloseable {
     private final Clock clock;
     private final WebhookProperties webhooks;
     private final WebhookClient client;
+    private final JsonMapper json;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
 
     WebhookService(JdbcClient jdbc, AdminUiProperties properties, WebhookProperties webhooks, WebhookClient client,
-                   Clock clock) {
+                   JsonMapper json, Clock clock) {
         this.jdbc = jdbc;
         this.properties = properties;
         this.webhooks = webhooks;
         this.client = client;
+        this.json = json;
         this.clock = clock;
     }
 
@@ -96,7 +98,7 @@ public class WebhookService implements AutoCloseable {
             notice.put("title", r.get("title"));
             notice.put("published_at", String.valueOf(((Timestamp) r.get("published_at")).toInstant()));
             notice.put("body_markdown", r.get("body"));
-            String body = Json.write(notice);
+            String body = json.writeValueAsString(notice);
             senders.execute(() -> send(delivery, (String) r.get("url"), (String) r.get("secret"), body));
         }
     }

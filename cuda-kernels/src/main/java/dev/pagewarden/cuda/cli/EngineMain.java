@@ -1,7 +1,7 @@
 package dev.pagewarden.cuda.cli;
 
-import dev.pagewarden.core.cli.Args;
-import dev.pagewarden.core.cli.Main;
+import dev.pagewarden.cli.Args;
+import dev.pagewarden.cli.Main;
 
 import java.io.PrintStream;
 import java.util.Arrays;

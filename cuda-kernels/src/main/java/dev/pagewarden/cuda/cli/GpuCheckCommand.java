@@ -1,18 +1,18 @@
 package dev.pagewarden.cuda.cli;
 
+import dev.pagewarden.cli.Args;
+import dev.pagewarden.cli.Command;
+import dev.pagewarden.cli.Json;
+import dev.pagewarden.cli.tools.ModelGenerator;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
-import dev.pagewarden.core.cli.Args;
-import dev.pagewarden.core.cli.Command;
-import dev.pagewarden.core.cli.Json;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.tokenizer.Tokenizer;
-import dev.pagewarden.core.tools.ModelGenerator;
 import dev.pagewarden.cuda.GpuChecks;
 
 import java.io.PrintStream;

@@ -1,5 +1,6 @@
 package dev.pagewarden.db.bench;
 
+import dev.pagewarden.cli.tools.ModelGenerator;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.lineage.LineageEvent;
@@ -17,7 +18,6 @@ import dev.pagewarden.core.spi.LineageSink;
 import dev.pagewarden.core.spi.SafetyListener;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.testing.TestModels;
-import dev.pagewarden.core.tools.ModelGenerator;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import org.junit.jupiter.api.Assumptions;

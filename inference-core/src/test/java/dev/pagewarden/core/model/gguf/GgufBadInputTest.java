@@ -1,13 +1,13 @@
 package dev.pagewarden.core.model.gguf;
 
+import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.cli.tools.ModelShape;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.testing.TestModels;
-import dev.pagewarden.core.tools.ModelGenerator;
-import dev.pagewarden.core.tools.ModelShape;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

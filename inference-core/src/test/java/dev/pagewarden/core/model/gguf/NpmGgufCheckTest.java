@@ -1,12 +1,12 @@
 package dev.pagewarden.core.model.gguf;
 
+import dev.pagewarden.cli.testing.MiniJson;
+import dev.pagewarden.cli.tools.Converter;
+import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.cli.tools.ModelShape;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.testing.MiniJson;
 import dev.pagewarden.core.testing.TestModels;
-import dev.pagewarden.core.tools.Converter;
-import dev.pagewarden.core.tools.ModelGenerator;
-import dev.pagewarden.core.tools.ModelShape;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

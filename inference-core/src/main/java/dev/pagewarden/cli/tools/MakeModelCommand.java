@@ -1,0 +1,71 @@
+package dev.pagewarden.cli.tools;
+
+import dev.pagewarden.cli.Args;
+import dev.pagewarden.cli.Command;
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.ModelFormatException;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/** {@code make-model}: writes a deterministic random-weight model (see {@link ModelGenerator}). */
+public final class MakeModelCommand implements Command {
+
+    public MakeModelCommand() {
+    }
+
+    @Override
+    public String name() {
+        return "make-model";
+    }
+
+    @Override
+    public String usage() {
+        return "make-model --shape NAME|dim=..,hidden=..,layers=..,heads=..,kv_heads=..,vocab=..,seq=.. "
+                + "--out FILE [--format bin|gguf (default: from FILE's extension)] [--dtype f32|f16|q8_0] "
+                + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)]";
+    }
+
+    @Override
+    public int run(Args args, PrintStream out, PrintStream err) throws Exception {
+        String shapeText = args.required("shape");
+        Path file = Path.of(args.required("out"));
+        String formatText = args.string("format", file.toString().endsWith(".bin") ? "bin" : "gguf");
+        DType dtype = CliSupport.dtype(args, "dtype", "f32");
+        long seed = args.longValue("seed", 42);
+        String tokenizerOut = args.string("tokenizer-out", null);
+        args.rejectUnknown();
+
+        ModelGenerator.FileFormat format = switch (formatText.toLowerCase(Locale.ROOT)) {
+            case "bin" -> ModelGenerator.FileFormat.BIN;
+            case "gguf" -> ModelGenerator.FileFormat.GGUF;
+            default -> throw new Args.UsageException("--format must be bin or gguf, got '" + formatText + "'");
+        };
+        ModelShape shape;
+        try {
+            shape = ModelShape.parse(shapeText);
+        } catch (ModelFormatException e) {
+            throw new Args.UsageException("--shape: " + e.getMessage());
+        }
+        if (format == ModelGenerator.FileFormat.BIN && dtype != DType.F32) {
+            throw new Args.UsageException("--dtype " + dtype.name().toLowerCase(Locale.ROOT)
+                    + ": a llama2.c .bin checkpoint holds only f32 weights; use --format gguf");
+        }
+        long start = System.nanoTime();
+        ModelGenerator.generate(shape.config(), dtype, format, seed, file, ProgressBar.forStderr(err, "make-model"));
+        if (tokenizerOut != null) {
+            TokenizerBinWriter.write(ModelGenerator.vocabulary(shape.config().vocabSize()), Path.of(tokenizerOut));
+        }
+        out.printf(Locale.ROOT, "wrote %s: %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
+                shape.name(), shape.config().parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
+                (System.nanoTime() - start) / 1e9);
+        if (format == ModelGenerator.FileFormat.GGUF
+                && shape.config().vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {
+            err.println("note: vocab " + shape.config().vocabSize() + " is too small for a byte-fallback "
+                    + "vocabulary; the file has no tokenizer metadata");
+        }
+        return 0;
+    }
+}
