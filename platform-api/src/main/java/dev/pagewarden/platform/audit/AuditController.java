@@ -47,7 +47,6 @@ class AuditController {
     private Map<String, Object> audit(String asked, TenantPrincipal caller) throws Exception {
         RequestRecord record = find(asked, caller.tenantId()).orElseThrow(() -> notFound(asked));
         long requestId = record.id();
-        RequestLineage reads = lineage.requestLineageOf(caller.tenantId(), requestId).orElse(null);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("id", asked);
         out.put("request_id", requestId);
@@ -71,6 +70,9 @@ class AuditController {
             out.put("receipt_verification", Map.of("status", "none", "detail",
                     "no receipt: the request did not finish normally"));
         }
+        // read after the verification: lineage arrives in emission order and is never taken back, so the
+        // view shows at least every page epoch the verification judged (read first, it could show fewer)
+        RequestLineage reads = lineage.requestLineageOf(caller.tenantId(), requestId).orElse(null);
         out.put("lineage", reads == null ? null : lineageView(reads));
         return out;
     }
