@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds what the device check carries to a bare GPU machine (no Java there) into
 # cuda-kernels/device/payload/ (git-ignored): a jlinked JDK 25 runtime, the engine jar, the real model.
-# Then, from the repository root:  run(command="cuda-kernels/device/run-device-check.sh", carry=["cuda-kernels/device/payload"])
+# Then copy the checkout with the payload to the GPU machine and run cuda-kernels/device/run-device-check.sh
+# there from the repository root (see cuda-kernels/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${JAVA_HOME:=/usr/lib/jvm/temurin-25-jdk-amd64}"
 MODELS=${PAGEWARDEN_MODELS_DIR:-../shared/models}
 P=cuda-kernels/device/payload
-LIMIT_MIB=60   # the device tool carries 64 MiB in all (working tree included)
+LIMIT_MIB=60   # kept small enough to copy with the working tree in one 64 MiB transfer
 
 "$JAVA_HOME/bin/java" -version 2>&1 | grep -q 'version "25' || { echo "build-payload.sh: JAVA_HOME must be a JDK 25 ($JAVA_HOME)" >&2; exit 1; }
 for f in stories260K.bin tok512.bin; do

@@ -43,7 +43,7 @@ if [ "$DRY" = 1 ]; then
 fi
 
 set -o pipefail
-# Everything lands in $W and goes back as one archive (the device tool returns at most 8 files); the
+# Everything lands in $W and is packed into one archive (a handful of files is easy to copy back); the
 # summary and the gpu-check JSON also go back as they are. The trap packs whatever exists, even after a failure.
 W=$(mktemp -d /tmp/pw-device.XXXX)
 FINAL_OUT=$OUT
@@ -85,7 +85,7 @@ if [ "${EXTRAS:-1}" = 1 ]; then
 fi
 
 echo "== bench"
-# 110M: the CPU figure beside it for scale; ~3B (the size; Llama-3.2-3B-like shape, 32000 vocab): GPU only
+# 110M: the CPU figure beside it for scale; ~3B (a Llama-3.2-3B-like shape, 32000 vocab): GPU only
 shapes="110M dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048"
 [ -n "${SHAPES:-}" ] && shapes=$SHAPES
 i=0
