@@ -69,6 +69,9 @@ public interface PlatformPort {
 
     boolean labEnabled();
 
+    /** The names of the replay scenarios the lab knows, in the lab's order. */
+    List<String> labScenarios();
+
     List<String> labFaults();
 
     /** Runs a replay scenario's traffic through the running engine; returns the scenario's own ground truth. */

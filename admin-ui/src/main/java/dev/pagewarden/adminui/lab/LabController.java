@@ -2,7 +2,6 @@ package dev.pagewarden.adminui.lab;
 
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.PlatformPort;
-import dev.pagewarden.core.lab.ReplayLab;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.core.Authentication;
@@ -80,7 +79,7 @@ class LabController {
     }
 
     private void fill(Model model) {
-        model.addAttribute("scenarios", ReplayLab.scenarios().stream().map(ReplayLab.Scenario::name).toList());
+        model.addAttribute("scenarios", platform.labScenarios());
         model.addAttribute("faults", platform.labFaults());
     }
 }

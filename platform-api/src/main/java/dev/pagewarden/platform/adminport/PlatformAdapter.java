@@ -4,6 +4,7 @@ import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.lab.ReplayLab;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.config.PagewardenProperties;
@@ -145,6 +146,11 @@ class PlatformAdapter implements PlatformPort {
     @Override
     public boolean labEnabled() {
         return properties.lab().enabled();
+    }
+
+    @Override
+    public List<String> labScenarios() {
+        return ReplayLab.scenarios().stream().map(ReplayLab.Scenario::name).toList();
     }
 
     @Override
