@@ -5,14 +5,9 @@ import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.receipt.ReceiptSigner;
-import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
-import dev.pagewarden.core.request.RequestAbortedException;
-import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
-import dev.pagewarden.core.request.RequestRejectedException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
@@ -83,20 +78,9 @@ public final class ReplayLab {
     static final int DECODE_POOL_TOKENS = 1024;
     static final int WINDOW = 192;
     static final int MISCONFIGURED_WINDOW = 320;
-    static final int OVER_CAPACITY_PROMPT = 250;
     /** Rounds of abort-during-transfer; the race is timing-dependent, so the lab tries it several times. */
     static final List<String> ABORTERS = List.of("acme", "initech", "globex", "umbrella", "acme", "globex", "initech",
             "umbrella");
-
-    /** Each tenant's stories have their own hero, so foreign content is visible in text. */
-    static final Map<String, String> TENANTS = new LinkedHashMap<>();
-
-    static {
-        TENANTS.put("acme", "Once upon a time, there was a big dragon named Spark. Spark lived in a cave");
-        TENANTS.put("globex", "One day, a little princess named Mia went to the sea with her red boat");
-        TENANTS.put("initech", "Tom the cat had a shiny blue car. Every morning Tom drove the car to the farm");
-        TENANTS.put("umbrella", "Sue and Ben found a magic tree in the garden. The tree had golden apples");
-    }
 
     public static List<Scenario> scenarios() {
         List<Scenario> base = List.of(
@@ -124,6 +108,7 @@ public final class ReplayLab {
 
     private final LoadedModel model;
     private final Tokenizer tokenizer;
+    private final LabWorkload workload;
     private final long seed;
     private final Map<String, int[]> references = new HashMap<>();
 
@@ -137,18 +122,15 @@ public final class ReplayLab {
         }
         this.model = model;
         this.tokenizer = new Tokenizer(model.vocabulary());
+        this.workload = new LabWorkload(tokenizer);
         this.seed = seed;
     }
 
-    /** One planned request of the workload. */
-    private record Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer) {
-    }
-
     private static final class Submitted {
-        final Planned plan;
+        final LabWorkload.Planned plan;
         final RequestHandle handle;
 
-        Submitted(Planned plan, RequestHandle handle) {
+        Submitted(LabWorkload.Planned plan, RequestHandle handle) {
             this.plan = plan;
             this.handle = handle;
         }
@@ -180,86 +162,35 @@ public final class ReplayLab {
         boolean free;
         try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, lineage, Clock.SYSTEM, signer)) {
             // 1. normal traffic from every tenant fills the decode pool's pages with their KV
-            submitted.addAll(submitAll(engine, normalWave(rnd, 3)));
+            submitted.addAll(submitAll(engine, workload.normalWave(rnd, 3)));
             awaitAll(submitted);
             // 2. prompts over the pool capacity
-            submitted.addAll(submitAll(engine, overCapacityWave()));
+            submitted.addAll(submitAll(engine, workload.overCapacityWave()));
             awaitAll(submitted);
             // 3. aborts while KV is in flight, each followed at once by other tenants' requests
             for (String aborter : ABORTERS) {
-                Planned victimOf = abortWave(rnd, aborter);
-                RequestHandle h = engine.submit(request(victimOf), TokenListener.NONE);
+                LabWorkload.Planned victimOf = workload.abortWave(aborter);
+                RequestHandle h = engine.submit(victimOf.request(victimOf.tenant()), TokenListener.NONE);
                 submitted.add(new Submitted(victimOf, h));
                 awaitState(h, RequestState.Transferring.class);
                 h.abort("lab: client gone during transfer");
-                submitted.addAll(submitAll(engine, victims(rnd, aborter)));
+                submitted.addAll(submitAll(engine, workload.victims(rnd, aborter)));
                 awaitAll(submitted);
             }
             // 4. more normal traffic on the pages that all of this left behind
-            submitted.addAll(submitAll(engine, normalWave(rnd, 1)));
+            submitted.addAll(submitAll(engine, workload.normalWave(rnd, 1)));
             awaitAll(submitted);
             free = settle(engine);
         }
         return tally(scenario, submitted, events, free, served);
     }
 
-    private GenerationRequest request(Planned p) {
-        return new GenerationRequest(p.tenant(), p.prompt(), p.maxNew(), SamplingParams.greedy());
-    }
-
-    private List<Submitted> submitAll(Engine engine, List<Planned> plans) {
+    private List<Submitted> submitAll(Engine engine, List<LabWorkload.Planned> plans) {
         List<Submitted> out = new ArrayList<>();
-        for (Planned p : plans) {
-            out.add(new Submitted(p, engine.submit(request(p), TokenListener.NONE)));
+        for (LabWorkload.Planned p : plans) {
+            out.add(new Submitted(p, engine.submit(p.request(p.tenant()), TokenListener.NONE)));
         }
         return out;
-    }
-
-    private List<Planned> normalWave(SplittableRandom rnd, int perTenant) {
-        List<Planned> plans = new ArrayList<>();
-        for (int i = 0; i < perTenant; i++) {
-            for (Map.Entry<String, String> t : TENANTS.entrySet()) {
-                int[] full = tokenizer.encode(t.getValue(), true, false);
-                int len = Math.min(full.length, 10 + rnd.nextInt(20));
-                plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20), false, false));
-            }
-        }
-        return plans;
-    }
-
-    private List<Planned> overCapacityWave() {
-        List<Planned> plans = new ArrayList<>();
-        for (Map.Entry<String, String> t : TENANTS.entrySet()) {
-            StringBuilder text = new StringBuilder(t.getValue());
-            while (tokenizer.encode(text.toString(), true, false).length < OVER_CAPACITY_PROMPT) {
-                text.append(". ").append(t.getValue());
-            }
-            int[] prompt = Arrays.copyOf(tokenizer.encode(text.toString(), true, false), OVER_CAPACITY_PROMPT);
-            plans.add(new Planned(t.getKey(), prompt, 40, true, false));
-        }
-        return plans;
-    }
-
-    private Planned abortWave(SplittableRandom rnd, String tenant) {
-        int[] full = tokenizer.encode(TENANTS.get(tenant) + ". " + TENANTS.get(tenant), true, false);
-        return new Planned(tenant, Arrays.copyOf(full, Math.min(full.length, 46)), 16, false, true);
-    }
-
-    /**
-     * Requests of the other tenants, submitted right after the abort. Their prompts span two pages:
-     * the first of them reserves the aborted request's freed pages (LIFO), and its second prompt page
-     * is the aborted request's third, whose delayed frame lands after the victim's own frame did -
-     * while the victim, with a long answer to write, is still decoding from it.
-     */
-    private List<Planned> victims(SplittableRandom rnd, String aborter) {
-        List<Planned> plans = new ArrayList<>();
-        for (String t : TENANTS.keySet()) {
-            if (!t.equals(aborter)) {
-                int[] full = tokenizer.encode(TENANTS.get(t) + ". " + TENANTS.get(t), true, false);
-                plans.add(new Planned(t, Arrays.copyOf(full, 18 + rnd.nextInt(6)), 150, false, false));
-            }
-        }
-        return plans;
     }
 
     private static void awaitAll(List<Submitted> list) throws InterruptedException {
@@ -304,65 +235,35 @@ public final class ReplayLab {
     private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free,
                          Consumer<GenerationResult> servedResults)
             throws InterruptedException {
-        int served = 0;
-        int rejected = 0;
-        int aborted = 0;
-        int failed = 0;
+        LabTally tally = new LabTally();
         int mismatches = 0;
-        long cross = 0;
-        int exposed = 0;
-        int detected = 0;
-        int undetectedExposed = 0;
         int overCap = 0;
         int overCapRejected = 0;
         List<String> foreign = new ArrayList<>();
-        List<Long> readers = new ArrayList<>();
         for (Submitted s : submitted) {
             RequestHandle h = s.handle;
             if (s.plan.overCapacity()) {
                 overCap++;
             }
-            cross += h.crossTenantSlotsRead();
-            if (h.crossTenantSlotsRead() > 0) {
-                readers.add(h.id());
+            LabTally.Outcome outcome = tally.add(h);
+            if (outcome.kind() == LabTally.Kind.REJECTED && s.plan.overCapacity()) {
+                overCapRejected++;
             }
-            if (h.detected()) {
-                detected++;
+            if (outcome.kind() != LabTally.Kind.SERVED) {
+                continue;
             }
-            try {
-                GenerationResult r = h.result().get();
-                served++;
-                servedResults.accept(r);
-                boolean isExposed = h.exposedTokens() > 0;
-                if (isExposed) {
-                    exposed++;
-                    if (!h.detected()) {
-                        undetectedExposed++;
-                    }
-                }
-                int[] ref = reference(s.plan);
-                if (!Arrays.equals(r.outputTokens(), ref)) {
-                    mismatches++;
-                    if (isExposed && foreign.size() < 3) {
-                        String got = tokenizer.decode(r.outputTokens()).strip().replace('\n', ' ');
-                        String alone = tokenizer.decode(ref).strip().replace('\n', ' ');
-                        String own = tokenizer.decode(s.plan.prompt()) + " " + alone;
-                        String leak = foreignContent(s.plan.tenant(), got, own, tenantText(submitted));
-                        foreign.add(s.plan.tenant() + " request " + h.id() + (leak.isEmpty() ? "" : " got " + leak)
-                                + ": delivered \"" + got + "\"; alone it gives \"" + alone + "\"");
-                    }
-                }
-            } catch (ExecutionException e) {
-                switch (e.getCause()) {
-                    case RequestRejectedException rj -> {
-                        rejected++;
-                        if (s.plan.overCapacity()) {
-                            overCapRejected++;
-                        }
-                    }
-                    case RequestAbortedException ab -> aborted++;
-                    case RequestFailedException f -> failed++;
-                    default -> failed++;
+            GenerationResult r = outcome.result();
+            servedResults.accept(r);
+            int[] ref = reference(s.plan);
+            if (!Arrays.equals(r.outputTokens(), ref)) {
+                mismatches++;
+                if (outcome.exposed() && foreign.size() < 3) {
+                    String got = tokenizer.decode(r.outputTokens()).strip().replace('\n', ' ');
+                    String alone = tokenizer.decode(ref).strip().replace('\n', ' ');
+                    String own = tokenizer.decode(s.plan.prompt()) + " " + alone;
+                    String leak = foreignContent(s.plan.tenant(), got, own, tenantText(submitted));
+                    foreign.add(s.plan.tenant() + " request " + h.id() + (leak.isEmpty() ? "" : " got " + leak)
+                            + ": delivered \"" + got + "\"; alone it gives \"" + alone + "\"");
                 }
             }
         }
@@ -370,9 +271,9 @@ public final class ReplayLab {
         for (SafetyEvent e : events) {
             detectors.merge(e.type().label(), 1, Integer::sum);
         }
-        return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), served, rejected, aborted, failed,
-                mismatches, cross, exposed, detected, undetectedExposed, detectors, overCap, overCapRejected, free, foreign,
-                readers);
+        return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), tally.served(), tally.rejected(),
+                tally.aborted(), tally.failed(), mismatches, tally.crossTenantReads(), tally.exposed(), tally.detected(),
+                tally.undetectedExposed(), detectors, overCap, overCapRejected, free, foreign, tally.crossTenantReaders());
     }
 
     /**
@@ -412,7 +313,7 @@ public final class ReplayLab {
     }
 
     /** The request's output alone on a fresh, clean engine (cached per distinct request). */
-    private int[] reference(Planned p) throws InterruptedException {
+    private int[] reference(LabWorkload.Planned p) throws InterruptedException {
         String key = p.tenant() + Arrays.toString(p.prompt()) + "/" + p.maxNew();
         int[] cached = references.get(key);
         if (cached != null) {
@@ -420,7 +321,7 @@ public final class ReplayLab {
         }
         EngineConfig clean = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS).build();
         try (Engine e = new Engine(model, clean, EngineMetrics.NONE)) {
-            int[] out = e.submit(request(p), TokenListener.NONE).result().get(2, TimeUnit.MINUTES).outputTokens();
+            int[] out = e.submit(p.request(p.tenant()), TokenListener.NONE).result().get(2, TimeUnit.MINUTES).outputTokens();
             references.put(key, out);
             return out;
         } catch (ExecutionException | java.util.concurrent.TimeoutException e) {

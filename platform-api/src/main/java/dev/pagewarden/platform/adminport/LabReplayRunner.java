@@ -2,11 +2,10 @@ package dev.pagewarden.platform.adminport;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.core.lab.LabTally;
+import dev.pagewarden.core.lab.LabWorkload;
 import dev.pagewarden.core.lab.ReplayLab;
-import dev.pagewarden.core.request.GenerationRequest;
-import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestHandle;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
@@ -24,11 +23,11 @@ import org.springframework.stereotype.Component;
 
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -39,25 +38,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * Runs an incident-replay scenario's workload through the RUNNING platform's engine (so its faults
  * are the platform's own {@code pagewarden.lab.faults}, its lineage goes through the platform's
  * journal into its PostgreSQL, and its requests get {@code requests} rows under real lab tenants).
- * The workload follows {@link ReplayLab}: normal traffic from four tenants, prompts over the pool
+ * The workload is {@link LabWorkload}'s, as in {@link ReplayLab}: normal traffic from four tenants, prompts over the pool
  * capacity, more normal traffic (the abort-during-transfer rounds are not replayed here). What it
- * returns is the engine's own ground truth (per-slot writer bookkeeping), for comparison only:
+ * returns is the engine's own ground truth (per-slot writer bookkeeping, counted by {@link LabTally}), for comparison only:
  * incidents and blast radius come from the detectors and the lineage queries.
  */
 @Component
 class LabReplayRunner {
     private static final Logger LOG = LoggerFactory.getLogger(LabReplayRunner.class);
-    /** The lab's tenants and their stories (as in ReplayLab: each has its own hero, so leaks are visible in text). */
-    static final Map<String, String> STORIES = new LinkedHashMap<>();
-    static final int OVER_CAPACITY_PROMPT = 250;
-
-    static {
-        STORIES.put("lab-acme", "Once upon a time, there was a big dragon named Spark. Spark lived in a cave");
-        STORIES.put("lab-globex", "One day, a little princess named Mia went to the sea with her red boat");
-        STORIES.put("lab-initech", "Tom the cat had a shiny blue car. Every morning Tom drove the car to the farm");
-        STORIES.put("lab-umbrella", "Sue and Ben found a magic tree in the garden. The tree had golden apples");
-    }
-
+    /** Platform tenant names are the lab's tenants under this prefix, so they stand apart from real ones. */
+    static final String TENANT_PREFIX = "lab-";
     private final EngineHost host;
     private final TenantService tenants;
     private final RequestRecordRepository requests;
@@ -109,43 +99,34 @@ class LabReplayRunner {
         Engine engine = served.engine();
         Instant started = Instant.now();
         List<Sent> sent = new ArrayList<>();
-        java.util.SplittableRandom rnd = new java.util.SplittableRandom(2026);
-        sent.addAll(submit(engine, ids, normalWave(served, rnd, 3)));
+        LabWorkload workload = new LabWorkload(served.tokenizer());
+        SplittableRandom rnd = new SplittableRandom(2026);
+        sent.addAll(submit(engine, ids, workload.normalWave(rnd, 3)));
         await(sent);
-        sent.addAll(submit(engine, ids, overCapacityWave(served)));
+        sent.addAll(submit(engine, ids, workload.overCapacityWave()));
         await(sent);
-        sent.addAll(submit(engine, ids, normalWave(served, rnd, 1)));
+        sent.addAll(submit(engine, ids, workload.normalWave(rnd, 1)));
         await(sent);
         List<RequestRecord> rows = new ArrayList<>();
-        int ok = 0, rejected = 0, failed = 0, exposed = 0, detected = 0;
-        List<Long> readers = new ArrayList<>();
+        LabTally tally = new LabTally();
         TreeSet<String> readerTenants = new TreeSet<>();
         for (Sent s : sent) {
             RequestHandle h = s.handle();
             if (h.crossTenantSlotsRead() > 0) {
-                readers.add(h.id());
                 readerTenants.add(s.tenant());
             }
-            detected += h.detected() ? 1 : 0;
-            String status;
-            int generated = 0;
-            String error = null;
-            try {
-                GenerationResult r = h.result().get();
-                status = "FINISHED";
-                generated = r.outputTokens().length;
-                ok++;
-                exposed += h.exposedTokens() > 0 ? 1 : 0;
-            } catch (ExecutionException e) {
-                boolean reject = e.getCause() instanceof dev.pagewarden.core.request.RequestRejectedException;
-                status = reject ? "REJECTED" : "FAILED";
-                error = reject ? "lab_rejected" : "lab_failed";
-                if (reject) {
-                    rejected++;
-                } else {
-                    failed++;
-                }
-            }
+            LabTally.Outcome outcome = tally.add(h);
+            String status = switch (outcome.kind()) {
+                case SERVED -> "FINISHED";
+                case REJECTED -> "REJECTED";
+                case ABORTED, FAILED -> "FAILED";
+            };
+            String error = switch (outcome.kind()) {
+                case SERVED -> null;
+                case REJECTED -> "lab_rejected";
+                case ABORTED, FAILED -> "lab_failed";
+            };
+            int generated = outcome.result() == null ? 0 : outcome.result().outputTokens().length;
             rows.add(new RequestRecord(h.id(), null, s.tenant(), served.id(), s.promptTokens(), generated, status,
                     error, s.received(), null, null, Instant.now(), null, null, false, null));
         }
@@ -161,12 +142,13 @@ class LabReplayRunner {
         truth.put("started_at", started.toString());
         truth.put("finished_at", Instant.now().toString());
         truth.put("submitted", sent.size());
-        truth.put("served", ok);
-        truth.put("rejected", rejected);
-        truth.put("failed", failed);
-        truth.put("exposed_requests", exposed);
-        truth.put("detected_requests", detected);
-        truth.put("cross_tenant_reader_ids", readers);
+        truth.put("served", tally.served());
+        truth.put("rejected", tally.rejected());
+        // no request is aborted here: the platform's record has no separate abort count
+        truth.put("failed", tally.failed() + tally.aborted());
+        truth.put("exposed_requests", tally.exposed());
+        truth.put("detected_requests", tally.detected());
+        truth.put("cross_tenant_reader_ids", tally.crossTenantReaders());
         truth.put("reader_tenants", List.copyOf(readerTenants));
         truth.put("tenants", ids);
         LOG.warn("lab replay {}: {}", scenario.name(), truth);
@@ -189,51 +171,23 @@ class LabReplayRunner {
     private Map<String, String> labTenants() {
         Map<String, String> ids = new LinkedHashMap<>();
         List<Tenant> existing = tenants.list();
-        for (String name : STORIES.keySet()) {
+        for (String lab : LabWorkload.TENANTS.keySet()) {
+            String name = TENANT_PREFIX + lab;
             ids.put(name, existing.stream().filter(t -> t.displayName().equals(name)).map(Tenant::id).findFirst()
                     .orElseGet(() -> tenants.create(name).id()));
         }
         return ids;
     }
 
-    private record Planned(String tenantName, int[] prompt, int maxNew) {
-    }
-
-    private List<Sent> submit(Engine engine, Map<String, String> ids, List<Planned> plans) {
+    private List<Sent> submit(Engine engine, Map<String, String> ids, List<LabWorkload.Planned> plans) {
         List<Sent> out = new ArrayList<>();
-        for (Planned p : plans) {
-            String tenant = ids.get(p.tenantName());
+        for (LabWorkload.Planned p : plans) {
+            String tenant = ids.get(TENANT_PREFIX + p.tenant());
             Instant now = Instant.now();
-            RequestHandle h = engine.submit(new GenerationRequest(tenant, p.prompt(), p.maxNew(), SamplingParams.greedy()),
-                    TokenListener.NONE);
+            RequestHandle h = engine.submit(p.request(tenant), TokenListener.NONE);
             out.add(new Sent(tenant, h, p.prompt().length, now));
         }
         return out;
-    }
-
-    private static List<Planned> normalWave(ServedModel served, java.util.SplittableRandom rnd, int perTenant) {
-        List<Planned> plans = new ArrayList<>();
-        for (int i = 0; i < perTenant; i++) {
-            for (var t : STORIES.entrySet()) {
-                int[] full = served.tokenizer().encode(t.getValue(), true, false);
-                int len = Math.min(full.length, 10 + rnd.nextInt(20));
-                plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20)));
-            }
-        }
-        return plans;
-    }
-
-    private static List<Planned> overCapacityWave(ServedModel served) {
-        List<Planned> plans = new ArrayList<>();
-        for (var t : STORIES.entrySet()) {
-            StringBuilder text = new StringBuilder(t.getValue());
-            while (served.tokenizer().encode(text.toString(), true, false).length < OVER_CAPACITY_PROMPT) {
-                text.append(". ").append(t.getValue());
-            }
-            int[] prompt = Arrays.copyOf(served.tokenizer().encode(text.toString(), true, false), OVER_CAPACITY_PROMPT);
-            plans.add(new Planned(t.getKey(), prompt, 40));
-        }
-        return plans;
     }
 
     private static void await(List<Sent> sent) {

@@ -1,0 +1,101 @@
+package dev.pagewarden.core.lab;
+
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.tokenizer.Tokenizer;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * The lab's seeded multi-tenant workload: four tenants with their own stories, and the waves of
+ * requests built from them. Shared by the offline {@link ReplayLab} and the platform's replay, so
+ * both send the same traffic for the same seed.
+ */
+public final class LabWorkload {
+
+    /** Prompt length of the over-capacity wave: more than the prefill pool holds. */
+    public static final int OVER_CAPACITY_PROMPT = 250;
+
+    /** Each tenant's stories have their own hero, so foreign content is visible in text. */
+    public static final Map<String, String> TENANTS;
+
+    static {
+        Map<String, String> t = new LinkedHashMap<>();
+        t.put("acme", "Once upon a time, there was a big dragon named Spark. Spark lived in a cave");
+        t.put("globex", "One day, a little princess named Mia went to the sea with her red boat");
+        t.put("initech", "Tom the cat had a shiny blue car. Every morning Tom drove the car to the farm");
+        t.put("umbrella", "Sue and Ben found a magic tree in the garden. The tree had golden apples");
+        TENANTS = Collections.unmodifiableMap(t);
+    }
+
+    /** One planned request of the workload. */
+    public record Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer) {
+
+        /** The request as the engine takes it, under {@code tenantId} (greedy, so outputs are reproducible). */
+        public GenerationRequest request(String tenantId) {
+            return new GenerationRequest(tenantId, prompt, maxNew, SamplingParams.greedy());
+        }
+    }
+
+    private final Tokenizer tokenizer;
+
+    public LabWorkload(Tokenizer tokenizer) {
+        this.tokenizer = tokenizer;
+    }
+
+    /** Normal traffic: {@code perTenant} short prompts from every tenant. */
+    public List<Planned> normalWave(SplittableRandom rnd, int perTenant) {
+        List<Planned> plans = new ArrayList<>();
+        for (int i = 0; i < perTenant; i++) {
+            for (Map.Entry<String, String> t : TENANTS.entrySet()) {
+                int[] full = tokenizer.encode(t.getValue(), true, false);
+                int len = Math.min(full.length, 10 + rnd.nextInt(20));
+                plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20), false, false));
+            }
+        }
+        return plans;
+    }
+
+    /** One prompt per tenant over the pool capacity. */
+    public List<Planned> overCapacityWave() {
+        List<Planned> plans = new ArrayList<>();
+        for (Map.Entry<String, String> t : TENANTS.entrySet()) {
+            StringBuilder text = new StringBuilder(t.getValue());
+            while (tokenizer.encode(text.toString(), true, false).length < OVER_CAPACITY_PROMPT) {
+                text.append(". ").append(t.getValue());
+            }
+            int[] prompt = Arrays.copyOf(tokenizer.encode(text.toString(), true, false), OVER_CAPACITY_PROMPT);
+            plans.add(new Planned(t.getKey(), prompt, 40, true, false));
+        }
+        return plans;
+    }
+
+    /** The request a tenant aborts while its KV is in transfer. */
+    public Planned abortWave(String tenant) {
+        int[] full = tokenizer.encode(TENANTS.get(tenant) + ". " + TENANTS.get(tenant), true, false);
+        return new Planned(tenant, Arrays.copyOf(full, Math.min(full.length, 46)), 16, false, true);
+    }
+
+    /**
+     * Requests of the other tenants, submitted right after the abort. Their prompts span two pages:
+     * the first of them reserves the aborted request's freed pages (LIFO), and its second prompt page
+     * is the aborted request's third, whose delayed frame lands after the victim's own frame did -
+     * while the victim, with a long answer to write, is still decoding from it.
+     */
+    public List<Planned> victims(SplittableRandom rnd, String aborter) {
+        List<Planned> plans = new ArrayList<>();
+        for (String t : TENANTS.keySet()) {
+            if (!t.equals(aborter)) {
+                int[] full = tokenizer.encode(TENANTS.get(t) + ". " + TENANTS.get(t), true, false);
+                plans.add(new Planned(t, Arrays.copyOf(full, 18 + rnd.nextInt(6)), 150, false, false));
+            }
+        }
+        return plans;
+    }
+}
