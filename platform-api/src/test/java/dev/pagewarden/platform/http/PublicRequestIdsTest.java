@@ -1,4 +1,4 @@
-package dev.pagewarden.platform.ops;
+package dev.pagewarden.platform.http;
 
 import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.Test;
