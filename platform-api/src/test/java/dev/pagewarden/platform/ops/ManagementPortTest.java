@@ -1,4 +1,4 @@
-package dev.pagewarden.platform.security;
+package dev.pagewarden.platform.ops;
 
 import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.Test;
