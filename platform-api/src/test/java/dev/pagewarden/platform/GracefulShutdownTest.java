@@ -2,7 +2,7 @@ package dev.pagewarden.platform;
 
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
-import dev.pagewarden.platform.ops.Draining;
+import dev.pagewarden.platform.completion.Draining;
 import dev.pagewarden.platform.testing.HoldingGate;
 import dev.pagewarden.platform.testing.HoldingGateConfiguration;
 import dev.pagewarden.platform.testing.ModelRequired;

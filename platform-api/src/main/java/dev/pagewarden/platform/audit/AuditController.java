@@ -7,7 +7,7 @@ import dev.pagewarden.db.audit.PageRead;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.RequestLineage;
 import dev.pagewarden.platform.error.ApiException;
-import dev.pagewarden.platform.ops.PublicRequestIds;
+import dev.pagewarden.platform.http.PublicRequestIds;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
 import org.springframework.web.bind.annotation.GetMapping;

@@ -2,7 +2,7 @@ package dev.pagewarden.platform.completion;
 
 import dev.pagewarden.platform.error.ApiError;
 import dev.pagewarden.platform.error.ApiException;
-import dev.pagewarden.platform.ops.RequestIds;
+import dev.pagewarden.platform.http.RequestIds;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;

@@ -59,7 +59,7 @@ class ApiErrorHandler implements WebExceptionHandler {
             case ServerWebInputException in when jsonCause(in) != null -> JsonProblems.toApi(jsonCause(in));
             case ServerWebInputException in -> ApiException.invalid(null, "invalid request: " + in.getReason());
             case Throwable t when DatabaseErrors.unavailable(t) -> {
-                LOG.warn("[{}] {} {}: database unavailable ({})", dev.pagewarden.platform.ops.RequestIds.of(exchange),
+                LOG.warn("[{}] {} {}: database unavailable ({})", dev.pagewarden.platform.http.RequestIds.of(exchange),
                         exchange.getRequest().getMethod(), exchange.getRequest().getPath().value(), t.getMessage());
                 yield ApiException.databaseUnavailable();
             }
@@ -69,10 +69,10 @@ class ApiErrorHandler implements WebExceptionHandler {
             case ResponseStatusException rs -> ApiException.status(HttpStatus.valueOf(rs.getStatusCode().value()),
                     rs.getReason() == null ? rs.getMessage() : rs.getReason());
             default -> {
-                LOG.error("[{}] unexpected failure on {} {}", dev.pagewarden.platform.ops.RequestIds.of(exchange),
+                LOG.error("[{}] unexpected failure on {} {}", dev.pagewarden.platform.http.RequestIds.of(exchange),
                         exchange.getRequest().getMethod(), exchange.getRequest().getPath().value(), ex);
                 yield ApiException.serverError("internal_error", "internal error (request id "
-                        + dev.pagewarden.platform.ops.RequestIds.of(exchange) + "; the operator's log has the details)");
+                        + dev.pagewarden.platform.http.RequestIds.of(exchange) + "; the operator's log has the details)");
             }
         };
     }

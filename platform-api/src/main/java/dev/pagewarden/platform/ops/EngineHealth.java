@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.ops;
 
+import dev.pagewarden.platform.completion.Draining;
 import dev.pagewarden.platform.engine.EngineHost;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;

@@ -2,6 +2,7 @@ package dev.pagewarden.platform.ops;
 
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
+import dev.pagewarden.platform.completion.Draining;
 import dev.pagewarden.platform.completion.InferenceService;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;

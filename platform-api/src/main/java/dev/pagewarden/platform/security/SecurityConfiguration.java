@@ -5,8 +5,6 @@ import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
 import dev.pagewarden.platform.tenant.AuthUnavailableException;
-import dev.pagewarden.platform.ops.ManagementPort;
-import dev.pagewarden.platform.ops.MetricsToken;
 import dev.pagewarden.platform.tenant.TenantService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;

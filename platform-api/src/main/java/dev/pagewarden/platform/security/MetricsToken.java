@@ -1,4 +1,4 @@
-package dev.pagewarden.platform.ops;
+package dev.pagewarden.platform.security;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;

@@ -1,4 +1,4 @@
-package dev.pagewarden.platform.ops;
+package dev.pagewarden.platform.completion;
 
 import org.springframework.stereotype.Component;
 
@@ -11,12 +11,12 @@ public class Draining {
         return active;
     }
 
-    void begin() {
+    public void begin() {
         active = true;
     }
 
     /** A stopped context started again (Lifecycle restart) admits again. */
-    void end() {
+    public void end() {
         active = false;
     }
 }

@@ -1,4 +1,4 @@
-package dev.pagewarden.platform.ops;
+package dev.pagewarden.platform.http;
 
 import org.springframework.stereotype.Component;
 
