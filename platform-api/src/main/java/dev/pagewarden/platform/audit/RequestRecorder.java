@@ -1,7 +1,6 @@
 package dev.pagewarden.platform.audit;
 
 import dev.pagewarden.platform.database.DatabaseAvailability;
-import dev.pagewarden.platform.database.DatabaseErrors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -54,16 +53,7 @@ public class RequestRecorder implements DisposableBean {
     }
 
     private RequestRecord save(RequestRecord record) {
-        try {
-            RequestRecord saved = repository.save(record);
-            database.succeeded();
-            return saved;
-        } catch (RuntimeException e) {
-            if (DatabaseErrors.unavailable(e)) {
-                database.failed(e);
-            }
-            throw e;
-        }
+        return database.call(() -> repository.save(record));
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * A short circuit breaker in front of PostgreSQL for the request paths that must not wait on it.
@@ -68,6 +69,24 @@ public class DatabaseAvailability {
         down.set(true);
         probing.set(false);
         lastError.set(String.valueOf(error.getMessage()));
+    }
+
+    /**
+     * Runs one blocking database call and reports its outcome: success closes the breaker, a failure that
+     * shows the database unreachable opens it; the failure is rethrown either way.
+     */
+    public <T> T call(Supplier<T> work) {
+        T result;
+        try {
+            result = work.get();
+        } catch (RuntimeException e) {
+            if (DatabaseErrors.unavailable(e)) {
+                failed(e);
+            }
+            throw e;
+        }
+        succeeded();
+        return result;
     }
 
     /** For a caller that got {@link #tryAcquire()} but did not call the database after all. */

@@ -201,19 +201,10 @@ public class TenantService {
     /** Blocking: verifies the key against its row and caches the result. */
     private Optional<TenantPrincipal> lookup(ApiKeySecrets.Parsed parsed, String digest) {
         long epoch = cache.epoch();
-        Optional<Verified> found;
-        try {
-            found = readOnly.execute(status -> keys.findByPrefix(parsed.prefix())
-                    .filter(k -> !k.revoked())
-                    .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
-                    .flatMap(k -> current(k, parsed.prefix())));
-        } catch (RuntimeException e) {
-            if (DatabaseErrors.unavailable(e)) {
-                database.failed(e);
-            }
-            throw e;
-        }
-        database.succeeded();
+        Optional<Verified> found = database.call(() -> readOnly.execute(status -> keys.findByPrefix(parsed.prefix())
+                .filter(k -> !k.revoked())
+                .filter(k -> ApiKeySecrets.matches(k.salt(), k.hash(), parsed.secret()))
+                .flatMap(k -> current(k, parsed.prefix()))));
         found.ifPresent(v -> cache.put(digest, v.principal(), v.storedHash(), epoch));
         return found.map(Verified::principal);
     }
@@ -255,18 +246,14 @@ public class TenantService {
         long epoch = cache.epoch();
         Optional<Verified> now;
         try {
-            now = readOnly.execute(status -> keys.findByPrefix(prefix)
+            now = database.call(() -> readOnly.execute(status -> keys.findByPrefix(prefix)
                     .filter(k -> !k.revoked())
                     .filter(k -> MessageDigest.isEqual(k.hash(), cached.storedHash()))
-                    .flatMap(k -> current(k, prefix)));
+                    .flatMap(k -> current(k, prefix))));
         } catch (RuntimeException e) {
-            if (DatabaseErrors.unavailable(e)) {
-                database.failed(e);
-            }
             LOG.warn("could not re-verify key {} ({}); serving it from the cache for now", prefix, e.getMessage());
             return;
         }
-        database.succeeded();
         if (now.isPresent()) {
             cache.put(digest, now.get().principal(), now.get().storedHash(), epoch);
         } else {
