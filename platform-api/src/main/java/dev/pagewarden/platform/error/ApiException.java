@@ -101,6 +101,11 @@ public final class ApiException extends RuntimeException {
 
     /** Whole seconds for the Retry-After header, rounded up, at least 1. */
     public String retryAfterSeconds() {
-        return retryAfter == null ? null : Long.toString(Math.max(1, (retryAfter.toMillis() + 999) / 1000));
+        return retryAfter == null ? null : Long.toString(retryAfterSeconds(retryAfter));
+    }
+
+    /** A wait as Retry-After states it: whole seconds, rounded up, at least 1. */
+    public static long retryAfterSeconds(Duration wait) {
+        return Math.max(1, (wait.toMillis() + 999) / 1000);
     }
 }

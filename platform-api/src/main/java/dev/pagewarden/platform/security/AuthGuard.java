@@ -3,6 +3,7 @@ package dev.pagewarden.platform.security;
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.adminui.web.AdminSecurity;
+import dev.pagewarden.platform.error.ApiException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
@@ -81,7 +82,7 @@ class AuthGuard {
         if (!decision.allowed()) {
             // this attempt is one too many: refused unchecked, and the lockout recorded
             count(kind, "locked_out");
-            long seconds = TooManyAttemptsException.seconds(decision.retryAfter());
+            long seconds = ApiException.retryAfterSeconds(decision.retryAfter());
             return record(() -> decision.lockedNow().forEach(key -> {
                         String locked = key.scope().name().toLowerCase(Locale.ROOT) + " " + key.value();
                         LOG.warn("{} locked out for {} s: {} ({})", kind, seconds, locked, details);
@@ -128,7 +129,7 @@ class AuthGuard {
                 return wrong.onAuthenticationFailure(webFilterExchange, e);
             }
             var exchange = webFilterExchange.getExchange();
-            long seconds = TooManyAttemptsException.seconds(t.retryAfter());
+            long seconds = ApiException.retryAfterSeconds(t.retryAfter());
             exchange.getResponse().setStatusCode(HttpStatus.TOO_MANY_REQUESTS);
             exchange.getResponse().getHeaders().set(HttpHeaders.RETRY_AFTER, Long.toString(seconds));
             exchange.getAttributes().put(AdminSecurity.LOGIN_THROTTLED, seconds);

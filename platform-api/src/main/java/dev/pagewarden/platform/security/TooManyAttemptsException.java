@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.security;
 
+import dev.pagewarden.platform.error.ApiException;
 import org.springframework.security.core.AuthenticationException;
 
 import java.time.Duration;
@@ -9,16 +10,11 @@ final class TooManyAttemptsException extends AuthenticationException {
     private final Duration retryAfter;
 
     TooManyAttemptsException(Duration retryAfter) {
-        super("Too many failed attempts: try again in " + seconds(retryAfter) + " seconds");
+        super("Too many failed attempts: try again in " + ApiException.retryAfterSeconds(retryAfter) + " seconds");
         this.retryAfter = retryAfter;
     }
 
     Duration retryAfter() {
         return retryAfter;
-    }
-
-    /** Whole seconds, rounded up, at least 1 (as in Retry-After). */
-    static long seconds(Duration d) {
-        return Math.max(1, (d.toMillis() + 999) / 1000);
     }
 }
