@@ -5,8 +5,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 
@@ -18,8 +16,9 @@ import java.util.HexFormat;
 public class AdminToken {
     private static final Logger LOG = LoggerFactory.getLogger(AdminToken.class);
 
-    private final byte[] token;
-    private final boolean generated;
+    private final TokenDigest token;
+    /** The token made for this run when none was configured, for the start-up banner; else null. */
+    private final String generated;
 
     public AdminToken(PagewardenProperties properties) {
         String configured = properties.adminToken();
@@ -28,33 +27,25 @@ public class AdminToken {
                 throw new IllegalStateException("pagewarden.admin-token (PAGEWARDEN_ADMIN_TOKEN) must be at least 16 "
                         + "characters long");
             }
-            this.token = configured.getBytes(StandardCharsets.UTF_8);
-            this.generated = false;
+            this.token = new TokenDigest(configured);
+            this.generated = null;
         } else {
             byte[] random = new byte[24];
             new SecureRandom().nextBytes(random);
             String value = "pwadm_" + HexFormat.of().formatHex(random);
-            this.token = value.getBytes(StandardCharsets.UTF_8);
-            this.generated = true;
+            this.token = new TokenDigest(value);
+            this.generated = value;
             LOG.warn("PAGEWARDEN_ADMIN_TOKEN is not set: generated an admin token for this run only: {}", value);
         }
     }
 
-    /** Compares SHA-256 digests, so the time taken depends on neither the token's length nor its content. */
+    /** Constant time: see {@link TokenDigest}. */
     boolean matches(String presented) {
-        return presented != null && MessageDigest.isEqual(sha256(token), sha256(presented.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static byte[] sha256(byte[] bytes) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("no SHA-256 in this JDK", e);
-        }
+        return token.matches(presented);
     }
 
     /** The generated token, for the start-up banner; null when the operator configured one. */
     public String generatedValue() {
-        return generated ? new String(token, StandardCharsets.UTF_8) : null;
+        return generated;
     }
 }

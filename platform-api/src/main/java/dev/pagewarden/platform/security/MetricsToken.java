@@ -3,8 +3,6 @@ package dev.pagewarden.platform.security;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 
 /**
  * The scrape token ({@code pagewarden.metrics-token}, env {@code PAGEWARDEN_METRICS_TOKEN}): a bearer
@@ -13,17 +11,18 @@ import java.security.MessageDigest;
  */
 @Component
 public class MetricsToken {
-    private final byte[] token;
+    private final TokenDigest token;
 
     MetricsToken(@Value("${pagewarden.metrics-token:}") String configured) {
         if (!configured.isBlank() && configured.length() < 16) {
             throw new IllegalStateException("pagewarden.metrics-token (PAGEWARDEN_METRICS_TOKEN) must be at least 16 "
                     + "characters long");
         }
-        this.token = configured.isBlank() ? null : configured.getBytes(StandardCharsets.UTF_8);
+        this.token = configured.isBlank() ? null : new TokenDigest(configured);
     }
 
+    /** Constant time: see {@link TokenDigest}. */
     public boolean matches(String presented) {
-        return token != null && presented != null && MessageDigest.isEqual(token, presented.getBytes(StandardCharsets.UTF_8));
+        return token != null && token.matches(presented);
     }
 }
