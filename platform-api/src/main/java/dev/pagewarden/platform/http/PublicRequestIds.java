@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
 /**
  * The request ids tenants see ({@code cmpl-}/{@code chatcmpl-} + this): 24 random base62 characters
  * (about 143 bits), so an id tells nothing about other tenants' traffic and cannot be guessed. The
- * engine's own ids are sequential and stay inside the platform. Drawn from a DRBG seeded once here,
+ * engine's numeric ids stay inside the platform's lookups. Drawn from a DRBG seeded once here,
  * at start: drawing never reads the OS entropy source on a request thread.
  */
 @Component
