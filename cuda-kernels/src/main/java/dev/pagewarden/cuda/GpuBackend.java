@@ -1,7 +1,7 @@
 package dev.pagewarden.cuda;
 
 import dev.pagewarden.core.backend.Backend;
-import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;

@@ -1,6 +1,6 @@
 package dev.pagewarden.cuda;
 
-import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;

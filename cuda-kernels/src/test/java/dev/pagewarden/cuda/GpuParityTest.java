@@ -104,7 +104,7 @@ class GpuParityTest extends RealModelTest {
         int[][] out = new int[2][];
         String[] names = {"gpu", "cpu"};
         for (int i = 0; i < 2; i++) {
-            try (Engine e = new Engine(model, EngineConfig.builder().backend(names[i]).build(), EngineMetrics.NONE)) {
+            try (Engine e = Engine.builder(model, EngineConfig.builder().backend(names[i]).build()).build()) {
                 out[i] = e.submit(new GenerationRequest("t", prompt, 200, SamplingParams.greedy()), TokenListener.NONE)
                         .result().get(120, TimeUnit.SECONDS).outputTokens();
             }

@@ -55,7 +55,7 @@ final class GenerateCommand implements Command {
             Tokenizer tok = new Tokenizer(model.vocabulary());
             int[] promptTokens = tok.encode(prompt, true, false);
             EngineConfig cfg = EngineConfig.builder().backend(backend).threads(threads).build();
-            try (Engine engine = new Engine(model, cfg, dev.pagewarden.core.spi.EngineMetrics.NONE)) {
+            try (Engine engine = Engine.builder(model, cfg).build()) {
                 err.printf(Locale.ROOT, "model %s (%s, %,d parameters), backend %s, context window %d%n",
                         modelPath.getFileName(), model.format(), model.config().parameterCount(), engine.backendName(),
                         engine.contextWindow());

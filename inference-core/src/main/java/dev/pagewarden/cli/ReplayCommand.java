@@ -1,6 +1,6 @@
 package dev.pagewarden.cli;
 
-import dev.pagewarden.core.lab.ReplayLab;
+import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelLoader;
 

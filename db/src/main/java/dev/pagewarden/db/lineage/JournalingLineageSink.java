@@ -1,7 +1,7 @@
 package dev.pagewarden.db.lineage;
 
 import dev.pagewarden.core.lineage.LineageEvent;
-import dev.pagewarden.core.spi.LineageSink;
+import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.db.journal.Journal;
 
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.pagewarden.db.audit;
 
-import dev.pagewarden.core.lab.ReplayLab;
+import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;

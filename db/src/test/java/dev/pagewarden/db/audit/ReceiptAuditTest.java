@@ -2,7 +2,7 @@ package dev.pagewarden.db.audit;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.lab.ReplayLab;
+import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptBody;
@@ -16,7 +16,7 @@ import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.db.audit.ReceiptAudit.Status;
 import dev.pagewarden.db.audit.ReceiptAudit.Verdict;
 import dev.pagewarden.db.journal.Journal;
@@ -48,7 +48,7 @@ class ReceiptAuditTest extends LineagePgTest {
             JournalingLineageSink sink = new JournalingLineageSink(journal, 1 << 14, 4096);
             EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(8).poolTokens(256, 256)
                     .contextWindow(128).build();
-            try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, SafetyListener.NONE, sink, Clock.SYSTEM, keys)) {
+            try (Engine engine = Engine.builder(model, cfg).lineage(sink).receipts(keys).build()) {
                 // two waves: the second reuses the pages the first freed (LIFO), so last-writer checks cross epochs
                 for (int wave = 0; wave < 2; wave++) {
                     List<RequestHandle> hs = new ArrayList<>();

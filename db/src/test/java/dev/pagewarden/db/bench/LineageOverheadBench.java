@@ -14,8 +14,8 @@ import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.LineageSink;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.db.journal.Journal;
@@ -147,7 +147,7 @@ class LineageOverheadBench {
         CountingSink counting = new CountingSink();
         StepClock clock = new StepClock();
         SplittableRandom rnd = new SplittableRandom(7);
-        try (Engine e = new Engine(model, cfg, clock, SafetyListener.NONE, counting, Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, cfg).metrics(clock).lineage(counting).build()) {
             run(e, clock, rnd, BATCH, 32);
             for (int i = 0; i < 3; i++) {
                 long e0 = counting.events.sum();
@@ -194,8 +194,8 @@ class LineageOverheadBench {
             List<Double> eventRates = new ArrayList<>();
             List<Double> cpuRatios = new ArrayList<>();
             List<Double> writerShares = new ArrayList<>();
-            try (Engine a = new Engine(model, cfg, on, SafetyListener.NONE, sinkA, Clock.SYSTEM);
-                 Engine b = new Engine(model, cfg, off, SafetyListener.NONE, LineageSink.NONE, Clock.SYSTEM)) {
+            try (Engine a = Engine.builder(model, cfg).metrics(on).lineage(sinkA).build();
+                 Engine b = Engine.builder(model, cfg).metrics(off).build()) {
                 run(a, on, rnd);
                 run(b, off, rnd);
                 for (int i = 0; i < PAIRS; i++) {

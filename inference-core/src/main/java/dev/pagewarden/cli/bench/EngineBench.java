@@ -3,7 +3,7 @@ package dev.pagewarden.cli.bench;
 import dev.pagewarden.cli.tools.ProgressBar;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -115,7 +115,7 @@ public final class EngineBench {
         boolean hostMemory;
         long weightBytes = model.weights().bytesReadPerToken();
         SplittableRandom rnd = new SplittableRandom(1234);
-        try (Engine engine = new Engine(model, cfg, rec)) {
+        try (Engine engine = Engine.builder(model, cfg).metrics(rec).build()) {
             backendName = engine.backendName();
             // the host probe is the ceiling of the CPU backend only; another backend reads its weights
             // from its own device's memory (its check reports that device's bandwidth)
@@ -229,11 +229,11 @@ public final class EngineBench {
         int batch = o.batches().stream().mapToInt(Integer::intValue).max().orElseThrow();
         Recorder onRec = new Recorder();
         Recorder offRec = new Recorder();
-        EngineConfig off = base.toBuilder().lab(true, LabFaults.parse(List.of("detectors-off"))).build();
         List<Double> ratios = new ArrayList<>();
         List<Double> onTokS = new ArrayList<>();
         List<Double> offTokS = new ArrayList<>();
-        try (Engine on = new Engine(model, base, onRec); Engine offEngine = new Engine(model, off, offRec)) {
+        try (Engine on = Engine.builder(model, base).metrics(onRec).build(); Engine offEngine = Engine.builder(model, base).metrics(offRec)
+                .faultHooks(LabFaults.parse(List.of("detectors-off")).hooks(null)).build()) {
             runBatch(on, model.config(), o.promptTokens(), Math.min(o.genTokens(), 16), batch, rnd); // warm-up both
             runBatch(offEngine, model.config(), o.promptTokens(), Math.min(o.genTokens(), 16), batch, rnd);
             ProgressBar bar = ProgressBar.steps(progress, "compare safety", o.safetyPairs());

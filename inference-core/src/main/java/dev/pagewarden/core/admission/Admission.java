@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
  */
 public final class Admission {
 
-    /** What admission compares requests with. {@code checkPoolFit=false} only in the legacy lab fault. */
+    /** What admission compares requests with. {@code checkPoolFit=false} only in the replay of the 2026 incident. */
     public record Limits(int contextWindow, long prefillCapacityTokens, long decodeCapacityTokens, int maxQueue,
                          boolean checkPoolFit) {
     }
@@ -114,10 +114,9 @@ public final class Admission {
 
     /** Returns a sequence's decode pages (if it still holds them) and lets waiting requests in. */
     public void release(Sequence seq) {
-        int bound = seq.boundPages();
         List<PageRef> pages = seq.takeDecodePages();
         if (!pages.isEmpty()) {
-            seq.crossTenantRead(decodePool.releaseAfterReads(seq.id(), seq.tenant(), pages, bound));
+            decodePool.release(seq.id(), pages);
         }
         drain();
     }

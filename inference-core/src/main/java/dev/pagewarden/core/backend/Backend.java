@@ -1,7 +1,8 @@
 package dev.pagewarden.core.backend;
 
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.KvStorage;
+import dev.pagewarden.core.kv.PageTags;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.ModelConfig;
 
@@ -13,6 +14,9 @@ import java.util.List;
  *
  * <p>Contract (batch invariance): the logits of a sequence depend only on its own tokens and KV,
  * never on which other sequences share the step, their order, or their count.
+ *
+ * <p>A backend is called only through the step guard ({@code core.step.StepGuard}), which checks
+ * every read against the page metadata before the step and records the writes after it.
  */
 public interface Backend extends AutoCloseable {
 
@@ -30,15 +34,15 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
-     * Runs one step for a batch of sequences over the pages of {@code pool}. Before any sequence
-     * reads KV, its reads are verified against the page metadata ({@link KvPool#checkRead}); a
-     * sequence that fails is left out of the step entirely (nothing computed, nothing written) and
-     * its verdict says why. For each sequence that ran and wants logits, writes the logits of its
-     * last token into {@code logits[i]} (length vocab).
+     * Runs one step for a batch of sequences whose reads the step guard has already allowed, over
+     * the pages of {@code storage}; writes each sequence's K/V (and its writer shadow) into its page
+     * table and, for each sequence that wants logits, the logits of its last token into
+     * {@code logits[i]} (length vocab). A backend that checks reads again on its device (against
+     * {@code tags}) leaves a refused sequence out - nothing written - and says why in its verdict.
      *
-     * @return one verdict per sequence, index-aligned with {@code batch}
+     * @return one verdict per sequence, index-aligned with {@code batch} ({@link ReadCheck#CLEAN} when it ran)
      */
-    ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits);
+    ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits);
 
     @Override
     void close();

@@ -1,6 +1,5 @@
 package dev.pagewarden.core.decode;
 
-import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
@@ -12,6 +11,8 @@ import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.step.StepGuard;
+import dev.pagewarden.core.transfer.DecodeTicks;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -25,12 +26,17 @@ import java.util.function.LongSupplier;
 /**
  * Generates tokens with continuous batching: between two steps, requests whose KV has arrived join
  * the running batch and finished or aborted ones leave it. Every running request feeds one token per
- * step; the backend verifies each one's reads against the page metadata first, and a request whose
+ * step; the step guard verifies each one's reads against the page metadata first, and a request whose
  * read is refused stops with an isolation error before any token derived from that page is emitted.
+ *
+ * <p>Runs on a thread of its own ({@link #run}), or one iteration per {@link #tick} when the engine is
+ * driven step by step. Every iteration advances the decode ticks that transfer delays are counted in.
  */
 public final class DecodeWorker implements Runnable {
-    private final Backend backend;
+    private final StepGuard guard;
     private final KvPool pool;
+    private final DecodeTicks ticks;
+    private final float[][] logits;
     private final int maxBatch;
     private final int[] stopTokens;
     private final Consumer<Sequence> releaseReservation;
@@ -43,13 +49,15 @@ public final class DecodeWorker implements Runnable {
     private volatile int runningCount;
     private volatile boolean active = true;
 
-    public DecodeWorker(Backend backend, KvPool pool, int maxBatch, int[] stopTokens, Consumer<Sequence> releaseReservation,
-                        SafetyMonitor safety, EngineMetrics metrics, LongSupplier clock) {
+    public DecodeWorker(StepGuard guard, int vocabSize, DecodeTicks ticks, int maxBatch, int[] stopTokens,
+                        Consumer<Sequence> releaseReservation, SafetyMonitor safety, EngineMetrics metrics, LongSupplier clock) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
         }
-        this.backend = backend;
-        this.pool = pool;
+        this.guard = guard;
+        this.pool = guard.pool();
+        this.ticks = ticks;
+        this.logits = new float[maxBatch][vocabSize];
         this.maxBatch = maxBatch;
         this.stopTokens = stopTokens.clone();
         this.releaseReservation = releaseReservation;
@@ -78,35 +86,42 @@ public final class DecodeWorker implements Runnable {
 
     @Override
     public void run() {
-        float[][] logits = new float[maxBatch][backend.config().vocabSize()];
         while (active) {
-            try {
-                housekeeping.run();
-                if (running.isEmpty()) {
+            if (running.isEmpty()) {
+                try {
                     Sequence first = ready.poll(20, TimeUnit.MILLISECONDS);
                     if (first != null) {
                         join(first);
                     }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
-                Sequence next;
-                while (running.size() < maxBatch && (next = ready.poll()) != null) {
-                    join(next);
-                }
-                dropAborted();
-                if (!running.isEmpty()) {
-                    step(logits);
-                }
-                runningCount = running.size();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (RuntimeException e) {
-                for (Sequence seq : running) {
-                    end(seq, () -> seq.fail("decode_failed", "decode step failed: " + e.getMessage()));
-                }
-                running.clear();
             }
+            tick();
         }
+    }
+
+    /** One iteration: housekeeping, ready requests join, aborted ones leave, one step for the batch. */
+    public void tick() {
+        ticks.advance();
+        try {
+            housekeeping.run();
+            Sequence next;
+            while (running.size() < maxBatch && (next = ready.poll()) != null) {
+                join(next);
+            }
+            dropAborted();
+            if (!running.isEmpty()) {
+                step();
+            }
+        } catch (RuntimeException e) {
+            for (Sequence seq : running) {
+                end(seq, () -> seq.fail("decode_failed", "decode step failed: " + e.getMessage()));
+            }
+            running.clear();
+        }
+        runningCount = running.size();
     }
 
     /** A ready request brings the first token that prefill sampled; it may already be the last. */
@@ -131,14 +146,16 @@ public final class DecodeWorker implements Runnable {
         }
     }
 
-    private void step(float[][] logits) {
+    private void step() {
         List<SequenceStep> batch = new ArrayList<>(running.size());
         for (Sequence seq : running) {
             batch.add(new SequenceStep(seq.id(), seq.tenant(), new int[]{seq.pendingToken()}, seq.cachedPositions(),
                     seq.decodePages(), true));
         }
         long t0 = clock.getAsLong();
-        ReadCheck[] checks = backend.forward(batch, pool, logits);
+        // the reads happened in the step, before its own writes are recorded
+        ReadCheck[] checks = guard.forward(batch, logits,
+                i -> bindReads(running.get(i), batch.get(i).startPos(), batch.get(i).endPos()));
         metrics.decodeStep(batch.size(), clock.getAsLong() - t0);
         List<Sequence> done = new ArrayList<>();
         for (int i = 0; i < running.size(); i++) {
@@ -148,10 +165,6 @@ public final class DecodeWorker implements Runnable {
                 done.add(seq);
                 continue;
             }
-            seq.crossTenantRead(checks[i].crossTenantSlots());
-            // the reads happened in the step, before its own writes are recorded
-            bindReads(seq, batch.get(i).startPos(), batch.get(i).endPos());
-            pool.markPositionsWritten(seq.id(), seq.decodePages(), batch.get(i).startPos(), batch.get(i).endPos());
             if (!accept(seq, seq.sampler().sample(logits[i]))) {
                 done.add(seq);
             }
@@ -212,11 +225,9 @@ public final class DecodeWorker implements Runnable {
         finishReads(seq); // the refused step read nothing; the lineage keeps what earlier steps read, before the scrub
         List<PageRef> pages = seq.takeDecodePages();
         seq.markDetected();
-        safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
-                List.of(new PageRef(check.page(), check.epoch())), check.details());
+        safety.refusedRead(check, pool.name(), seq.id(), seq.tenant());
         pool.quarantineAndScrub(seq.id(), pages);
-        end(seq, () -> seq.fail("isolation_violation", "request " + seq.id() + " stopped: "
-                + check.violation().label() + ": " + check.details()));
+        end(seq, () -> seq.fail("isolation_violation", check.refusal(seq.id())));
     }
 
     /** Takes a sampled token; returns whether the request goes on. */
@@ -244,6 +255,11 @@ public final class DecodeWorker implements Runnable {
         finishReads(seq);
         releaseReservation.accept(seq);
         terminal.run();
+    }
+
+    /** Requests ready or running (stepped mode: called between ticks). */
+    public int pending() {
+        return ready.size() + running.size();
     }
 
     /** Requests in the running batch after the last step (for the overview and tests). */

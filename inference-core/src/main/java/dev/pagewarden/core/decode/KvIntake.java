@@ -2,8 +2,6 @@ package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
-import dev.pagewarden.core.lab.Fault;
-import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
@@ -35,7 +33,10 @@ import java.util.function.Consumer;
  */
 public final class KvIntake implements KvReceiver {
     private final KvPool pool;
-    private final LabFaults faults;
+    /** False only in the replay lab's "detectors off" twin. */
+    private final boolean checking;
+    /** The 2026 sibling bug, for the replay lab only: an abort frees the pages while writes may land. */
+    private final boolean releaseEarlyOnAbort;
     private final SafetyMonitor safety;
     private final EngineMetrics metrics;
     private final Clock clock;
@@ -65,11 +66,12 @@ public final class KvIntake implements KvReceiver {
         }
     }
 
-    public KvIntake(KvPool pool, LabFaults faults, SafetyMonitor safety, EngineMetrics metrics, Clock clock,
+    public KvIntake(KvPool pool, boolean checking, boolean releaseEarlyOnAbort, SafetyMonitor safety, EngineMetrics metrics, Clock clock,
                     Duration deferredReleaseTimeout, Consumer<Sequence> onReady, Consumer<Sequence> releaseReservation,
                     Runnable pagesFreed) {
         this.pool = pool;
-        this.faults = faults;
+        this.checking = checking;
+        this.releaseEarlyOnAbort = releaseEarlyOnAbort;
         this.safety = safety;
         this.metrics = metrics;
         this.clock = clock;
@@ -83,10 +85,6 @@ public final class KvIntake implements KvReceiver {
     public void expect(Sequence seq) {
         int frames = pool.layout().pagesFor(seq.request().promptLength());
         transfers.put(seq.id(), new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames));
-    }
-
-    private boolean checking() {
-        return faults.detectorsOn();
     }
 
     @Override
@@ -106,7 +104,7 @@ public final class KvIntake implements KvReceiver {
             if (t.phase == Phase.QUARANTINED) {
                 return false; // its pages are being taken out of service; nothing lands there
             }
-            if (checking()) {
+            if (checking) {
                 String problem = check(t, frame, dst);
                 if (problem != null) {
                     if (t.phase == Phase.RELEASED_EARLY) {
@@ -117,19 +115,12 @@ public final class KvIntake implements KvReceiver {
                             : SafetyEvent.Type.TRANSFER_INCOMPLETE, problem);
                 }
             }
-            // only the slots the frame claims: the sender's stale bytes past them never cross
-            pool.storage().writeSlots(dst.page(), frame.bytes(), frame.tokens());
-            // The pool's record and the lineage event of the landing in one step under the pool's lock,
-            // so that a release, an allocation or a read check of this page comes before both or after
-            // both (the audit's exposure finder and the lab's ground truth then see one order).
+            // The bytes and the lineage event of the landing in one step under the pool's lock, so that
+            // a release, an allocation or a read check of this page comes before both or after both
+            // (the audit's exposure finder then sees one order).
             synchronized (pool) {
-                // Ground truth: those slots now hold what the source's writers wrote. Released-early
-                // pages may be anyone's by now (the lab fault's victims).
-                if (frame.provenance() != null) {
-                    pool.recordWriters(dst.page(), frame.provenance(), frame.tokens());
-                } else if (t.phase != Phase.RECEIVING) {
-                    pool.recordStrayWrite(dst.page(), frame.tokens(), t.seq.id(), t.seq.tenant());
-                }
+                // only the slots the frame claims: the sender's stale bytes past them never cross
+                pool.storage().writeSlots(dst.page(), frame.bytes(), frame.tokens(), frame.writers());
                 // lineage: the copy landed here, in whatever epoch the page is now (a released-early page
                 // may be another request's by now - exactly what the audit must be able to show)
                 pool.lineage().transfer(Kind.TRANSFER_IN, dst.page(), pool.epochOf(dst.page()), t.seq.id(),
@@ -178,7 +169,7 @@ public final class KvIntake implements KvReceiver {
                 return false; // aborted or failed meanwhile; the ack settles its pages
             }
             int prompt = t.seq.request().promptLength();
-            if (checking()) {
+            if (checking) {
                 for (int i = 0; i < t.received.length; i++) {
                     if (!t.received[i]) {
                         return fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "transfer reported done but page index "
@@ -261,7 +252,7 @@ public final class KvIntake implements KvReceiver {
             if (t.phase != Phase.RECEIVING) {
                 return true;
             }
-            if (faults.has(Fault.IMMEDIATE_RELEASE_ON_ABORT)) {
+            if (releaseEarlyOnAbort) {
                 releaseReservation.accept(seq); // the 2026 sibling bug: pages free while writes may land
                 t.phase = Phase.RELEASED_EARLY;
             } else {

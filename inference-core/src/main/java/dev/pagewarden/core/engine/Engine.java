@@ -7,10 +7,9 @@ import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.decode.DecodeWorker;
 import dev.pagewarden.core.decode.KvIntake;
+import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.lab.Fault;
-import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.lineage.LineageIds;
 import dev.pagewarden.core.lineage.LineageRecorder;
 import dev.pagewarden.core.model.LoadedModel;
@@ -26,12 +25,15 @@ import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.LineageSink;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.safety.SafetyListener;
+import dev.pagewarden.core.step.StepGuard;
+import dev.pagewarden.core.transfer.DecodeTicks;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
-import dev.pagewarden.core.transfer.KvTransport;
 
 import java.util.List;
 
@@ -44,6 +46,10 @@ import java.util.List;
  * window: the smallest of the configured window, the model's limit and what every pool can hold
  * for one request. Policy strict refuses to start when the configured window is larger; clamp
  * lowers it and says so (log and safety event).
+ *
+ * <p>Built with {@link #builder}. The stages run on threads of their own; an engine built
+ * {@link Builder#stepped() stepped} starts no thread and moves only when {@link #step} is called,
+ * which makes a run reproducible step for step (the replay lab drives it that way).
  */
 public final class Engine implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
@@ -59,7 +65,9 @@ public final class Engine implements AutoCloseable {
     private final PrefillWorker prefill;
     private final DecodeWorker decode;
     private final KvIntake intake;
-    private final KvTransport transport;
+    private final InProcessKvTransport transport;
+    private final DecodeTicks ticks = new DecodeTicks();
+    private final boolean stepped;
     private final SafetyMonitor safety;
     private final Thread prefillThread;
     private final Thread decodeThread;
@@ -69,27 +77,66 @@ public final class Engine implements AutoCloseable {
     private final String modelId;
     private final ReceiptIssuer receipts;
 
-    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics) {
-        this(loaded, config, metrics, SafetyListener.NONE, Clock.SYSTEM);
+    /** Starts building an engine for {@code loaded} with {@code config}. */
+    public static Builder builder(LoadedModel loaded, EngineConfig config) {
+        return new Builder(loaded, config);
     }
 
-    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener, Clock clock) {
-        this(loaded, config, metrics, listener, LineageSink.NONE, clock);
+    /** What an engine reports to and is observed by; everything but the model and the config is optional. */
+    public static final class Builder {
+        private final LoadedModel loaded;
+        private final EngineConfig config;
+        private EngineMetrics metrics = EngineMetrics.NONE;
+        private SafetyListener safety = SafetyListener.NONE;
+        private LineageSink lineage = LineageSink.NONE;
+        private Clock clock = Clock.SYSTEM;
+        private ReceiptSigner signer;
+        private FaultHooks hooks = FaultHooks.NONE;
+        private boolean stepped;
+
+        private Builder(LoadedModel loaded, EngineConfig config) {
+            this.loaded = loaded;
+            this.config = config;
+        }
+
+        public Builder metrics(EngineMetrics v) { metrics = v; return this; }
+
+        /** Every safety event, on the engine thread that detected it. */
+        public Builder safety(SafetyListener v) { safety = v; return this; }
+
+        /** Every page life step; the engine refuses work while the sink cannot take more. */
+        public Builder lineage(LineageSink v) { lineage = v; return this; }
+
+        public Builder clock(Clock v) { clock = v; return this; }
+
+        /**
+         * Every request that finishes normally gets an isolation receipt signed by {@code v} (null: no
+         * receipts). The receipt names the model by {@link #modelId()}, and the node and replica by the
+         * config's node id and replica id (default: the host name, a random id per start).
+         */
+        public Builder receipts(ReceiptSigner v) { signer = v; return this; }
+
+        /** Fault injection (the replay lab only); {@link FaultHooks#NONE} by default. */
+        public Builder faultHooks(FaultHooks v) { hooks = v; return this; }
+
+        /** No threads: the engine moves only in {@link Engine#step}. */
+        public Builder stepped() { stepped = true; return this; }
+
+        public Engine build() {
+            return new Engine(this);
+        }
     }
 
-    /** An engine whose every page life step goes to {@code lineage} (and which refuses work while it cannot take more). */
-    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener,
-                  LineageSink lineage, Clock clock) {
-        this(loaded, config, metrics, listener, lineage, clock, null);
-    }
-
-    /**
-     * As above, and every request that finishes normally gets an isolation receipt signed by
-     * {@code signer} (null: no receipts). The receipt names the model by {@link #modelId()}, and the node
-     * and replica by the config's node id and replica id (default: the host name, a random id per start).
-     */
-    public Engine(LoadedModel loaded, EngineConfig config, EngineMetrics metrics, SafetyListener listener,
-                  LineageSink lineage, Clock clock, ReceiptSigner signer) {
+    private Engine(Builder b) {
+        LoadedModel loaded = b.loaded;
+        EngineConfig config = b.config;
+        EngineMetrics metrics = b.metrics;
+        SafetyListener listener = b.safety;
+        LineageSink lineage = b.lineage;
+        Clock clock = b.clock;
+        ReceiptSigner signer = b.signer;
+        FaultHooks hooks = b.hooks;
+        this.stepped = b.stepped;
         this.model = loaded.config();
         this.modelId = modelId(loaded);
         this.receipts = signer == null ? null
@@ -97,7 +144,6 @@ public final class Engine implements AutoCloseable {
         this.config = config;
         this.ids = new RequestIdSource(config.requestIdBase(), config.requestIdKey());
         this.clock = clock;
-        LabFaults faults = config.faults();
         this.safety = new SafetyMonitor(listener, metrics, clock);
         BackendProvider provider = Backends.select(config.backend());
         this.backendName = provider.name();
@@ -110,38 +156,45 @@ public final class Engine implements AutoCloseable {
         int sizingWindow = Math.min(configured, model.seqLen());
         KvLayout layout = KvLayout.of(model, config.pageTokens());
         LineageIds ids = new LineageIds();
+        boolean checks = hooks.checksOn();
         this.prefillPool = new KvPool("prefill-0", prefillBackend.allocateKv(layout,
                 pages(layout, prefillBackend, config.prefillKvBytes(), config.prefillPoolTokens(), 2L * sizingWindow)),
-                new LineageRecorder(lineage, ids, clock, "prefill-0"));
+                new LineageRecorder(lineage, ids, clock, "prefill-0"), checks);
         this.decodePool = new KvPool("decode-0", decodeBackend.allocateKv(layout,
                 pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)),
-                new LineageRecorder(lineage, ids, clock, "decode-0"));
+                new LineageRecorder(lineage, ids, clock, "decode-0"), checks);
         if (!prefillPool.layout().equals(decodePool.layout())) {
             // a page image means nothing to a pool that arranges pages differently
             throw new IllegalStateException("prefill pool " + prefillPool.layout() + " and decode pool "
                     + decodePool.layout() + " lay out KV pages differently");
         }
-        for (KvPool p : List.of(prefillPool, decodePool)) {
-            p.detectorsEnabled(faults.detectorsOn());
-            p.groundTruth(config.groundTruth());
-        }
-        int window = effectiveWindow(configured, faults);
+        int window = effectiveWindow(configured, hooks.skipCapacityCheck());
+        boolean legacyFinishedCheck = hooks.admitPromptsBeyondPrefillPool();
+        int vocab = model.vocabSize();
 
-        this.decode = new DecodeWorker(decodeBackend, decodePool, config.maxBatch(), stopTokens(loaded), this::release,
-                safety, metrics, clock::nanoTime);
-        this.intake = new KvIntake(decodePool, faults, safety, metrics, clock, config.deferredReleaseTimeout(),
-                decode::enqueueReady, this::release, () -> admission().pagesFreed());
+        this.decode = new DecodeWorker(new StepGuard(decodeBackend, decodePool, hooks), vocab, ticks, config.maxBatch(),
+                stopTokens(loaded), this::release, safety, metrics, clock::nanoTime);
+        this.intake = new KvIntake(decodePool, checks, hooks.releaseEarlyOnAbort(), safety, metrics, clock,
+                config.deferredReleaseTimeout(), decode::enqueueReady, this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
-        this.transport = new InProcessKvTransport(intake, faults);
-        this.prefill = new PrefillWorker(prefillBackend, prefillPool, transport, config.prefillChunkTokens(), faults,
-                safety, intake::expect, this::release, metrics, clock::nanoTime);
+        this.transport = new InProcessKvTransport(intake, hooks, ticks, stepped);
+        this.prefill = new PrefillWorker(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
+                config.prefillChunkTokens(), legacyFinishedCheck, safety, intake::expect, this::release, metrics,
+                clock::nanoTime);
         this.admission = new Admission(decodePool, new Admission.Limits(window, prefillPool.capacityTokens(),
-                decodePool.capacityTokens(), config.maxQueue(), !faults.has(Fault.LEGACY_FINISHED_CHECK)),
+                decodePool.capacityTokens(), config.maxQueue(), !legacyFinishedCheck),
                 prefill::enqueue, lineage::accepting, metrics, clock::nanoTime);
 
-        this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
-        this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);
-        this.canary = config.canaryInterval().isZero() ? null : Canary.start(this, config.canaryInterval(), safety, metrics);
+        if (stepped) {
+            this.prefillThread = null;
+            this.decodeThread = null;
+            this.canary = null;
+        } else {
+            this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
+            this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);
+            this.canary = config.canaryInterval().isZero() ? null
+                    : Canary.start(this, config.canaryInterval(), safety, metrics);
+        }
     }
 
     /** Pages for a pool: from its byte budget when set, else from a token count (explicit or a multiple of the window). */
@@ -158,7 +211,7 @@ public final class Engine implements AutoCloseable {
         return (int) pages;
     }
 
-    private int effectiveWindow(int configured, LabFaults faults) {
+    private int effectiveWindow(int configured, boolean skipCapacityCheck) {
         long capacity = Math.min(model.seqLen(), Math.min(prefillPool.capacityTokens(), decodePool.capacityTokens()));
         if (configured <= capacity) {
             return configured;
@@ -166,8 +219,8 @@ public final class Engine implements AutoCloseable {
         String numbers = "configured context window " + configured + " tokens exceeds what one request can hold: "
                 + "model limit " + model.seqLen() + ", " + prefillPool.name() + " " + prefillPool.capacityTokens()
                 + " tokens, " + decodePool.name() + " " + decodePool.capacityTokens() + " tokens";
-        if (faults.has(Fault.SKIP_CAPACITY_CHECK)) {
-            LOG.log(System.Logger.Level.WARNING, "LAB FAULT skip-capacity-check: " + numbers);
+        if (skipCapacityCheck) {
+            LOG.log(System.Logger.Level.WARNING, "FAULT INJECTED, capacity check skipped: " + numbers);
             return Math.min(configured, model.seqLen());
         }
         return switch (config.capacityPolicy()) {
@@ -248,12 +301,39 @@ public final class Engine implements AutoCloseable {
         return backendName;
     }
 
-    public KvPool prefillPool() {
-        return prefillPool;
+    /** The prefill pool's state now (a snapshot). */
+    public PoolStats prefillPool() {
+        return PoolStats.of(prefillPool);
     }
 
-    public KvPool decodePool() {
-        return decodePool;
+    /** The decode pool's state now (a snapshot). */
+    public PoolStats decodePool() {
+        return PoolStats.of(decodePool);
+    }
+
+    /** Both pools, prefill first (snapshots). */
+    public List<PoolStats> pools() {
+        return List.of(prefillPool(), decodePool());
+    }
+
+    /**
+     * A stepped engine's one move: the prefill worker runs the request at the head of its queue (if
+     * its pages are free), every transfer moves on as far as its delays allow, the decode worker runs
+     * one iteration. Returns whether anything is still under way (queued, prefilling, in transfer,
+     * deferred or decoding).
+     */
+    public boolean step() {
+        if (!stepped) {
+            throw new IllegalStateException("this engine runs on its own threads; build it stepped() to drive it");
+        }
+        prefill.tick();
+        transport.tick();
+        decode.tick();
+        return busy();
+    }
+
+    private boolean busy() {
+        return admission.queued() > 0 || prefill.pending() > 0 || intake.inFlight() > 0 || decode.pending() > 0;
     }
 
     public int queued() {
@@ -273,8 +353,10 @@ public final class Engine implements AutoCloseable {
         prefill.stop();
         decode.stop();
         try {
-            prefillThread.join(5000);
-            decodeThread.join(5000);
+            if (!stepped) {
+                prefillThread.join(5000);
+                decodeThread.join(5000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

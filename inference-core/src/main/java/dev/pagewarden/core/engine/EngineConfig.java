@@ -1,6 +1,5 @@
 package dev.pagewarden.core.engine;
 
-import dev.pagewarden.core.lab.LabFaults;
 import dev.pagewarden.core.receipt.ServingIdentity;
 
 import java.time.Duration;
@@ -22,9 +21,6 @@ import java.time.Duration;
  * @param capacityPolicy         strict (refuse to start) or clamp, when the window exceeds pool capacity
  * @param deferredReleaseTimeout how long an aborted request's pages wait for the transfer ack before quarantine
  * @param canaryInterval         how often the known-answer canary runs on the decode worker (zero = never)
- * @param labEnabled             lab mode: fault switches allowed
- * @param faults                 the lab fault switches that are on
- * @param groundTruth            count cross-tenant slot reads on every step (lab bookkeeping; costs a pass over the context)
  * @param requestIdBase          request ids are base+1, base+2, ...: a platform gives each engine start its own block
  *                               so that ids stay unique across engines and restarts sharing one audit database
  * @param requestIdKey           non-zero: the ids within the block are the request counter through a permutation
@@ -36,8 +32,7 @@ import java.time.Duration;
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
-                           Duration canaryInterval, boolean labEnabled, LabFaults faults, boolean groundTruth,
-                           long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
+                           Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -57,10 +52,6 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         }
         if (canaryInterval.isNegative()) {
             throw new IllegalArgumentException("canary_interval must be >= 0, got " + canaryInterval);
-        }
-        if (!labEnabled && !faults.isEmpty()) {
-            throw new IllegalArgumentException("lab fault switches " + faults.labels()
-                    + " are refused outside lab mode (pagewarden.lab.enabled=true)");
         }
     }
 
@@ -94,9 +85,6 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.capacityPolicy = capacityPolicy;
         b.deferredReleaseTimeout = deferredReleaseTimeout;
         b.canaryInterval = canaryInterval;
-        b.labEnabled = labEnabled;
-        b.faults = faults;
-        b.groundTruth = groundTruth;
         b.requestIdBase = requestIdBase;
         b.requestIdKey = requestIdKey;
         b.nodeId = nodeId;
@@ -120,9 +108,6 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private CapacityPolicy capacityPolicy = CapacityPolicy.STRICT;
         private Duration deferredReleaseTimeout = Duration.ofSeconds(5);
         private Duration canaryInterval = Duration.ZERO;
-        private boolean labEnabled;
-        private LabFaults faults = LabFaults.NONE;
-        private boolean groundTruth;
         private long requestIdBase;
         private long requestIdKey;
         private String nodeId;
@@ -140,8 +125,6 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder capacityPolicy(CapacityPolicy v) { capacityPolicy = v; return this; }
         public Builder deferredReleaseTimeout(Duration v) { deferredReleaseTimeout = v; return this; }
         public Builder canaryInterval(Duration v) { canaryInterval = v; return this; }
-        public Builder lab(boolean enabled, LabFaults f) { labEnabled = enabled; faults = f; return this; }
-        public Builder groundTruth(boolean v) { groundTruth = v; return this; }
         public Builder requestIdBase(long v) { requestIdBase = v; return this; }
         /** Non-zero: ids within the block are permuted by this key (see {@link EngineConfig}); 0: sequential. */
         public Builder requestIdKey(long v) { requestIdKey = v; return this; }
@@ -153,7 +136,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
-                    deferredReleaseTimeout, canaryInterval, labEnabled, faults, groundTruth, requestIdBase, requestIdKey,
+                    deferredReleaseTimeout, canaryInterval, requestIdBase, requestIdKey,
                     nodeId, replicaId);
         }
     }

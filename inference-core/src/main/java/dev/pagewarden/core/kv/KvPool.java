@@ -1,16 +1,14 @@
 package dev.pagewarden.core.kv;
 
-import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.lineage.LineageRecorder;
-import dev.pagewarden.core.safety.SafetyEvent;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * One worker's paged KV pool: the page memory (on the backend's device) plus, beside it, each page's
@@ -26,9 +24,8 @@ import java.util.Objects;
  * OWNED -> QUARANTINED -> scrubbed -> FREE                  (failed handoff)
  * </pre>
  *
- * <p>Beside the metadata the pool keeps, per slot, which request (and tenant) last wrote it. That is
- * ground truth for the lab and the lineage audit - what really happened to the bytes, whatever the
- * detectors concluded.
+ * <p>The read checks are on unless the pool was built without them ({@link #KvPool(String, KvStorage,
+ * LineageRecorder, boolean)}, the replay lab's "detectors off" twin, through the engine's fault hooks).
  */
 public final class KvPool {
     private final String name;
@@ -45,12 +42,9 @@ public final class KvPool {
     private final LineageRecorder lineage;
     /** For DEFERRED pages: the transfer generation whose ack releases them. */
     private final int[] deferredGeneration;
-    private final long[] slotWriter;
-    private final String[] slotWriterTenant;
     private final ArrayDeque<Integer> free = new ArrayDeque<>();
     private int peakUsed;
-    private volatile boolean detectorsEnabled = true;
-    private volatile boolean groundTruth;
+    private final boolean checks;
 
     public KvPool(String name, KvStorage storage) {
         this(name, storage, LineageRecorder.none(name));
@@ -58,7 +52,13 @@ public final class KvPool {
 
     /** A pool whose every page life step is recorded by {@code lineage} (exactly one event per step). */
     public KvPool(String name, KvStorage storage, LineageRecorder lineage) {
+        this(name, storage, lineage, true);
+    }
+
+    /** {@code checks=false}: {@link #checkRead} lets every read through (what the engine looks like without its detectors). */
+    public KvPool(String name, KvStorage storage, LineageRecorder lineage, boolean checks) {
         this.name = name;
+        this.checks = checks;
         this.lineage = lineage;
         this.storage = storage;
         this.pageTokens = storage.layout().pageTokens();
@@ -71,8 +71,6 @@ public final class KvPool {
         this.pendFrom = new int[n];
         this.pendTo = new int[n];
         this.deferredGeneration = new int[n];
-        this.slotWriter = new long[n * pageTokens];
-        this.slotWriterTenant = new String[n * pageTokens];
         for (int p = n - 1; p >= 0; p--) {
             state[p] = PageState.FREE;
             free.push(p);
@@ -100,18 +98,9 @@ public final class KvPool {
         return (long) state.length * pageTokens;
     }
 
-    /** Lab only: turns every read-side check off (shows what would happen without them). */
-    public void detectorsEnabled(boolean on) {
-        this.detectorsEnabled = on;
-    }
-
-    public boolean detectorsEnabled() {
-        return detectorsEnabled;
-    }
-
-    /** Lab only: count cross-tenant slot reads on every {@link #checkRead} (costs a pass over the slots). */
-    public void groundTruth(boolean on) {
-        this.groundTruth = on;
+    /** Whether reads are checked (false only in the replay lab's "detectors off" twin). */
+    public boolean checksOn() {
+        return checks;
     }
 
     public synchronized int freePages() {
@@ -172,30 +161,6 @@ public final class KvPool {
             lineage.page(Kind.RELEASE, ref.page(), ref.epoch(), requestId, tenant[ref.page()]);
             toFree(ref.page());
         }
-    }
-
-    /**
-     * {@link #release} of a reader's pages, with the lab's ground truth taken in the same step: the
-     * slots of the first {@code pagesRead} pages (those the reader has read from) that were written
-     * in this epoch and last written by another tenant. Taken at release as well as at each read
-     * check because a foreign write can land during the reader's last step, after its check; the
-     * audit counts such a write too (it landed while the reader held the page). 0 when the ground
-     * truth is off.
-     */
-    public synchronized int releaseAfterReads(long requestId, String readerTenant, List<PageRef> pages, int pagesRead) {
-        int cross = 0;
-        if (groundTruth) {
-            for (int i = 0; i < Math.min(pagesRead, pages.size()); i++) {
-                int p = pages.get(i).page();
-                for (int s = 0; s < written[p]; s++) {
-                    if (foreign(p * pageTokens + s, readerTenant)) {
-                        cross++;
-                    }
-                }
-            }
-        }
-        release(requestId, pages);
-        return cross;
     }
 
     /**
@@ -263,20 +228,12 @@ public final class KvPool {
         synchronized (this) {
             for (PageRef ref : pages) {
                 int p = ref.page();
-                for (int s = 0; s < pageTokens; s++) {
-                    slotWriter[p * pageTokens + s] = 0;
-                    slotWriterTenant[p * pageTokens + s] = null;
-                }
                 lineage.page(Kind.SCRUB, p, ref.epoch(), requestId, tenant[p]);
                 toFree(p);
             }
         }
     }
 
-    /**
-     * LIFO: the page freed last is reused first (warm in cache, as engines prefer). It is also the
-     * worst case for a stale-data bug - the checks must hold under it, and the lab relies on it.
-     */
     /**
      * Takes out of service, scrubs and frees those of {@code pages} that {@code requestId} still owns
      * (after an isolation violation: whatever the request touched is suspect, whatever it no longer
@@ -288,6 +245,10 @@ public final class KvPool {
         scrubAndFree(requestId, owned);
     }
 
+    /**
+     * LIFO: the page freed last is reused first (warm in cache, as engines prefer). It is also the
+     * worst case for a stale-data bug - the checks must hold under it, and the lab relies on it.
+     */
     private void toFree(int p) {
         state[p] = PageState.FREE;
         free.push(p);
@@ -319,10 +280,6 @@ public final class KvPool {
         int end = Math.min(to, pageTokens);
         if (from >= end) {
             return;
-        }
-        for (int s = from; s < end; s++) {
-            slotWriter[p * pageTokens + s] = requestId;
-            slotWriterTenant[p * pageTokens + s] = tenant[p];
         }
         written[p] = Math.max(written[p], end);
         if (viaTransfer) {
@@ -391,42 +348,6 @@ public final class KvPool {
 
 
 
-    /**
-     * Ground-truth record of who put the bytes of a page's first {@code slots} slots there - a
-     * transfer writing a whole page, or a late write in a lab fault landing in a page that is no
-     * longer its request's. The page's metadata (owner, written count) is untouched, as it would be
-     * by an RDMA write the engine never saw.
-     */
-    public synchronized void recordStrayWrite(int page, int slots, long writerRequest, String writerTenant) {
-        for (int s = 0; s < Math.min(slots, pageTokens); s++) {
-            slotWriter[page * pageTokens + s] = writerRequest;
-            slotWriterTenant[page * pageTokens + s] = writerTenant;
-        }
-    }
-
-    /** Ground truth of one page: which request (and tenant) last wrote each slot. */
-    public record SlotWriters(long[] requests, String[] tenants) {
-    }
-
-    public boolean groundTruthEnabled() {
-        return groundTruth;
-    }
-
-    /** A copy of a page's per-slot writers, to travel with a transferred page (lab bookkeeping). */
-    public synchronized SlotWriters slotWriters(int page) {
-        int base = page * pageTokens;
-        return new SlotWriters(java.util.Arrays.copyOfRange(slotWriter, base, base + pageTokens),
-                java.util.Arrays.copyOfRange(slotWriterTenant, base, base + pageTokens));
-    }
-
-    /** The first {@code slots} slots of a page were replaced by a copy: they now hold what the copy's writers wrote. */
-    public synchronized void recordWriters(int page, SlotWriters w, int slots) {
-        int base = page * pageTokens;
-        int n = Math.min(slots, pageTokens);
-        System.arraycopy(w.requests(), 0, slotWriter, base, n);
-        System.arraycopy(w.tenants(), 0, slotWriterTenant, base, n);
-    }
-
     /** Whether a page is, right now, owned by (request, epoch). Used before applying a transfer write. */
     public synchronized boolean ownedBy(long requestId, PageRef ref) {
         int p = ref.page();
@@ -441,56 +362,34 @@ public final class KvPool {
      * itself writes first, must be owned. The written-slot check is what catches the 2026 bug: the
      * stale pages were legitimately allocated to the reader - tags matched - but never written by it.
      */
-    public synchronized ReadCheck checkRead(long requestId, String readerTenant, List<PageRef> table, int startPos, int endPos) {
-        int cross = groundTruth ? crossTenantSlots(readerTenant, table, startPos) : 0;
-        if (!detectorsEnabled) {
-            return cross == 0 ? ReadCheck.CLEAN : new ReadCheck(null, -1, 0, "", cross);
+    public synchronized ReadCheck checkRead(long requestId, List<PageRef> table, int startPos, int endPos) {
+        if (!checks) {
+            return ReadCheck.CLEAN;
         }
         int pagesRead = (endPos + pageTokens - 1) / pageTokens;
         if (table.size() < pagesRead) {
-            return new ReadCheck(SafetyEvent.Type.OWNER_TAG_MISMATCH, -1, 0, "page table has " + table.size()
-                    + " pages, positions up to " + endPos + " need " + pagesRead, cross);
+            return new ReadCheck(ReadCheck.Violation.OWNER_TAG_MISMATCH, -1, 0, "page table has " + table.size()
+                    + " pages, positions up to " + endPos + " need " + pagesRead);
         }
         for (int i = 0; i < pagesRead; i++) {
             PageRef ref = table.get(i);
             int p = ref.page();
             if (state[p] == PageState.FREE) {
-                return new ReadCheck(SafetyEvent.Type.FREE_PAGE_READ, p, ref.epoch(),
-                        describe(p, requestId, ref.epoch(), "owned"), cross);
+                return new ReadCheck(ReadCheck.Violation.FREE_PAGE_READ, p, ref.epoch(),
+                        describe(p, requestId, ref.epoch(), "owned"));
             }
             if (state[p] != PageState.OWNED || owner[p] != requestId || epoch[p] != ref.epoch()) {
-                return new ReadCheck(SafetyEvent.Type.OWNER_TAG_MISMATCH, p, ref.epoch(),
-                        describe(p, requestId, ref.epoch(), "owned"), cross);
+                return new ReadCheck(ReadCheck.Violation.OWNER_TAG_MISMATCH, p, ref.epoch(),
+                        describe(p, requestId, ref.epoch(), "owned"));
             }
             int needWritten = Math.min(pageTokens, startPos - i * pageTokens);
             if (needWritten > written[p]) {
-                return new ReadCheck(SafetyEvent.Type.UNWRITTEN_SLOT_READ, p, ref.epoch(), "page " + p + " epoch "
+                return new ReadCheck(ReadCheck.Violation.UNWRITTEN_SLOT_READ, p, ref.epoch(), "page " + p + " epoch "
                         + ref.epoch() + ": reading slots [0, " + needWritten + ") but only " + written[p]
-                        + " were written in this epoch", cross);
+                        + " were written in this epoch");
             }
         }
-        return cross == 0 ? ReadCheck.CLEAN : new ReadCheck(null, -1, 0, "", cross);
-    }
-
-    private int crossTenantSlots(String readerTenant, List<PageRef> table, int startPos) {
-        int cross = 0;
-        for (int pos = 0; pos < startPos && pos / pageTokens < table.size(); pos++) {
-            if (foreign(table.get(pos / pageTokens).page() * pageTokens + pos % pageTokens, readerTenant)) {
-                cross++;
-            }
-        }
-        return cross;
-    }
-
-    /** Ground truth: slot {@code idx} (page * pageTokens + slot) was last written by a tenant other than the reader's. */
-    private boolean foreign(int idx, String readerTenant) {
-        String writer = slotWriterTenant[idx];
-        return writer != null && !Objects.equals(writer, readerTenant);
-    }
-
-    /** The request that last wrote a slot (ground truth), 0 if none since the pool started or a scrub. */
-    public synchronized long slotWriter(int page, int slot) {
-        return slotWriter[page * pageTokens + slot];
+        return ReadCheck.CLEAN;
     }
 
     private void requireState(long requestId, PageRef ref, PageState expected) {
@@ -513,6 +412,21 @@ public final class KvPool {
     /** A consistent copy of one page's metadata. */
     public synchronized PageInfo info(int page) {
         return new PageInfo(page, state[page], owner[page], tenant[page], epoch[page], written[page]);
+    }
+
+    /** A read-only view of the page metadata, for a backend's in-kernel second line of checks. */
+    public PageTags tags() {
+        return new PageTags() {
+            @Override
+            public PageInfo info(int page) {
+                return KvPool.this.info(page);
+            }
+
+            @Override
+            public boolean checksOn() {
+                return checks;
+            }
+        };
     }
 
     /** Metadata of one page at one moment. */

@@ -2,7 +2,7 @@ package dev.pagewarden.core.lineage;
 
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.LineageSink;
+import dev.pagewarden.core.lineage.LineageSink;
 
 /**
  * Builds lineage events for one pool and hands them to the sink. One per pool; shares the engine's

@@ -1,12 +1,10 @@
 package dev.pagewarden.core.prefill;
 
-import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
-import dev.pagewarden.core.lab.Fault;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyMonitor;
@@ -27,13 +25,18 @@ import java.util.function.LongSupplier;
  * does not hold the cores for too long), samples the first output token from the last prompt
  * position, and hands the pages to the transport. Source pages stay owned until the sender's ack:
  * only then can no frame of the transfer still be reading them.
+ *
+ * <p>Runs on a thread of its own ({@link #run}), or one request per {@link #tick} when the engine is
+ * driven step by step.
  */
 public final class PrefillWorker implements Runnable {
-    private final Backend backend;
+    private final StepGuard guard;
     private final KvPool pool;
+    private final int vocabSize;
     private final KvTransport transport;
     private final int chunkTokens;
-    private final LabFaults faults;
+    /** The 2026 behaviour, for the replay lab only: a prompt over the pool goes on as a one-token placeholder. */
+    private final boolean placeholderForOversizedPrompts;
     private final SafetyMonitor safety;
     /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
     private final Consumer<Sequence> releaseReservation;
@@ -44,18 +47,21 @@ public final class PrefillWorker implements Runnable {
     private final BlockingQueue<Sequence> queue = new LinkedBlockingQueue<>();
     private final Object pagesFreed = new Object();
     private volatile boolean running = true;
+    /** Stepped mode: the request at the head of the queue that waits for prefill pages. */
+    private Sequence waitingForPages;
 
-    public PrefillWorker(Backend backend, KvPool pool, KvTransport transport, int chunkTokens, LabFaults faults,
-                         SafetyMonitor safety, Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation,
+    public PrefillWorker(StepGuard guard, int vocabSize, KvTransport transport, int chunkTokens,
+                         boolean placeholderForOversizedPrompts, SafetyMonitor safety, Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation,
                          EngineMetrics metrics, LongSupplier clock) {
         if (chunkTokens < 1) {
             throw new IllegalArgumentException("prefill chunk must be >= 1 token, got " + chunkTokens);
         }
-        this.backend = backend;
-        this.pool = pool;
+        this.guard = guard;
+        this.pool = guard.pool();
+        this.vocabSize = vocabSize;
         this.transport = transport;
         this.chunkTokens = chunkTokens;
-        this.faults = faults;
+        this.placeholderForOversizedPrompts = placeholderForOversizedPrompts;
         this.safety = safety;
         this.expectTransfer = expectTransfer;
         this.releaseReservation = releaseReservation;
@@ -65,6 +71,11 @@ public final class PrefillWorker implements Runnable {
 
     public KvPool pool() {
         return pool;
+    }
+
+    /** Requests queued here, not yet prefilled. */
+    public int pending() {
+        return queue.size() + (waitingForPages == null ? 0 : 1);
     }
 
     /** Queues a request whose decode pages are reserved. */
@@ -89,7 +100,16 @@ public final class PrefillWorker implements Runnable {
                 continue;
             }
             try {
-                prefill(seq);
+                int[] prompt = prompt(seq);
+                if (prompt == null) {
+                    continue;
+                }
+                List<PageRef> pages = allocateWaiting(seq, pool.layout().pagesFor(prompt.length));
+                if (pages == null) {
+                    giveUp(seq, seq::abortNow);
+                    continue;
+                }
+                prefill(seq, prompt, pages);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -99,43 +119,71 @@ public final class PrefillWorker implements Runnable {
         }
     }
 
-    private void prefill(Sequence seq) throws InterruptedException {
+    /**
+     * Stepped mode: prefills the request at the head of the queue if the pool has room for it now (a
+     * request that must wait stays at the head, as on the worker's thread). Returns whether one ran.
+     */
+    public boolean tick() {
+        Sequence seq = waitingForPages != null ? waitingForPages : queue.poll();
+        waitingForPages = null;
+        if (seq == null) {
+            return false;
+        }
+        try {
+            int[] prompt = prompt(seq);
+            if (prompt == null) {
+                return true;
+            }
+            List<PageRef> pages = pool.allocate(seq.id(), seq.tenant(), pool.layout().pagesFor(prompt.length));
+            if (pages == null) {
+                if (seq.abortRequested()) {
+                    giveUp(seq, seq::abortNow);
+                } else {
+                    waitingForPages = seq;
+                }
+                return false;
+            }
+            prefill(seq, prompt, pages);
+        } catch (RuntimeException e) {
+            giveUp(seq, () -> seq.fail("prefill_failed", "prefill failed: " + e.getMessage()));
+        }
+        return true;
+    }
+
+    /** The tokens to prefill, or null when the request ended here (aborted, or a prompt no pool can hold). */
+    private int[] prompt(Sequence seq) {
         if (seq.abortRequested()) {
             giveUp(seq, seq::abortNow);
-            return;
+            return null;
         }
         int[] full = seq.request().promptTokens();
-        int[] prompt = full;
         if (pool.layout().pagesFor(full.length) > pool.capacityPages()) {
-            // Admission never lets this through; only the legacy lab fault does. The old engine
-            // "rejected" the prompt here, sent a one-token placeholder, and decode carried on.
-            if (!faults.has(Fault.LEGACY_FINISHED_CHECK)) {
+            // Admission never lets this through; only the replay of the 2026 incident does. The old
+            // engine "rejected" the prompt here, sent a one-token placeholder, and decode carried on.
+            if (!placeholderForOversizedPrompts) {
                 giveUp(seq, () -> seq.fail("context_length_exceeded", "prompt of " + full.length
                         + " tokens does not fit the prefill pool"));
-                return;
+                return null;
             }
-            prompt = new int[]{full[0]};
+            return new int[]{full[0]};
         }
-        List<PageRef> pages = allocateWaiting(seq, pool.layout().pagesFor(prompt.length));
-        if (pages == null) {
-            giveUp(seq, seq::abortNow);
-            return;
-        }
+        return full;
+    }
+
+    private void prefill(Sequence seq, int[] prompt, List<PageRef> pages) {
         seq.prefillPages(pages);
         seq.moveTo(new RequestState.Prefilling());
         long start = clock.getAsLong();
-        float[][] logits = {new float[backend.config().vocabSize()]};
+        float[][] logits = {new float[vocabSize]};
         for (int from = 0; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
-            ReadCheck check = backend.forward(List.of(new SequenceStep(seq.id(), seq.tenant(),
-                    Arrays.copyOfRange(prompt, from, to), from, pages, to == prompt.length)), pool, logits)[0];
+            ReadCheck check = guard.forward(List.of(new SequenceStep(seq.id(), seq.tenant(),
+                    Arrays.copyOfRange(prompt, from, to), from, pages, to == prompt.length)), logits, i -> { })[0];
             if (!check.allowed()) {
                 isolationViolation(seq, check);
                 return;
             }
-            seq.crossTenantRead(check.crossTenantSlots());
-            pool.markWrittenUpTo(seq.id(), pages, to);
             metrics.prefillChunk(to - from, clock.getAsLong() - t0);
             if (seq.abortRequested()) {
                 giveUp(seq, seq::abortNow);
@@ -157,12 +205,10 @@ public final class PrefillWorker implements Runnable {
     private void isolationViolation(Sequence seq, ReadCheck check) {
         List<PageRef> pages = seq.takePrefillPages();
         seq.markDetected();
-        safety.report(check.violation(), pool.name(), seq.id(), seq.tenant(),
-                List.of(new PageRef(check.page(), check.epoch())), check.details());
+        safety.refusedRead(check, pool.name(), seq.id(), seq.tenant());
         pool.quarantineAndScrub(seq.id(), pages);
         releaseReservation.accept(seq);
-        seq.fail("isolation_violation", "request " + seq.id() + " stopped: " + check.violation().label() + ": "
-                + check.details());
+        seq.fail("isolation_violation", check.refusal(seq.id()));
         notifyFreed();
     }
 

@@ -41,16 +41,6 @@ public final class RequestHandle {
         sequence.requestAbort(reason);
     }
 
-    /** Lab ground truth: the most slots of another tenant's data in this request's context at one step. */
-    public int crossTenantSlotsRead() {
-        return sequence.crossTenantSlotsRead();
-    }
-
-    /** Lab ground truth: tokens emitted after the request read another tenant's data. */
-    public int exposedTokens() {
-        return sequence.exposedTokens();
-    }
-
     /** Whether a detector flagged or stopped this request. */
     public boolean detected() {
         return sequence.detected();

@@ -28,8 +28,6 @@ public final class Sequence {
     private volatile boolean stopRequested;
     private volatile Runnable abortHook = () -> { };
     /** Lab ground truth: slots read whose data another tenant wrote last; and whether a detector flagged this request. */
-    private volatile int crossTenantSlotsRead;
-    private volatile int exposedTokens;
     private volatile boolean detected;
 
     private List<PageRef> decodePages = List.of();
@@ -112,25 +110,6 @@ public final class Sequence {
 
     public void abortHook(Runnable hook) {
         this.abortHook = hook;
-    }
-
-    /**
-     * Records that a step's context held {@code slots} slots another tenant wrote (lab ground truth);
-     * the request's figure is the largest such context, so a slot read on many steps counts once.
-     */
-    public void crossTenantRead(int slots) {
-        if (slots > crossTenantSlotsRead) {
-            crossTenantSlotsRead = slots;
-        }
-    }
-
-    public int crossTenantSlotsRead() {
-        return crossTenantSlotsRead;
-    }
-
-    /** Tokens emitted after a cross-tenant read: the response carries foreign-derived content. */
-    public int exposedTokens() {
-        return exposedTokens;
     }
 
     public void markDetected() {
@@ -272,9 +251,6 @@ public final class Sequence {
             output = Arrays.copyOf(output, output.length * 2);
         }
         output[outputCount++] = token;
-        if (crossTenantSlotsRead > 0) {
-            exposedTokens++;
-        }
         try {
             listener.onToken(id, token);
         } catch (RuntimeException e) {

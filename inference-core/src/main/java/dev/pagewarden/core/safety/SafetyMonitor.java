@@ -1,9 +1,9 @@
 package dev.pagewarden.core.safety;
 
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.SafetyListener;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +18,16 @@ public final class SafetyMonitor {
         this.listener = listener;
         this.metrics = metrics;
         this.clock = clock;
+    }
+
+    /** A read the step guard (or the device) refused: reported by the detector of the same name, with the page it named. */
+    public void refusedRead(ReadCheck check, String worker, long requestId, String tenant) {
+        SafetyEvent.Type type = switch (check.violation()) {
+            case OWNER_TAG_MISMATCH -> SafetyEvent.Type.OWNER_TAG_MISMATCH;
+            case FREE_PAGE_READ -> SafetyEvent.Type.FREE_PAGE_READ;
+            case UNWRITTEN_SLOT_READ -> SafetyEvent.Type.UNWRITTEN_SLOT_READ;
+        };
+        report(type, worker, requestId, tenant, List.of(new PageRef(check.page(), check.epoch())), check.details());
     }
 
     public void report(SafetyEvent.Type type, String worker, long requestId, String tenant, List<PageRef> pages,

@@ -1,97 +1,182 @@
 package dev.pagewarden.core.transfer;
 
+import dev.pagewarden.core.fault.FaultHooks;
+import dev.pagewarden.core.fault.FaultHooks.FrameFate;
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
-import dev.pagewarden.core.lab.Fault;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
-import dev.pagewarden.core.lab.LabFaults;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
 
 /**
- * Transfers on a thread of their own, with real copies: each page leaves the prefill pool through a
- * host staging buffer, is checksummed, and is handed to the receiver as a tagged frame. A refused
- * frame ends the transfer without a "done". Every transfer ends with an ack for its (request,
- * generation), after which no write of it can land. Lab faults (delay, drop, corrupt) act here.
+ * Transfers with real copies: each page leaves the prefill pool through a host staging buffer, is
+ * checksummed, and is handed to the receiver as a tagged frame. A refused frame ends the transfer
+ * without a "done". Every transfer ends with an ack for its (request, generation), after which no
+ * write of it can land.
  *
  * <p>Transfers run concurrently, one sender thread each, as writes from several prefill ranks do on
  * a real interconnect: a slow transfer does not hold back the others, and a late write of one
  * request can meet pages that another request already holds and decodes from (which the receiver
- * must refuse).
+ * must refuse). When the engine is driven step by step, {@link #tick} moves every transfer on
+ * instead, in the order they were sent. A frame the fault hooks delay lands that many decode ticks
+ * after the previous one.
  */
 public final class InProcessKvTransport implements KvTransport {
     private static final System.Logger LOG = System.getLogger(InProcessKvTransport.class.getName());
+    /** How long a sender waits for decode ticks before it sends anyway (the decode loop ticks every 20 ms when idle). */
+    private static final long MAX_DELAY_WAIT_MILLIS = 30_000;
     private final KvReceiver receiver;
-    private final LabFaults faults;
+    private final FaultHooks hooks;
+    private final DecodeTicks ticks;
+    private final boolean stepped;
+    private final List<Sending> active = new ArrayList<>();
     private final ExecutorService sender = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "pagewarden-kv-transfer");
         t.setDaemon(true);
         return t;
     });
 
-    public InProcessKvTransport(KvReceiver receiver, LabFaults faults) {
+    /** {@code stepped}: transfers move only in {@link #tick}, on the caller's thread. */
+    public InProcessKvTransport(KvReceiver receiver, FaultHooks hooks, DecodeTicks ticks, boolean stepped) {
         this.receiver = receiver;
-        this.faults = faults;
+        this.hooks = hooks;
+        this.ticks = ticks;
+        this.stepped = stepped;
     }
 
     @Override
     public void send(TransferJob job) {
+        Sending s = new Sending(job);
+        if (stepped) {
+            active.add(s);
+            return;
+        }
         sender.execute(() -> {
-            boolean ok;
             try {
-                ok = sendAll(job);
+                Progress p;
+                while ((p = s.advance(ticks.now())) != Progress.OVER) {
+                    if (p == Progress.WAITING && !ticks.awaitAtLeast(s.dueTick, MAX_DELAY_WAIT_MILLIS)) {
+                        s.dueTick = ticks.now();
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                s.ok = false;
+            } finally {
+                s.finish();
+            }
+        });
+    }
+
+    /** Stepped mode: moves every transfer on as far as its delays allow at the current decode tick. */
+    public void tick() {
+        long now = ticks.now();
+        for (int i = 0; i < active.size(); ) {
+            Sending s = active.get(i);
+            Progress p;
+            try {
+                while ((p = s.advance(now)) == Progress.SENT) {
+                    // next frame
+                }
+            } catch (RuntimeException e) {
+                p = Progress.OVER;
+            }
+            if (p == Progress.OVER) {
+                active.remove(i);
+                s.finish();
+            } else {
+                i++;
+            }
+        }
+    }
+
+    private enum Progress { SENT, WAITING, OVER }
+
+    /** One transfer on its way: the frame being sent and what its delay waits for. */
+    private final class Sending {
+        final TransferJob job;
+        final KvLayout layout;
+        final int frames;
+        final Arena arena = Arena.ofShared();
+        /** One staging buffer per transfer, reused frame by frame: the receiver copies each frame before returning. */
+        final MemorySegment staging;
+        int next;
+        boolean prepared;
+        FrameFate fate;
+        int crc;
+        long[] writers;
+        long dueTick;
+        boolean ok = true;
+        boolean done;
+
+        Sending(TransferJob job) {
+            this.job = job;
+            this.layout = job.source().layout();
+            this.frames = layout.pagesFor(job.tokens());
+            this.staging = arena.allocate(layout.pageBytes(), 64);
+        }
+
+        /** Sends the next frame if it is due at decode tick {@code now}; OVER once the transfer has ended. */
+        Progress advance(long now) {
+            if (done) {
+                return Progress.OVER;
+            }
+            try {
+                if (next == frames) {
+                    ok = receiver.onDone(new TransferDone(job.requestId(), job.generation(), job.tokens(), frames));
+                    done = true;
+                    return Progress.OVER;
+                }
+                PageRef src = job.sourcePages().get(next);
+                if (!prepared) {
+                    job.source().storage().readPage(src.page(), staging);
+                    writers = job.source().storage().writers(src.page());
+                    crc = crc32c(staging);
+                    fate = hooks.beforeSend(job.requestId(), next, frames, staging);
+                    dueTick = now + fate.delaySteps();
+                    prepared = true;
+                }
+                if (now < dueTick) {
+                    return Progress.WAITING;
+                }
+                prepared = false;
+                int index = next++;
+                if (!fate.send()) {
+                    return Progress.SENT; // lost on the wire; the sender does not notice
+                }
+                int tokens = Math.min(layout.pageTokens(), job.tokens() - index * layout.pageTokens());
+                // lineage: the bytes left, whether or not the receiver then takes them
+                job.source().lineage().transfer(Kind.TRANSFER_OUT, src.page(), src.epoch(), job.requestId(), job.tenant(),
+                        tokens, null, -1, -1, job.generation(), crc);
+                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), index, tokens, crc, staging, writers,
+                        src, job.source().name()))) {
+                    ok = false;
+                    done = true;
+                    return Progress.OVER;
+                }
+                return Progress.SENT;
             } catch (RuntimeException e) {
                 // the receiver fails the request when the ack below finds the transfer unfinished
                 LOG.log(System.Logger.Level.WARNING, "KV transfer of request " + job.requestId() + " (generation "
                         + job.generation() + ") stopped: " + e, e);
                 ok = false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                ok = false;
-            }
-            receiver.onAck(job.requestId(), job.generation());
-            job.onOutcome().accept(ok);
-        });
-    }
-
-    private boolean sendAll(TransferJob job) throws InterruptedException {
-        KvLayout layout = job.source().layout();
-        int frames = layout.pagesFor(job.tokens());
-        try (Arena arena = Arena.ofConfined()) {
-            // one staging buffer per transfer, reused frame by frame: the receiver copies each frame before returning
-            MemorySegment staging = arena.allocate(layout.pageBytes(), 64);
-            for (int i = 0; i < frames; i++) {
-                PageRef src = job.sourcePages().get(i);
-                job.source().storage().readPage(src.page(), staging);
-                int tokens = Math.min(layout.pageTokens(), job.tokens() - i * layout.pageTokens());
-                int crc = crc32c(staging);
-                if (faults.has(Fault.CORRUPT_TRANSFER_BYTE) && i == 0) {
-                    // the top exponent bit of the first K value (layer 0, position 0), flipped after the checksum was taken
-                    staging.set(ValueLayout.JAVA_BYTE, 3, (byte) (staging.get(ValueLayout.JAVA_BYTE, 3) ^ 0x40));
-                }
-                if (faults.has(Fault.DELAY_TRANSFER_WRITES)) {
-                    Thread.sleep(faults.delayMillis());
-                }
-                if (faults.has(Fault.DROP_TRANSFER_PAGE) && i == frames - 1) {
-                    continue; // lost on the wire; the sender does not notice
-                }
-                KvPool.SlotWriters provenance = job.source().groundTruthEnabled() ? job.source().slotWriters(src.page()) : null;
-                // lineage: the bytes left, whether or not the wire then loses them
-                job.source().lineage().transfer(Kind.TRANSFER_OUT, src.page(), src.epoch(), job.requestId(), job.tenant(),
-                        tokens, null, -1, -1, job.generation(), crc);
-                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), i, tokens, crc, staging, src,
-                        job.source().name(), provenance))) {
-                    return false;
-                }
+                done = true;
+                return Progress.OVER;
             }
         }
-        return receiver.onDone(new TransferDone(job.requestId(), job.generation(), job.tokens(), frames));
+
+        /** The ack: after it no write of this transfer can land. Then the sender may reuse its pages. */
+        void finish() {
+            arena.close();
+            receiver.onAck(job.requestId(), job.generation());
+            job.onOutcome().accept(ok && done);
+        }
     }
 
     public static int crc32c(MemorySegment bytes) {

@@ -1,6 +1,5 @@
 package dev.pagewarden.core.transfer;
 
-import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 
 import java.lang.foreign.MemorySegment;
@@ -15,10 +14,10 @@ import java.lang.foreign.MemorySegment;
  * @param tokens     token slots of the page this frame fills
  * @param crc32c     CRC32C of {@code bytes}, computed at the sender
  * @param bytes      the page contents
+ * @param writers    the source page's writer shadow, travelling with its bytes (see {@code KvStorage})
  * @param source     the sending pool's page (with its epoch), for the lineage of the copy
  * @param sourcePool the sending pool's name
- * @param provenance lab ground truth: who wrote each slot of the source page (null unless the lab tracks it)
  */
 public record PageFrame(long requestId, int generation, int pageIndex, int tokens, int crc32c, MemorySegment bytes,
-                        PageRef source, String sourcePool, KvPool.SlotWriters provenance) {
+                        long[] writers, PageRef source, String sourcePool) {
 }

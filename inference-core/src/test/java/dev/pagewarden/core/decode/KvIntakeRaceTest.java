@@ -4,13 +4,13 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.transfer.TransferDone;
 import org.junit.jupiter.api.Test;
 

@@ -3,7 +3,7 @@ package dev.pagewarden.core.decode;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyEvent;

@@ -1,6 +1,6 @@
 package dev.pagewarden.core.engine;
 
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
@@ -34,7 +34,7 @@ class CanaryTest extends RealModelTest {
         CountingMetrics metrics = new CountingMetrics();
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         EngineConfig cfg = EngineConfig.builder().backend("cpu").canaryInterval(Duration.ofMillis(20)).build();
-        try (Engine e = new Engine(model, cfg, metrics, events::add, Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, cfg).metrics(metrics).safety(events::add).build()) {
             traffic(e, 6);
             assertThat(eventually(20_000, () -> metrics.get("canary:pass") >= 3)).as("canary checks ran").isTrue();
         }
@@ -50,7 +50,7 @@ class CanaryTest extends RealModelTest {
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         EngineConfig cfg = EngineConfig.builder().backend("cpu").canaryInterval(Duration.ofMillis(20))
                 .lab(true, LabFaults.parse(List.of("drop-transfer-page", "detectors-off"))).build();
-        try (Engine e = new Engine(model, cfg, metrics, events::add, Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, cfg).metrics(metrics).safety(events::add).build()) {
             traffic(e, 6);
             assertThat(eventually(20_000, () -> metrics.get("canary:fail") >= 1)).as("canary failed at least once").isTrue();
         }

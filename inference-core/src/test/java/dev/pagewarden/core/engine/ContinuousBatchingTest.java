@@ -49,7 +49,7 @@ class ContinuousBatchingTest extends RealModelTest {
     }
 
     static GenerationResult alone(GenerationRequest r) throws Exception {
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
             return e.submit(r, TokenListener.NONE).result().get(60, TimeUnit.SECONDS);
         }
     }
@@ -65,7 +65,7 @@ class ContinuousBatchingTest extends RealModelTest {
             }
         };
         List<GenerationResult> batched = new ArrayList<>();
-        try (Engine engine = new Engine(model, EngineConfig.builder().backend("cpu").build(), metrics)) {
+        try (Engine engine = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).metrics(metrics).build()) {
             List<RequestHandle> handles = new ArrayList<>();
             for (GenerationRequest r : reqs) {
                 handles.add(engine.submit(r, TokenListener.NONE));
@@ -93,7 +93,7 @@ class ContinuousBatchingTest extends RealModelTest {
     @Test
     void greedyStoryIsFluent() throws Exception {
         var vocab = model.vocabulary();
-        try (Engine engine = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
+        try (Engine engine = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
             GenerationResult r = engine.submit(new GenerationRequest("t", new int[]{1}, 200, SamplingParams.greedy()),
                     TokenListener.NONE).result().get(60, TimeUnit.SECONDS);
             StringBuilder sb = new StringBuilder();

@@ -4,7 +4,7 @@ import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GroundTruth;
@@ -56,11 +56,11 @@ class DeferredReleaseTest extends RealModelTest {
         TestClock clock = new TestClock();
         EngineConfig cfg = EngineConfig.builder().backend("cpu").contextWindow(window).poolTokens(prefillTokens, decodeTokens)
                 .deferredReleaseTimeout(Duration.ofSeconds(1)).lab(true, LabFaults.parse(List.of(faults))).groundTruth(true).build();
-        return new Run(new Engine(model, cfg, metrics, events, clock), metrics, events, clock);
+        return new Run(Engine.builder(model, cfg).metrics(metrics).safety(events).clock(clock).build(), metrics, events, clock);
     }
 
     static int[] isolated(GenerationRequest r) throws Exception {
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
             return e.submit(r, TokenListener.NONE).result().get(60, TimeUnit.SECONDS).outputTokens();
         }
     }

@@ -32,7 +32,7 @@ class EngineBehaviourTest extends RealModelTest {
 
 
     static Engine engine(EngineConfig cfg) {
-        return new Engine(model, cfg.toBuilder().backend("cpu").build(), EngineMetrics.NONE);
+        return Engine.builder(model, cfg.toBuilder().backend("cpu").build()).build();
     }
 
     static int[] prompt(int len) {
@@ -86,9 +86,8 @@ class EngineBehaviourTest extends RealModelTest {
     @Test
     void clampPolicyLowersTheWindowAndSaysSo() {
         java.util.List<dev.pagewarden.core.safety.SafetyEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").poolTokens(128, 1024)
-                .capacityPolicy(CapacityPolicy.CLAMP).build(), EngineMetrics.NONE, events::add,
-                dev.pagewarden.core.spi.Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").poolTokens(128, 1024)
+                .capacityPolicy(CapacityPolicy.CLAMP).build()).safety(events::add).build()) {
             assertThat(e.contextWindow()).isEqualTo(128);
             assertThat(events).singleElement().satisfies(ev -> {
                 assertThat(ev.type()).isEqualTo(dev.pagewarden.core.safety.SafetyEvent.Type.CAPACITY_CLAMPED);
@@ -169,9 +168,7 @@ class EngineBehaviourTest extends RealModelTest {
 
     @Test
     void stopFromTheListenerFinishesNormallyWithAReceiptRightAfterThatToken() throws Exception {
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE,
-                dev.pagewarden.core.spi.SafetyListener.NONE, dev.pagewarden.core.spi.LineageSink.NONE,
-                dev.pagewarden.core.spi.Clock.SYSTEM, dev.pagewarden.core.receipt.ReceiptKeys.generate("t"))) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).receipts(dev.pagewarden.core.receipt.ReceiptKeys.generate("t")).build()) {
             GenerationResult full = e.submit(new GenerationRequest("t", prompt(6), 30, SamplingParams.greedy()),
                     TokenListener.NONE).result().get(30, TimeUnit.SECONDS);
             AtomicReference<RequestHandle> handle = new AtomicReference<>();

@@ -3,7 +3,7 @@ package dev.pagewarden.core.engine;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -55,7 +55,7 @@ class HandoffIsolationTest extends RealModelTest {
         CountingMetrics metrics = new CountingMetrics();
         Events events = new Events();
         EngineConfig cfg = base.toBuilder().lab(true, LabFaults.parse(List.of(faults))).groundTruth(true).build();
-        return new Run(new Engine(model, cfg, metrics, events, Clock.SYSTEM), metrics, events);
+        return new Run(Engine.builder(model, cfg).metrics(metrics).safety(events).build(), metrics, events);
     }
 
     /** Another tenant fills the whole decode pool with its KV first, so stale foreign data is there to be read. */

@@ -2,7 +2,7 @@ package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -39,7 +39,7 @@ class LifecycleAndCapacityTest extends RealModelTest {
     void aRejectedRequestNeverReservesAPageNorReachesATransfer() throws Exception {
         CountingMetrics metrics = new CountingMetrics();
         Events events = new Events();
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), metrics, events, Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).metrics(metrics).safety(events).build()) {
             RequestHandle h = e.submit(new GenerationRequest("t", prompt(500, 1), 13, SamplingParams.greedy()),
                     TokenListener.NONE);
             assertThat(h.result()).as("rejected synchronously").isCompletedExceptionally();
@@ -85,8 +85,7 @@ class LifecycleAndCapacityTest extends RealModelTest {
         CountingMetrics metrics = new CountingMetrics();
         CountDownLatch holderRunning = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").contextWindow(64).poolTokens(64, 64).build(),
-                metrics, new Events(), Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(64).poolTokens(64, 64).build()).metrics(metrics).safety(new Events()).build()) {
             RequestHandle holder = e.submit(new GenerationRequest("a", prompt(10, 1), 50, SamplingParams.greedy()),
                     (id, tok) -> {
                         holderRunning.countDown();
@@ -116,8 +115,7 @@ class LifecycleAndCapacityTest extends RealModelTest {
 
     @Test
     void strictPolicyRefusesToStartNamingBothNumbers() {
-        assertThatThrownBy(() -> new Engine(model, EngineConfig.builder().backend("cpu").poolTokens(1024, 256).build(),
-                dev.pagewarden.core.spi.EngineMetrics.NONE))
+        assertThatThrownBy(() -> Engine.builder(model, EngineConfig.builder().backend("cpu").poolTokens(1024, 256).build()).build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("configured context window 512").hasMessageContaining("decode-0 256 tokens")
                 .hasMessageContaining("strict");
@@ -127,8 +125,8 @@ class LifecycleAndCapacityTest extends RealModelTest {
     void clampPolicyStartsWithTheLoweredWindowAndEnforcesIt() throws Exception {
         Events events = new Events();
         CountingMetrics metrics = new CountingMetrics();
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").poolTokens(96, 1024)
-                .capacityPolicy(CapacityPolicy.CLAMP).build(), metrics, events, Clock.SYSTEM)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").poolTokens(96, 1024)
+                .capacityPolicy(CapacityPolicy.CLAMP).build()).metrics(metrics).safety(events).build()) {
             assertThat(e.contextWindow()).isEqualTo(96);
             assertThat(events.of(SafetyEvent.Type.CAPACITY_CLAMPED)).singleElement()
                     .satisfies(ev -> assertThat(ev.details()).contains("512").contains("96"));
@@ -149,18 +147,17 @@ class LifecycleAndCapacityTest extends RealModelTest {
     void byteBudgetsGiveTheExpectedPageCounts() {
         KvLayout layout = KvLayout.of(model.config(), 16);
         long page = layout.pageBytes();
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").contextWindow(160)
-                .kvBytes(10 * page + page - 1, 20 * page).build(), dev.pagewarden.core.spi.EngineMetrics.NONE)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(160)
+                .kvBytes(10 * page + page - 1, 20 * page).build()).build()) {
             assertThat(e.prefillPool().capacityPages()).isEqualTo(10);
             assertThat(e.decodePool().capacityPages()).isEqualTo(20);
             assertThat(e.contextWindow()).isEqualTo(160);
         }
-        assertThatThrownBy(() -> new Engine(model, EngineConfig.builder().backend("cpu").contextWindow(161)
-                .kvBytes(10 * page, 20 * page).build(), dev.pagewarden.core.spi.EngineMetrics.NONE))
+        assertThatThrownBy(() -> Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(161)
+                .kvBytes(10 * page, 20 * page).build()).build())
                 .as("one token over what 10 pages hold").isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("161").hasMessageContaining("prefill-0 160 tokens");
-        assertThatThrownBy(() -> new Engine(model, EngineConfig.builder().backend("cpu").kvBytes(page - 1, page).build(),
-                dev.pagewarden.core.spi.EngineMetrics.NONE)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Engine.builder(model, EngineConfig.builder().backend("cpu").kvBytes(page - 1, page).build()).build()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("holds no page");
     }
 

@@ -3,7 +3,7 @@ package dev.pagewarden.core.engine;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -62,7 +62,7 @@ class RandomizedIsolationTest extends RealModelTest {
         if (cached != null) {
             return cached;
         }
-        try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
             int[] out = e.submit(new GenerationRequest("alone", t.prompt(), t.maxNew(), SamplingParams.greedy()),
                     TokenListener.NONE).result().get(60, TimeUnit.SECONDS).outputTokens();
             ISOLATED.put(key, out);
@@ -96,7 +96,7 @@ class RandomizedIsolationTest extends RealModelTest {
         List<RequestHandle> handles = new ArrayList<>();
         ScheduledExecutorService aborter = Executors.newScheduledThreadPool(4);
         String context = "seed " + seed + ", frame delay " + delay + " ms";
-        try (Engine engine = new Engine(model, cfg, metrics, events, Clock.SYSTEM)) {
+        try (Engine engine = Engine.builder(model, cfg).metrics(metrics).safety(events).build()) {
             for (int i = 0; i < n; i++) {
                 which[i] = rnd.nextInt(templates.size());
                 Template t = templates.get(which[i]);

@@ -2,7 +2,7 @@ package dev.pagewarden.core.lineage;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -12,8 +12,8 @@ import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.LineageSink;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.RealModelTest;
 import org.junit.jupiter.api.Test;
@@ -56,7 +56,7 @@ class LineageEmissionTest extends RealModelTest {
     }
 
     static Engine engine(EngineConfig cfg, Collecting sink) {
-        return new Engine(model, cfg, EngineMetrics.NONE, SafetyListener.NONE, sink, Clock.SYSTEM);
+        return Engine.builder(model, cfg).lineage(sink).build();
     }
 
     /** Replays the events of each (pool, page) through the page life machine; any impossible step fails. */

@@ -12,7 +12,7 @@ import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.testing.RealModelTest;
 import org.junit.jupiter.api.Test;
 
@@ -34,8 +34,7 @@ class EngineReceiptTest extends RealModelTest {
                 .nodeId("node-a").replicaId("r-test").build();
         List<GenerationResult> results = new ArrayList<>();
         List<RequestHandle> handles = new ArrayList<>();
-        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, SafetyListener.NONE, events::add, Clock.SYSTEM,
-                keys)) {
+        try (Engine engine = Engine.builder(model, cfg).lineage(events::add).receipts(keys).build()) {
             assertThat(engine.modelId()).isEqualTo(model.source().getFileName().toString());
             String[] tenants = {"acme", "globex", "acme"};
             for (int i = 0; i < tenants.length; i++) {
@@ -110,8 +109,7 @@ class EngineReceiptTest extends RealModelTest {
                 .build();
         int[] prompt = {1, 40, 50, 60, 70, 80};
         int maxTokens = 20;
-        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, SafetyListener.NONE, events::add, Clock.SYSTEM,
-                keys)) {
+        try (Engine engine = Engine.builder(model, cfg).lineage(events::add).receipts(keys).build()) {
             GenerationResult r = engine.submit(new GenerationRequest("acme", prompt, maxTokens,
                     new SamplingParams(0f, 1f, 0L, true)), TokenListener.NONE).result().get(2, TimeUnit.MINUTES);
             assertThat(r.outputTokens()).hasSize(maxTokens);
@@ -139,7 +137,7 @@ class EngineReceiptTest extends RealModelTest {
     @Test
     void engineWithoutSignerGivesNoReceipt() throws Exception {
         EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(8).poolTokens(256, 512).contextWindow(128).build();
-        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE)) {
+        try (Engine engine = Engine.builder(model, cfg).build()) {
             GenerationResult r = engine.submit(new GenerationRequest("acme", new int[] {1, 40, 50}, 4,
                     SamplingParams.greedy()), TokenListener.NONE).result().get(1, TimeUnit.MINUTES);
             assertThat(r.receipt()).isNull();

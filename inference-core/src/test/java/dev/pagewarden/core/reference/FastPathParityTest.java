@@ -132,7 +132,7 @@ class FastPathParityTest {
             int maxNew = 200;
             List<ReferenceLlama.Step> ref = ReferenceLlama.greedySteps(new ReferenceLlama(model.weights()), prompt, maxNew);
             int[] engineOut;
-            try (Engine e = new Engine(model, EngineConfig.builder().backend("cpu").build(), EngineMetrics.NONE)) {
+            try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
                 engineOut = e.submit(new GenerationRequest("t", prompt, maxNew, SamplingParams.greedy()), TokenListener.NONE)
                         .result().get(60, TimeUnit.SECONDS).outputTokens();
             }

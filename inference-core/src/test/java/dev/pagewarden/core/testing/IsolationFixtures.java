@@ -101,7 +101,7 @@ public final class IsolationFixtures {
     }
 
     /** Records every safety event. */
-    public static final class Events implements dev.pagewarden.core.spi.SafetyListener {
+    public static final class Events implements dev.pagewarden.core.safety.SafetyListener {
         private final List<SafetyEvent> events = new CopyOnWriteArrayList<>();
 
         @Override

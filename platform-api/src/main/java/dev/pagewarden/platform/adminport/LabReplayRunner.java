@@ -1,10 +1,10 @@
 package dev.pagewarden.platform.adminport;
 
 import dev.pagewarden.core.engine.Engine;
-import dev.pagewarden.core.lab.LabFaults;
-import dev.pagewarden.core.lab.LabTally;
-import dev.pagewarden.core.lab.LabWorkload;
-import dev.pagewarden.core.lab.ReplayLab;
+import dev.pagewarden.lab.LabFaults;
+import dev.pagewarden.lab.LabTally;
+import dev.pagewarden.lab.LabWorkload;
+import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.db.lineage.LineageShipper;

@@ -4,7 +4,7 @@ import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.core.lab.ReplayLab;
+import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.config.PagewardenProperties;

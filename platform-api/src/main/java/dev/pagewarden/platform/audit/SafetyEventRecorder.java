@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.audit;
 
 import dev.pagewarden.core.safety.SafetyEvent;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.safety.SafetyListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.simple.JdbcClient;

@@ -4,14 +4,14 @@ import dev.pagewarden.core.engine.CapacityPolicy;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.lab.LabFaults;
+import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.LineageSink;
-import dev.pagewarden.core.spi.SafetyListener;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import dev.pagewarden.platform.error.ApiException;
@@ -96,7 +96,7 @@ public class EngineHost implements AutoCloseable {
         }
         Engine engine;
         try {
-            engine = new Engine(loaded, config, new MicrometerEngineMetrics(registry), safety, lineage, Clock.SYSTEM, signer);
+            engine = Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety).lineage(lineage).receipts(signer).build();
         } catch (RuntimeException ex) {
             loaded.close();
             throw ex;

@@ -25,7 +25,7 @@ public final class IsolatedReference {
     public static String complete(String prompt, int maxTokens) throws Exception {
         LoadedModel model = RealModelTest.stories();
         Tokenizer tokenizer = new Tokenizer(model.vocabulary());
-        try (Engine engine = new Engine(model, EngineConfig.defaults(), EngineMetrics.NONE)) {
+        try (Engine engine = Engine.builder(model, EngineConfig.defaults()).build()) {
             GenerationResult result = engine.submit(new GenerationRequest("reference", tokenizer.encode(prompt, true, false),
                     maxTokens, SamplingParams.greedy()), TokenListener.NONE).result().get(60, TimeUnit.SECONDS);
             return tokenizer.decode(result.outputTokens());

@@ -1,10 +1,10 @@
 package dev.pagewarden.core.backend.cpu;
 
 import dev.pagewarden.core.backend.Backend;
-import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageTags;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.model.ModelConfig;
@@ -86,30 +86,19 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits) {
-        if (!(pool.storage() instanceof CpuKvStorage kv)) {
-            throw new IllegalArgumentException("KV storage of another backend: " + pool.storage());
+    public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
+        if (!(storage instanceof CpuKvStorage kv)) {
+            throw new IllegalArgumentException("KV storage of another backend: " + storage);
         }
-        ReadCheck[] checks = new ReadCheck[batch.size()];
-        List<SequenceStep> runnable = new ArrayList<>(batch.size());
-        List<float[]> runnableLogits = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            SequenceStep s = batch.get(i);
-            checks[i] = pool.checkRead(s.requestId(), s.tenant(), s.pageTable(), s.startPos(), s.endPos());
-            if (checks[i].allowed()) {
-                runnable.add(s);
-                runnableLogits.add(logits[i]);
-            }
+        computeLock.lock();
+        try {
+            run(batch, kv, logits);
+        } finally {
+            computeLock.unlock();
         }
-        if (!runnable.isEmpty()) {
-            computeLock.lock();
-            try {
-                run(runnable, kv, runnableLogits.toArray(new float[0][]));
-            } finally {
-                computeLock.unlock();
-            }
-        }
-        return checks;
+        ReadCheck[] ran = new ReadCheck[batch.size()];
+        Arrays.fill(ran, ReadCheck.CLEAN);
+        return ran;
     }
 
     private void run(List<SequenceStep> batch, CpuKvStorage kv, float[][] logits) {
@@ -178,6 +167,7 @@ public final class CpuBackend implements Backend {
                     PageRef ref = batch.get(rowSeq[t]).pageTable().get(rowPos[t] / kv.layout().pageTokens());
                     int slot = rowPos[t] % kv.layout().pageTokens();
                     long base = kv.pageBase(ref.page());
+                    kv.noteWriter(ref.page(), slot, batch.get(rowSeq[t]).requestId());
                     for (int head = 0; head < kv.layout().kvHeads(); head++) {
                         int from = t * kvDim + head * hs;
                         kv.put(base + kv.layout().offset(layerIndex, 0, slot, head), kv.layout().elementStride(0), s.k,

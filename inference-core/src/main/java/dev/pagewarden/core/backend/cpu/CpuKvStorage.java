@@ -1,7 +1,7 @@
 package dev.pagewarden.core.backend.cpu;
 
 import dev.pagewarden.core.tensor.HostMemory;
-import dev.pagewarden.core.backend.KvStorage;
+import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.kv.KvLayout;
 
 import java.lang.foreign.Arena;
@@ -18,6 +18,8 @@ final class CpuKvStorage implements KvStorage {
     private final Arena arena;
     final MemorySegment memory;
     private final long pageBytes;
+    /** The writer shadow: request id per (page, slot), written beside the bytes, read by no check. */
+    private final long[] writers;
 
     CpuKvStorage(KvLayout layout, int pages) {
         if (pages < 1) {
@@ -28,6 +30,7 @@ final class CpuKvStorage implements KvStorage {
         this.pageBytes = layout.pageBytes();
         this.arena = Arena.ofShared();
         this.memory = HostMemory.allocate(arena, pageBytes * pages);
+        this.writers = new long[Math.multiplyExact(pages, layout.pageTokens())];
     }
 
     @Override
@@ -56,15 +59,28 @@ final class CpuKvStorage implements KvStorage {
     }
 
     @Override
-    public void writeSlots(int page, MemorySegment host, int slots) {
+    public void writeSlots(int page, MemorySegment host, int slots, long[] from) {
         long base = pageBytes * checked(page);
         layout.slotRuns(slots, (offset, floats) ->
                 MemorySegment.copy(host, offset * Float.BYTES, memory, base + offset * Float.BYTES, floats * Float.BYTES));
+        System.arraycopy(from, 0, writers, page * layout.pageTokens(), Math.min(slots, layout.pageTokens()));
     }
 
     @Override
     public void scrubPage(int page) {
         memory.asSlice(pageBytes * checked(page), pageBytes).fill((byte) 0);
+        java.util.Arrays.fill(writers, page * layout.pageTokens(), (page + 1) * layout.pageTokens(), 0L);
+    }
+
+    @Override
+    public long[] writers(int page) {
+        int base = checked(page) * layout.pageTokens();
+        return java.util.Arrays.copyOfRange(writers, base, base + layout.pageTokens());
+    }
+
+    /** Records that request {@code requestId}'s step wrote a slot's K/V (called where the bytes are written). */
+    void noteWriter(int page, int slot, long requestId) {
+        writers[page * layout.pageTokens() + slot] = requestId;
     }
 
     private int checked(int page) {

@@ -1,4 +1,4 @@
-package dev.pagewarden.core.lab;
+package dev.pagewarden.lab;
 
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelLoader;

@@ -1,8 +1,9 @@
-package dev.pagewarden.core.lab;
+package dev.pagewarden.lab;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.engine.PoolStats;
+import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationResult;
@@ -12,9 +13,10 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.spi.LineageSink;
+import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -33,8 +35,11 @@ import java.util.function.Consumer;
  * The incident-replay lab: a seeded multi-tenant workload - normal prompts, prompts over the pool
  * capacity, aborts during transfer - run once per scenario of fault switches, each fault scenario
  * twice (detectors on, and detectors off as {@code <name>-undetected}). Ground truth comes from the
- * pools' own bookkeeping of who wrote each slot, and from comparing every delivered output with the
- * same request run alone on a fresh, clean engine.
+ * {@link IsolationOracle} (who really wrote each slot a request read), and from comparing every
+ * delivered output with the same request run alone on a fresh, clean engine.
+ *
+ * <p>The engine runs stepped on a virtual clock, and the transfer delays are counted in decode
+ * steps: a scenario's result is the same on every run for a seed, on an idle or a loaded machine.
  */
 public final class ReplayLab {
 
@@ -78,7 +83,11 @@ public final class ReplayLab {
     static final int DECODE_POOL_TOKENS = 1024;
     static final int WINDOW = 192;
     static final int MISCONFIGURED_WINDOW = 320;
-    /** Rounds of abort-during-transfer; the race is timing-dependent, so the lab tries it several times. */
+    /** Decode steps each frame of the abort scenario waits: its last frames land after other tenants' requests took the pages. */
+    static final int TRANSFER_DELAY_STEPS = 20;
+    /** No scenario needs more steps than this; more means the engine stalled. */
+    static final int MAX_STEPS = 200_000;
+    /** Rounds of abort-during-transfer, one per aborting tenant and order. */
     static final List<String> ABORTERS = List.of("acme", "initech", "globex", "umbrella", "acme", "globex", "initech",
             "umbrella");
 
@@ -86,7 +95,7 @@ public final class ReplayLab {
         List<Scenario> base = List.of(
                 new Scenario("incident-2026", LabFaults.parse(List.of("skip-capacity-check", "legacy-finished-check"))),
                 new Scenario("abort-during-transfer", LabFaults.parse(List.of("immediate-release-on-abort",
-                        "delay-transfer-writes=20"))),
+                        "delay-transfer-writes=" + TRANSFER_DELAY_STEPS))),
                 new Scenario("drop-transfer-page", LabFaults.parse(List.of("drop-transfer-page"))),
                 new Scenario("corrupt-transfer-byte", LabFaults.parse(List.of("corrupt-transfer-byte"))));
         List<Scenario> all = new ArrayList<>();
@@ -154,35 +163,61 @@ public final class ReplayLab {
         boolean incident = scenario.faults().has(Fault.SKIP_CAPACITY_CHECK);
         EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
                 .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
-                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW)
-                .lab(true, scenario.faults()).groundTruth(true).build();
+                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW).build();
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Submitted> submitted = new ArrayList<>();
         SplittableRandom rnd = new SplittableRandom(seed);
+        IsolationOracle oracle = new IsolationOracle();
+        StepClock clock = new StepClock(Instant.now());
         boolean free;
-        try (Engine engine = new Engine(model, cfg, EngineMetrics.NONE, events::add, lineage, Clock.SYSTEM, signer)) {
+        try (Engine engine = Engine.builder(model, cfg).safety(events::add).lineage(lineage).clock(clock).receipts(signer)
+                .faultHooks(scenario.faults().hooks(oracle)).stepped().build()) {
             // 1. normal traffic from every tenant fills the decode pool's pages with their KV
             submitted.addAll(submitAll(engine, workload.normalWave(rnd, 3)));
-            awaitAll(submitted);
+            runUntilIdle(engine, clock);
             // 2. prompts over the pool capacity
             submitted.addAll(submitAll(engine, workload.overCapacityWave()));
-            awaitAll(submitted);
+            runUntilIdle(engine, clock);
             // 3. aborts while KV is in flight, each followed at once by other tenants' requests
             for (String aborter : ABORTERS) {
                 LabWorkload.Planned victimOf = workload.abortWave(aborter);
                 RequestHandle h = engine.submit(victimOf.request(victimOf.tenant()), TokenListener.NONE);
                 submitted.add(new Submitted(victimOf, h));
-                awaitState(h, RequestState.Transferring.class);
+                stepUntilPast(engine, clock, h, RequestState.Transferring.class);
                 h.abort("lab: client gone during transfer");
                 submitted.addAll(submitAll(engine, workload.victims(rnd, aborter)));
-                awaitAll(submitted);
+                runUntilIdle(engine, clock);
             }
             // 4. more normal traffic on the pages that all of this left behind
             submitted.addAll(submitAll(engine, workload.normalWave(rnd, 1)));
-            awaitAll(submitted);
-            free = settle(engine);
+            runUntilIdle(engine, clock);
+            free = engine.transfersInFlight() == 0 && engine.pools().stream().allMatch(PoolStats::allFree);
         }
-        return tally(scenario, submitted, events, free, served);
+        return tally(scenario, submitted, events, free, served, oracle);
+    }
+
+    /** Steps the engine until nothing is under way (every request ended, every deferred page settled). */
+    private static void runUntilIdle(Engine engine, StepClock clock) {
+        for (int i = 0; i < MAX_STEPS; i++) {
+            clock.step();
+            if (!engine.step()) {
+                return;
+            }
+        }
+        throw new IllegalStateException("the lab's engine is still busy after " + MAX_STEPS + " steps");
+    }
+
+    /** Steps the engine until a request is in a state (the lab aborts there), or past it. */
+    private static void stepUntilPast(Engine engine, StepClock clock, RequestHandle h, Class<? extends RequestState> target) {
+        for (int i = 0; i < MAX_STEPS; i++) {
+            if (target.isInstance(h.state()) || h.state().isTerminal() || h.state() instanceof RequestState.Ready
+                    || h.state() instanceof RequestState.Decoding) {
+                return;
+            }
+            clock.step();
+            engine.step();
+        }
+        throw new IllegalStateException("lab request " + h.id() + " never reached " + target.getSimpleName());
     }
 
     private List<Submitted> submitAll(Engine engine, List<LabWorkload.Planned> plans) {
@@ -193,49 +228,10 @@ public final class ReplayLab {
         return out;
     }
 
-    private static void awaitAll(List<Submitted> list) throws InterruptedException {
-        for (Submitted s : list) {
-            try {
-                s.handle.result().get(2, TimeUnit.MINUTES);
-            } catch (ExecutionException e) {
-                // outcome is tallied from the state
-            } catch (java.util.concurrent.TimeoutException e) {
-                throw new IllegalStateException("lab request " + s.handle.id() + " did not finish: " + s.handle.state());
-            }
-        }
-    }
-
-    /** Waits (bounded) until a request reaches a state or passes it; the lab aborts there. */
-    private static void awaitState(RequestHandle h, Class<? extends RequestState> target) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!target.isInstance(h.state()) && !h.state().isTerminal() && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-            if (h.state() instanceof RequestState.Ready || h.state() instanceof RequestState.Decoding) {
-                return; // the transfer was already over: abort where it is
-            }
-        }
-    }
-
-    /** Waits (bounded) for deferred releases and quarantines to settle; true when both pools are all free. */
-    private static boolean settle(Engine engine) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            if (engine.transfersInFlight() == 0 && allFree(engine.prefillPool()) && allFree(engine.decodePool())) {
-                return true;
-            }
-            Thread.sleep(5);
-        }
-        return false;
-    }
-
-    private static boolean allFree(KvPool pool) {
-        return pool.freePages() == pool.capacityPages();
-    }
-
     private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free,
-                         Consumer<GenerationResult> servedResults)
+                         Consumer<GenerationResult> servedResults, IsolationOracle oracle)
             throws InterruptedException {
-        LabTally tally = new LabTally();
+        LabTally tally = new LabTally(oracle);
         int mismatches = 0;
         int overCap = 0;
         int overCapRejected = 0;
@@ -320,7 +316,7 @@ public final class ReplayLab {
             return cached;
         }
         EngineConfig clean = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS).build();
-        try (Engine e = new Engine(model, clean, EngineMetrics.NONE)) {
+        try (Engine e = Engine.builder(model, clean).build()) {
             int[] out = e.submit(p.request(p.tenant()), TokenListener.NONE).result().get(2, TimeUnit.MINUTES).outputTokens();
             references.put(key, out);
             return out;

@@ -1,4 +1,4 @@
-package dev.pagewarden.core.lab;
+package dev.pagewarden.lab;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -9,19 +9,19 @@ import java.util.Set;
  * The fault switches an engine runs with. Empty in production; anything else needs lab mode.
  *
  * @param faults      the switches that are on
- * @param delayMillis per-frame delay for {@link Fault#DELAY_TRANSFER_WRITES}
+ * @param delaySteps per-frame delay for {@link Fault#DELAY_TRANSFER_WRITES}, in decode steps
  */
-public record LabFaults(Set<Fault> faults, int delayMillis) {
+public record LabFaults(Set<Fault> faults, int delaySteps) {
 
     public static final LabFaults NONE = new LabFaults(Set.of(), 0);
 
     public LabFaults {
         faults = faults.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(faults));
-        if (delayMillis < 0) {
-            throw new IllegalArgumentException("delay-transfer-writes must be >= 0 ms, got " + delayMillis);
+        if (delaySteps < 0) {
+            throw new IllegalArgumentException("delay-transfer-writes must be >= 0 steps, got " + delaySteps);
         }
-        if (faults.contains(Fault.DELAY_TRANSFER_WRITES) != (delayMillis > 0)) {
-            throw new IllegalArgumentException("delay-transfer-writes needs a delay in ms (delay-transfer-writes=MS)");
+        if (faults.contains(Fault.DELAY_TRANSFER_WRITES) != (delaySteps > 0)) {
+            throw new IllegalArgumentException("delay-transfer-writes needs a delay in decode steps (delay-transfer-writes=STEPS)");
         }
     }
 
@@ -38,12 +38,12 @@ public record LabFaults(Set<Fault> faults, int delayMillis) {
             Fault f = Fault.parse(eq < 0 ? label : label.substring(0, eq));
             if (f == Fault.DELAY_TRANSFER_WRITES) {
                 if (eq < 0) {
-                    throw new IllegalArgumentException("delay-transfer-writes needs a delay: delay-transfer-writes=MS");
+                    throw new IllegalArgumentException("delay-transfer-writes needs a delay: delay-transfer-writes=STEPS");
                 }
                 try {
                     delay = Integer.parseInt(label.substring(eq + 1));
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("delay-transfer-writes=MS: '" + label.substring(eq + 1) + "' is not a number");
+                    throw new IllegalArgumentException("delay-transfer-writes=STEPS: '" + label.substring(eq + 1) + "' is not a number");
                 }
             } else if (eq >= 0) {
                 throw new IllegalArgumentException("lab fault " + f.label() + " takes no value");
@@ -65,12 +65,17 @@ public record LabFaults(Set<Fault> faults, int delayMillis) {
         return !faults.contains(Fault.DETECTORS_OFF);
     }
 
+    /** The engine's fault hooks for these switches, with {@code oracle} watching every step (null: none). */
+    public LabHooks hooks(IsolationOracle oracle) {
+        return new LabHooks(this, oracle);
+    }
+
     /** Labels in a stable order, for reports. */
     public List<String> labels() {
         List<String> out = new ArrayList<>();
         for (Fault f : Fault.values()) {
             if (faults.contains(f)) {
-                out.add(f == Fault.DELAY_TRANSFER_WRITES ? f.label() + "=" + delayMillis : f.label());
+                out.add(f == Fault.DELAY_TRANSFER_WRITES ? f.label() + "=" + delaySteps : f.label());
             }
         }
         return out;

@@ -1,17 +1,18 @@
-package dev.pagewarden.core.lab;
+package dev.pagewarden.lab;
 
 import java.util.Locale;
 
 /**
  * Fault switches of the incident-replay lab. Each re-opens one door that the engine keeps shut, so
- * the lab can show the door is real and the detectors are what stop it. Refused outside lab mode.
+ * the lab can show the door is real and the detectors are what stop it. They reach an engine only
+ * through its fault hooks ({@link LabHooks}); a platform refuses them outside lab mode.
  */
 public enum Fault {
     /** A request that does not fit prefill is treated as alive: one placeholder page is sent and decode proceeds. */
     LEGACY_FINISHED_CHECK,
     /** An aborted request's decode pages are freed at once, while transfer writes may still land. */
     IMMEDIATE_RELEASE_ON_ABORT,
-    /** Each transfer frame is delayed (milliseconds in {@link LabFaults#delayMillis()}). */
+    /** Each transfer frame is delayed (decode steps in {@link LabFaults#delaySteps()}). */
     DELAY_TRANSFER_WRITES,
     /** The sender skips one page but still reports the transfer complete. */
     DROP_TRANSFER_PAGE,

@@ -1,4 +1,4 @@
-package dev.pagewarden.core.lab;
+package dev.pagewarden.lab;
 
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestAbortedException;
@@ -10,11 +10,12 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 
 /**
- * The lab's ground-truth count over finished requests: outcomes, and the engine's own per-slot
- * bookkeeping of cross-tenant reads, exposure and detection. Shared by the offline {@link ReplayLab}
- * and the platform's replay, so both count the same way.
+ * The lab's count over finished requests: outcomes and detection from the engine, cross-tenant
+ * reads and exposure from the {@link IsolationOracle} (never from detector state). Shared by the
+ * offline {@link ReplayLab} and the platform's replay, so both count the same way.
  */
 public final class LabTally {
+    private final IsolationOracle oracle;
 
     public enum Kind { SERVED, REJECTED, ABORTED, FAILED }
 
@@ -32,10 +33,15 @@ public final class LabTally {
     private int undetectedExposed;
     private final List<Long> crossTenantReaders = new ArrayList<>();
 
+    public LabTally(IsolationOracle oracle) {
+        this.oracle = oracle;
+    }
+
     /** Counts a finished request (its result must be complete) and says how it ended. */
     public Outcome add(RequestHandle h) throws InterruptedException {
-        crossTenantReads += h.crossTenantSlotsRead();
-        if (h.crossTenantSlotsRead() > 0) {
+        int foreign = oracle.crossTenantSlots(h.id());
+        crossTenantReads += foreign;
+        if (foreign > 0) {
             crossTenantReaders.add(h.id());
         }
         if (h.detected()) {
@@ -44,7 +50,8 @@ public final class LabTally {
         try {
             GenerationResult r = h.result().get();
             served++;
-            boolean isExposed = h.exposedTokens() > 0;
+            // a delivered answer with a token sampled from another tenant's data
+            boolean isExposed = oracle.tokensFromForeignData(h.id()) > 0;
             if (isExposed) {
                 exposed++;
                 if (!h.detected()) {

@@ -1,4 +1,4 @@
-package dev.pagewarden.core.lab;
+package dev.pagewarden.lab;
 
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.SamplingParams;

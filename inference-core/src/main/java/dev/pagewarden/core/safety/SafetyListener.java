@@ -1,4 +1,4 @@
-package dev.pagewarden.core.spi;
+package dev.pagewarden.core.safety;
 
 import dev.pagewarden.core.safety.SafetyEvent;
 

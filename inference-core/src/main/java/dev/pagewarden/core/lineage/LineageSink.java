@@ -1,4 +1,4 @@
-package dev.pagewarden.core.spi;
+package dev.pagewarden.core.lineage;
 
 import dev.pagewarden.core.lineage.LineageEvent;
 

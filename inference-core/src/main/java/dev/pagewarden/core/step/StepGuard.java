@@ -1,0 +1,90 @@
+package dev.pagewarden.core.step;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.fault.FaultHooks;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.ReadCheck;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntConsumer;
+
+/**
+ * The one door every forward step goes through. Before the backend runs, each sequence's reads are
+ * checked against the pool's page metadata (owner tag, epoch, written slots); a refused sequence is
+ * left out of the step entirely - nothing computed, nothing written. After the step, the writes of
+ * every sequence that ran are recorded in the metadata. A backend never sees the pool, only its
+ * storage and a read-only view of the tags (for a second line of checks on its device), so it can
+ * neither skip the checks nor forget the marking.
+ */
+public final class StepGuard {
+    private final Backend backend;
+    private final KvPool pool;
+    private final FaultHooks hooks;
+    private final boolean observed;
+
+    public StepGuard(Backend backend, KvPool pool, FaultHooks hooks) {
+        this.backend = backend;
+        this.pool = pool;
+        this.hooks = hooks;
+        this.observed = hooks.observesSteps();
+    }
+
+    public KvPool pool() {
+        return pool;
+    }
+
+    /**
+     * Runs one step for {@code batch}. For each sequence that ran and wants logits, its last token's
+     * logits land in {@code logits[i]}. {@code beforeWritesRecorded} is called with the index of each
+     * sequence that ran, after the step and before its writes are recorded (the lineage of its reads
+     * comes before the writes of the step).
+     *
+     * @return one verdict per sequence, index-aligned with {@code batch}
+     */
+    public ReadCheck[] forward(List<SequenceStep> batch, float[][] logits, IntConsumer beforeWritesRecorded) {
+        int n = batch.size();
+        ReadCheck[] verdicts = new ReadCheck[n];
+        List<SequenceStep> runnable = new ArrayList<>(n);
+        int[] index = new int[n];
+        for (int i = 0; i < n; i++) {
+            SequenceStep s = batch.get(i);
+            verdicts[i] = pool.checkRead(s.requestId(), s.pageTable(), s.startPos(), s.endPos());
+            if (verdicts[i].allowed()) {
+                index[runnable.size()] = i;
+                runnable.add(s);
+            }
+        }
+        if (runnable.isEmpty()) {
+            return verdicts;
+        }
+        float[][] runLogits = new float[runnable.size()][];
+        for (int j = 0; j < runnable.size(); j++) {
+            runLogits[j] = logits[index[j]];
+        }
+        ReadCheck[] device = backend.forward(runnable, pool.storage(), pool.tags(), runLogits);
+        List<SequenceStep> ran = new ArrayList<>(runnable.size());
+        for (int j = 0; j < runnable.size(); j++) {
+            if (device[j].allowed()) {
+                ran.add(runnable.get(j));
+            } else {
+                verdicts[index[j]] = device[j]; // caught on the device: the kernels skipped it
+            }
+        }
+        if (observed && !ran.isEmpty()) {
+            hooks.afterStep(pool.name(), ran, pool.storage());
+        }
+        int pageTokens = pool.layout().pageTokens();
+        for (int j = 0; j < runnable.size(); j++) {
+            if (!device[j].allowed()) {
+                continue;
+            }
+            SequenceStep s = runnable.get(j);
+            beforeWritesRecorded.accept(index[j]);
+            int end = Math.max(s.startPos(), Math.min(s.pageTable().size() * pageTokens, hooks.recordedWriteEnd(pool.name(), s)));
+            pool.markPositionsWritten(s.requestId(), s.pageTable(), s.startPos(), end);
+        }
+        return verdicts;
+    }
+}
