@@ -311,6 +311,15 @@ public final class Engine implements AutoCloseable {
         return PoolStats.of(decodePool);
     }
 
+    /** The pools themselves, for this package's tests only. */
+    KvPool prefillKv() {
+        return prefillPool;
+    }
+
+    KvPool decodeKv() {
+        return decodePool;
+    }
+
     /** Both pools, prefill first (snapshots). */
     public List<PoolStats> pools() {
         return List.of(prefillPool(), decodePool());

@@ -4,7 +4,6 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyMonitor;
@@ -37,7 +36,7 @@ class KvIntakeRaceTest {
             KvPool pool = TransferFixture.twoPagePool(backend);
             AtomicReference<Object> transfer = new AtomicReference<>();
             AtomicReference<Thread> aborter = new AtomicReference<>();
-            KvIntake intake = new KvIntake(pool, LabFaults.NONE, new SafetyMonitor(SafetyListener.NONE, EngineMetrics.NONE,
+            KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(SafetyListener.NONE, EngineMetrics.NONE,
                     Clock.SYSTEM), EngineMetrics.NONE, Clock.SYSTEM, Duration.ofSeconds(5), s -> { }, s -> {
                 // the transfer thread, after its verdict, before it returns the reservation: let the aborter in
                 Object t = transfer.get();

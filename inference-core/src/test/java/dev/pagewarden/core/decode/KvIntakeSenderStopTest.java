@@ -3,7 +3,6 @@ package dev.pagewarden.core.decode;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
-import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyEvent;
@@ -32,7 +31,7 @@ class KvIntakeSenderStopTest {
         KvPool pool = TransferFixture.twoPagePool(backend);
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Sequence> released = new CopyOnWriteArrayList<>();
-        KvIntake intake = new KvIntake(pool, LabFaults.NONE, new SafetyMonitor(events::add, EngineMetrics.NONE, Clock.SYSTEM),
+        KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(events::add, EngineMetrics.NONE, Clock.SYSTEM),
                 EngineMetrics.NONE, Clock.SYSTEM, Duration.ofMinutes(5), s -> { }, released::add, () -> { });
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
         Sequence seq = transfer.seq;

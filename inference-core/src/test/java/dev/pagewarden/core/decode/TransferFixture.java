@@ -49,8 +49,10 @@ final class TransferFixture {
     boolean sendFrame(KvPool pool, KvIntake intake, int index, int tokens) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment page = arena.allocate(pool.layout().pageBytes());
+            long[] writers = new long[pool.layout().pageTokens()];
+            java.util.Arrays.fill(writers, 1);
             return intake.onFrame(new PageFrame(1, generation, index, tokens, InProcessKvTransport.crc32c(page), page,
-                    new PageRef(index, 1), "prefill-0", null));
+                    writers, new PageRef(index, 1), "prefill-0"));
         }
     }
 }

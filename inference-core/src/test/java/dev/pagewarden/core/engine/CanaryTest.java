@@ -48,9 +48,9 @@ class CanaryTest extends RealModelTest {
         // whatever the pool page held before - other requests' KV once traffic has run.
         CountingMetrics metrics = new CountingMetrics();
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
-        EngineConfig cfg = EngineConfig.builder().backend("cpu").canaryInterval(Duration.ofMillis(20))
-                .lab(true, LabFaults.parse(List.of("drop-transfer-page", "detectors-off"))).build();
-        try (Engine e = Engine.builder(model, cfg).metrics(metrics).safety(events::add).build()) {
+        EngineConfig cfg = EngineConfig.builder().backend("cpu").canaryInterval(Duration.ofMillis(20)).build();
+        try (Engine e = Engine.builder(model, cfg).metrics(metrics).safety(events::add)
+                .faultHooks(LabFaults.parse(List.of("drop-transfer-page", "detectors-off")).hooks(null)).build()) {
             traffic(e, 6);
             assertThat(eventually(20_000, () -> metrics.get("canary:fail") >= 1)).as("canary failed at least once").isTrue();
         }

@@ -73,8 +73,8 @@ class ContinuousBatchingTest extends RealModelTest {
             for (RequestHandle h : handles) {
                 batched.add(h.result().get(120, TimeUnit.SECONDS));
             }
-            assertAllFree(engine.prefillPool());
-            assertAllFree(engine.decodePool());
+            assertAllFree(engine.prefillKv());
+            assertAllFree(engine.decodeKv());
         }
         assertThat(maxBatch.get()).as("largest decode batch").isGreaterThan(1);
         for (int i = 0; i < reqs.size(); i++) {

@@ -1,9 +1,11 @@
 package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.testing.RealModelTest;
+import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.lab.IsolationOracle;
 import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -43,7 +45,8 @@ class DeferredReleaseTest extends RealModelTest {
 
 
 
-    record Run(Engine engine, CountingMetrics metrics, Events events, TestClock clock) implements AutoCloseable {
+    record Run(Engine engine, CountingMetrics metrics, Events events, TestClock clock, IsolationOracle oracle)
+            implements AutoCloseable {
         @Override
         public void close() {
             engine.close();
@@ -55,8 +58,10 @@ class DeferredReleaseTest extends RealModelTest {
         Events events = new Events();
         TestClock clock = new TestClock();
         EngineConfig cfg = EngineConfig.builder().backend("cpu").contextWindow(window).poolTokens(prefillTokens, decodeTokens)
-                .deferredReleaseTimeout(Duration.ofSeconds(1)).lab(true, LabFaults.parse(List.of(faults))).groundTruth(true).build();
-        return new Run(Engine.builder(model, cfg).metrics(metrics).safety(events).clock(clock).build(), metrics, events, clock);
+                .deferredReleaseTimeout(Duration.ofSeconds(1)).build();
+        IsolationOracle oracle = new IsolationOracle();
+        return new Run(Engine.builder(model, cfg).metrics(metrics).safety(events).clock(clock)
+                .faultHooks(LabFaults.parse(List.of(faults)).hooks(oracle)).build(), metrics, events, clock, oracle);
     }
 
     static int[] isolated(GenerationRequest r) throws Exception {
@@ -85,15 +90,15 @@ class DeferredReleaseTest extends RealModelTest {
     }
 
     static boolean allFree(Run run) {
-        return count(run.engine().decodePool(), PageState.FREE) == run.engine().decodePool().capacityPages()
-                && count(run.engine().prefillPool(), PageState.FREE) == run.engine().prefillPool().capacityPages()
+        return count(run.engine().decodeKv(), PageState.FREE) == run.engine().decodeKv().capacityPages()
+                && count(run.engine().prefillKv(), PageState.FREE) == run.engine().prefillKv().capacityPages()
                 && run.engine().transfersInFlight() == 0;
     }
 
     @Test
     void abortDuringTransferDefersThePagesUntilTheAckThenDrains() throws Exception {
-        try (Run run = start(64, 64, 64, "delay-transfer-writes=200")) {
-            KvPool decode = run.engine().decodePool();
+        try (Run run = start(64, 64, 64, "delay-transfer-writes=20")) {
+            KvPool decode = run.engine().decodeKv();
             RequestHandle a = submitAndAwaitTransfer(run, new GenerationRequest("tenant-a", prompt(48, 1), 16,
                     SamplingParams.greedy()));
             a.abort("client went away");
@@ -111,14 +116,14 @@ class DeferredReleaseTest extends RealModelTest {
             GenerationRequest c = new GenerationRequest("tenant-c", prompt(40, 3), 24, SamplingParams.greedy());
             RequestHandle hc = run.engine().submit(c, TokenListener.NONE);
             assertThat(hc.result().get(60, TimeUnit.SECONDS).outputTokens()).isEqualTo(isolated(c));
-            assertThat(GroundTruth.crossTenantSlotsRead(hc)).isZero();
+            assertThat(run.oracle().crossTenantSlots(hc.id())).isZero();
         }
     }
 
     @Test
     void ackThatNeverComesInTimeQuarantinesScrubsAndDropsTheLateWrites() throws Exception {
-        try (Run run = start(64, 64, 64, "delay-transfer-writes=500")) {
-            KvPool decode = run.engine().decodePool();
+        try (Run run = start(64, 64, 64, "delay-transfer-writes=20")) {
+            KvPool decode = run.engine().decodeKv();
             RequestHandle a = submitAndAwaitTransfer(run, new GenerationRequest("tenant-a", prompt(48, 1), 16,
                     SamplingParams.greedy()));
             List<PageRef> aPages = List.copyOf(GroundTruth.decodePages(a));
@@ -139,7 +144,7 @@ class DeferredReleaseTest extends RealModelTest {
                 assertThat(ev.pages()).containsExactlyInAnyOrderElementsOf(aPages.stream().map(PageRef::page).toList());
             });
             for (PageRef p : aPages) {
-                assertThat(decode.slotWriter(p.page(), 0)).as("scrubbed: ground truth reset").isZero();
+                assertThat(decode.storage().writers(p.page())).as("scrubbed: writer shadow reset").containsOnly(0L);
             }
 
             // another tenant takes exactly those pages while a's remaining frames are still on the wire
@@ -153,10 +158,10 @@ class DeferredReleaseTest extends RealModelTest {
             assertThat(run.events().of(SafetyEvent.Type.LATE_WRITE_DROPPED)).singleElement()
                     .satisfies(ev -> assertThat(ev.requestId()).isEqualTo(a.id()));
             assertThat(out).isEqualTo(isolated(c));
-            assertThat(GroundTruth.crossTenantSlotsRead(hc)).isZero();
+            assertThat(run.oracle().crossTenantSlots(hc.id())).isZero();
             for (PageRef p : aPages) {
                 for (int s = 0; s < decode.layout().pageTokens(); s++) {
-                    assertThat(decode.slotWriter(p.page(), s)).as("page %d slot %d", p.page(), s).isNotEqualTo(a.id());
+                    assertThat(decode.storage().writers(p.page())[s]).as("page %d slot %d", p.page(), s).isNotEqualTo(a.id());
                 }
             }
             assertThat(eventually(10_000, () -> allFree(run))).isTrue();
@@ -164,45 +169,49 @@ class DeferredReleaseTest extends RealModelTest {
     }
 
     /**
-     * The sibling bug of 2026 re-opened: an aborted request's pages are freed at once. Request a
-     * (47-token prompt, 3 pages) is aborted as its transfer starts; request c (16-token prompt,
-     * 32 new tokens) takes the same three pages and starts decoding while a's frames are still in
-     * flight. c's listener holds c after its first decode step until a's transfer is over, so a's
-     * late frame for page index 1 arrives after c wrote position 16 there.
+     * The sibling bug of 2026 re-opened, on an engine driven step by step: an aborted request's pages
+     * are freed at once. Request a (47-token prompt, 3 pages) is aborted as its transfer starts;
+     * request c (16-token prompt, 32 new tokens) takes the same three pages and starts decoding while
+     * a's frames (each held 5 decode steps) are still on the wire, so a's late frame for page index 1
+     * arrives after c wrote position 16 there, while c still decodes.
      */
     private static Outcome abortedNeighbour(String... faults) throws Exception {
-        try (Run run = start(48, 96, 48, faults)) {
+        CountingMetrics metrics = new CountingMetrics();
+        IsolationOracle oracle = new IsolationOracle();
+        EngineConfig cfg = EngineConfig.builder().backend("cpu").contextWindow(48).poolTokens(96, 48)
+                .deferredReleaseTimeout(Duration.ofSeconds(1)).build();
+        try (Engine e = Engine.builder(model, cfg).metrics(metrics).clock(new TestClock())
+                .faultHooks(LabFaults.parse(List.of(faults)).hooks(oracle)).stepped().build()) {
             GenerationRequest ra = new GenerationRequest("tenant-a", prompt(47, 1), 1, SamplingParams.greedy());
             GenerationRequest rc = new GenerationRequest("tenant-c", prompt(16, 5), 32, SamplingParams.greedy());
-            RequestHandle a = submitAndAwaitTransfer(run, ra);
+            RequestHandle a = e.submit(ra, TokenListener.NONE);
+            stepUntil(e, () -> a.state() instanceof RequestState.Transferring && e.transfersInFlight() == 1);
             a.abort("client went away");
             assertAbortedAtOnce(a);
-            AtomicReference<Boolean> aOver = new AtomicReference<>();
-            AtomicReference<Long> writerAtHold = new AtomicReference<>();
-            AtomicReference<RequestHandle> cRef = new AtomicReference<>();
             List<Integer> seen = new ArrayList<>();
-            CountDownLatch cStarted = new CountDownLatch(1);
-            RequestHandle c = run.engine().submit(rc, (id, tok) -> {
-                seen.add(tok);
-                if (seen.size() == 2) {
-                    cStarted.countDown();
-                    List<PageRef> table = GroundTruth.decodePages(cRef.get());
-                    writerAtHold.set(run.engine().decodePool().slotWriter(table.get(1).page(), 0));
-                    try {
-                        aOver.set(eventually(10_000, () -> run.engine().transfersInFlight() == 0));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
-            cRef.set(c);
-            int[] out = c.result().get(60, TimeUnit.SECONDS).outputTokens();
-            assertThat(writerAtHold.get()).as("timing precondition: c wrote position 16 before a's late frame for page index 1"
-                    + " arrived (raise the delay if this machine is slower)").isEqualTo(c.id());
-            assertThat(aOver.get()).as("a's transfer ended while c was held").isTrue();
-            assertThat(eventually(10_000, () -> allFree(run))).isTrue();
-            return new Outcome(out, isolated(rc), GroundTruth.crossTenantSlotsRead(c), run.metrics().get("lateWriteDropped"));
+            RequestHandle c = e.submit(rc, (id, tok) -> seen.add(tok));
+            stepUntil(e, () -> seen.size() == 2);
+            long writerAtHold = e.decodeKv().storage().writers(GroundTruth.decodePages(c).get(1).page())[0];
+            stepUntil(e, () -> e.transfersInFlight() == 0);
+            boolean cStillDecoding = !c.result().isDone();
+            for (int i = 0; i < 100_000 && e.step(); i++) {
+                // to the end: c finishes, every page settles
+            }
+            int[] out = c.result().get(0, TimeUnit.SECONDS).outputTokens();
+            assertThat(writerAtHold).as("precondition: c wrote position 16 before a's late frame for page index 1"
+                    + " arrived").isEqualTo(c.id());
+            assertThat(cStillDecoding).as("a's transfer ended while c was decoding").isTrue();
+            assertThat(e.pools()).allMatch(PoolStats::allFree);
+            return new Outcome(out, isolated(rc), oracle.crossTenantSlots(c.id()), metrics.get("lateWriteDropped"));
         }
+    }
+
+    /** Steps a stepped engine until {@code done} holds (bounded). */
+    static void stepUntil(Engine e, java.util.function.BooleanSupplier done) {
+        for (int i = 0; i < 100_000 && !done.getAsBoolean(); i++) {
+            e.step();
+        }
+        assertThat(done.getAsBoolean()).as("reached within 100000 steps").isTrue();
     }
 
     record Outcome(int[] output, int[] isolated, int crossTenantSlots, int lateWritesDropped) {
@@ -210,7 +219,7 @@ class DeferredReleaseTest extends RealModelTest {
 
     @Test
     void immediateReleaseWithDetectorsOnDropsTheLateWrites() throws Exception {
-        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=500");
+        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=5");
         assertThat(o.lateWritesDropped()).isGreaterThanOrEqualTo(1);
         assertThat(o.crossTenantSlots()).isZero();
         assertThat(o.output()).isEqualTo(o.isolated());
@@ -218,7 +227,7 @@ class DeferredReleaseTest extends RealModelTest {
 
     @Test
     void immediateReleaseWithDetectorsOffLetsTheLateWriteIntoTheNeighbour() throws Exception {
-        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=500", "detectors-off");
+        Outcome o = abortedNeighbour("immediate-release-on-abort", "delay-transfer-writes=5", "detectors-off");
         assertThat(o.lateWritesDropped()).isZero();
         assertThat(o.crossTenantSlots()).as("ground truth: c read a's late-written KV").isPositive();
     }

@@ -71,8 +71,8 @@ class EngineBehaviourTest extends RealModelTest {
                     .hasMessageContaining("512").hasMessageContaining("513");
             assertThat(h.state()).isInstanceOf(RequestState.Rejected.class);
             assertThat(((RequestState.Rejected) h.state()).code()).isEqualTo("context_length_exceeded");
-            assertThat(e.decodePool().peakUsedPages()).isZero();
-            assertThat(e.prefillPool().peakUsedPages()).isZero();
+            assertThat(e.decodeKv().peakUsedPages()).isZero();
+            assertThat(e.prefillKv().peakUsedPages()).isZero();
         }
     }
 
@@ -145,8 +145,8 @@ class EngineBehaviourTest extends RealModelTest {
             assertThatThrownBy(() -> h.result().get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(RequestAbortedException.class).hasMessageContaining("client went away");
             assertThat(h.state()).isInstanceOf(RequestState.Aborted.class);
-            ContinuousBatchingTest.assertAllFree(e.decodePool());
-            ContinuousBatchingTest.assertAllFree(e.prefillPool());
+            ContinuousBatchingTest.assertAllFree(e.decodeKv());
+            ContinuousBatchingTest.assertAllFree(e.prefillKv());
         }
     }
 
@@ -190,7 +190,7 @@ class EngineBehaviourTest extends RealModelTest {
             assertThat(stopped.finishReason()).isEqualTo(dev.pagewarden.core.request.FinishReason.STOP);
             assertThat(stopped.outputTokens()).containsExactly(java.util.Arrays.copyOf(full.outputTokens(), 5));
             assertThat(stopped.receipt()).isNotNull();
-            assertThat(e.decodePool().freePages()).isEqualTo(e.decodePool().capacityPages());
+            assertThat(e.decodeKv().freePages()).isEqualTo(e.decodeKv().capacityPages());
         }
     }
 

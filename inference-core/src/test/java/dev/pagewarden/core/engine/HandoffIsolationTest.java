@@ -3,6 +3,7 @@ package dev.pagewarden.core.engine;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.lab.IsolationOracle;
 import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -44,7 +45,7 @@ class HandoffIsolationTest extends RealModelTest {
 
 
 
-    record Run(Engine engine, CountingMetrics metrics, Events events) implements AutoCloseable {
+    record Run(Engine engine, CountingMetrics metrics, Events events, IsolationOracle oracle) implements AutoCloseable {
         @Override
         public void close() {
             engine.close();
@@ -54,8 +55,9 @@ class HandoffIsolationTest extends RealModelTest {
     static Run start(EngineConfig base, String... faults) {
         CountingMetrics metrics = new CountingMetrics();
         Events events = new Events();
-        EngineConfig cfg = base.toBuilder().lab(true, LabFaults.parse(List.of(faults))).groundTruth(true).build();
-        return new Run(Engine.builder(model, cfg).metrics(metrics).safety(events).build(), metrics, events);
+        IsolationOracle oracle = new IsolationOracle();
+        return new Run(Engine.builder(model, base).metrics(metrics).safety(events)
+                .faultHooks(LabFaults.parse(List.of(faults)).hooks(oracle)).build(), metrics, events, oracle);
     }
 
     /** Another tenant fills the whole decode pool with its KV first, so stale foreign data is there to be read. */
@@ -66,7 +68,7 @@ class HandoffIsolationTest extends RealModelTest {
     }
 
     static void awaitAllFree(Engine e) throws InterruptedException {
-        for (KvPool p : List.of(e.prefillPool(), e.decodePool())) {
+        for (KvPool p : List.of(e.prefillKv(), e.decodeKv())) {
             assertThat(eventually(10_000, () -> p.countByState().get(PageState.FREE) == p.capacityPages()))
                     .as(p.name() + " all free: " + p.countByState()).isTrue();
         }
@@ -106,10 +108,10 @@ class HandoffIsolationTest extends RealModelTest {
         assertThat(run.metrics().get("transferFailed")).isEqualTo(1);
         assertThat(run.metrics().get("violation:" + type.label())).isEqualTo(1);
         assertThat(GroundTruth.detected(h)).isTrue();
-        assertThat(GroundTruth.crossTenantSlotsRead(h)).as("nothing was read").isZero();
+        assertThat(run.oracle().crossTenantSlots(h.id())).as("nothing was read").isZero();
         awaitAllFree(run.engine());
         // the quarantined pages went through the scrub before returning to the free list
-        assertZeroed(run.engine().decodePool(), run.events().of(type).get(0).pages());
+        assertZeroed(run.engine().decodeKv(), run.events().of(type).get(0).pages());
     }
 
     @Test
@@ -131,8 +133,8 @@ class HandoffIsolationTest extends RealModelTest {
             GenerationResult r = h.result().get(60, TimeUnit.SECONDS);
             assertThat(r.outputTokens()).as("delivered").isNotEmpty();
             // page index 2 (positions 32..39) was never sent: tenant-b's KV was read in its place
-            assertThat(GroundTruth.crossTenantSlotsRead(h)).isGreaterThanOrEqualTo(8);
-            assertThat(GroundTruth.exposedTokens(h)).isPositive();
+            assertThat(run.oracle().crossTenantSlots(h.id())).isGreaterThanOrEqualTo(8);
+            assertThat(run.oracle().tokensFromForeignData(h.id())).isPositive();
             assertThat(GroundTruth.detected(h)).isFalse();
             assertThat(run.events().all()).as("nobody noticed").isEmpty();
             awaitAllFree(run.engine());
@@ -186,9 +188,9 @@ class HandoffIsolationTest extends RealModelTest {
             assertThat(r.outputTokens()).as("the 2026 symptom: a 200 with an answer").isNotEmpty();
             // positions 1..99 were never transferred: every one of them that anybody ever wrote holds
             // tenant-b's KV (the tail slots of b's last prefill and decode pages were never written at all)
-            assertThat(GroundTruth.crossTenantSlotsRead(h)).isGreaterThanOrEqualTo(90);
+            assertThat(run.oracle().crossTenantSlots(h.id())).isGreaterThanOrEqualTo(90);
             // every token after the first (which prefill sampled from the placeholder alone) came from foreign KV
-            assertThat(GroundTruth.exposedTokens(h)).isEqualTo(r.outputTokens().length - 1);
+            assertThat(run.oracle().tokensFromForeignData(h.id())).isEqualTo(r.outputTokens().length - 1);
             assertThat(run.events().all()).isEmpty();
             awaitAllFree(run.engine());
         }
@@ -206,7 +208,7 @@ class HandoffIsolationTest extends RealModelTest {
                 RequestHandle h = run.engine().submit(new GenerationRequest("tenant-a", prompt(40, 1), 24,
                         SamplingParams.greedy()), TokenListener.NONE);
                 outputs.add(h.result().get(60, TimeUnit.SECONDS).outputTokens());
-                assertThat(GroundTruth.crossTenantSlotsRead(h)).isZero();
+                assertThat(run.oracle().crossTenantSlots(h.id())).isZero();
                 assertThat(run.events().all()).isEmpty();
             }
         }

@@ -48,8 +48,8 @@ class LifecycleAndCapacityTest extends RealModelTest {
                             r -> assertThat(r.code()).isEqualTo("context_length_exceeded"));
             assertThat(h.state()).isInstanceOf(RequestState.Rejected.class);
             assertThat(GroundTruth.decodePages(h)).isEmpty();
-            assertThat(e.decodePool().peakUsedPages()).isZero();
-            assertThat(e.prefillPool().peakUsedPages()).isZero();
+            assertThat(e.decodeKv().peakUsedPages()).isZero();
+            assertThat(e.prefillKv().peakUsedPages()).isZero();
             assertThat(e.transfersInFlight()).isZero();
             assertThat(e.queued()).isZero();
             assertThat(metrics.get("rejected:context_length_exceeded")).isEqualTo(1);
@@ -109,7 +109,7 @@ class LifecycleAndCapacityTest extends RealModelTest {
             assertThat(metrics.get("prefillChunk")).as("the aborted request was never prefilled").isEqualTo(chunksBefore);
             assertThatThrownBy(() -> waiting.result().get(0, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(RequestAbortedException.class);
-            ContinuousBatchingTest.assertAllFree(e.decodePool());
+            ContinuousBatchingTest.assertAllFree(e.decodeKv());
         }
     }
 
@@ -136,7 +136,7 @@ class LifecycleAndCapacityTest extends RealModelTest {
                     .isInstanceOfSatisfying(RequestRejectedException.class,
                             r -> assertThat(r.code()).isEqualTo("context_length_exceeded"))
                     .hasMessageContaining("96");
-            assertThat(e.prefillPool().peakUsedPages()).isZero();
+            assertThat(e.prefillKv().peakUsedPages()).isZero();
             RequestHandle fits = e.submit(new GenerationRequest("t", prompt(90, 1), 6, SamplingParams.greedy()),
                     TokenListener.NONE);
             assertThat(fits.result().get(60, TimeUnit.SECONDS).outputTokens()).isNotEmpty();
@@ -149,8 +149,8 @@ class LifecycleAndCapacityTest extends RealModelTest {
         long page = layout.pageBytes();
         try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(160)
                 .kvBytes(10 * page + page - 1, 20 * page).build()).build()) {
-            assertThat(e.prefillPool().capacityPages()).isEqualTo(10);
-            assertThat(e.decodePool().capacityPages()).isEqualTo(20);
+            assertThat(e.prefillKv().capacityPages()).isEqualTo(10);
+            assertThat(e.decodeKv().capacityPages()).isEqualTo(20);
             assertThat(e.contextWindow()).isEqualTo(160);
         }
         assertThatThrownBy(() -> Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(161)
@@ -162,15 +162,13 @@ class LifecycleAndCapacityTest extends RealModelTest {
     }
 
     @Test
-    void labFaultsAreRefusedOutsideLabMode() {
-        for (String fault : List.of("detectors-off", "skip-capacity-check", "legacy-finished-check",
-                "immediate-release-on-abort", "delay-transfer-writes=5", "drop-transfer-page", "corrupt-transfer-byte")) {
-            assertThatThrownBy(() -> EngineConfig.builder().lab(false, LabFaults.parse(List.of(fault))).build())
-                    .as(fault).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining(fault).hasMessageContaining("lab mode");
-        }
-        assertThat(EngineConfig.builder().lab(true, LabFaults.parse(List.of("detectors-off"))).build().faults()
-                .detectorsOn()).isFalse();
-        assertThat(EngineConfig.builder().lab(false, LabFaults.NONE).build().faults().isEmpty()).isTrue();
+    void labFaultsReachTheEngineOnlyThroughItsHooks() {
+        assertThat(LabFaults.parse(List.of("detectors-off")).hooks(null).checksOn()).isFalse();
+        assertThat(LabFaults.NONE.hooks(null).checksOn()).isTrue();
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.checksOn()).isTrue();
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.skipCapacityCheck()).isFalse();
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.releaseEarlyOnAbort()).isFalse();
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.admitPromptsBeyondPrefillPool()).isFalse();
     }
+
 }

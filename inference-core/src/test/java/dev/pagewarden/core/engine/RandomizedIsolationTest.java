@@ -3,6 +3,7 @@ package dev.pagewarden.core.engine;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.lab.IsolationOracle;
 import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -89,14 +90,16 @@ class RandomizedIsolationTest extends RealModelTest {
         CountingMetrics metrics = new CountingMetrics();
         Events events = new Events();
         EngineConfig cfg = EngineConfig.builder().backend("cpu").contextWindow(WINDOW).poolTokens(WINDOW, 3 * WINDOW)
-                .maxBatch(8).lab(true, LabFaults.parse(List.of("delay-transfer-writes=" + delay))).groundTruth(true).build();
+                .maxBatch(8).build();
+        IsolationOracle oracle = new IsolationOracle();
         int n = 48;
         int[] which = new int[n];
         int[] abortKind = new int[n];
         List<RequestHandle> handles = new ArrayList<>();
         ScheduledExecutorService aborter = Executors.newScheduledThreadPool(4);
-        String context = "seed " + seed + ", frame delay " + delay + " ms";
-        try (Engine engine = Engine.builder(model, cfg).metrics(metrics).safety(events).build()) {
+        String context = "seed " + seed + ", frame delay " + delay + " decode steps";
+        try (Engine engine = Engine.builder(model, cfg).metrics(metrics).safety(events)
+                .faultHooks(LabFaults.parse(List.of("delay-transfer-writes=" + delay)).hooks(oracle)).build()) {
             for (int i = 0; i < n; i++) {
                 which[i] = rnd.nextInt(templates.size());
                 Template t = templates.get(which[i]);
@@ -163,7 +166,7 @@ class RandomizedIsolationTest extends RealModelTest {
                         default -> throw new AssertionError(what, e.getCause());
                     }
                 }
-                assertThat(GroundTruth.crossTenantSlotsRead(h)).as(what + " ground truth cross-tenant reads").isZero();
+                assertThat(oracle.crossTenantSlots(h.id())).as(what + " ground truth cross-tenant reads").isZero();
                 assertThat(GroundTruth.detected(h)).as(what + " flagged by a detector").isFalse();
             }
             assertThat(served + rejected + aborted + failed).isEqualTo(n);
@@ -175,7 +178,7 @@ class RandomizedIsolationTest extends RealModelTest {
             assertThat(metrics.get("deferred:timeout")).isZero();
             assertThat(metrics.get("lateWriteDropped")).isZero();
             assertThat(metrics.get("transferFailed")).isZero();
-            for (KvPool p : List.of(engine.prefillPool(), engine.decodePool())) {
+            for (KvPool p : List.of(engine.prefillKv(), engine.decodeKv())) {
                 assertThat(eventually(10_000, () -> p.countByState().get(PageState.FREE) == p.capacityPages()))
                         .as(p.name() + " all free at the end: " + p.countByState() + " (" + context + ")").isTrue();
             }

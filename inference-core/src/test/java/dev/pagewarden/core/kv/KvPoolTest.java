@@ -4,7 +4,7 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.lineage.LineageRecorder;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -42,7 +42,6 @@ class KvPoolTest {
     @BeforeEach
     void newPool() {
         pool = new KvPool("test-0", backend.allocateKv(KvLayout.of(model.config(), PAGE_TOKENS), PAGES));
-        pool.groundTruth(true);
     }
 
     @AfterEach
@@ -81,8 +80,8 @@ class KvPoolTest {
     void correctReadsAreAllowed() {
         List<PageRef> t = pool.allocate(1, "a", 2);
         pool.markWrittenUpTo(1, t, 6); // page 0 full, page 1 two slots
-        assertThat(pool.checkRead(1, "a", t, 6, 7)).isEqualTo(ReadCheck.CLEAN);
-        assertThat(pool.checkRead(1, "a", t, 0, 8)).as("a fresh prefill reads nothing before it writes").isEqualTo(ReadCheck.CLEAN);
+        assertThat(pool.checkRead(1, t, 6, 7)).isEqualTo(ReadCheck.CLEAN);
+        assertThat(pool.checkRead(1, t, 0, 8)).as("a fresh prefill reads nothing before it writes").isEqualTo(ReadCheck.CLEAN);
     }
 
     @Test
@@ -91,11 +90,10 @@ class KvPoolTest {
         List<PageRef> theirs = pool.allocate(2, "b", 1);
         pool.markWrittenUpTo(2, theirs, PAGE_TOKENS);
         pool.markWrittenUpTo(1, mine, PAGE_TOKENS);
-        ReadCheck c = pool.checkRead(1, "a", List.of(mine.get(0), theirs.get(0)), 5, 6);
-        assertThat(c.violation()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        ReadCheck c = pool.checkRead(1, List.of(mine.get(0), theirs.get(0)), 5, 6);
+        assertThat(c.violation()).isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
         assertThat(c.page()).isEqualTo(theirs.get(0).page());
         assertThat(c.details()).contains("owner 2");
-        assertThat(c.crossTenantSlots()).as("ground truth: one slot of b's page read").isEqualTo(1);
     }
 
     @Test
@@ -106,10 +104,10 @@ class KvPoolTest {
         List<PageRef> fresh = pool.allocate(7, "a", PAGES);
         pool.markWrittenUpTo(7, fresh, PAGE_TOKENS);
         PageRef stale = old.get(0);
-        ReadCheck c = pool.checkRead(7, "a", List.of(stale), 1, 2);
-        assertThat(c.violation()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        ReadCheck c = pool.checkRead(7, List.of(stale), 1, 2);
+        assertThat(c.violation()).isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
         assertThat(c.epoch()).isEqualTo(stale.epoch());
-        assertThat(pool.checkRead(7, "a", List.of(fresh.get(0)), 1, 2).allowed()).isTrue();
+        assertThat(pool.checkRead(7, List.of(fresh.get(0)), 1, 2).allowed()).isTrue();
     }
 
     @Test
@@ -117,8 +115,8 @@ class KvPoolTest {
         List<PageRef> t = pool.allocate(1, "a", 1);
         pool.markWrittenUpTo(1, t, PAGE_TOKENS);
         pool.release(1, t);
-        ReadCheck c = pool.checkRead(1, "a", t, 2, 3);
-        assertThat(c.violation()).isEqualTo(SafetyEvent.Type.FREE_PAGE_READ);
+        ReadCheck c = pool.checkRead(1, t, 2, 3);
+        assertThat(c.violation()).isEqualTo(ReadCheck.Violation.FREE_PAGE_READ);
         assertThat(c.page()).isEqualTo(t.get(0).page());
     }
 
@@ -128,16 +126,16 @@ class KvPoolTest {
         pool.markWrittenUpTo(1, t, 8);
         pool.defer(1, t.subList(0, 1), 1);
         pool.quarantine(1, t.subList(1, 2));
-        assertThat(pool.checkRead(1, "a", t.subList(0, 1), 2, 3).violation()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
-        assertThat(pool.checkRead(1, "a", t.subList(1, 2), 2, 3).violation()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        assertThat(pool.checkRead(1, t.subList(0, 1), 2, 3).violation()).isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
+        assertThat(pool.checkRead(1, t.subList(1, 2), 2, 3).violation()).isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
     }
 
     @Test
     void aPageTableTooShortForTheReadIsRefused() {
         List<PageRef> t = pool.allocate(1, "a", 1);
         pool.markWrittenUpTo(1, t, PAGE_TOKENS);
-        assertThat(pool.checkRead(1, "a", t, PAGE_TOKENS, PAGE_TOKENS + 1).violation())
-                .isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        assertThat(pool.checkRead(1, t, PAGE_TOKENS, PAGE_TOKENS + 1).violation())
+                .isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
     }
 
     /**
@@ -152,78 +150,28 @@ class KvPoolTest {
 
         List<PageRef> t = allAs(2, "reader");
         pool.markWritten(2, t.get(0), 1); // the one placeholder token that arrived
-        ReadCheck c = pool.checkRead(2, "reader", t, 8 * PAGE_TOKENS / 2, 8 * PAGE_TOKENS / 2 + 1);
-        assertThat(c.violation()).isEqualTo(SafetyEvent.Type.UNWRITTEN_SLOT_READ);
+        ReadCheck c = pool.checkRead(2, t, 8 * PAGE_TOKENS / 2, 8 * PAGE_TOKENS / 2 + 1);
+        assertThat(c.violation()).isEqualTo(ReadCheck.Violation.UNWRITTEN_SLOT_READ);
         assertThat(c.page()).isEqualTo(t.get(0).page());
         assertThat(c.details()).contains("only 1");
-        assertThat(c.crossTenantSlots()).as("ground truth: 15 of the 16 slots are other-tenant's").isEqualTo(15);
 
         // Partially written last page: the unwritten slot is caught too.
         pool.markWrittenUpTo(2, t, 6);
-        ReadCheck partial = pool.checkRead(2, "reader", t, 7, 8);
-        assertThat(partial.violation()).isEqualTo(SafetyEvent.Type.UNWRITTEN_SLOT_READ);
+        ReadCheck partial = pool.checkRead(2, t, 7, 8);
+        assertThat(partial.violation()).isEqualTo(ReadCheck.Violation.UNWRITTEN_SLOT_READ);
         assertThat(partial.page()).isEqualTo(t.get(1).page());
-        assertThat(pool.checkRead(2, "reader", t, 6, 7).allowed()).isTrue();
+        assertThat(pool.checkRead(2, t, 6, 7).allowed()).isTrue();
     }
 
     @Test
-    void withDetectorsOffTheSameReadGoesThroughAndOnlyGroundTruthSeesIt() {
-        List<PageRef> old = allAs(1, "a");
-        pool.markWrittenUpTo(1, old, PAGES * PAGE_TOKENS);
-        pool.release(1, old);
-        List<PageRef> t = allAs(2, "b");
-        pool.detectorsEnabled(false);
-        ReadCheck c = pool.checkRead(2, "b", t, 10, 11);
-        assertThat(c.allowed()).isTrue();
-        assertThat(c.crossTenantSlots()).isEqualTo(10);
-        pool.groundTruth(false);
-        assertThat(pool.checkRead(2, "b", t, 10, 11)).isEqualTo(ReadCheck.CLEAN);
-    }
-
-    @Test
-    void groundTruthRecordsTheLastWriterOfEverySlot() {
-        List<PageRef> a = pool.allocate(11, "a", 1);
-        int p = a.get(0).page();
-        pool.markWritten(11, a.get(0), 3);
-        assertThat(pool.slotWriter(p, 0)).isEqualTo(11);
-        assertThat(pool.slotWriter(p, 2)).isEqualTo(11);
-        assertThat(pool.slotWriter(p, 3)).as("unwritten").isZero();
-        pool.recordStrayWrite(p, 2, 99, "z");
-        assertThat(pool.slotWriter(p, 0)).isEqualTo(99);
-        assertThat(pool.slotWriter(p, 2)).isEqualTo(11);
-        assertThat(pool.info(p).writtenSlots()).as("a stray write does not touch metadata").isEqualTo(3);
-        // the owner's own read of its page now counts two foreign slots
-        assertThat(pool.checkRead(11, "a", a, 3, 4).crossTenantSlots()).isEqualTo(2);
-        // same tenant is not cross-tenant
-        pool.recordStrayWrite(p, 2, 12, "a");
-        assertThat(pool.checkRead(11, "a", a, 3, 4).crossTenantSlots()).isZero();
-    }
-
-    /**
-     * A foreign write that lands after the reader's last read check (during its last step) still
-     * counts when the reader lets go of the page - but only in pages it has read from, and only in
-     * slots written in this epoch.
-     */
-    @Test
-    void releaseCountsForeignWritesInThePagesTheReaderRead() {
-        List<PageRef> a = pool.allocate(11, "a", 2);
-        pool.markWritten(11, a.get(0), 4);
-        pool.markWritten(11, a.get(1), 2);
-        assertThat(pool.checkRead(11, "a", a, 4, 5).crossTenantSlots()).isZero();
-        pool.recordStrayWrite(a.get(0).page(), 3, 99, "z"); // lands after the check
-        pool.recordStrayWrite(a.get(1).page(), 5, 98, "z"); // a page the reader never read from
-        assertThat(pool.releaseAfterReads(11, "a", a, 1)).isEqualTo(3);
-        assertThat(pool.freePages()).isEqualTo(PAGES);
-
-        List<PageRef> b = pool.allocate(12, "b", 1);
-        pool.markWritten(12, b.get(0), 2);
-        pool.recordStrayWrite(b.get(0).page(), 2, 97, "b"); // same tenant: not foreign
-        assertThat(pool.releaseAfterReads(12, "b", b, 1)).isZero();
-        pool.groundTruth(false);
-        List<PageRef> c = pool.allocate(13, "c", 1);
-        pool.markWritten(13, c.get(0), 2);
-        pool.recordStrayWrite(c.get(0).page(), 2, 96, "z");
-        assertThat(pool.releaseAfterReads(13, "c", c, 1)).as("ground truth off").isZero();
+    void withChecksOffTheSameReadGoesThrough() {
+        KvPool unchecked = new KvPool("test-1", pool.storage(), LineageRecorder.none("test-1"), false);
+        List<PageRef> old = unchecked.allocate(1, "a", PAGES);
+        unchecked.markWrittenUpTo(1, old, PAGES * PAGE_TOKENS);
+        unchecked.release(1, old);
+        List<PageRef> t = unchecked.allocate(2, "b", PAGES);
+        assertThat(unchecked.checkRead(2, t, 10, 11)).isEqualTo(ReadCheck.CLEAN);
+        assertThat(pool.checkRead(2, List.of(), 10, 11).allowed()).as("the checked pool refuses").isFalse();
     }
 
     @Test
@@ -255,8 +203,11 @@ class KvPoolTest {
             for (long i = 0; i < bytes; i++) {
                 junk.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 7));
             }
+            long[] writers = new long[PAGE_TOKENS];
+            java.util.Arrays.fill(writers, 8);
             for (PageRef r : t) {
-                pool.storage().writePage(r.page(), junk);
+                pool.storage().writeSlots(r.page(), junk, PAGE_TOKENS, writers);
+                assertThat(pool.storage().writers(r.page())).as("the copy brought its writers").containsOnly(8L);
             }
             pool.markWrittenUpTo(8, t, 2 * PAGE_TOKENS);
             pool.quarantine(8, t);
@@ -271,7 +222,7 @@ class KvPoolTest {
                 back.fill((byte) 1);
                 pool.storage().readPage(r.page(), back);
                 assertThat(back.mismatch(arena.allocate(bytes))).as("page %d zeroed", r.page()).isEqualTo(-1L);
-                assertThat(pool.slotWriter(r.page(), 0)).as("ground truth reset by the scrub").isZero();
+                assertThat(pool.storage().writers(r.page())).as("writer shadow reset by the scrub").containsOnly(0L);
             }
             assertThat(pool.countByState().get(PageState.FREE)).isEqualTo(PAGES);
             assertThat(pool.freePages()).isEqualTo(PAGES);

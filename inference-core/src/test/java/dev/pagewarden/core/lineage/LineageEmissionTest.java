@@ -55,8 +55,8 @@ class LineageEmissionTest extends RealModelTest {
         }
     }
 
-    static Engine engine(EngineConfig cfg, Collecting sink) {
-        return Engine.builder(model, cfg).lineage(sink).build();
+    static Engine engine(EngineConfig cfg, Collecting sink, String... labFaults) {
+        return Engine.builder(model, cfg).lineage(sink).faultHooks(LabFaults.parse(List.of(labFaults)).hooks(null)).build();
     }
 
     /** Replays the events of each (pool, page) through the page life machine; any impossible step fails. */
@@ -161,9 +161,8 @@ class LineageEmissionTest extends RealModelTest {
     @Test
     void abortsFailuresAndTrafficKeepThePageStoryConsistent() throws Exception {
         Collecting sink = new Collecting();
-        EngineConfig cfg = EngineConfig.builder().backend("cpu")
-                .lab(true, LabFaults.parse(List.of("delay-transfer-writes=5"))).build();
-        try (Engine e = engine(cfg, sink)) {
+        EngineConfig cfg = EngineConfig.builder().backend("cpu").build();
+        try (Engine e = engine(cfg, sink, "delay-transfer-writes=5")) {
             List<RequestHandle> handles = new ArrayList<>();
             for (int i = 0; i < 12; i++) {
                 RequestHandle h = e.submit(new GenerationRequest("t" + (i % 3), IsolationFixtures.prompt(10 + 9 * i, i),
@@ -192,10 +191,9 @@ class LineageEmissionTest extends RealModelTest {
     @Test
     void aFailedHandoffIsRecordedAsVerifyFailedQuarantineAndScrub() throws Exception {
         Collecting sink = new Collecting();
-        EngineConfig cfg = EngineConfig.builder().backend("cpu").lab(true, LabFaults.parse(List.of("corrupt-transfer-byte")))
-                .build();
+        EngineConfig cfg = EngineConfig.builder().backend("cpu").build();
         long id;
-        try (Engine e = engine(cfg, sink)) {
+        try (Engine e = engine(cfg, sink, "corrupt-transfer-byte")) {
             RequestHandle h = e.submit(new GenerationRequest("acme", IsolationFixtures.prompt(20, 1), 5,
                     SamplingParams.greedy()), TokenListener.NONE);
             id = h.id();

@@ -4,6 +4,8 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.fault.FaultHooks;
+import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.KvLayout;
@@ -57,18 +59,19 @@ class FastPathParityTest {
             KvLayout layout = KvLayout.of(c, 16);
             KvPool pool = new KvPool("test", backend.allocateKv(layout, layout.pagesFor(tokens.length)));
             List<PageRef> pages = pool.allocate(7, "t", layout.pagesFor(tokens.length));
+            StepGuard guard = new StepGuard(backend, pool, FaultHooks.NONE);
             float[][] logits = {new float[c.vocabSize()]};
             double worst = 0;
             double[] refLogits = null;
             for (int p = 0; p < prefill; p++) {
                 refLogits = ref.forward(tokens[p], p);
             }
-            assertThat(backend.forward(List.of(new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)), pool, logits)[0].allowed()).isTrue();
+            assertThat(guard.forward(List.of(new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)), logits, i -> { })[0].allowed()).isTrue();
             pool.markWrittenUpTo(7, pages, prefill);
             worst = Math.max(worst, relError(logits[0], refLogits));
             for (int p = prefill; p < tokens.length; p++) {
                 refLogits = ref.forward(tokens[p], p);
-                assertThat(backend.forward(List.of(new SequenceStep(7, "t", new int[]{tokens[p]}, p, pages, true)), pool, logits)[0].allowed()).isTrue();
+                assertThat(guard.forward(List.of(new SequenceStep(7, "t", new int[]{tokens[p]}, p, pages, true)), logits, i -> { })[0].allowed()).isTrue();
                 pool.markWrittenUpTo(7, pages, p + 1);
                 worst = Math.max(worst, relError(logits[0], refLogits));
             }

@@ -1,18 +1,8 @@
 package dev.pagewarden.core.request;
 
-/** Lab ground truth of a submitted request, for isolation tests: what really happened to its reads. */
+/** Engine state of a submitted request that isolation tests look at (its page table, whether a detector saw it). */
 public final class GroundTruth {
     private GroundTruth() {
-    }
-
-    /** Slots this request read whose data another tenant's request wrote last. */
-    public static int crossTenantSlotsRead(RequestHandle h) {
-        return h.sequence().crossTenantSlotsRead();
-    }
-
-    /** Tokens it emitted after such a read. */
-    public static int exposedTokens(RequestHandle h) {
-        return h.sequence().exposedTokens();
     }
 
     /** Whether a detector flagged it. */
