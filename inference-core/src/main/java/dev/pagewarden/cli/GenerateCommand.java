@@ -7,7 +7,7 @@ import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
-import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 
 import java.io.PrintStream;
