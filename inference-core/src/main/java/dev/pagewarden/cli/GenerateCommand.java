@@ -2,8 +2,8 @@ package dev.pagewarden.cli;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.model.ModelLoader;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;

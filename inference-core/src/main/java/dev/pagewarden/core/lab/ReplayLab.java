@@ -3,7 +3,7 @@ package dev.pagewarden.core.lab;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestHandle;

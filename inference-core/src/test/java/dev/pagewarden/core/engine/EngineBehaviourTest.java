@@ -2,7 +2,7 @@ package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.model.Llama2cLoader;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;

@@ -4,7 +4,7 @@ import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.lab.LabFaults;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.GroundTruth;

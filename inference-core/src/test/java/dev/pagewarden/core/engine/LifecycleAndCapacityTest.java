@@ -3,7 +3,7 @@ package dev.pagewarden.core.engine;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.lab.LabFaults;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GroundTruth;

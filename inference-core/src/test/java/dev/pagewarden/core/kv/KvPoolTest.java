@@ -3,7 +3,7 @@ package dev.pagewarden.core.kv;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import org.junit.jupiter.api.AfterAll;
