@@ -3,10 +3,14 @@ package dev.pagewarden;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.library.dependencies.Slice;
+
+import java.util.List;
 
 /**
  * Layering of the engine module: the serving engine ({@code dev.pagewarden.core}) stands on its
@@ -27,4 +31,22 @@ final class ArchitectureTest {
     static final ArchRule topLevelTreesAreFreeOfCycles = slices()
             .matching("dev.pagewarden.(*)..")
             .should().beFreeOfCycles();
+
+    /**
+     * The engine's model, tokenizer, request and sampling trees stay acyclic, every
+     * package a slice of its own: gguf and tokenizer build on model, model.load on all three, request
+     * on sampling.
+     */
+    @ArchTest
+    static final ArchRule modelTokenizerRequestAndSamplingPackagesAreFreeOfCycles = slices()
+            .matching("dev.pagewarden.core.(**)")
+            .that(inEngineTrees("model", "tokenizer", "request", "sampling"))
+            .should().beFreeOfCycles();
+
+    /** Slices whose package lies in one of the given top-level trees of {@code dev.pagewarden.core}. */
+    private static DescribedPredicate<Slice> inEngineTrees(String... trees) {
+        List<String> names = List.of(trees);
+        return DescribedPredicate.describe("in the engine trees " + names,
+                slice -> names.contains(slice.getNamePart(1).split("\\.", 2)[0]));
+    }
 }

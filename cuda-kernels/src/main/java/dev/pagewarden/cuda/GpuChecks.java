@@ -8,8 +8,8 @@ import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
-import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
 

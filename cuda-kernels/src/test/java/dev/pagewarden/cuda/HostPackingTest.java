@@ -10,9 +10,9 @@ import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
-import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.Tensor;
+import dev.pagewarden.core.model.load.LoadedModel;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

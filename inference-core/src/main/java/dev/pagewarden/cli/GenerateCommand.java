@@ -2,12 +2,12 @@ package dev.pagewarden.cli;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.model.ModelLoader;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
-import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 
 import java.io.PrintStream;

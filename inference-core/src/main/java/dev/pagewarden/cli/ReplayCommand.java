@@ -1,8 +1,8 @@
 package dev.pagewarden.cli;
 
 import dev.pagewarden.lab.ReplayLab;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.model.ModelLoader;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 
 import java.io.PrintStream;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.pagewarden.lab;
 
 import dev.pagewarden.core.request.GenerationRequest;
-import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 
 import java.util.ArrayList;

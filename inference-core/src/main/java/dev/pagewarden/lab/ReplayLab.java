@@ -4,7 +4,8 @@ import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.lineage.LineageSink;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestHandle;
@@ -13,7 +14,6 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
-import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 
 import java.time.Instant;

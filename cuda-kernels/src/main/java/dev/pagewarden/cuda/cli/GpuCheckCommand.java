@@ -9,9 +9,9 @@ import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.model.DType;
-import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.model.ModelLoader;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 import dev.pagewarden.cuda.GpuChecks;
 

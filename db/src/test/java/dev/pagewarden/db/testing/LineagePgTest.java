@@ -1,6 +1,6 @@
 package dev.pagewarden.db.testing;
 
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.LineageShipper;

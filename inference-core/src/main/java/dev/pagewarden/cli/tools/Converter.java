@@ -2,11 +2,11 @@ package dev.pagewarden.cli.tools;
 
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaTensors;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufWriter;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 
 import java.io.IOException;
 import java.nio.file.Path;

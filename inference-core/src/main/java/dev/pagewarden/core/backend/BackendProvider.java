@@ -1,6 +1,6 @@
 package dev.pagewarden.core.backend;
 
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 
 /** Discovered with {@link java.util.ServiceLoader}: the CPU backend lives here, a GPU one in module cuda-kernels. */
 public interface BackendProvider {

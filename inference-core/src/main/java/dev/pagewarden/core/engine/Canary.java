@@ -1,10 +1,10 @@
 package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.request.GenerationRequest;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.time.Duration;

@@ -1,5 +1,7 @@
 package dev.pagewarden.core.request;
 
+import dev.pagewarden.core.sampling.SamplingParams;
+
 /**
  * What a caller asks the engine for: continue {@code promptTokens} (already tokenized, BOS included
  * if wanted) by at most {@code maxNewTokens} tokens.

@@ -1,7 +1,5 @@
 package dev.pagewarden.core.sampling;
 
-import dev.pagewarden.core.request.SamplingParams;
-
 import java.util.Arrays;
 
 /**

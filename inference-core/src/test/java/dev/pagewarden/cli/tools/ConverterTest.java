@@ -2,9 +2,9 @@ package dev.pagewarden.cli.tools;
 
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaTensors;
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.model.RowSource;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.core.testing.WeightChecks;
 import org.junit.jupiter.api.Test;

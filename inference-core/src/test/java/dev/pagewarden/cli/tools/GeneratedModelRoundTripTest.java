@@ -2,10 +2,10 @@ package dev.pagewarden.cli.tools;
 
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaTensors;
-import dev.pagewarden.core.model.LoadedModel;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.model.ModelLoader;
 import dev.pagewarden.core.model.gguf.GgufLlama;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.testing.WeightChecks;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 import org.junit.jupiter.api.Test;

@@ -2,9 +2,9 @@ package dev.pagewarden.core.engine;
 
 import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.request.GenerationRequest;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.IsolationFixtures.CountingMetrics;

@@ -2,7 +2,7 @@ package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.model.Llama2cLoader;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -10,8 +10,8 @@ import dev.pagewarden.core.request.RequestAbortedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.core.tokenizer.TokenizerBin;

@@ -1,5 +1,7 @@
 package dev.pagewarden.core.model;
 
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.testing.TestModels;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

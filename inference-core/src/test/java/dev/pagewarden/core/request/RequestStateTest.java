@@ -1,5 +1,6 @@
 package dev.pagewarden.core.request;
 
+import dev.pagewarden.core.sampling.SamplingParams;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,6 +1,5 @@
 package dev.pagewarden.core.sampling;
 
-import dev.pagewarden.core.request.SamplingParams;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

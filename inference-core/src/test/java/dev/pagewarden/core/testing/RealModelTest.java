@@ -1,7 +1,7 @@
 package dev.pagewarden.core.testing;
 
-import dev.pagewarden.core.model.LoadedModel;
-import dev.pagewarden.core.model.ModelLoader;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import org.junit.jupiter.api.BeforeAll;
 
 /**

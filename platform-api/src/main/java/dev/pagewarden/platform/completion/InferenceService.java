@@ -7,7 +7,7 @@ import dev.pagewarden.core.request.RequestAbortedException;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
-import dev.pagewarden.core.request.SamplingParams;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.tokenizer.Tokenizer;
 import dev.pagewarden.platform.audit.RequestRecord;
 import dev.pagewarden.platform.audit.RequestRecorder;

@@ -2,11 +2,11 @@ package dev.pagewarden.platform.testing;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
-import dev.pagewarden.core.request.SamplingParams;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.tokenizer.Tokenizer;

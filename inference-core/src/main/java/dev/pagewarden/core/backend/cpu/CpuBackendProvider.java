@@ -3,7 +3,7 @@ package dev.pagewarden.core.backend.cpu;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
-import dev.pagewarden.core.model.LoadedModel;
+import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.tensor.Parallel;
 
 import java.util.Collections;

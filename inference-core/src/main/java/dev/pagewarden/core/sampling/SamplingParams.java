@@ -1,4 +1,4 @@
-package dev.pagewarden.core.request;
+package dev.pagewarden.core.sampling;
 
 /**
  * How tokens are chosen. {@code temperature == 0} is greedy (argmax, ties to the lowest id).

@@ -1,5 +1,7 @@
-package dev.pagewarden.core.model;
+package dev.pagewarden.core.model.load;
 
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.lang.foreign.Arena;

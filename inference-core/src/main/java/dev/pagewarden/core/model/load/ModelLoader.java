@@ -1,5 +1,8 @@
-package dev.pagewarden.core.model;
+package dev.pagewarden.core.model.load;
 
+import dev.pagewarden.core.model.Llama2cLoader;
+import dev.pagewarden.core.model.LlamaWeights;
+import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.gguf.GgufFile;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
