@@ -1,20 +1,23 @@
 package dev.pagewarden;
 
+import static com.tngtech.archunit.core.domain.JavaCall.Predicates.target;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.assignableTo;
+import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.name;
+import static com.tngtech.archunit.core.domain.properties.HasOwner.Predicates.With.owner;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
-import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
-import com.tngtech.archunit.library.dependencies.Slice;
-
-import java.util.List;
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.kv.KvPool;
 
 /**
  * Layering of the engine module: the serving engine ({@code dev.pagewarden.core}) stands on its
- * own, the command line ({@code dev.pagewarden.cli}: benches, tools) sits on top of it.
+ * own; the incident-replay lab ({@code dev.pagewarden.lab}) reaches it only through its fault hooks,
+ * and the command line ({@code dev.pagewarden.cli}: benches, tools) sits on top of both.
  */
 @AnalyzeClasses(packages = "dev.pagewarden", importOptions = ImportOption.DoNotIncludeTests.class)
 final class ArchitectureTest {
@@ -26,27 +29,36 @@ final class ArchitectureTest {
             .should().dependOnClassesThat().resideInAPackage("dev.pagewarden.cli..")
             .because("the engine is served without the command line; benches and tools build on it, not the reverse");
 
-    /** Top-level trees only: the engine's own sub-packages still have cycles to untangle. */
+    /** No lab type, switch or branch in the serving path: the lab implements the engine's fault hooks. */
+    @ArchTest
+    static final ArchRule engineDoesNotDependOnTheLab = noClasses()
+            .that().resideInAPackage("dev.pagewarden.core..")
+            .should().dependOnClassesThat().resideInAPackage("dev.pagewarden.lab..")
+            .because("fault injection reaches the engine only through core.fault.FaultHooks");
+
     @ArchTest
     static final ArchRule topLevelTreesAreFreeOfCycles = slices()
             .matching("dev.pagewarden.(*)..")
             .should().beFreeOfCycles();
 
-    /**
-     * The engine's model, tokenizer, request and sampling trees stay acyclic, every
-     * package a slice of its own: gguf and tokenizer build on model, model.load on all three, request
-     * on sampling.
-     */
+    /** Every package of the engine is a slice of its own, and they form no cycle. */
     @ArchTest
-    static final ArchRule modelTokenizerRequestAndSamplingPackagesAreFreeOfCycles = slices()
+    static final ArchRule enginePackagesAreFreeOfCycles = slices()
             .matching("dev.pagewarden.core.(**)")
-            .that(inEngineTrees("model", "tokenizer", "request", "sampling"))
             .should().beFreeOfCycles();
 
-    /** Slices whose package lies in one of the given top-level trees of {@code dev.pagewarden.core}. */
-    private static DescribedPredicate<Slice> inEngineTrees(String... trees) {
-        List<String> names = List.of(trees);
-        return DescribedPredicate.describe("in the engine trees " + names,
-                slice -> names.contains(slice.getNamePart(1).split("\\.", 2)[0]));
-    }
+    /** Every forward step goes through the step guard, which checks the reads and records the writes. */
+    @ArchTest
+    static final ArchRule onlyTheStepGuardRunsABackendStep = noClasses()
+            .that().resideOutsideOfPackage("dev.pagewarden.core.step..")
+            .and().resideOutsideOfPackage("dev.pagewarden.core.backend..")
+            .should().callMethodWhere(target(name("forward")).and(target(owner(assignableTo(Backend.class)))))
+            .because("a caller that runs a backend step itself could skip the read checks or the write marking");
+
+    /** A backend sees its storage and a read-only view of the tags, never the pool it could bypass. */
+    @ArchTest
+    static final ArchRule backendsDoNotTouchThePool = noClasses()
+            .that().resideInAPackage("dev.pagewarden.core.backend..")
+            .should().dependOnClassesThat().belongToAnyOf(KvPool.class)
+            .because("checks and write records belong to the step guard");
 }
