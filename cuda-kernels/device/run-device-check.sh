@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU device check, in one call, on a bare machine with an NVIDIA GPU (see cuda-kernels/README.md):
 #   1. gpu-check: GPU vs CPU logits (real model; random F32/F16/Q8_0 models with GQA), greedy tokens,
-#      batch invariance, in-kernel tag/written-slot refusals, device CRC32C vs the frame checksum, scrub,
+#      batch invariance, in-kernel tag/written-slot refusals, the writer shadow, device CRC32C vs the
+#      frame checksum, scrub,
 #      device-to-device copy bandwidth;
 #   2. bench --backend gpu at batch 1, 8, 32 on generated F16 models: 110M (and the CPU at batch 1 for
 #      scale) and 2.9B (Llama-3.2-3B shape); on the largest, JCuda's launch path and safety checks on/off;
@@ -141,6 +142,9 @@ if os.path.exists(os.path.join(out, "gpu-check-matvec1.json")):
 print("tags: stale=%s unwritten=%s scrubbed=%s; checksum mismatches=%s corruption detected=%s scrub zeroes=%s" % (
     check.get("tag_stale_epoch"), check.get("tag_unwritten_slot"), check.get("tag_scrubbed_read"),
     check.get("checksum_mismatches"), check.get("checksum_corruption_detected"), check.get("scrub_zeroes")))
+print("writer shadow: slots written=%s wrong=%s scrub zeroes=%s neighbour kept=%s" % (
+    check.get("shadow_slots_written"), check.get("shadow_wrong_slots"), check.get("shadow_scrub_zeroes"),
+    check.get("shadow_neighbour_kept")))
 print("copy bandwidth (read+write) %.0f GB/s; HBM roofline %.0f GB/s" % (copy / 1e9, hbm / 1e9))
 print("%-10s %-16s %6s %12s %14s %10s %10s" % ("model", "run", "batch", "decode tok/s", "weights GB/s", "% copy", "% HBM"))
 for f in sorted(glob.glob(os.path.join(out, "bench-*.json"))):

@@ -11,11 +11,13 @@ __device__ __forceinline__ size_t pw_row(int page, size_t pageFloats, int layer,
     return (size_t) page * pageFloats + ((size_t) (layer * 2 + kvSel) * pageTokens + slot) * kvDim;
 }
 
-// One block per token row: writes its K and V rows of `layer` into slot pos % pageTokens of its page.
+// One block per token row: writes its K and V rows of `layer` into slot pos % pageTokens of its page,
+// and the row's request id into that slot of the writer shadow (one long long per page slot, read by no
+// check: it records where the bytes really went).
 extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int pages, const SeqDesc* seqs,
                                         const TableEntry* table, const int* rowSeq, const int* rowPos,
                                         const float* k, const float* v, int layer, int nLayers, int kvDim,
-                                        int pageTokens, int check, int* flags) {
+                                        int pageTokens, int check, int* flags, long long* writers) {
     int r = blockIdx.x;
     int s = rowSeq[r];
     SeqDesc sd = seqs[s];
@@ -46,6 +48,9 @@ extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int page
     for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
         kd[i] = ks[i];
         vd[i] = vs[i];
+    }
+    if (threadIdx.x == 0) {
+        writers[(size_t) e.page * pageTokens + slot] = sd.request;
     }
 }
 

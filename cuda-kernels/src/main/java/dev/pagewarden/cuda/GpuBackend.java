@@ -4,12 +4,11 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageTags;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.safety.SafetyEvent;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.JCudaDriver;
@@ -23,11 +22,12 @@ import java.util.Locale;
 import java.util.TreeMap;
 
 /**
- * The Llama forward step on the GPU. Semantics are the CPU backend's: each sequence's reads are
- * checked against the pool ({@link KvPool#checkRead}) before anything runs and a refused sequence is
- * left out; the logits of the last token of each sequence that wants them come back. On the device
- * the kernels check every page again against its owner tag; a sequence whose page fails there gets a
- * refusing verdict ("detected on the device") and no logits.
+ * The Llama forward step on the GPU. Semantics are the CPU backend's: the step guard has checked each
+ * sequence's reads against the pool before the step; the logits of the last token of each sequence
+ * that wants them come back, and the KV append writes each row's request id into the writer shadow
+ * beside its K/V. On the device the kernels check every page again against its owner tag (the
+ * pool's metadata as {@link PageTags} shows it); a sequence whose page fails there gets a refusing
+ * verdict ("detected on the device") and no logits.
  *
  * <p>Batch invariance: every kernel computes a token row (or a (row, head) pair, or an output element
  * of a row) with a fixed launch shape and a fixed reduction order that do not depend on the batch.
@@ -89,51 +89,34 @@ public final class GpuBackend implements Backend {
     }
 
     @Override
-    public ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits) {
-        return forward(batch, pool, logits, true);
-    }
-
-    /**
-     * {@code hostChecks=false} skips {@link KvPool#checkRead} (tests of the in-kernel checks only):
-     * the kernels then are the only line of defence, and must hold it.
-     */
-    ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits, boolean hostChecks) {
-        if (!(pool.storage() instanceof GpuKvStorage kv) || kv.device() != device) {
-            throw new IllegalArgumentException("KV storage of another backend: " + pool.storage());
+    public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
+        if (!(storage instanceof GpuKvStorage kv) || kv.device() != device) {
+            throw new IllegalArgumentException("KV storage of another backend: " + storage);
         }
         if (logits.length < batch.size()) {
             throw new IllegalArgumentException("logits has " + logits.length + " rows for " + batch.size() + " sequences");
         }
         ReadCheck[] checks = new ReadCheck[batch.size()];
-        List<SequenceStep> runnable = new ArrayList<>(batch.size());
-        List<Integer> index = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            SequenceStep s = batch.get(i);
-            checks[i] = hostChecks ? pool.checkRead(s.requestId(), s.tenant(), s.pageTable(), s.startPos(), s.endPos())
-                    : ReadCheck.CLEAN;
-            if (checks[i].allowed()) {
-                runnable.add(s);
-                index.add(i);
-            }
-        }
-        if (runnable.isEmpty()) {
+        Arrays.fill(checks, ReadCheck.CLEAN);
+        if (batch.isEmpty()) {
             return checks;
         }
-        StepPlan plan = StepPlan.of(runnable, kv.layout(), cfg);
-        int[] flags = device.call(() -> run(plan, pool, kv, logits, index));
-        for (int j = 0; j < runnable.size(); j++) {
+        StepPlan plan = StepPlan.of(batch, kv.layout(), cfg);
+        int[] flags = device.call(() -> run(plan, tags, kv, logits));
+        for (int j = 0; j < batch.size(); j++) {
             int code = flags[2 * j];
             if (code != 0) {
                 int page = flags[2 * j + 1];
-                SafetyEvent.Type type = code == 2 ? SafetyEvent.Type.UNWRITTEN_SLOT_READ : SafetyEvent.Type.OWNER_TAG_MISMATCH;
+                ReadCheck.Violation type = code == 2 ? ReadCheck.Violation.UNWRITTEN_SLOT_READ
+                        : ReadCheck.Violation.OWNER_TAG_MISMATCH;
                 long epoch = -1;
                 for (int e = plan.seqTableOffset[j]; e < plan.seqTableOffset[j] + plan.seqTablePages[j]; e++) {
                     if (plan.tablePage[e] == page) {
                         epoch = plan.tableEpoch[e];
                     }
                 }
-                checks[index.get(j)] = new ReadCheck(type, page, epoch, "detected on the device: page " + page
-                        + " does not match its owner tag for request " + plan.seqRequest[j] + " (kernel code " + code + ")", 0);
+                checks[j] = new ReadCheck(type, page, epoch, "detected on the device: page " + page
+                        + " does not match its owner tag for request " + plan.seqRequest[j] + " (kernel code " + code + ")");
             }
         }
         return checks;
@@ -189,7 +172,7 @@ public final class GpuBackend implements Backend {
     }
 
     /** One step on the device thread; returns the per-sequence flags {code, page}. */
-    private int[] run(StepPlan plan, KvPool pool, GpuKvStorage kv, float[][] logits, List<Integer> index) {
+    private int[] run(StepPlan plan, PageTags tags, GpuKvStorage kv, float[][] logits) {
         if (closed) {
             throw new IllegalStateException("GPU backend is closed");
         }
@@ -213,9 +196,9 @@ public final class GpuBackend implements Backend {
             scratch = new Scratch(device, cfg, r, o, s, b);
         }
         Scratch s = scratch;
-        boolean check = pool.detectorsEnabled();
+        boolean check = tags.checksOn();
         if (check) {
-            kv.syncTags(pool, plan.pagesTouched());
+            kv.syncTags(tags, plan.pagesTouched());
         }
         long t0 = System.nanoTime();
         // plan and embedding rows go up in one copy
@@ -252,7 +235,7 @@ public final class GpuBackend implements Backend {
             device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
                     weights.ropeSin, rows, dim, kvDim, cfg.headSize());
             device.launch("pw_kv_append", rows, 1, ROW_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
-                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags);
+                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags, kv.writers);
             device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
                     kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), dim, kvDim, cfg.headSize(), cfg.kvMul(),
                     pageTokens, checkFlag, s.flags);
@@ -297,7 +280,7 @@ public final class GpuBackend implements Backend {
             int seq = plan.logitSeq[o];
             if (flags[2 * seq] == 0) {
                 MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_FLOAT, 4L * o * cfg.vocabSize(),
-                        logits[index.get(seq)], 0, cfg.vocabSize());
+                        logits[seq], 0, cfg.vocabSize());
             }
         }
         return flags;

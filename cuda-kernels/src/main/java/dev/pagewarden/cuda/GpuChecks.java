@@ -4,13 +4,16 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
 
 import java.lang.foreign.Arena;
@@ -26,8 +29,12 @@ import java.util.Random;
 /**
  * The GPU checks, shared by the {@code gpu-check} command (run on the device machine) and the JUnit
  * GPU tests: logits parity against the CPU backend, greedy token equality, batch invariance, the
- * in-kernel tag and written-slot checks, the device checksum, scrub. Each returns plain numbers and
- * booleans; the callers decide pass or fail.
+ * in-kernel tag and written-slot checks, the writer shadow, the device checksum, scrub. Each returns
+ * plain numbers and booleans; the callers decide pass or fail.
+ *
+ * <p>Steps run as the engine runs them, through a {@link StepGuard} (host read checks before, writes
+ * recorded after); only the checks of the in-kernel refusals call the backend directly, so that the
+ * kernels are the only line of defence there.
  */
 public final class GpuChecks {
     private static final int PAGE_TOKENS = 16;
@@ -51,22 +58,26 @@ public final class GpuChecks {
         ModelConfig c = backend.config();
         KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
         try (var storage = backend.allocateKv(layout, layout.pagesFor(tokens.length))) {
-            KvPool pool = new KvPool("check", storage);
-            List<PageRef> pages = pool.allocate(7, "t", layout.pagesFor(tokens.length));
+            StepGuard guard = guard(backend, new KvPool("check", storage));
+            List<PageRef> pages = guard.pool().allocate(7, "t", layout.pagesFor(tokens.length));
             List<float[]> out = new ArrayList<>();
-            out.add(step(backend, pool, new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)));
-            pool.markWrittenUpTo(7, pages, prefill);
+            out.add(step(guard, c.vocabSize(), new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)));
             for (int p = prefill; p < tokens.length; p++) {
-                out.add(step(backend, pool, new SequenceStep(7, "t", new int[] {tokens[p]}, p, pages, true)));
-                pool.markWrittenUpTo(7, pages, p + 1);
+                out.add(step(guard, c.vocabSize(), new SequenceStep(7, "t", new int[] {tokens[p]}, p, pages, true)));
             }
             return out;
         }
     }
 
-    private static float[] step(Backend backend, KvPool pool, SequenceStep s) {
-        float[][] l = {new float[backend.config().vocabSize()]};
-        ReadCheck[] r = backend.forward(List.of(s), pool, l);
+    /** The engine's way into a backend: host read checks before each step, its writes recorded after. */
+    private static StepGuard guard(Backend backend, KvPool pool) {
+        return new StepGuard(backend, pool, FaultHooks.NONE);
+    }
+
+    /** One step of one sequence through the guard; its logits (it must not be refused). */
+    private static float[] step(StepGuard guard, int vocab, SequenceStep s) {
+        float[][] l = {new float[vocab]};
+        ReadCheck[] r = guard.forward(List.of(s), l, i -> { });
         if (!r[0].allowed()) {
             throw new IllegalStateException("a clean step was refused: " + r[0]);
         }
@@ -109,12 +120,11 @@ public final class GpuChecks {
         int total = Math.min(c.seqLen(), prompt.length + maxNew);
         KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
         try (var storage = backend.allocateKv(layout, layout.pagesFor(total))) {
-            KvPool pool = new KvPool("greedy", storage);
-            List<PageRef> pages = pool.allocate(9, "t", layout.pagesFor(total));
+            StepGuard guard = guard(backend, new KvPool("greedy", storage));
+            List<PageRef> pages = guard.pool().allocate(9, "t", layout.pagesFor(total));
             int[] out = new int[total - prompt.length];
             double[] margins = new double[out.length];
-            float[] l = step(backend, pool, new SequenceStep(9, "t", prompt, 0, pages, true));
-            pool.markWrittenUpTo(9, pages, prompt.length);
+            float[] l = step(guard, c.vocabSize(), new SequenceStep(9, "t", prompt, 0, pages, true));
             for (int i = 0; i < out.length; i++) {
                 int best = 0;
                 for (int v = 1; v < l.length; v++) {
@@ -132,8 +142,7 @@ public final class GpuChecks {
                 margins[i] = l[best] - second;
                 int pos = prompt.length + i;
                 if (i + 1 < out.length) {
-                    l = step(backend, pool, new SequenceStep(9, "t", new int[] {best}, pos, pages, true));
-                    pool.markWrittenUpTo(9, pages, pos + 1);
+                    l = step(guard, c.vocabSize(), new SequenceStep(9, "t", new int[] {best}, pos, pages, true));
                 }
             }
             return new Greedy(out, margins);
@@ -151,9 +160,9 @@ public final class GpuChecks {
         int perSeq = layout.pagesFor(n + neighbours + 1);
         try (var storage = backend.allocateKv(layout, perSeq * (neighbours + 2))) {
             KvPool pool = new KvPool("invariance", storage);
+            StepGuard guard = guard(backend, pool);
             List<PageRef> alone = pool.allocate(1, "a", perSeq);
-            float[][] la = {new float[c.vocabSize()]};
-            backend.forward(List.of(new SequenceStep(1, "a", tokens, 0, alone, true)), pool, la);
+            float[] la = step(guard, c.vocabSize(), new SequenceStep(1, "a", tokens, 0, alone, true));
             List<SequenceStep> batch = new ArrayList<>();
             List<PageRef> mine = pool.allocate(2, "a", perSeq);
             Random rnd = new Random(11);
@@ -164,14 +173,14 @@ public final class GpuChecks {
             }
             batch.add(rnd.nextInt(batch.size() + 1), new SequenceStep(2, "a", tokens, 0, mine, true));
             float[][] lb = new float[batch.size()][c.vocabSize()];
-            backend.forward(batch, pool, lb);
+            requireClean(guard.forward(batch, lb, i -> { }));
             int at = 0;
             while (batch.get(at).requestId() != 2) {
                 at++;
             }
             double worst = 0;
             for (int v = 0; v < c.vocabSize(); v++) {
-                worst = Math.max(worst, Math.abs(la[0][v] - lb[at][v]));
+                worst = Math.max(worst, Math.abs(la[v] - lb[at][v]));
             }
             return worst;
         }
@@ -191,8 +200,8 @@ public final class GpuChecks {
         int n = tokens.length;
         int perSeq = layout.pagesFor(n + 1);
         try (var storage = backend.allocateKv(layout, perSeq * (neighbours + 2))) {
-            KvPool pool = new KvPool("decode-invariance", storage);
-            float[] alone = decodeAfterPrefill(backend, pool, 1, List.of(tokens), perSeq).getFirst();
+            StepGuard guard = guard(backend, new KvPool("decode-invariance", storage));
+            float[] alone = decodeAfterPrefill(guard, c.vocabSize(), 1, List.of(tokens), perSeq).getFirst();
             Random rnd = new Random(13);
             List<int[]> others = new ArrayList<>();
             for (int j = 0; j < neighbours; j++) {
@@ -200,7 +209,7 @@ public final class GpuChecks {
             }
             int at = rnd.nextInt(neighbours + 1);
             others.add(at, tokens);
-            List<float[]> batched = decodeAfterPrefill(backend, pool, 2, others, perSeq);
+            List<float[]> batched = decodeAfterPrefill(guard, c.vocabSize(), 2, others, perSeq);
             double worst = 0;
             for (int v = 0; v < c.vocabSize(); v++) {
                 worst = Math.max(worst, Math.abs(alone[v] - batched.get(at)[v]));
@@ -213,35 +222,39 @@ public final class GpuChecks {
      * Prefills each sequence but its last token, one at a time, then decodes every last token in one
      * step; returns the step's logits in order. Request ids from {@code firstId} on, 100 apart.
      */
-    private static List<float[]> decodeAfterPrefill(Backend backend, KvPool pool, long firstId, List<int[]> seqs, int perSeq) {
+    private static List<float[]> decodeAfterPrefill(StepGuard guard, int vocab, long firstId, List<int[]> seqs, int perSeq) {
         String tenant = "a";
         List<SequenceStep> steps = new ArrayList<>();
         for (int i = 0; i < seqs.size(); i++) {
             int[] t = seqs.get(i);
             long id = firstId + 100L * i;
-            List<PageRef> pages = pool.allocate(id, tenant, perSeq);
-            step(backend, pool, new SequenceStep(id, tenant, Arrays.copyOf(t, t.length - 1), 0, pages, true));
-            pool.markWrittenUpTo(id, pages, t.length - 1);
+            List<PageRef> pages = guard.pool().allocate(id, tenant, perSeq);
+            step(guard, vocab, new SequenceStep(id, tenant, Arrays.copyOf(t, t.length - 1), 0, pages, true));
             steps.add(new SequenceStep(id, tenant, new int[] {t[t.length - 1]}, t.length - 1, pages, true));
         }
-        float[][] logits = new float[steps.size()][backend.config().vocabSize()];
-        ReadCheck[] r = backend.forward(steps, pool, logits);
-        for (ReadCheck check : r) {
-            if (!check.allowed()) {
-                throw new IllegalStateException("a clean decode step was refused: " + check);
-            }
-        }
+        float[][] logits = new float[steps.size()][vocab];
+        requireClean(guard.forward(steps, logits, i -> { }));
         return Arrays.asList(logits);
     }
 
-    /** What the in-kernel checks did with a stale epoch and an unwritten slot, host checks off. */
-    public record TagChecks(SafetyEvent.Type staleEpoch, SafetyEvent.Type unwritten, SafetyEvent.Type scrubbedRead,
-                            boolean neighbourUntouched, String details) {
+    private static void requireClean(ReadCheck[] verdicts) {
+        for (ReadCheck check : verdicts) {
+            if (!check.allowed()) {
+                throw new IllegalStateException("a clean step was refused: " + check);
+            }
+        }
+    }
+
+    /**
+     * What the in-kernel checks did with a stale epoch, an unwritten slot and a scrubbed page, with no
+     * host checks before them (the backend called directly, not through the step guard).
+     */
+    public record TagChecks(ReadCheck.Violation staleEpoch, ReadCheck.Violation unwritten,
+                            ReadCheck.Violation scrubbedRead, boolean neighbourUntouched, String details) {
     }
 
     public static TagChecks tagChecks(LoadedModel model, int[] tokens) {
         try (Backend b = Backends.select("gpu").create(model, BackendOptions.defaults())) {
-            GpuBackend gpu = (GpuBackend) b;
             ModelConfig c = b.config();
             KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
             int n = tokens.length;
@@ -250,34 +263,94 @@ public final class GpuChecks {
                 KvPool pool = new KvPool("tags", storage);
                 List<PageRef> good = pool.allocate(1, "a", pages);
                 List<PageRef> victim = pool.allocate(2, "b", pages);
+                // the prefill goes through the guard, which records positions [0, n) as written
                 float[][] l = new float[2][c.vocabSize()];
-                b.forward(List.of(new SequenceStep(1, "a", tokens, 0, good, true),
-                        new SequenceStep(2, "b", tokens, 0, victim, true)), pool, l);
-                pool.markWrittenUpTo(1, good, n);
-                pool.markWrittenUpTo(2, victim, n);
+                requireClean(guard(b, pool).forward(List.of(new SequenceStep(1, "a", tokens, 0, good, true),
+                        new SequenceStep(2, "b", tokens, 0, victim, true)), l, i -> { }));
+                // from here on the backend is called directly: no host check, nothing recorded
                 // 1. request 3 presents a page table naming request 2's pages with a stale epoch
                 List<PageRef> stale = victim.stream().map(r -> new PageRef(r.page(), r.epoch() - 1)).toList();
                 float[][] l2 = new float[2][c.vocabSize()];
                 int next = tokens[0];
-                ReadCheck[] r = gpu.forward(List.of(new SequenceStep(3, "c", new int[] {next}, n, stale, true),
-                        new SequenceStep(1, "a", new int[] {next}, n, good, true)), pool, l2, false);
+                ReadCheck[] r = b.forward(List.of(new SequenceStep(3, "c", new int[] {next}, n, stale, true),
+                        new SequenceStep(1, "a", new int[] {next}, n, good, true)), storage, pool.tags(), l2);
                 // the neighbour runs on: its logits equal (bit for bit) the same step run alone
                 float[][] l3 = new float[1][c.vocabSize()];
-                ReadCheck[] again = b.forward(List.of(new SequenceStep(1, "a", new int[] {next}, n, good, true)), pool, l3);
+                ReadCheck[] again = b.forward(List.of(new SequenceStep(1, "a", new int[] {next}, n, good, true)), storage,
+                        pool.tags(), l3);
                 boolean neighbourOk = r[1].allowed() && again[0].allowed() && Arrays.equals(l2[1], l3[0]);
                 // 2. request 1 claims more history than it wrote: positions [0, n+1) with only n written
-                ReadCheck[] u = gpu.forward(List.of(new SequenceStep(1, "a", new int[] {next}, n + 1, good, true)), pool, l3,
-                        false);
+                ReadCheck[] u = b.forward(List.of(new SequenceStep(1, "a", new int[] {next}, n + 1, good, true)), storage,
+                        pool.tags(), l3);
                 // 3. request 2's pages scrubbed: their tags clear, any read of them is refused
                 pool.quarantine(2, victim);
                 for (PageRef p : victim) {
                     storage.scrubPage(p.page());
                 }
-                ReadCheck[] s = gpu.forward(List.of(new SequenceStep(2, "b", new int[] {next}, n, victim, true)), pool, l3,
-                        false);
+                ReadCheck[] s = b.forward(List.of(new SequenceStep(2, "b", new int[] {next}, n, victim, true)), storage,
+                        pool.tags(), l3);
                 return new TagChecks(r[0].violation(), u[0].violation(), s[0].violation(), neighbourOk,
                         r[0].details() + " | " + u[0].details() + " | " + s[0].details());
             }
+        }
+    }
+
+    /**
+     * The writer shadow after one step of two sequences of different lengths: every slot of their
+     * pages holds the id of the request whose step wrote it, 0 where nobody did (the rest of each last
+     * page); a scrub of the first one's pages zeroes their shadow and leaves the second one's as it was.
+     *
+     * @param slotsWritten slots the step wrote (the shadow must name their writer)
+     * @param wrong        slots, over both sequences' pages, whose shadow differed from the expectation
+     * @param scrubZeroes  the first sequence's pages read all zeros after the scrub
+     * @param neighbourKept the second sequence's shadow unchanged by that scrub
+     */
+    public record ShadowChecks(int slotsWritten, int wrong, boolean scrubZeroes, boolean neighbourKept) {
+    }
+
+    public static ShadowChecks writerShadow(Backend backend, int[] tokens) {
+        ModelConfig c = backend.config();
+        KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+        int pageTokens = layout.pageTokens();
+        int[] lengths = {tokens.length, Math.max(1, tokens.length - pageTokens / 2 - 1)};
+        long[] ids = {21, 22};
+        int perSeq = layout.pagesFor(tokens.length);
+        try (KvStorage storage = backend.allocateKv(layout, 2 * perSeq)) {
+            KvPool pool = new KvPool("shadow", storage);
+            List<List<PageRef>> tables = new ArrayList<>();
+            List<SequenceStep> batch = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                tables.add(pool.allocate(ids[i], "t" + i, perSeq));
+                batch.add(new SequenceStep(ids[i], "t" + i, Arrays.copyOf(tokens, lengths[i]), 0, tables.get(i), false));
+            }
+            requireClean(guard(backend, pool).forward(batch, new float[2][], i -> { }));
+            int written = 0;
+            int wrong = 0;
+            for (int i = 0; i < 2; i++) {
+                for (int p = 0; p < perSeq; p++) {
+                    long[] w = storage.writers(tables.get(i).get(p).page());
+                    for (int slot = 0; slot < pageTokens; slot++) {
+                        boolean wroteIt = p * pageTokens + slot < lengths[i];
+                        written += wroteIt ? 1 : 0;
+                        wrong += w[slot] != (wroteIt ? ids[i] : 0) ? 1 : 0;
+                    }
+                }
+            }
+            List<long[]> before = new ArrayList<>();
+            for (PageRef ref : tables.get(1)) {
+                before.add(storage.writers(ref.page()));
+            }
+            pool.quarantine(ids[0], tables.get(0));
+            pool.scrubAndFree(ids[0], tables.get(0));
+            boolean zero = true;
+            for (PageRef ref : tables.get(0)) {
+                zero &= Arrays.equals(storage.writers(ref.page()), new long[pageTokens]);
+            }
+            boolean kept = true;
+            for (int p = 0; p < perSeq; p++) {
+                kept &= Arrays.equals(storage.writers(tables.get(1).get(p).page()), before.get(p));
+            }
+            return new ShadowChecks(written, wrong, zero, kept);
         }
     }
 
@@ -294,7 +367,8 @@ public final class GpuChecks {
                  Arena arena = Arena.ofConfined()) {
                 KvPool pool = new KvPool("crc", storage);
                 List<PageRef> table = pool.allocate(1, "a", pages);
-                b.forward(List.of(new SequenceStep(1, "a", tokens, 0, table, false)), pool, new float[1][]);
+                requireClean(guard(b, pool).forward(List.of(new SequenceStep(1, "a", tokens, 0, table, false)), new float[1][],
+                        i -> { }));
                 MemorySegment host = arena.allocate(layout.pageBytes(), 64);
                 int mismatches = 0;
                 for (PageRef p : table) {
@@ -327,6 +401,16 @@ public final class GpuChecks {
         m.put("tag_unwritten_slot", String.valueOf(t.unwritten()));
         m.put("tag_scrubbed_read", String.valueOf(t.scrubbedRead()));
         m.put("tag_neighbour_untouched", t.neighbourUntouched());
+        return m;
+    }
+
+    /** The writer shadow results as an ordered map, for JSON. */
+    public static Map<String, Object> asMap(ShadowChecks s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("shadow_slots_written", s.slotsWritten());
+        m.put("shadow_wrong_slots", s.wrong());
+        m.put("shadow_scrub_zeroes", s.scrubZeroes());
+        m.put("shadow_neighbour_kept", s.neighbourKept());
         return m;
     }
 

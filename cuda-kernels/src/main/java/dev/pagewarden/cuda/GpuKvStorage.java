@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.kv.PageTags;
 import jcuda.driver.CUdeviceptr;
 
 import java.lang.foreign.MemorySegment;
@@ -15,6 +16,10 @@ import java.lang.foreign.ValueLayout;
  * common.cuh). The pool's metadata on the host stays the source of truth: before each step the tags
  * of the pages it touches are brought up to date from it, and the kernels then refuse any page whose
  * tag disagrees with the sequence's page table. Pages are never cleared on reuse; scrub zeroes one.
+ *
+ * <p>The writer shadow ({@link KvStorage}) lives on the device too: one {@code long} per (page, slot),
+ * page-major, written by the KV append kernel with the row's request id beside the K/V bytes, copied
+ * with the slots a transfer applies, zeroed by a scrub. No check reads it.
  */
 public final class GpuKvStorage implements KvStorage {
     /** Owner of a page no request may read (free, deferred, quarantined): matches no request id. */
@@ -27,9 +32,14 @@ public final class GpuKvStorage implements KvStorage {
     private final long pageBytes;
     final CUdeviceptr memory;
     final CUdeviceptr tags;
+    /** The writer shadow: request id per (page, slot), {@code pageTokens} longs a page. */
+    final CUdeviceptr writers;
+    private final long shadowPageBytes;
     /** Host copy of the device tags, pinned so that a dirty range goes up in one copy. */
     private final CudaDevice.Pinned tagMirror;
     private final CudaDevice.Pinned staging;
+    /** Host side of one page's writer shadow on its way up or down. */
+    private final CudaDevice.Pinned shadowStaging;
     private final CUdeviceptr stagingDevice;
     private final CUdeviceptr pageList;
     private final CUdeviceptr crcOut;
@@ -43,6 +53,7 @@ public final class GpuKvStorage implements KvStorage {
         this.layout = layout;
         this.pages = pages;
         this.pageBytes = layout.pageBytes();
+        this.shadowPageBytes = 8L * layout.pageTokens();
         device.retain(); // page memory outlives no device: the last holder frees the context
         CUdeviceptr[] allocated = device.call(() -> {
             CUdeviceptr mem = device.alloc(pageBytes * pages);
@@ -50,15 +61,19 @@ public final class GpuKvStorage implements KvStorage {
             CUdeviceptr s = device.alloc(pageBytes);
             CUdeviceptr l = device.alloc(256);
             CUdeviceptr c = device.alloc(256);
-            return new CUdeviceptr[] {mem, t, s, l, c};
+            CUdeviceptr w = device.alloc(shadowPageBytes * pages);
+            device.zero(w, shadowPageBytes * pages); // nobody wrote any slot yet
+            return new CUdeviceptr[] {mem, t, s, l, c, w};
         });
         this.memory = allocated[0];
         this.tags = allocated[1];
         this.stagingDevice = allocated[2];
         this.pageList = allocated[3];
         this.crcOut = allocated[4];
+        this.writers = allocated[5];
         this.tagMirror = device.call(() -> device.pinned((long) TAG_BYTES * pages));
         this.staging = device.call(() -> device.pinned(pageBytes + 256));
+        this.shadowStaging = device.call(() -> device.pinned(shadowPageBytes));
         for (int p = 0; p < pages; p++) {
             setMirror(p, NO_OWNER, 0, 0);
         }
@@ -98,12 +113,12 @@ public final class GpuKvStorage implements KvStorage {
      * Brings the device tags of {@code touched} up to date with the pool's metadata (on the device
      * thread, before the step's kernels on the same stream). Only changed tags travel, as one range.
      */
-    void syncTags(KvPool pool, int[] touched) {
+    void syncTags(PageTags pageTags, int[] touched) {
         int lo = Integer.MAX_VALUE;
         int hi = -1;
         for (int p : touched) {
             checked(p);
-            KvPool.PageInfo info = pool.info(p);
+            KvPool.PageInfo info = pageTags.info(p);
             long owner = info.state() == PageState.OWNED ? info.owner() : NO_OWNER;
             long[] now = tag(p);
             if (now[0] != owner || now[1] != info.epoch() || now[2] != info.writtenSlots()) {
@@ -180,7 +195,7 @@ public final class GpuKvStorage implements KvStorage {
     }
 
     @Override
-    public synchronized void writeSlots(int page, MemorySegment host, int slots) {
+    public synchronized void writeSlots(int page, MemorySegment host, int slots, long[] from) {
         checked(page);
         int n = Math.min(slots, layout.pageTokens());
         if (n <= 0) {
@@ -188,12 +203,27 @@ public final class GpuKvStorage implements KvStorage {
         }
         requireOpen();
         MemorySegment.copy(host, 0, staging.segment(), 0, pageBytes); // on the caller's thread (its segment)
+        MemorySegment.copy(from, 0, shadowStaging.segment(), ValueLayout.JAVA_LONG, 0, n);
         device.run(() -> {
             layout.slotRuns(n, (offset, floats) -> device.copyToDevice(
                     memory.withByteOffset(pageBytes * page + offset * Float.BYTES), staging, offset * Float.BYTES,
                     floats * Float.BYTES));
+            device.copyToDevice(writers.withByteOffset(shadowPageBytes * page), shadowStaging, 0, 8L * n);
             device.sync();
         });
+    }
+
+    @Override
+    public synchronized long[] writers(int page) {
+        checked(page);
+        device.run(() -> {
+            requireOpen();
+            device.copyToHost(shadowStaging, 0, writers.withByteOffset(shadowPageBytes * page), shadowPageBytes);
+            device.sync();
+        });
+        long[] out = new long[layout.pageTokens()];
+        MemorySegment.copy(shadowStaging.segment(), ValueLayout.JAVA_LONG, 0, out, 0, out.length);
+        return out;
     }
 
     @Override
@@ -204,6 +234,7 @@ public final class GpuKvStorage implements KvStorage {
             staging.segment().set(ValueLayout.JAVA_INT, 0, page);
             device.copyToDevice(pageList, staging, 0, 4);
             device.launch("pw_page_scrub", 1, 1, 256, 0, memory, tags, pageBytes / 4, pageList);
+            device.zero(writers.withByteOffset(shadowPageBytes * page), shadowPageBytes);
             device.sync();
             long[] t = tag(page);
             setMirror(page, 0, t[1], 0);
@@ -240,8 +271,10 @@ public final class GpuKvStorage implements KvStorage {
             device.free(stagingDevice);
             device.free(pageList);
             device.free(crcOut);
+            device.free(writers);
             device.free(tagMirror);
             device.free(staging);
+            device.free(shadowStaging);
         });
         device.release();
     }

@@ -6,7 +6,8 @@ import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.PageTags;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,6 +51,61 @@ class GpuChecksOnCpuTest {
         assertThat(GpuChecks.batchInvariance(cpu, tokens, 7)).isZero();
     }
 
+    @Test
+    void theCpuBackendPassesTheWriterShadowCheck() {
+        int[] tokens = GpuChecks.randomTokens(20, model.config().vocabSize(), 6);
+        GpuChecks.ShadowChecks s = GpuChecks.writerShadow(cpu, tokens);
+        assertThat(s.slotsWritten()).isEqualTo(20 + 11);
+        assertThat(s.wrong()).isZero();
+        assertThat(s.scrubZeroes()).isTrue();
+        assertThat(s.neighbourKept()).isTrue();
+    }
+
+    /** A backend that writes the shadow of its steps' slots wrong (or not at all) must fail the check. */
+    @Test
+    void aBackendThatLeavesTheShadowUnwrittenFailsIt() {
+        Backend blind = new Backend() {
+            @Override
+            public String name() {
+                return "blind";
+            }
+
+            @Override
+            public ModelConfig config() {
+                return cpu.config();
+            }
+
+            @Override
+            public KvStorage allocateKv(KvLayout layout, int pages) {
+                return cpu.allocateKv(layout, pages);
+            }
+
+            @Override
+            public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
+                ReadCheck[] r = cpu.forward(batch, storage, tags, logits);
+                // the bytes stay, the shadow of every page the step touched is put back to nobody
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment page = arena.allocate(storage.layout().pageBytes(), 64);
+                    for (SequenceStep s : batch) {
+                        for (PageRef ref : s.pageTable()) {
+                            storage.readPage(ref.page(), page);
+                            storage.writeSlots(ref.page(), page, storage.layout().pageTokens(),
+                                    new long[storage.layout().pageTokens()]);
+                        }
+                    }
+                }
+                return r;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        int[] tokens = GpuChecks.randomTokens(20, model.config().vocabSize(), 6);
+        GpuChecks.ShadowChecks s = GpuChecks.writerShadow(blind, tokens);
+        assertThat(s.wrong()).isEqualTo(s.slotsWritten()).isGreaterThan(0);
+    }
+
     /** A backend whose batched steps round differently from its single ones must fail the check. */
     @Test
     void aBackendThatDependsOnItsBatchFailsIt() {
@@ -69,8 +126,8 @@ class GpuChecksOnCpuTest {
             }
 
             @Override
-            public ReadCheck[] forward(List<SequenceStep> batch, KvPool pool, float[][] logits) {
-                ReadCheck[] r = cpu.forward(batch, pool, logits);
+            public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
+                ReadCheck[] r = cpu.forward(batch, storage, tags, logits);
                 if (batch.size() > 1) {
                     for (int i = 0; i < batch.size(); i++) {
                         logits[i][3] = Math.nextUp(logits[i][3]); // one ulp, on one logit

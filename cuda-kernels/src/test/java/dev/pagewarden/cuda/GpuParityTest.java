@@ -6,6 +6,7 @@ import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
@@ -137,10 +138,21 @@ class GpuParityTest extends RealModelTest {
     void theKernelsRefuseStaleEpochsUnwrittenSlotsAndScrubbedPages() {
         GpuChecks.TagChecks t = GpuChecks.tagChecks(model, storyTokens(4));
         System.out.println("in-kernel checks: " + t.details());
-        assertThat(t.staleEpoch()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
-        assertThat(t.unwritten()).isEqualTo(SafetyEvent.Type.UNWRITTEN_SLOT_READ);
-        assertThat(t.scrubbedRead()).isEqualTo(SafetyEvent.Type.OWNER_TAG_MISMATCH);
+        assertThat(t.staleEpoch()).isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
+        assertThat(t.unwritten()).isEqualTo(ReadCheck.Violation.UNWRITTEN_SLOT_READ);
+        assertThat(t.scrubbedRead()).isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
         assertThat(t.neighbourUntouched()).isTrue();
+    }
+
+    @Test
+    void theWriterShadowNamesTheWriterOfEverySlotAndAScrubZeroesIt() {
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            GpuChecks.ShadowChecks s = GpuChecks.writerShadow(g, storyTokens(10));
+            assertThat(s.slotsWritten()).isGreaterThan(0);
+            assertThat(s.wrong()).isZero();
+            assertThat(s.scrubZeroes()).isTrue();
+            assertThat(s.neighbourKept()).isTrue();
+        }
     }
 
     @Test

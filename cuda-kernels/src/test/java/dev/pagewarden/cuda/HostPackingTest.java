@@ -168,7 +168,7 @@ class HostPackingTest {
                 int written = rnd.nextInt(17);
                 pool.markWrittenUpTo(owner + 1, tables.get(owner), written);
                 int start = rnd.nextInt(16);
-                ReadCheck host = pool.checkRead(reader, "t" + reader, table, start, start + 1);
+                ReadCheck host = pool.checkRead(reader, table, start, start + 1);
                 StepPlan plan = StepPlan.of(List.of(new SequenceStep(reader, "t" + reader, new int[] {1}, start, table, true)),
                         layout, CFG);
                 long[][] tags = new long[12][];

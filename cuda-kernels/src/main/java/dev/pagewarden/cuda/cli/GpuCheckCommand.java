@@ -139,6 +139,13 @@ public final class GpuCheckCommand implements Command {
                 return tags.staleEpoch() != null && tags.unwritten() != null && tags.scrubbedRead() != null
                         && tags.neighbourUntouched();
             });
+            guarded("writer_shadow", r, verdicts, err, () -> {
+                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+                    GpuChecks.ShadowChecks shadow = GpuChecks.writerShadow(b, short20);
+                    r.putAll(GpuChecks.asMap(shadow));
+                    return shadow.slotsWritten() > 0 && shadow.wrong() == 0 && shadow.scrubZeroes() && shadow.neighbourKept();
+                }
+            });
             guarded("checksums", r, verdicts, err, () -> {
                 GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
                 r.putAll(GpuChecks.asMap(crc));

@@ -38,7 +38,9 @@ public interface Backend extends AutoCloseable {
      * the pages of {@code storage}; writes each sequence's K/V (and its writer shadow) into its page
      * table and, for each sequence that wants logits, the logits of its last token into
      * {@code logits[i]} (length vocab). A backend that checks reads again on its device (against
-     * {@code tags}) leaves a refused sequence out - nothing written - and says why in its verdict.
+     * {@code tags}) computes nothing from a refused sequence's context and says why in its verdict; it
+     * may already have appended that sequence's own K/V to its own page, which the guard then does not
+     * record as written.
      *
      * @return one verdict per sequence, index-aligned with {@code batch} ({@link ReadCheck#CLEAN} when it ran)
      */
