@@ -1,13 +1,18 @@
 package dev.pagewarden.platform;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.pagewarden.core.engine.EngineApi;
 
-/** Feature packages of the platform build on each other in one direction only. */
+/** Feature packages of the platform build on each other in one direction only, and on the engine's public API alone. */
 @AnalyzeClasses(packages = "dev.pagewarden.platform", importOptions = ImportOption.DoNotIncludeTests.class)
 final class ArchitectureTest {
 
@@ -15,4 +20,12 @@ final class ArchitectureTest {
     static final ArchRule featurePackagesAreFreeOfCycles = slices()
             .matching("dev.pagewarden.platform.(*)..")
             .should().beFreeOfCycles();
+
+    /** The pools, backends, workers and step guard are the engine's own: the platform sees snapshots and events. */
+    @ArchTest
+    static final ArchRule usesOnlyTheEnginesPublicApi = noClasses()
+            .that().resideInAPackage("dev.pagewarden.platform..")
+            .should().dependOnClassesThat(resideInAPackage("dev.pagewarden.core..")
+                    .and(not(resideInAnyPackage(EngineApi.PACKAGES))))
+            .because("only the packages named in EngineApi are the engine's public API");
 }

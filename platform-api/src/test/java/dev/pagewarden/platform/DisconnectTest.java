@@ -1,7 +1,6 @@
 package dev.pagewarden.platform;
 
-import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.platform.audit.RequestRecord;
 import dev.pagewarden.platform.audit.RequestRecordRepository;
 import dev.pagewarden.platform.engine.EngineHost;
@@ -36,7 +35,7 @@ class DisconnectTest extends PlatformTest {
     @Test
     void disconnectMidGenerationAbortsTheRequestAndFreesItsPages() throws Exception {
         String key = newTenant("flaky-client")[1];
-        KvPool decode = host.served().orElseThrow().engine().decodePool();
+        java.util.function.Supplier<PoolStats> decode = () -> host.served().orElseThrow().engine().decodePool();
         double disconnectsBefore = disconnects();
         gate.arm(3);
         List<String> received;
@@ -50,7 +49,7 @@ class DisconnectTest extends PlatformTest {
                     .take(3) // three tokens, then the client hangs up
                     .collectList().block(Duration.ofSeconds(90));
             held = gate.awaitHeld();
-            assertThat(decode.countByState().get(PageState.OWNED)).as("the held request still owns its pages").isPositive();
+            assertThat(decode.get().pagesByState().get("owned")).as("the held request still owns its pages").isPositive();
             awaitUntil(() -> disconnects() > disconnectsBefore, "the platform to notice the disconnect");
         } finally {
             gate.release();
@@ -60,8 +59,8 @@ class DisconnectTest extends PlatformTest {
         assertThat(record.status()).isEqualTo("ABORTED");
         assertThat(record.errorCode()).isEqualTo("client_disconnected");
         assertThat(record.generatedTokens()).isLessThan(200);
-        awaitUntil(() -> decode.freePages() == decode.capacityPages(), "every decode page to be free again");
-        assertThat(decode.countByState().get(PageState.QUARANTINED)).isZero();
+        awaitUntil(() -> decode.get().allFree(), "every decode page to be free again");
+        assertThat(decode.get().pagesByState().get("quarantined")).isZero();
     }
 
     private double disconnects() {

@@ -1,7 +1,6 @@
 package dev.pagewarden.platform;
 
-import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.platform.audit.RequestRecordRepository;
 import dev.pagewarden.platform.engine.EngineHost;
 import dev.pagewarden.platform.testing.PlatformTestBase;
@@ -32,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * until the writes are acknowledged, then drained - never reused early.
  */
 @TestPropertySource(properties = {"pagewarden.lab.enabled=true",
-        "pagewarden.lab.faults=skip-capacity-check,legacy-finished-check,delay-transfer-writes=3000",
+        "pagewarden.lab.faults=skip-capacity-check,legacy-finished-check,delay-transfer-writes=150",
         "pagewarden.engine.prefill-pool-tokens=128", "pagewarden.engine.deferred-release-timeout=60s"})
 class LabIncidentReplayTest extends PlatformTestBase {
     private static final Path HOME = tempHome();
@@ -65,7 +64,7 @@ class LabIncidentReplayTest extends PlatformTestBase {
     @Test
     void disconnectWhileKvWritesAreInFlightDefersThePagesUntilDrained() throws Exception {
         String key = newTenant("impatient")[1];
-        KvPool decode = host.served().orElseThrow().engine().decodePool();
+        java.util.function.Supplier<PoolStats> decode = () -> host.served().orElseThrow().engine().decodePool();
         double drainedBefore = registry.counter("kv.deferred.release", "outcome", "drained").count();
         // the client leaves once the request's KV frames are on the wire (held back by the lab delay)
         List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -77,13 +76,13 @@ class LabIncidentReplayTest extends PlatformTestBase {
         awaitUntil(() -> host.served().orElseThrow().engine().transfersInFlight() > 0 && !got.isEmpty(),
                 "the stream to begin and the KV transfer to be in flight");
         client.dispose();
-        awaitUntil(() -> decode.countByState().get(PageState.DEFERRED) > 0
+        awaitUntil(() -> decode.get().pagesByState().get("deferred") > 0
                         || registry.counter("kv.deferred.release", "outcome", "drained").count() > drainedBefore,
                 "the aborted request's pages to be deferred");
         awaitUntil(() -> registry.counter("kv.deferred.release", "outcome", "drained").count() > drainedBefore,
                 "the in-flight writes to be acknowledged and the pages drained");
-        awaitUntil(() -> decode.freePages() == decode.capacityPages(), "every decode page to be free again");
-        assertThat(decode.countByState().get(PageState.QUARANTINED)).isZero();
+        awaitUntil(() -> decode.get().allFree(), "every decode page to be free again");
+        assertThat(decode.get().pagesByState().get("quarantined")).isZero();
         long aborted = jdbc.sql("SELECT id FROM requests WHERE error_code = 'client_disconnected' ORDER BY id DESC LIMIT 1")
                 .query(Long.class).single();
         awaitUntil(() -> jdbc.sql("SELECT count(*) FROM kv_lineage WHERE request_id = :id AND kind IN (7, 8)")

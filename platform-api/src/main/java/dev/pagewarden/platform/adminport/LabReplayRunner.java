@@ -1,7 +1,9 @@
 package dev.pagewarden.platform.adminport;
 
 import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.lab.IsolationOracle;
 import dev.pagewarden.lab.LabFaults;
+import dev.pagewarden.lab.LabHooks;
 import dev.pagewarden.lab.LabTally;
 import dev.pagewarden.lab.LabWorkload;
 import dev.pagewarden.lab.ReplayLab;
@@ -40,7 +42,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * journal into its PostgreSQL, and its requests get {@code requests} rows under real lab tenants).
  * The workload is {@link LabWorkload}'s, as in {@link ReplayLab}: normal traffic from four tenants, prompts over the pool
  * capacity, more normal traffic (the abort-during-transfer rounds are not replayed here). What it
- * returns is the engine's own ground truth (per-slot writer bookkeeping, counted by {@link LabTally}), for comparison only:
+ * returns is the lab's ground truth (its isolation oracle over the KV storage's writer shadow, counted by
+ * {@link LabTally}), for comparison only:
  * incidents and blast radius come from the detectors and the lineage queries.
  */
 @Component
@@ -108,11 +111,13 @@ class LabReplayRunner {
         sent.addAll(submit(engine, ids, workload.normalWave(rnd, 1)));
         await(sent);
         List<RequestRecord> rows = new ArrayList<>();
-        LabTally tally = new LabTally();
+        IsolationOracle oracle = host.labHooks().map(LabHooks::oracle).orElseThrow(() ->
+                new IllegalStateException("the engine runs without the lab's oracle"));
+        LabTally tally = new LabTally(oracle);
         TreeSet<String> readerTenants = new TreeSet<>();
         for (Sent s : sent) {
             RequestHandle h = s.handle();
-            if (h.crossTenantSlotsRead() > 0) {
+            if (oracle.crossTenantSlots(h.id()) > 0) {
                 readerTenants.add(s.tenant());
             }
             LabTally.Outcome outcome = tally.add(h);

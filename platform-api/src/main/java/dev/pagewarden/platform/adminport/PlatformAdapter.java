@@ -2,8 +2,7 @@ package dev.pagewarden.platform.adminport;
 
 import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.core.engine.Engine;
-import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
@@ -60,13 +59,8 @@ class PlatformAdapter implements PlatformPort {
         List<Pool> out = new ArrayList<>();
         host.served().ifPresent(s -> {
             Engine engine = s.engine();
-            for (KvPool pool : List.of(engine.prefillPool(), engine.decodePool())) {
-                Map<String, Integer> states = new LinkedHashMap<>();
-                Map<PageState, Integer> counts = pool.countByState();
-                for (PageState state : PageState.values()) {
-                    states.put(state.name().toLowerCase(Locale.ROOT), counts.getOrDefault(state, 0));
-                }
-                out.add(new Pool(pool.name(), pool.capacityTokens(), states));
+            for (PoolStats pool : engine.pools()) {
+                out.add(new Pool(pool.name(), pool.capacityTokens(), pool.pagesByState()));
             }
         });
         return out;

@@ -93,7 +93,7 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
 
     /**
      * The incident-replay lab's fault switches ({@code skip-capacity-check}, {@code corrupt-transfer-byte},
-     * {@code delay-transfer-writes=MS}, ...). Never for production: faults are refused unless {@code enabled}, and a lab engine says so loudly.
+     * {@code delay-transfer-writes=STEPS}, ...). Never for production: faults are refused unless {@code enabled}, and a lab engine says so loudly.
      */
     public record Lab(@DefaultValue("false") boolean enabled, @DefaultValue java.util.List<String> faults) {
         @AssertTrue(message = "pagewarden.lab.faults are refused unless pagewarden.lab.enabled=true")

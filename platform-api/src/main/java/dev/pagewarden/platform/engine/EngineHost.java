@@ -3,9 +3,11 @@ package dev.pagewarden.platform.engine;
 import dev.pagewarden.core.engine.CapacityPolicy;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.engine.PoolStats;
+import dev.pagewarden.core.fault.FaultHooks;
+import dev.pagewarden.lab.IsolationOracle;
 import dev.pagewarden.lab.LabFaults;
-import dev.pagewarden.core.kv.PageState;
+import dev.pagewarden.lab.LabHooks;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.receipt.ReceiptSigner;
@@ -43,6 +45,8 @@ public class EngineHost implements AutoCloseable {
     private static final SecureRandom ID_KEYS = new SecureRandom();
 
     private final ServedModel served;
+    /** A lab engine's fault hooks and oracle; null outside lab mode. */
+    private final LabHooks labHooks;
     private final String unavailableReason;
     private final LoadedModel loaded;
     private final ModelVisibilityRepository visibility;
@@ -56,6 +60,7 @@ public class EngineHost implements AutoCloseable {
         if (outcome instanceof ModelResolver.Unavailable(String reason)) {
             this.loaded = null;
             this.served = null;
+            this.labHooks = null;
             this.unavailableReason = reason;
             LOG.warn("Pagewarden started WITHOUT a model: {}. The API answers model_not_found until then.", reason);
             return;
@@ -80,10 +85,9 @@ public class EngineHost implements AutoCloseable {
                 // a lab engine keeps them sequential, so its replays stay reproducible
                 .requestIdKey(properties.lab().enabled() ? 0 : ID_KEYS.nextLong() | 1)
                 .nodeId(e.nodeId())
-                .lab(properties.lab().enabled(), labFaults(properties.lab()))
-                // lab engines keep the per-slot writer bookkeeping, so a replay can report its ground truth
-                .groundTruth(properties.lab().enabled())
                 .build();
+        // a lab engine gets its fault switches and an isolation oracle, so a replay can report its ground truth
+        LabHooks hooks = properties.lab().enabled() ? labFaults(properties.lab()).hooks(new IsolationOracle()) : null;
         if (properties.lab().enabled()) {
             LOG.warn("LAB MODE: fault switches {} are ON - this engine deliberately re-opens isolation faults; "
                     + "never serve tenants from it", properties.lab().faults());
@@ -96,11 +100,13 @@ public class EngineHost implements AutoCloseable {
         }
         Engine engine;
         try {
-            engine = Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety).lineage(lineage).receipts(signer).build();
+            engine = Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
+                    .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
         } catch (RuntimeException ex) {
             loaded.close();
             throw ex;
         }
+        this.labHooks = hooks;
         this.served = new ServedModel(resolved.id(), engine, new Tokenizer(loaded.vocabulary()), resolved.model(),
                 loaded.format());
         visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
@@ -124,13 +130,13 @@ public class EngineHost implements AutoCloseable {
     }
 
     private static void registerGauges(MeterRegistry registry, Engine engine) {
-        for (KvPool pool : List.of(engine.prefillPool(), engine.decodePool())) {
-            for (PageState state : PageState.values()) {
-                Gauge.builder("kv.pool.pages", pool, p -> p.countByState().getOrDefault(state, 0))
-                        .description("KV pages by state").tag("worker", pool.name())
-                        .tag("state", state.name().toLowerCase(Locale.ROOT)).register(registry);
+        for (PoolStats pool : engine.pools()) {
+            String name = pool.name();
+            for (String state : pool.pagesByState().keySet()) {
+                Gauge.builder("kv.pool.pages", engine, e -> stats(e, name).pagesByState().getOrDefault(state, 0))
+                        .description("KV pages by state").tag("worker", name).tag("state", state).register(registry);
             }
-            Gauge.builder("kv.pool.capacity.tokens", pool, KvPool::capacityTokens).tag("worker", pool.name())
+            Gauge.builder("kv.pool.capacity.tokens", engine, e -> stats(e, name).capacityTokens()).tag("worker", name)
                     .register(registry);
         }
         Gauge.builder("engine.context.window.tokens", engine, Engine::contextWindow).register(registry);
@@ -139,6 +145,15 @@ public class EngineHost implements AutoCloseable {
     }
 
     /** The served model, if any (private or not). */
+    private static PoolStats stats(Engine engine, String pool) {
+        return engine.pools().stream().filter(p -> p.name().equals(pool)).findFirst().orElseThrow();
+    }
+
+    /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */
+    public Optional<LabHooks> labHooks() {
+        return Optional.ofNullable(labHooks);
+    }
+
     public Optional<ServedModel> served() {
         return Optional.ofNullable(served);
     }
