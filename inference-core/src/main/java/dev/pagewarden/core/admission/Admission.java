@@ -2,6 +2,8 @@ package dev.pagewarden.core.admission;
 
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.spi.EngineMetrics;
@@ -22,8 +24,8 @@ import java.util.function.LongSupplier;
 public final class Admission {
 
     /** What admission compares requests with. {@code checkPoolFit=false} only in the replay of the 2026 incident. */
-    public record Limits(int contextWindow, long prefillCapacityTokens, long decodeCapacityTokens, int maxQueue,
-                         boolean checkPoolFit) {
+    public record Limits(int vocabSize, int contextWindow, long prefillCapacityTokens, long decodeCapacityTokens,
+                         int maxQueue, boolean checkPoolFit) {
     }
 
     private final KvPool decodePool;
@@ -46,6 +48,24 @@ public final class Admission {
 
     public int contextWindow() {
         return limits.contextWindow();
+    }
+
+    /**
+     * The engine's one check of a request's own values against this engine: every prompt token in the
+     * vocabulary, max_tokens no larger than the window. Throws at once; what only the sum of prompt and
+     * max_tokens exceeds is a rejection of {@link #submit} instead (context length exceeded).
+     */
+    public void validate(GenerationRequest request) {
+        for (int t : request.promptTokens()) {
+            if (t < 0 || t >= limits.vocabSize()) {
+                throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of "
+                        + limits.vocabSize());
+            }
+        }
+        if (request.maxNewTokens() > limits.contextWindow()) {
+            throw new InvalidRequestException("max_tokens", "max_tokens " + request.maxNewTokens()
+                    + " is larger than the model's context window of " + limits.contextWindow() + " tokens");
+        }
     }
 
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */

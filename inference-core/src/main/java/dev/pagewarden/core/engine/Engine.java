@@ -179,7 +179,7 @@ public final class Engine implements AutoCloseable {
         this.prefill = new PrefillWorker(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
                 config.prefillChunkTokens(), legacyFinishedCheck, safety, intake::expect, this::release, metrics,
                 clock::nanoTime);
-        this.admission = new Admission(decodePool, new Admission.Limits(window, prefillPool.capacityTokens(),
+        this.admission = new Admission(decodePool, new Admission.Limits(vocab, window, prefillPool.capacityTokens(),
                 decodePool.capacityTokens(), config.maxQueue(), !legacyFinishedCheck),
                 prefill::enqueue, lineage::accepting, metrics, clock::nanoTime);
 
@@ -262,11 +262,7 @@ public final class Engine implements AutoCloseable {
      * that does not fit completes its result with a rejection before any page is reserved.
      */
     public RequestHandle submit(GenerationRequest request, TokenListener listener) {
-        for (int t : request.promptTokens()) {
-            if (t < 0 || t >= model.vocabSize()) {
-                throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of " + model.vocabSize());
-            }
-        }
+        admission.validate(request);
         Sequence seq = new Sequence(ids.next(), request, listener, clock.nanoTime());
         seq.receipts(receipts);
         seq.abortHook(() -> {
@@ -275,6 +271,15 @@ public final class Engine implements AutoCloseable {
         });
         admission.submit(seq);
         return new RequestHandle(seq);
+    }
+
+    /**
+     * Checks a request's values against this engine without submitting it (what {@link #submit} checks
+     * first): throws {@link InvalidRequestException} naming the parameter. A caller that charges quota
+     * or opens a stream calls it before.
+     */
+    public void validate(GenerationRequest request) {
+        admission.validate(request);
     }
 
     /** The effective context window: what admission accepts for prompt + max new tokens. */

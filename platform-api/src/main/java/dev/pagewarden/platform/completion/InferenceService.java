@@ -111,9 +111,15 @@ public class InferenceService {
         int[] prompt = tokenize(model.tokenizer(), request);
         int window = model.contextWindow();
         int maxTokens = request.maxTokens() != null ? request.maxTokens() : Math.max(1, window - prompt.length);
-        if (maxTokens > window) {
-            throw ApiException.invalid("max_tokens", "max_tokens " + maxTokens + " is larger than the model's context "
-                    + "window of " + window + " tokens");
+        long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
+        GenerationRequest engineRequest;
+        try {
+            // the engine checks the request's values (one place): before any quota is charged
+            engineRequest = new GenerationRequest(caller.tenantId(), prompt, maxTokens,
+                    new SamplingParams(request.temperature(), request.topP(), seed));
+            model.engine().validate(engineRequest);
+        } catch (InvalidRequestException e) {
+            throw ApiException.invalid(e.param(), e.getMessage());
         }
         Integer tenantMax = caller.limits().maxContext();
         if (tenantMax != null && prompt.length + maxTokens > tenantMax) {
@@ -127,9 +133,6 @@ public class InferenceService {
         } catch (QuotaExceededException e) {
             throw ApiException.rateLimited(e.getMessage(), e.retryAfter());
         }
-        long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
-        GenerationRequest engineRequest = new GenerationRequest(caller.tenantId(), prompt, maxTokens,
-                new SamplingParams(request.temperature(), request.topP(), seed));
         Tokenizer.StreamDecoder decoder = model.tokenizer().streamDecoder();
         StopMatcher stops = new StopMatcher(request.stop());
         AtomicReference<RequestHandle> handleRef = new AtomicReference<>();

@@ -97,9 +97,6 @@ final class RequestParser {
         } else if (maxTokens == null) {
             maxTokens = 16;
         }
-        if (maxTokens != null && maxTokens < 1) {
-            throw ApiException.invalid("max_tokens", "max_tokens must be at least 1, got " + maxTokens);
-        }
         float temperature = (float) number(root, "temperature", 1.0, 0.0, 2.0);
         float topP = (float) number(root, "top_p", 1.0, 0.0, 1.0);
         if (topP == 0f) {
