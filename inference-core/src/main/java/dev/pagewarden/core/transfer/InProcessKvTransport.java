@@ -188,5 +188,9 @@ public final class InProcessKvTransport implements KvTransport {
     @Override
     public void close() {
         sender.shutdownNow();
+        for (Sending s : active) {
+            s.arena.close(); // a stepped engine closed mid-transfer: its staging buffers go with it
+        }
+        active.clear();
     }
 }
