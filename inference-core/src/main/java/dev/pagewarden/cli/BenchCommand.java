@@ -1,5 +1,8 @@
 package dev.pagewarden.cli;
 
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
+import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.bench.EngineBench;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;

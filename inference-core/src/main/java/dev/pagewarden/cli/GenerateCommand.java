@@ -1,5 +1,7 @@
 package dev.pagewarden.cli;
 
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.model.load.LoadedModel;

@@ -1,5 +1,7 @@
 package dev.pagewarden.cli;
 
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
 import dev.pagewarden.cli.bench.http.BenchHttpCommand;
 import dev.pagewarden.cli.tools.ConvertCommand;
 import dev.pagewarden.cli.tools.MakeModelCommand;

@@ -1,5 +1,8 @@
 package dev.pagewarden.cli;
 
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
+import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;

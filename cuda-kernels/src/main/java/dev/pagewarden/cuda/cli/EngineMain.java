@@ -1,6 +1,6 @@
 package dev.pagewarden.cuda.cli;
 
-import dev.pagewarden.cli.Args;
+import dev.pagewarden.cli.command.Args;
 import dev.pagewarden.cli.Main;
 
 import java.io.PrintStream;

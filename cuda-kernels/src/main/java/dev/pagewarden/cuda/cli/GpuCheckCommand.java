@@ -1,8 +1,8 @@
 package dev.pagewarden.cuda.cli;
 
-import dev.pagewarden.cli.Args;
-import dev.pagewarden.cli.Command;
-import dev.pagewarden.cli.Json;
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
+import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.tools.ModelGenerator;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;

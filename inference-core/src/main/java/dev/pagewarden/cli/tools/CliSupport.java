@@ -1,6 +1,6 @@
 package dev.pagewarden.cli.tools;
 
-import dev.pagewarden.cli.Args;
+import dev.pagewarden.cli.command.Args;
 import dev.pagewarden.core.model.DType;
 
 import java.util.Locale;

@@ -1,7 +1,7 @@
 package dev.pagewarden.cli.tools;
 
-import dev.pagewarden.cli.Args;
-import dev.pagewarden.cli.Command;
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
 import dev.pagewarden.core.model.DType;
 
 import java.io.PrintStream;

@@ -103,9 +103,10 @@ public final class InProcessKvTransport implements KvTransport {
         final TransferJob job;
         final KvLayout layout;
         final int frames;
-        final Arena arena = Arena.ofShared();
+        /** Confined to the thread that sends (made there): closing it costs no handshake with other threads. */
+        Arena arena;
         /** One staging buffer per transfer, reused frame by frame: the receiver copies each frame before returning. */
-        final MemorySegment staging;
+        MemorySegment staging;
         int next;
         boolean prepared;
         FrameFate fate;
@@ -119,7 +120,6 @@ public final class InProcessKvTransport implements KvTransport {
             this.job = job;
             this.layout = job.source().layout();
             this.frames = layout.pagesFor(job.tokens());
-            this.staging = arena.allocate(layout.pageBytes(), 64);
         }
 
         /** Sends the next frame if it is due at decode tick {@code now}; OVER once the transfer has ended. */
@@ -134,6 +134,10 @@ public final class InProcessKvTransport implements KvTransport {
                     return Progress.OVER;
                 }
                 PageRef src = job.sourcePages().get(next);
+                if (arena == null) {
+                    arena = Arena.ofConfined();
+                    staging = arena.allocate(layout.pageBytes(), 64);
+                }
                 if (!prepared) {
                     job.source().storage().readPage(src.page(), staging);
                     writers = job.source().storage().writers(src.page());
@@ -173,7 +177,9 @@ public final class InProcessKvTransport implements KvTransport {
 
         /** The ack: after it no write of this transfer can land. Then the sender may reuse its pages. */
         void finish() {
-            arena.close();
+            if (arena != null) {
+                arena.close();
+            }
             receiver.onAck(job.requestId(), job.generation());
             job.onOutcome().accept(ok && done);
         }
@@ -189,7 +195,9 @@ public final class InProcessKvTransport implements KvTransport {
     public void close() {
         sender.shutdownNow();
         for (Sending s : active) {
-            s.arena.close(); // a stepped engine closed mid-transfer: its staging buffers go with it
+            if (s.arena != null) {
+                s.arena.close(); // a stepped engine closed mid-transfer: its staging buffers go with it
+            }
         }
         active.clear();
     }

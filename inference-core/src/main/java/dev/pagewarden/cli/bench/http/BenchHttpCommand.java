@@ -1,8 +1,8 @@
 package dev.pagewarden.cli.bench.http;
 
-import dev.pagewarden.cli.Args;
-import dev.pagewarden.cli.Command;
-import dev.pagewarden.cli.Json;
+import dev.pagewarden.cli.command.Args;
+import dev.pagewarden.cli.command.Command;
+import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.tools.ProgressBar;
 
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.pagewarden.cli.bench.http;
 
-import dev.pagewarden.cli.Json;
+import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.bench.http.PoolGauges.Pool;
 
 import java.io.BufferedReader;

@@ -1,6 +1,6 @@
 package dev.pagewarden.cli.bench.http;
 
-import dev.pagewarden.cli.Json;
+import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.testing.CliRun;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -2,7 +2,7 @@ package dev.pagewarden.cli.bench.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.pagewarden.cli.Json;
+import dev.pagewarden.cli.command.Json;
 
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,4 +1,4 @@
-package dev.pagewarden.cli;
+package dev.pagewarden.cli.command;
 
 import java.io.PrintStream;
 

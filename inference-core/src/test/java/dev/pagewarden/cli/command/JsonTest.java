@@ -1,4 +1,4 @@
-package dev.pagewarden.cli;
+package dev.pagewarden.cli.command;
 
 import org.junit.jupiter.api.Test;
 
