@@ -5,13 +5,18 @@ import dev.pagewarden.cli.command.Command;
 import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.tools.ProgressBar;
 import dev.pagewarden.core.download.DownloadException;
+import dev.pagewarden.core.download.HubReference;
 import dev.pagewarden.core.download.ModelDownloader;
 import dev.pagewarden.core.download.ModelSpec;
 import dev.pagewarden.core.download.ProgressListener;
 import dev.pagewarden.core.download.ResolvedModel;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,7 +25,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.LongConsumer;
 
-/** {@code download NAME}: fetches a named model and its tokenizer, verified (see {@link ModelDownloader}). */
+/**
+ * {@code download NAME}: fetches a named model and its tokenizer; {@code download ORG/REPO[@REV][:FILE]}
+ * a Hugging Face GGUF file or a whole safetensors repository; verified either way (see {@link ModelDownloader}).
+ */
 public final class DownloadCommand implements Command {
     /** Files under a megabyte finish before a bar says anything useful. */
     private static final long BAR_MIN_BYTES = 1L << 20;
@@ -32,9 +40,9 @@ public final class DownloadCommand implements Command {
 
     @Override
     public String usage() {
-        return "download NAME|--list [--dir DIR (default ~/.pagewarden/models)] [--endpoint URL (default "
-                + "$PAGEWARDEN_HF_ENDPOINT, $HF_ENDPOINT or https://huggingface.co)] [--insecure-no-checksum] [--json]"
-                + " (token from $HF_TOKEN)";
+        return "download NAME|ORG/REPO[@REVISION]:FILE.gguf|ORG/REPO[@REVISION]|--list [--dir DIR (default "
+                + "~/.pagewarden/models)] [--endpoint URL (default $PAGEWARDEN_HF_ENDPOINT, $HF_ENDPOINT or "
+                + "https://huggingface.co)] [--token-file FILE (default: the token in $HF_TOKEN)] [--insecure-no-checksum] [--json]";
     }
 
     @Override
@@ -50,6 +58,7 @@ public final class DownloadCommand implements Command {
         String endpoint = args.string("endpoint", null);
         boolean insecure = args.flag("insecure-no-checksum");
         boolean json = args.flag("json");
+        String tokenFile = args.string("token-file", null);
         args.rejectUnknown();
 
         ModelDownloader.Builder b = ModelDownloader.builder().environment(System.getenv()).allowUnverified(insecure);
@@ -58,6 +67,13 @@ public final class DownloadCommand implements Command {
                 b.endpoint(URI.create(endpoint));
             } catch (IllegalArgumentException e) {
                 throw new Args.UsageException("--endpoint: " + e.getMessage());
+            }
+        }
+        if (tokenFile != null) {
+            try {
+                b.token(Files.readString(Path.of(tokenFile), StandardCharsets.UTF_8).strip());
+            } catch (IOException | InvalidPathException e) {
+                throw new Args.UsageException("--token-file " + tokenFile + ": cannot read it (" + e.getMessage() + ")");
             }
         }
         ModelDownloader d = b.build();
@@ -72,7 +88,7 @@ public final class DownloadCommand implements Command {
             return 0;
         }
         if (names.size() != 1) {
-            throw new Args.UsageException(names.isEmpty() ? "which model? give a NAME (see download --list)"
+            throw new Args.UsageException(names.isEmpty() ? "which model? give a NAME (see download --list) or ORG/REPO[:FILE]"
                     : "one model at a time, got " + names);
         }
         if (insecure) {
@@ -85,6 +101,7 @@ public final class DownloadCommand implements Command {
             err.println("error: " + e.getMessage());
             return 1;
         }
+        boolean hub = HubReference.looksLike(names.getFirst());
         if (json) {
             List<Object> files = new ArrayList<>();
             for (ResolvedModel.FileStatus f : m.files()) {
@@ -98,7 +115,7 @@ public final class DownloadCommand implements Command {
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("name", m.name());
             o.put("model", m.model().toString());
-            o.put("tokenizer", m.tokenizer().toString());
+            o.put("tokenizer", m.tokenizer() == null ? null : m.tokenizer().toString());
             o.put("files", files);
             out.println(Json.write(o));
         } else {
@@ -106,12 +123,17 @@ public final class DownloadCommand implements Command {
                 out.printf(Locale.ROOT, "%s  %s (%s, %s)%n", f.sha256(), f.path(), f.downloaded() ? "downloaded" : "present",
                         switch (f.verification()) {
                             case PINNED -> "SHA-256 pinned in the registry";
+                            case LISTED -> "hash listed by the Hub";
                             case SERVER -> "SHA-256 reported by the server";
                             case RECORDED -> "SHA-256 recorded at download";
                             case NONE -> "NOT VERIFIED";
                         });
             }
-            out.println("run it: generate --model " + m.model() + " --tokenizer " + m.tokenizer() + " --prompt \"Once upon a time\"");
+            if (hub) {
+                out.println("model id " + m.name() + "; serve it: PAGEWARDEN_MODEL_PATH=" + m.model());
+            } else {
+                out.println("run it: generate --model " + m.model() + " --tokenizer " + m.tokenizer() + " --prompt \"Once upon a time\"");
+            }
         }
         return 0;
     }

@@ -106,12 +106,15 @@ public final class ModelDownloader {
      * @throws DownloadException        when a file cannot be fetched or verified; the message names the URL and the reason
      */
     public ResolvedModel ensure(String name, Path dir, ProgressListener listener) throws DownloadException, InterruptedException {
+        if (HubReference.looksLike(name)) {
+            return ensure(HubReference.parse(name), dir, listener);
+        }
         ModelSpec spec = registry.get(name);
         Path folder = dir.resolve(spec.name());
         // Refuse before fetching anything when some file can never be verified: better than failing after 400 MB.
         if (!allowUnverified) {
             for (RemoteFile f : spec.files()) {
-                if (f.sha256() == null && f.source() instanceof RemoteFile.Url u && !recordedHashPresent(folder.resolve(f.fileName()))) {
+                if (f.sha256() == null && f.gitBlobSha1() == null && f.source() instanceof RemoteFile.Url u && !recordedHashPresent(folder.resolve(f.fileName()))) {
                     throw new DownloadException(spec.name() + ": " + f.fileName() + " (" + u.url() + ") has no pinned SHA-256 "
                             + "and its server reports none, so it cannot be verified; allow an unverified download "
                             + "explicitly (--insecure-no-checksum), or put a copy you checked at " + folder.resolve(f.fileName())
@@ -124,6 +127,256 @@ public final class ModelDownloader {
             statuses.add(ensureFile(f, folder, listener));
         }
         return new ResolvedModel(spec.name(), statuses.get(0).path(), statuses.get(1).path(), statuses);
+    }
+
+    /**
+     * Makes sure a Hugging Face model is in {@code dir/org/repo/}, each file verified against the hash
+     * the Hub lists for the revision (SHA-256 for LFS files, git blob SHA-1 for small ones): one file
+     * ({@code org/repo:file.gguf}), or a whole safetensors repository - {@code config.json}, the weights
+     * ({@code model.safetensors}, or the shards {@code model.safetensors.index.json} names), and the
+     * tokenizer and generation files when listed. When the Hub cannot be reached, files a previous run
+     * verified are used as they are, checked against the hashes it recorded.
+     *
+     * @throws IllegalArgumentException for a malformed reference
+     * @throws DownloadException        when the repository, revision or a file is missing, access is refused, or a
+     *                                  file cannot be fetched or verified; the message names it and the reason
+     */
+    public ResolvedModel ensure(HubReference ref, Path dir, ProgressListener listener) throws DownloadException, InterruptedException {
+        Path folder = ref.folder(dir);
+        String parent = ref.file() == null || !ref.file().contains("/") ? "" : ref.file().substring(0, ref.file().lastIndexOf('/'));
+        HubTree tree;
+        try {
+            tree = listTree(ref, parent);
+        } catch (Retryable e) {
+            ResolvedModel offline = recorded(ref, folder, listener);
+            if (offline != null) {
+                listener.message(ref + ": the Hub cannot be reached (" + e.getMessage() + "); using the files verified before");
+                return offline;
+            }
+            throw new DownloadException(ref + ": cannot list the repository's files: " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw e instanceof DownloadException d ? d : new DownloadException(ref + ": " + e.getMessage(), e);
+        }
+        List<FileStatus> statuses = new ArrayList<>();
+        if (ref.file() != null) {
+            HubTree.Entry e = tree.find(ref.file());
+            if (e == null) {
+                throw new DownloadException(ref.repo() + " has no file '" + ref.file() + "' at revision " + ref.revision()
+                        + "; its GGUF files" + (parent.isEmpty() ? "" : " in " + parent + "/") + ": " + tree.namesEnding(".gguf"));
+            }
+            statuses.add(ensureFile(e.remote(ref), folder, listener));
+            recordManifest(ref, folder, statuses);
+            return new ResolvedModel(ref.id(), statuses.getFirst().path(), null, statuses);
+        }
+        HubTree.Entry config = tree.find(HubTree.CONFIG);
+        HubTree.Entry index = tree.find(HubTree.INDEX);
+        HubTree.Entry single = tree.find(HubTree.SINGLE_WEIGHTS);
+        if (config == null || index == null && single == null) {
+            throw new DownloadException(ref.repo() + " at revision " + ref.revision() + " is no safetensors model: it lists "
+                    + (config == null ? "no " + HubTree.CONFIG : "no " + HubTree.SINGLE_WEIGHTS + " nor " + HubTree.INDEX)
+                    + "; for a GGUF repository name the file, " + ref.repo() + ":FILE.gguf (its GGUF files: "
+                    + tree.namesEnding(".gguf") + ")");
+        }
+        statuses.add(ensureFile(config.remote(ref), folder, listener));
+        List<HubTree.Entry> weights = new ArrayList<>();
+        if (index != null) {
+            FileStatus idx = ensureFile(index.remote(ref), folder, listener);
+            statuses.add(idx);
+            List<String> shards;
+            try {
+                shards = HubTree.shardsOf(Files.readString(idx.path(), StandardCharsets.UTF_8));
+            } catch (IOException | IllegalArgumentException ex) {
+                throw new DownloadException(ref + ": " + idx.path() + ": " + ex.getMessage(), ex);
+            }
+            for (String shard : shards) {
+                HubTree.Entry e = tree.find(shard);
+                if (e == null) {
+                    throw new DownloadException(ref + ": " + HubTree.INDEX + " names shard '" + shard
+                            + "', which the repository does not list; its safetensors files: " + tree.namesEnding(".safetensors"));
+                }
+                weights.add(e);
+            }
+        } else {
+            weights.add(single);
+        }
+        for (HubTree.Entry w : weights) {
+            statuses.add(ensureFile(w.remote(ref), folder, listener));
+        }
+        for (String extra : HubTree.FOLDER_EXTRAS) {
+            HubTree.Entry e = tree.find(extra);
+            if (e != null) {
+                statuses.add(ensureFile(e.remote(ref), folder, listener));
+            }
+        }
+        recordManifest(ref, folder, statuses);
+        return new ResolvedModel(ref.id(), folder, null, statuses);
+    }
+
+    /**
+     * The files of a reference's last complete download ({@code .hub-REF} in its folder: the revision
+     * and the file names), each checked against its recorded SHA-256; null when there are none or one
+     * fails its check.
+     */
+    private ResolvedModel recorded(HubReference ref, Path folder, ProgressListener listener) throws DownloadException {
+        Path manifest = manifestOf(ref, folder);
+        try {
+            if (!Files.isRegularFile(manifest)) {
+                return null;
+            }
+            List<String> lines = Files.readAllLines(manifest, StandardCharsets.UTF_8);
+            if (lines.isEmpty() || !lines.getFirst().equals("revision " + ref.revision())) {
+                return null;
+            }
+            List<FileStatus> statuses = new ArrayList<>();
+            for (String name : lines.subList(1, lines.size())) {
+                Path p = folder.resolve(name);
+                String expected = readSidecar(p);
+                if (name.isEmpty() || name.contains("/") || expected == null || !Files.isRegularFile(p)) {
+                    return null;
+                }
+                String actual = sha256Of(p);
+                if (!actual.equals(expected)) {
+                    listener.message(p + ": its SHA-256 is " + actual + ", recorded " + expected);
+                    return null;
+                }
+                statuses.add(new FileStatus(p, actual, Verification.RECORDED, false));
+            }
+            if (statuses.isEmpty()) {
+                return null;
+            }
+            return new ResolvedModel(ref.id(), ref.file() == null ? folder : statuses.getFirst().path(), null, statuses);
+        } catch (IOException e) {
+            throw new DownloadException(manifest + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Path manifestOf(HubReference ref, Path folder) {
+        return folder.resolve(".hub-" + (ref.file() == null ? "repository" : ref.fileName()));
+    }
+
+    private static void recordManifest(HubReference ref, Path folder, List<FileStatus> statuses) throws DownloadException {
+        StringBuilder sb = new StringBuilder("revision " + ref.revision() + "\n");
+        for (FileStatus f : statuses) {
+            sb.append(f.path().getFileName()).append('\n');
+        }
+        Path manifest = manifestOf(ref, folder);
+        Path tmp = manifest.resolveSibling(manifest.getFileName() + ".tmp");
+        try {
+            Files.writeString(tmp, sb.toString(), StandardCharsets.UTF_8);
+            Files.move(tmp, manifest, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new DownloadException(manifest + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A folder of the repository as the Hub lists it, following its {@code Link: <...>; rel="next"} pages. */
+    private HubTree listTree(HubReference ref, String folder) throws IOException, InterruptedException {
+        String base = endpoint.toString().replaceAll("/+$", "");
+        URI next = URI.create(base + "/api/models/" + ref.repo() + "/tree/" + ref.revision() + (folder.isEmpty() ? "" : "/" + folder));
+        List<HubTree.Entry> entries = new ArrayList<>();
+        for (int page = 0; next != null; page++) {
+            if (page >= MAX_PAGES) {
+                throw new DownloadException(ref + ": the file listing has more than " + MAX_PAGES + " pages");
+            }
+            URI url = next;
+            String body = null;
+            for (int attempt = 1; body == null; attempt++) {
+                try {
+                    Opened o = open(url, 0, false);
+                    try (InputStream in = o.response.body()) {
+                        int status = o.response.statusCode();
+                        if (status != 200) {
+                            throw hubError(ref, status, o.response, url);
+                        }
+                        body = readAll(in, url);
+                        next = nextPage(o.response.headers().firstValue("Link").orElse(null), url);
+                    }
+                } catch (Retryable e) {
+                    if (attempt >= maxAttempts) {
+                        throw e;
+                    }
+                    if (!retryBackoff.isZero()) {
+                        Thread.sleep(retryBackoff.multipliedBy(attempt));
+                    }
+                }
+            }
+            try {
+                entries.addAll(HubTree.parsePage(body, "file listing " + url));
+            } catch (IllegalArgumentException e) {
+                throw new DownloadException(e.getMessage(), e);
+            }
+        }
+        return new HubTree(ref, entries);
+    }
+
+    private static final int MAX_PAGES = 1000;
+    private static final int MAX_LISTING_BYTES = 64 << 20;
+    private static final Pattern NEXT_LINK = Pattern.compile("<([^>]+)>\\s*;\\s*rel=\"?next\"?");
+
+    private static URI nextPage(String link, URI current) {
+        if (link == null) {
+            return null;
+        }
+        Matcher m = NEXT_LINK.matcher(link);
+        return m.find() ? current.resolve(m.group(1)) : null;
+    }
+
+    private String readAll(InputStream in, URI url) throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        byte[] buf = new byte[BUFFER];
+        try (StallWatch watch = new StallWatch(in, headerTimeout)) {
+            try {
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    watch.progress();
+                    bytes.write(buf, 0, n);
+                    if (bytes.size() > MAX_LISTING_BYTES) {
+                        throw new DownloadException(url + ": answer larger than " + MAX_LISTING_BYTES + " bytes");
+                    }
+                }
+            } catch (DownloadException e) {
+                throw e;
+            } catch (IOException e) {
+                throw new Retryable((watch.stalled() ? watch.describe() : "connection lost") + " reading " + url, e);
+            }
+            if (watch.stalled()) {
+                throw new Retryable(watch.describe() + " reading " + url, null);
+            }
+        }
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    /** The Hub says why in {@code X-Error-Code} (RepoNotFound, RevisionNotFound, EntryNotFound, GatedRepo). */
+    private IOException hubError(HubReference ref, int status, HttpResponse<?> r, URI url) {
+        String code = r.headers().firstValue("X-Error-Code").orElse("");
+        String said = r.headers().firstValue("X-Error-Message").map(m -> " (the Hub says: " + m.replaceAll("\\p{Cntrl}", " ") + ")")
+                .orElse("");
+        String tokenHint = token == null ? "; if it is private or gated, set HF_TOKEN to a token with access"
+                : "; the token in HF_TOKEN may lack access to it";
+        if (code.equals("RevisionNotFound")) {
+            return new DownloadException("revision '" + ref.revision() + "' not found in " + ref.repo() + " (HTTP " + status + ", "
+                    + url + ")" + said);
+        }
+        if (code.equals("GatedRepo")) {
+            return new DownloadException(ref.repo() + " is gated (HTTP " + status + ", " + url + "): accept its terms on the Hub"
+                    + (token == null ? " and set HF_TOKEN to a token of that account" : "; the token in HF_TOKEN has no access yet")
+                    + said);
+        }
+        if (code.equals("RepoNotFound") || status == 404 && code.isEmpty()) {
+            return new DownloadException("repository " + ref.repo() + " not found (HTTP " + status + ", " + url + ")" + tokenHint + said);
+        }
+        if (code.equals("EntryNotFound")) {
+            return new DownloadException(ref.repo() + " has no such folder at revision " + ref.revision() + " (HTTP " + status
+                    + ", " + url + ")" + said);
+        }
+        if (status == 401 || status == 403) {
+            return new DownloadException("access to " + ref.repo() + " refused (HTTP " + status + ", " + url + ")"
+                    + (token == null ? "; the repository may need a token (set HF_TOKEN)" : "; the token in HF_TOKEN was refused") + said);
+        }
+        if (status == 429 || status >= 500) {
+            return new Retryable("HTTP " + status + " from " + url + said, null);
+        }
+        return new DownloadException("unexpected HTTP " + status + " from " + url + said);
     }
 
     /** One file into {@code folder}: reuse it when its hash checks out, otherwise download it. */
@@ -155,8 +408,21 @@ public final class ModelDownloader {
         if (!Files.isRegularFile(target)) {
             return null;
         }
+        if (f.gitBlobSha1() != null) {
+            String actual = gitBlobSha1Of(target);
+            if (!actual.equals(f.gitBlobSha1())) {
+                listener.message(target.getFileName() + ": present but its git blob SHA-1 is " + actual + ", expected "
+                        + f.gitBlobSha1() + " (" + f.hashOrigin() + "); downloading it again");
+                Files.delete(target);
+                return null;
+            }
+            String sha = sha256Of(target);
+            writeSidecar(target, sha);
+            listener.message(target.getFileName() + ": present, git blob SHA-1 verified");
+            return new FileStatus(target, sha, Verification.LISTED, false);
+        }
         String expected = f.sha256();
-        Verification how = Verification.PINNED;
+        Verification how = f.listed() ? Verification.LISTED : Verification.PINNED;
         if (expected == null) {
             expected = readSidecar(target);
             how = Verification.RECORDED;
@@ -172,7 +438,7 @@ public final class ModelDownloader {
             Files.delete(target);
             return null;
         }
-        if (how == Verification.PINNED && readSidecar(target) == null) {
+        if (how != Verification.RECORDED && !actual.equals(readSidecar(target))) {
             writeSidecar(target, actual);
         }
         listener.message(target.getFileName() + ": present, SHA-256 verified");
@@ -317,17 +583,25 @@ public final class ModelDownloader {
                 throw new DownloadException(f.fileName() + ": the Hub reports " + o.linkedSize + " bytes (X-Linked-Size) but "
                         + o.finalUri + " serves " + total);
             }
+            if (f.size() >= 0 && total >= 0 && f.size() != total) {
+                throw new DownloadException(f.fileName() + ": " + f.size() + " bytes " + f.hashOrigin() + " but " + o.finalUri
+                        + " serves " + total + "; refusing to download");
+            }
+            if (total < 0) {
+                total = f.size();
+            }
             String expected = f.sha256();
-            Verification how = Verification.PINNED;
+            Verification how = f.listed() ? Verification.LISTED : Verification.PINNED;
             if (expected != null && o.serverSha256 != null && !expected.equals(o.serverSha256)) {
                 throw new DownloadException(f.fileName() + ": " + url + " reports SHA-256 " + o.serverSha256
-                        + " but the registry pins " + expected + " (the upstream file changed?); refusing to download");
+                        + " but " + (f.listed() ? "the Hub's listing gives " : "the registry pins ") + expected
+                        + " (the upstream file changed?); refusing to download");
             }
-            if (expected == null) {
+            if (expected == null && f.gitBlobSha1() == null) {
                 expected = o.serverSha256;
                 how = Verification.SERVER;
             }
-            if (expected == null) {
+            if (expected == null && f.gitBlobSha1() == null) {
                 if (!allowUnverified) {
                     throw new DownloadException(f.fileName() + ": " + url + " has no pinned SHA-256 and the server sent none "
                             + "(no X-Linked-Etag, no SHA-256 ETag), so it cannot be verified; allow an unverified download "
@@ -345,18 +619,25 @@ public final class ModelDownloader {
             long pos = start;
             byte[] buf = new byte[BUFFER];
             listener.progress(f.fileName(), pos, total);
-            try {
-                int n;
-                while ((n = body.read(buf)) > 0) {
-                    md.update(buf, 0, n);
-                    ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
-                    while (bb.hasRemaining()) {
-                        pos += ch.write(bb, pos);
+            try (StallWatch watch = new StallWatch(body, headerTimeout)) {
+                try {
+                    int n;
+                    while ((n = body.read(buf)) > 0) {
+                        watch.progress();
+                        md.update(buf, 0, n);
+                        ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+                        while (bb.hasRemaining()) {
+                            pos += ch.write(bb, pos);
+                        }
+                        listener.progress(f.fileName(), pos, total);
                     }
-                    listener.progress(f.fileName(), pos, total);
+                } catch (IOException e) {
+                    throw new Retryable((watch.stalled() ? watch.describe() : "connection lost") + " after " + pos
+                            + (total >= 0 ? " of " + total : "") + " bytes: " + e.getMessage(), e);
                 }
-            } catch (IOException e) {
-                throw new Retryable("connection lost after " + pos + (total >= 0 ? " of " + total : "") + " bytes: " + e.getMessage(), e);
+                if (watch.stalled()) {
+                    throw new Retryable(watch.describe() + " after " + pos + (total >= 0 ? " of " + total : "") + " bytes", null);
+                }
             }
             if (total >= 0 && pos != total) {
                 throw new Retryable("the body ended after " + pos + " of " + total + " bytes", null);
@@ -364,10 +645,66 @@ public final class ModelDownloader {
             String actual = HexFormat.of().formatHex(md.digest());
             if (expected != null && !expected.equals(actual)) {
                 String msg = f.fileName() + ": SHA-256 mismatch for " + url + ": expected " + expected + " ("
-                        + (how == Verification.PINNED ? "pinned in the registry" : "reported by the server") + "), got " + actual;
+                        + (how == Verification.SERVER ? "reported by the server" : f.hashOrigin()) + "), got " + actual;
                 throw new MismatchException(msg, start > 0);
             }
+            if (f.gitBlobSha1() != null) {
+                // Small files are listed by their git blob hash; they are small, so hash them again from disk.
+                String blob = gitBlobSha1Of(ch, pos);
+                if (!blob.equals(f.gitBlobSha1())) {
+                    throw new MismatchException(f.fileName() + ": git blob SHA-1 mismatch for " + url + ": expected "
+                            + f.gitBlobSha1() + " (" + f.hashOrigin() + "), got " + blob, start > 0);
+                }
+            }
             return new Streamed(actual, how);
+        }
+    }
+
+    /**
+     * Closes a response body that delivers nothing for {@code limit}, which ends the blocked read: the
+     * HTTP client's own timeout stops at the response headers, and a stalled body would wait forever.
+     */
+    static final class StallWatch implements AutoCloseable {
+        private final Thread thread;
+        private final Duration limit;
+        private volatile long lastNanos = System.nanoTime();
+        private volatile boolean stalled;
+
+        StallWatch(InputStream body, Duration limit) {
+            this.limit = limit;
+            long limitNanos = limit.toNanos();
+            this.thread = Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        long idle = System.nanoTime() - lastNanos;
+                        if (idle >= limitNanos) {
+                            stalled = true;
+                            body.close();
+                            return;
+                        }
+                        Thread.sleep(Duration.ofNanos(limitNanos - idle));
+                    }
+                } catch (InterruptedException | IOException e) {
+                    // closed normally, or the body is gone already
+                }
+            });
+        }
+
+        void progress() {
+            lastNanos = System.nanoTime();
+        }
+
+        boolean stalled() {
+            return stalled;
+        }
+
+        String describe() {
+            return "no data for " + limit.toMillis() + " ms (timeout)";
+        }
+
+        @Override
+        public void close() {
+            thread.interrupt();
         }
     }
 
@@ -470,6 +807,20 @@ public final class ModelDownloader {
         }
     }
 
+    /** Git's object id of a file: SHA-1 over {@code "blob <size>\0"} followed by the bytes. */
+    static String gitBlobSha1Of(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            return gitBlobSha1Of(ch, ch.size());
+        }
+    }
+
+    private static String gitBlobSha1Of(FileChannel ch, long length) throws IOException {
+        MessageDigest md = digest("SHA-1");
+        md.update(("blob " + length + "\0").getBytes(StandardCharsets.US_ASCII));
+        hashPrefix(ch, length, md);
+        return HexFormat.of().formatHex(md.digest());
+    }
+
     static String sha256Of(Path file) throws IOException {
         MessageDigest md = sha256();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
@@ -479,10 +830,14 @@ public final class ModelDownloader {
     }
 
     private static MessageDigest sha256() {
+        return digest("SHA-256");
+    }
+
+    private static MessageDigest digest(String algorithm) {
         try {
-            return MessageDigest.getInstance("SHA-256");
+            return MessageDigest.getInstance(algorithm);
         } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("no SHA-256 in this JDK", e);
+            throw new IllegalStateException("no " + algorithm + " in this JDK", e);
         }
     }
 
