@@ -2,6 +2,7 @@ package dev.pagewarden.cli;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.pagewarden.cli.testing.CliRun;
+import dev.pagewarden.core.download.FakeHub;
 import dev.pagewarden.core.testing.TestModels;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,6 +64,57 @@ class DownloadCommandTest {
             assertThat(missing.err()).contains("tokenizer.bin").contains("--insecure-no-checksum");
         } finally {
             mirror.stop(0);
+        }
+    }
+
+    @Test
+    void downloadsAHubGgufFileThatGeneratesAndAWholeSafetensorsRepository(@TempDir Path dir) throws Exception {
+        Path gguf = dir.resolve("stories260K.gguf");
+        CliRun conv = run("convert", "--model", TestModels.stories260K().toString(), "--tokenizer", TestModels.tok512().toString(),
+                "--out", gguf.toString());
+        assertThat(conv.code()).as(conv.err()).isZero();
+        byte[] ggufBytes = Files.readAllBytes(gguf);
+        byte[] weights = new byte[3000];
+        new java.util.Random(1).nextBytes(weights);
+        try (FakeHub hub = new FakeHub()) {
+            hub.file("karpathy/stories-GGUF", "main", "stories260K.gguf", ggufBytes, true)
+                    .file("org/tiny-hf", "main", "config.json", "{\"hidden_size\":64}", false)
+                    .file("org/tiny-hf", "main", "model.safetensors", weights, true)
+                    .file("org/tiny-hf", "main", "tokenizer.json", "{\"model\":{}}", false);
+            Path models = dir.resolve("models");
+            String endpoint = hub.endpoint().toString();
+            CliRun r = run("download", "karpathy/stories-GGUF:stories260K.gguf", "--dir", models.toString(), "--endpoint", endpoint);
+            assertThat(r.code()).as(r.err()).isZero();
+            Path got = models.resolve("karpathy/stories-GGUF/stories260K.gguf");
+            assertThat(r.out()).contains(FakeHub.sha256(ggufBytes) + "  " + got + " (downloaded, hash listed by the Hub)")
+                    .contains("model id stories260K; serve it: PAGEWARDEN_MODEL_PATH=" + got);
+            assertThat(got).hasBinaryContent(ggufBytes);
+            CliRun gen = run("generate", "--model", got.toString(), "--prompt", "Once upon a time", "--max-tokens", "20");
+            assertThat(gen.code()).as(gen.err()).isZero();
+            assertThat(gen.out()).startsWith("Once upon a time");
+
+            CliRun repo = run("download", "org/tiny-hf", "--dir", models.toString(), "--endpoint", endpoint, "--json");
+            assertThat(repo.code()).as(repo.err()).isZero();
+            assertThat(repo.out()).contains("\"name\":\"tiny-hf\"").contains("\"model\":\"" + models.resolve("org/tiny-hf") + "\"")
+                    .contains("\"tokenizer\":null").contains("\"verification\":\"listed\"");
+            assertThat(models.resolve("org/tiny-hf/model.safetensors")).hasBinaryContent(weights);
+
+            CliRun missing = run("download", "karpathy/stories-GGUF:stories15M.gguf", "--dir", models.toString(), "--endpoint", endpoint);
+            assertThat(missing.code()).isEqualTo(1);
+            assertThat(missing.err()).contains("has no file 'stories15M.gguf'").contains("stories260K.gguf");
+            CliRun bad = run("download", "karpathy/stories-GGUF:../x.gguf", "--dir", models.toString(), "--endpoint", endpoint);
+            assertThat(bad.code()).isEqualTo(1);
+            assertThat(bad.err()).contains("bad file '../x.gguf'");
+
+            hub.requiredToken = "hf_secret";
+            Path tokenFile = dir.resolve("token");
+            Files.writeString(tokenFile, "hf_secret\n");
+            CliRun gated = run("download", "org/tiny-hf", "--dir", dir.resolve("other").toString(), "--endpoint", endpoint);
+            assertThat(gated.code()).isEqualTo(1);
+            assertThat(gated.err()).contains("is gated").contains("HF_TOKEN");
+            CliRun withToken = run("download", "org/tiny-hf", "--dir", dir.resolve("other").toString(), "--endpoint", endpoint,
+                    "--token-file", tokenFile.toString());
+            assertThat(withToken.code()).as(withToken.err()).isZero();
         }
     }
 

@@ -15,7 +15,11 @@ import java.nio.file.Path;
 /**
  * Turns the configured model source into files on disk: as given, or a named model downloaded on
  * first start into {@code <home>/models} (checksum-verified, resumable; later starts need no
- * network). A download that fails leaves the platform running without a model, saying why.
+ * network). A name is one of the download registry's ({@code stories260K}) or a Hugging Face
+ * reference, {@code org/repo:file.gguf} or {@code org/repo} for a safetensors repository (either
+ * with {@code @revision}); such a model's id is the file name without extension, or the
+ * repository's name, unless one is configured. A download that fails leaves the platform running
+ * without a model, saying why.
  */
 @Component
 class ModelResolver {
@@ -42,14 +46,16 @@ class ModelResolver {
             case ModelSource.Local l -> new Resolved(l.id(), l.model(), l.tokenizer());
             case ModelSource.Named n -> download(n);
             case ModelSource.None none -> new Unavailable("no model is configured: set PAGEWARDEN_MODEL_PATH (and "
-                    + "PAGEWARDEN_MODEL_TOKENIZER for a llama2.c .bin) or PAGEWARDEN_MODEL_NAME (e.g. stories260K), then restart");
+                    + "PAGEWARDEN_MODEL_TOKENIZER for a llama2.c .bin) or PAGEWARDEN_MODEL_NAME (e.g. stories260K, or a "
+                    + "Hugging Face org/repo:file.gguf or org/repo), then restart");
         };
     }
 
     private Outcome download(ModelSource.Named n) {
         String endpoint = properties.model().downloadEndpoint();
+        // The token comes from HF_TOKEN either way; the configured endpoint, when set, wins over the environment's.
         ModelDownloader downloader = endpoint == null || endpoint.isBlank() ? ModelDownloader.fromEnvironment()
-                : ModelDownloader.builder().endpoint(URI.create(endpoint)).build();
+                : ModelDownloader.builder().environment(System.getenv()).endpoint(URI.create(endpoint)).build();
         Path dir = properties.modelsDir();
         LOG.info("model '{}': checking {} (downloading from {} if missing)", n.name(), dir, downloader.endpoint());
         try {

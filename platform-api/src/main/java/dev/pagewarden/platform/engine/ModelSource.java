@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.engine;
 
+import dev.pagewarden.core.download.HubReference;
 import dev.pagewarden.platform.config.PagewardenProperties;
 
 import java.nio.file.Files;
@@ -33,9 +34,21 @@ sealed interface ModelSource {
             return new Local(m.path(), m.tokenizer(), checkedId(idOf(m.id(), m.path())));
         }
         if (m.name() != null && !m.name().isBlank()) {
-            return new Named(m.name(), checkedId(m.id() == null || m.id().isBlank() ? m.name() : m.id()));
+            return new Named(m.name(), checkedId(m.id() == null || m.id().isBlank() ? defaultId(m.name()) : m.id()));
         }
         return new None();
+    }
+
+    /** A registry name is its own id; a Hugging Face reference's is its file's name without extension, or its repository's name. */
+    private static String defaultId(String name) {
+        if (!HubReference.looksLike(name)) {
+            return name;
+        }
+        try {
+            return HubReference.parse(name).id();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("pagewarden.model.name (PAGEWARDEN_MODEL_NAME): " + e.getMessage(), e);
+        }
     }
 
     /** Refuses to start with an id clients could not send back (or one that would garble logs). */

@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.engine;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.pagewarden.core.download.FakeHub;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.junit.jupiter.api.Test;
@@ -14,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A named model is fetched on first start from the (configurable) Hub endpoint into the platform's
@@ -64,6 +66,45 @@ class ModelResolverTest {
         } finally {
             mirror.stop(0);
         }
+    }
+
+    @Test
+    void aHubReferenceIsFetchedIntoTheModelFolderWithItsOwnIdAndLaterStartsNeedNoHub(@TempDir Path home) throws Exception {
+        byte[] gguf = Files.readAllBytes(TestModels.stories260K());
+        String commit = "89abcdef0123456789abcdef0123456789abcdef";
+        FakeHub hub = new FakeHub();
+        hub.file("karpathy/stories-GGUF", commit, "gguf/stories260K.Q8_0.gguf", gguf, true)
+                .file("Qwen/Qwen3-Tiny", "main", "config.json", "{\"hidden_size\":64}", false)
+                .file("Qwen/Qwen3-Tiny", "main", "model.safetensors", gguf, true);
+        String endpoint = hub.endpoint().toString();
+        String fileRef = "karpathy/stories-GGUF@" + commit + ":gguf/stories260K.Q8_0.gguf";
+        ModelSource fileSource = ModelSource.of(properties(home, fileRef, endpoint).model());
+        assertThat(fileSource).isEqualTo(new ModelSource.Named(fileRef, "stories260K.Q8_0"));
+        ModelSource repoSource = ModelSource.of(properties(home, "Qwen/Qwen3-Tiny", endpoint).model());
+        assertThat(repoSource).isEqualTo(new ModelSource.Named("Qwen/Qwen3-Tiny", "Qwen3-Tiny"));
+        ModelResolver.Outcome file;
+        ModelResolver.Outcome repo;
+        try {
+            file = new ModelResolver(properties(home, fileRef, endpoint)).resolve(fileSource);
+            repo = new ModelResolver(properties(home, "Qwen/Qwen3-Tiny", endpoint)).resolve(repoSource);
+        } finally {
+            hub.close();
+        }
+        assertThat(file).isEqualTo(new ModelResolver.Resolved("stories260K.Q8_0",
+                home.resolve("models/karpathy/stories-GGUF/stories260K.Q8_0.gguf"), null));
+        assertThat(Files.mismatch(((ModelResolver.Resolved) file).model(), TestModels.stories260K())).isEqualTo(-1);
+        assertThat(repo).isEqualTo(new ModelResolver.Resolved("Qwen3-Tiny", home.resolve("models/Qwen/Qwen3-Tiny"), null));
+
+        // The Hub is gone: both resolve from the files verified at the first start.
+        assertThat(new ModelResolver(properties(home, fileRef, endpoint)).resolve(fileSource)).isEqualTo(file);
+        assertThat(new ModelResolver(properties(home, "Qwen/Qwen3-Tiny", endpoint)).resolve(repoSource)).isEqualTo(repo);
+    }
+
+    @Test
+    void aMalformedHubReferenceStopsTheStartNamingTheSetting(@TempDir Path home) {
+        assertThatThrownBy(() -> ModelSource.of(properties(home, "org/repo:../x.gguf", null).model()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PAGEWARDEN_MODEL_NAME")
+                .hasMessageContaining("bad file '../x.gguf'");
     }
 
     @Test
