@@ -144,9 +144,18 @@ public final class ModelDownloader {
     public ResolvedModel ensure(HubReference ref, Path dir, ProgressListener listener) throws DownloadException, InterruptedException {
         Path folder = ref.folder(dir);
         String parent = ref.file() == null || !ref.file().contains("/") ? "" : ref.file().substring(0, ref.file().lastIndexOf('/'));
+        if (ref.pinned() && Files.isRegularFile(manifestOf(ref, folder))) {
+            // A commit's files never change: those verified for it before need no Hub, only their recorded hashes.
+            ResolvedModel done = recorded(ref, folder, listener);
+            if (done != null) {
+                listener.message(ref + ": verified against the SHA-256 recorded when the pinned revision was downloaded");
+                return done;
+            }
+        }
         HubTree tree;
         try {
-            tree = listTree(ref, parent);
+            // With a verified copy at hand one try is enough before using it.
+            tree = listTree(ref, parent, Files.isRegularFile(manifestOf(ref, folder)) ? 1 : maxAttempts);
         } catch (Retryable e) {
             ResolvedModel offline = recorded(ref, folder, listener);
             if (offline != null) {
@@ -270,7 +279,7 @@ public final class ModelDownloader {
     }
 
     /** A folder of the repository as the Hub lists it, following its {@code Link: <...>; rel="next"} pages. */
-    private HubTree listTree(HubReference ref, String folder) throws IOException, InterruptedException {
+    private HubTree listTree(HubReference ref, String folder, int attempts) throws IOException, InterruptedException {
         String base = endpoint.toString().replaceAll("/+$", "");
         URI next = URI.create(base + "/api/models/" + ref.repo() + "/tree/" + ref.revision() + (folder.isEmpty() ? "" : "/" + folder));
         List<HubTree.Entry> entries = new ArrayList<>();
@@ -292,7 +301,7 @@ public final class ModelDownloader {
                         next = nextPage(o.response.headers().firstValue("Link").orElse(null), url);
                     }
                 } catch (Retryable e) {
-                    if (attempt >= maxAttempts) {
+                    if (attempt >= attempts) {
                         throw e;
                     }
                     if (!retryBackoff.isZero()) {

@@ -273,6 +273,12 @@ class HubDownloadTest {
         assertThat(m.model()).hasBinaryContent(q6);
         assertThat(hub.requests("hub")).extracting(FakeHub.Requested::path).containsExactly(
                 "/api/models/bartowski/Tiny-GGUF/tree/" + COMMIT, "/bartowski/Tiny-GGUF/resolve/" + COMMIT + "/Tiny-Q4_K_M.gguf");
+        // The commit's content cannot change: the next run checks the recorded SHA-256 and asks the Hub nothing.
+        int before = hub.requests.size();
+        ResolvedModel again = ensure(downloader().build(), "bartowski/Tiny-GGUF@" + COMMIT + ":Tiny-Q4_K_M.gguf");
+        assertThat(again.files().getFirst().verification()).isEqualTo(Verification.RECORDED);
+        assertThat(again.model()).hasBinaryContent(q6);
+        assertThat(hub.requests).hasSize(before);
         // Back on main, the file on disk no longer matches the listing and is replaced.
         ResolvedModel main = ensure(downloader().build(), "bartowski/Tiny-GGUF:Tiny-Q4_K_M.gguf");
         assertThat(main.model()).hasBinaryContent(q4);
