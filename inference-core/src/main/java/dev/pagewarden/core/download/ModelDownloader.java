@@ -100,9 +100,10 @@ public final class ModelDownloader {
     /**
      * Makes sure the named model and its tokenizer are in {@code dir/name/}, verified, downloading
      * what is missing or damaged. Blocking; safe to call on every start (a present file is re-hashed
-     * locally, no network is used for it).
+     * locally, no network is used for it). A name with a '/' is a Hugging Face reference, see
+     * {@link #ensure(HubReference, Path, ProgressListener)}.
      *
-     * @throws IllegalArgumentException for an unknown name (the message lists the known ones)
+     * @throws IllegalArgumentException for an unknown name (the message lists the known ones) or a malformed reference
      * @throws DownloadException        when a file cannot be fetched or verified; the message names the URL and the reason
      */
     public ResolvedModel ensure(String name, Path dir, ProgressListener listener) throws DownloadException, InterruptedException {
@@ -114,7 +115,7 @@ public final class ModelDownloader {
         // Refuse before fetching anything when some file can never be verified: better than failing after 400 MB.
         if (!allowUnverified) {
             for (RemoteFile f : spec.files()) {
-                if (f.sha256() == null && f.gitBlobSha1() == null && f.source() instanceof RemoteFile.Url u && !recordedHashPresent(folder.resolve(f.fileName()))) {
+                if (f.sha256() == null && f.source() instanceof RemoteFile.Url u && !recordedHashPresent(folder.resolve(f.fileName()))) {
                     throw new DownloadException(spec.name() + ": " + f.fileName() + " (" + u.url() + ") has no pinned SHA-256 "
                             + "and its server reports none, so it cannot be verified; allow an unverified download "
                             + "explicitly (--insecure-no-checksum), or put a copy you checked at " + folder.resolve(f.fileName())
@@ -426,7 +427,9 @@ public final class ModelDownloader {
                 return null;
             }
             String sha = sha256Of(target);
-            writeSidecar(target, sha);
+            if (!sha.equals(readSidecar(target))) {
+                writeSidecar(target, sha);
+            }
             listener.message(target.getFileName() + ": present, git blob SHA-1 verified");
             return new FileStatus(target, sha, Verification.LISTED, false);
         }

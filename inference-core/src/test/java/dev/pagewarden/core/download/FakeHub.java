@@ -162,11 +162,16 @@ public final class FakeHub implements AutoCloseable {
                 continue;
             }
             byte[] b = e.getValue().bytes();
-            String entry = e.getValue().lfs()
-                    ? String.format("{\"type\":\"file\",\"oid\":\"%s\",\"size\":%d,\"lfs\":{\"oid\":\"%s\",\"size\":%d,\"pointerSize\":134},\"path\":\"%s\"}",
-                    gitBlobSha1(("version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256(b) + "\nsize " + b.length + "\n")
-                            .getBytes(StandardCharsets.US_ASCII)), b.length, sha256(b), b.length, path)
-                    : String.format("{\"type\":\"file\",\"oid\":\"%s\",\"size\":%d,\"path\":\"%s\"}", gitBlobSha1(b), b.length, path);
+            String entry;
+            if (e.getValue().lfs()) {
+                // An LFS file's git blob is its pointer; the content's hash is lfs.oid.
+                byte[] pointer = ("version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256(b) + "\nsize " + b.length + "\n")
+                        .getBytes(StandardCharsets.US_ASCII);
+                entry = String.format("{\"type\":\"file\",\"oid\":\"%s\",\"size\":%d,\"lfs\":{\"oid\":\"%s\",\"size\":%d,"
+                        + "\"pointerSize\":%d},\"path\":\"%s\"}", gitBlobSha1(pointer), b.length, sha256(b), b.length, pointer.length, path);
+            } else {
+                entry = String.format("{\"type\":\"file\",\"oid\":\"%s\",\"size\":%d,\"path\":\"%s\"}", gitBlobSha1(b), b.length, path);
+            }
             entries.put(path, entry);
         }
         if (entries.isEmpty() && dirs.isEmpty()) {
