@@ -4,7 +4,7 @@
 // llama.cpp's own log go to stderr.
 //
 // Request:
-//   {"model": "/abs/file.gguf", "threads": 1, "contextSize": 512,
+//   {"model": "/abs/file.gguf", "threads": 1, "kvCache": "F32", "contextSize": 512,
 //    "ops": [
 //      {"op": "tokenize", "text": "Hello", "special": false, "bos": false},
 //      {"op": "teacherForced", "tokens": [1, 15, 7], "topK": 8},      // topK 0: every vocabulary entry
@@ -43,6 +43,10 @@ if (!Array.isArray(request.ops)) {
     fail("request.ops must be an array of operations");
 }
 const threads = request.threads ?? 1;
+const kvCache = request.kvCache ?? "F32";
+if (!["F32", "F16", "Q8_0"].includes(kvCache)) {
+    fail("request.kvCache must be F32, F16 or Q8_0");
+}
 
 const tokenArray = (value, what) => {
     if (!Array.isArray(value) || value.length === 0 || !value.every((t) => Number.isInteger(t) && t >= 0)) {
@@ -73,13 +77,21 @@ for (const op of request.ops) {
         longest = Math.max(longest, tokenArray(op.prompt, "greedy.prompt").length + (op.maxTokens ?? 0));
     }
 }
-const contextSize = request.contextSize ?? Math.max(longest, 8);
+// node-llama-cpp shifts the context (drops the oldest tokens) when a sequence fills it, even while
+// evaluating without generating: keep room to spare
+const contextSize = request.contextSize ?? longest + 16;
+if (contextSize <= longest) {
+    fail(`contextSize ${contextSize} must exceed the longest token sequence (${longest})`);
+}
 const context = await model.createContext({
     sequences: 1,
     contextSize,
     batchSize: contextSize,
     threads,
     flashAttention: false,
+    // the engine keeps K and V in F32; llama.cpp's default F16 cache would round them (request "kvCache": "F16")
+    experimentalKvCacheKeyType: kvCache,
+    experimentalKvCacheValueType: kvCache,
     performanceTracking: false
 });
 const sequence = context.getSequence();
