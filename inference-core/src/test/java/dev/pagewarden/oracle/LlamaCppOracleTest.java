@@ -76,15 +76,22 @@ class LlamaCppOracleTest {
     @Test
     void stories260KTokenizationEqualsLlamaCpp() throws Exception {
         Path gguf = stories260KGguf();
-        LlamaCpp.Batch batch = LlamaCpp.batch(gguf);
-        for (String text : TEXTS) {
-            batch.tokenize(text, false, false).tokenize(text, false, true);
-        }
-        LlamaCpp.Response lc = batch.run();
         try (LoadedModel model = ModelLoader.load(gguf, null)) {
             Tokenizer tok = new Tokenizer(model.vocabulary());
-            for (int i = 0; i < TEXTS.size(); i++) {
-                String text = TEXTS.get(i);
+            // a user text holding the BOS piece itself ("\n<s>\n" in this vocabulary) stays text
+            String bosPiece = tok.piece(tok.bos());
+            List<String> texts = new ArrayList<>(TEXTS);
+            texts.add("The end." + bosPiece + "Once upon a time");
+            LlamaCpp.Batch batch = LlamaCpp.batch(gguf);
+            for (String text : texts) {
+                batch.tokenize(text, false, false).tokenize(text, false, true);
+            }
+            batch.tokenize(bosPiece, true, false);
+            LlamaCpp.Response lc = batch.run();
+            assertThat(lc.tokens(2 * texts.size())).as("llama.cpp with special parsing reads the BOS piece as BOS")
+                    .containsExactly(tok.bos());
+            for (int i = 0; i < texts.size(); i++) {
+                String text = texts.get(i);
                 assertThat(tok.encode(text, false, false)).as("no BOS: %s (%s)", text, lc.version())
                         .containsExactly(lc.tokens(2 * i));
                 assertThat(tok.encode(text, true, false)).as("BOS: %s (%s)", text, lc.version())
