@@ -66,15 +66,28 @@ const llama = await getLlama({
     logLevel: LlamaLogLevel.error
 });
 const model = await llama.loadModel({modelPath: request.model, gpuLayers: 0, useMlock: false});
-const vocab = model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length;
+const embd = model.fileInfo.tensorInfo?.find((t) => t.name === "token_embd.weight");
+const vocab = model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length
+    ?? (embd != null ? Number(embd.dimensions[1]) : undefined);
+if (!(vocab > 0)) {
+    fail("cannot tell the vocabulary size of " + request.model);
+}
+const checkIds = (ids, what) => {
+    const bad = ids.findIndex((t) => t >= vocab);
+    if (bad >= 0) {
+        fail(`${what}[${bad}] = ${ids[bad]} lies outside the ${vocab}-token vocabulary`);
+    }
+};
 
 // the longest token sequence any operation evaluates fixes the window (no context shift may happen)
 let longest = 1;
 for (const op of request.ops) {
     if (op.op === "teacherForced") {
-        longest = Math.max(longest, tokenArray(op.tokens, "teacherForced.tokens").length);
+        checkIds(tokenArray(op.tokens, "teacherForced.tokens"), "teacherForced.tokens");
+        longest = Math.max(longest, op.tokens.length);
     } else if (op.op === "greedy") {
-        longest = Math.max(longest, tokenArray(op.prompt, "greedy.prompt").length + (op.maxTokens ?? 0));
+        checkIds(tokenArray(op.prompt, "greedy.prompt"), "greedy.prompt");
+        longest = Math.max(longest, op.prompt.length + (op.maxTokens ?? 0));
     }
 }
 // node-llama-cpp shifts the context (drops the oldest tokens) when a sequence fills it, even while

@@ -24,6 +24,7 @@ import java.util.SplittableRandom;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The engine against llama.cpp (node-llama-cpp's prebuilt CPU build) on the same GGUF files: the
@@ -221,6 +222,19 @@ class LlamaCppOracleTest {
             }
             assertThat(compared).as("tokens compared").isGreaterThan(20);
         }
+    }
+
+    /** A bad request to the oracle is refused naming what was wrong, never answered with made-up scores. */
+    @Test
+    void badRequestsAreRefusedNamingTheInput() throws Exception {
+        Path gguf = stories260KGguf();
+        assertThatThrownBy(() -> LlamaCpp.teacherForced(gguf, new int[]{1, 512}, 4))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("teacherForced.tokens[1] = 512 lies outside the 512-token vocabulary");
+        Path missing = dir.resolve("missing.gguf");
+        assertThatThrownBy(() -> LlamaCpp.greedy(missing, new int[]{1}, 4))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(missing.toString());
     }
 
     // ------------------------------------------------------------------------------ helpers
