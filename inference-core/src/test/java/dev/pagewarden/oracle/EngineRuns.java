@@ -60,6 +60,30 @@ public final class EngineRuns {
         return rows;
     }
 
+    /** Logits after the last of {@code tokens}, all of them evaluated as one prefill chunk. */
+    public static float[] prefillLastLogits(LoadedModel model, int[] tokens) {
+        ModelConfig c = model.config();
+        if (tokens.length > c.seqLen()) {
+            throw new IllegalArgumentException(tokens.length + " tokens exceed the model's context of " + c.seqLen());
+        }
+        try (Backend backend = Backends.select("cpu").create(model, new BackendOptions(2))) {
+            KvLayout layout = KvLayout.of(c, 16);
+            KvPool pool = new KvPool("oracle", backend.allocateKv(layout, layout.pagesFor(tokens.length)));
+            try {
+                List<PageRef> pages = pool.allocate(1, "oracle", layout.pagesFor(tokens.length));
+                StepGuard guard = new StepGuard(backend, pool, FaultHooks.NONE);
+                float[][] logits = {new float[c.vocabSize()]};
+                var step = new SequenceStep(1, "oracle", tokens.clone(), 0, pages, true);
+                if (!guard.forward(List.of(step), logits, i -> { })[0].allowed()) {
+                    throw new IllegalStateException("step guard refused the prefill");
+                }
+                return logits[0];
+            } finally {
+                pool.storage().close();
+            }
+        }
+    }
+
     /** The engine's greedy output for {@code prompt}: at most {@code maxTokens}, without the stop token it ended on. */
     public static int[] greedy(LoadedModel model, int[] prompt, int maxTokens) throws Exception {
         try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").threads(2).build()).build()) {
