@@ -132,7 +132,7 @@ class LlamaCppOracleTest {
 
     static Stream<Arguments> randomModels() {
         List<Arguments> out = new ArrayList<>();
-        for (DType dtype : DType.values()) {
+        for (DType dtype : List.of(DType.F32, DType.F16, DType.Q8_0)) {
             out.add(Arguments.of("tiny-gqa", dtype));
             out.add(Arguments.of("dim=64,hidden=160,layers=2,heads=4,kv_heads=2,vocab=512,seq=128,shared=false", dtype));
         }
@@ -164,6 +164,7 @@ class LlamaCppOracleTest {
             case F32 -> 0;
             case F16 -> F16_NEAR_TIE;
             case Q8_0 -> Q8_0_NEAR_TIE;
+            default -> throw new IllegalArgumentException("no near-tie threshold stated for " + dtype);
         };
         double worst = 0;
         List<String> differing = new ArrayList<>();
@@ -210,6 +211,7 @@ class LlamaCppOracleTest {
             case F32 -> F32_LOGPROB_TOLERANCE;
             case F16 -> F16_LOGPROB_TOLERANCE;
             case Q8_0 -> Q8_0_LOGPROB_TOLERANCE;
+            default -> throw new IllegalArgumentException("no tolerance stated for " + dtype);
         };
         if (dtype == DType.F32) {
             assertThat(differing).as("F32: top-1 identical at every position; " + report).isEmpty();
