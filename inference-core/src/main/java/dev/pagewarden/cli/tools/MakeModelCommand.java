@@ -2,7 +2,9 @@ package dev.pagewarden.cli.tools;
 
 import dev.pagewarden.cli.command.Args;
 import dev.pagewarden.cli.command.Command;
+import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
 
 import java.io.PrintStream;
@@ -61,6 +63,12 @@ public final class MakeModelCommand implements Command {
         if (format == ModelGenerator.FileFormat.BIN && dtype != DType.F32) {
             throw new Args.UsageException("--dtype " + dtype.name().toLowerCase(Locale.ROOT)
                     + ": a llama2.c .bin checkpoint holds only f32 weights; use --format gguf");
+        }
+        ModelConfig c = shape.config();
+        if (format == ModelGenerator.FileFormat.BIN
+                && (c.architecture() != Architecture.LLAMA || c.ropeScaling() != null || c.qDim() != c.dim())) {
+            throw new Args.UsageException("--arch " + arch + (ropeScaling == null ? "" : " --rope-scaling " + ropeScaling)
+                    + ": a llama2.c .bin checkpoint holds plain llama models only; use --format gguf");
         }
         long start = System.nanoTime();
         ModelGenerator.generate(shape.config(), dtype, format, seed, file, ProgressBar.forStderr(err, "make-model"));

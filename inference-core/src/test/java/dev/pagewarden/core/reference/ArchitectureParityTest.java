@@ -41,10 +41,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * gives the same bits batched as alone, and decodes greedily through the engine as the reference does.
  */
 class ArchitectureParityTest {
-    /** Small, with GQA; the vocabulary is large enough to carry the synthetic tokenizer. */
-    static final String SHAPE = "dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=300,seq=96";
+    /**
+     * Small, with GQA; the vocabulary is large enough to carry the synthetic tokenizer. A separate
+     * classifier: with random weights a tied one mostly repeats the last token, a weak greedy check.
+     */
+    static final String SHAPE = "dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=300,seq=96,shared=false";
+    static final String TIED = "dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=300,seq=96";
     /** Qwen 3's head size is not dim / heads in most of its sizes (0.6B: 1024 / 16 heads of 128). */
-    static final String WIDE_HEADS = "dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=300,seq=96,head_dim=32";
+    static final String WIDE_HEADS = SHAPE + ",head_dim=32";
 
     @TempDir
     static Path dir;
@@ -55,13 +59,14 @@ class ArchitectureParityTest {
                 Arguments.of("llama", SHAPE, "llama3"),
                 Arguments.of("mistral", SHAPE, null),
                 Arguments.of("qwen2", SHAPE, null),
+                Arguments.of("qwen2", TIED, null),
                 Arguments.of("qwen3", SHAPE, null),
                 Arguments.of("qwen3", WIDE_HEADS, null));
     }
 
     static LoadedModel generated(String arch, String shape, String ropeScaling) throws Exception {
         ModelConfig cfg = ModelShape.parse(shape).forArchitecture(arch, ropeScaling).config();
-        Path file = dir.resolve(arch + "-" + cfg.headSize() + "-" + ropeScaling + ".gguf");
+        Path file = dir.resolve(arch + "-" + cfg.headSize() + "-" + ropeScaling + "-" + cfg.sharedClassifier() + ".gguf");
         ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 7, file, size -> done -> { });
         LoadedModel model = ModelLoader.load(file, null);
         assertThat(model.config()).as("loader reads back what the generator wrote").isEqualTo(cfg);

@@ -51,8 +51,8 @@ public final class GgufLlama {
         GgufTensorInfo embd = f.tensor("token_embd.weight")
                 .orElseThrow(() -> new ModelFormatException(f.file() + ": missing tensor token_embd.weight"));
         int vocab = embd.dims().size() == 2 ? (int) (long) embd.dims().get(1) : 1;
-        int dim = intKey(f, p + "embedding_length");
         int heads = intKey(f, p + "attention.head_count");
+        int dim = intKey(f, p + "embedding_length");
         if (f.get(p + "rope.scaling.type").isPresent() && !f.string(p + "rope.scaling.type").equals("none")) {
             throw new ModelFormatException(f.file() + ": " + p + "rope.scaling.type '" + f.string(p + "rope.scaling.type")
                     + "' is not supported (supported: none, and Llama 3's rope_freqs.weight)");
