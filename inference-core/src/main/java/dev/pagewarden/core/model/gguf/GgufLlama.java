@@ -122,6 +122,18 @@ public final class GgufLlama {
     /** Tensor views over the mapped file, shape-checked against the metadata. */
     public static LlamaWeights weights(GgufFile f) {
         ModelConfig cfg = config(f);
+        // a block tensor the architecture does not use (say a bias in a llama file) would silently
+        // change nothing here while it changes llama.cpp's output: refuse it instead
+        java.util.Set<String> used = new java.util.HashSet<>();
+        for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
+            used.add(slot.ggufName());
+        }
+        for (GgufTensorInfo t : f.tensors()) {
+            if (t.name().startsWith("blk.") && !used.contains(t.name())) {
+                throw new ModelFormatException(f.file() + ": tensor " + t.name() + " is not part of a "
+                        + cfg.architecture() + " model of " + cfg.nLayers() + " layers (not supported)");
+            }
+        }
         return LlamaTensors.assemble(cfg, slot -> tensor(f, slot));
     }
 

@@ -155,5 +155,11 @@ class ArchitectureGgufTest {
         refused(file("llama", llama, llama).addVector("rope_freqs.weight", DType.F32, 6, (r, d) -> { }),
                 "tensor rope_freqs.weight: GGUF shape [6] does not match");
         refused(file("qwen3", llama, llama.with(Architecture.QWEN3, 32, null)), "blk.0.attn_q.weight");
+        refused(file("llama", llama, qwen2), "tensor blk.0.attn_q.bias is not part of a llama model");
+        refused(file("qwen2", llama, qwen3.with(Architecture.QWEN3, 16, null)).addVector("blk.0.attn_q.bias", DType.F32, 64,
+                (r, d) -> { }).addVector("blk.0.attn_k.bias", DType.F32, 32, (r, d) -> { })
+                .addVector("blk.0.attn_v.bias", DType.F32, 32, (r, d) -> { }).addVector("blk.1.attn_v.bias", DType.F32, 32, (r, d) -> { })
+                .addVector("blk.1.attn_q.bias", DType.F32, 64, (r, d) -> { }).addVector("blk.1.attn_k.bias", DType.F32, 32, (r, d) -> { }),
+                "tensor blk.0.attn_q_norm.weight is not part of a qwen2 model");
     }
 }
