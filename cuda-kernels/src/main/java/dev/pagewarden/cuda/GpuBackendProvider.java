@@ -109,6 +109,14 @@ public final class GpuBackendProvider implements BackendProvider {
 
     @Override
     public Backend create(LoadedModel model, BackendOptions options) {
+        var c = model.config();
+        if (c.architecture() != dev.pagewarden.core.model.Architecture.LLAMA || c.ropeScaling() != null
+                || c.qDim() != c.dim()) {
+            // the device kernels implement the plain Llama block only
+            throw new IllegalArgumentException("backend 'gpu' runs plain llama models; this " + c.architecture()
+                    + " model (head size " + c.headSize() + ", RoPE scaling " + (c.ropeScaling() != null)
+                    + ") needs backend 'cpu'");
+        }
         String why = probe();
         if (why != null) {
             throw new IllegalStateException("backend 'gpu' is not available here: " + why);

@@ -2,7 +2,9 @@ package dev.pagewarden.cli.tools;
 
 import dev.pagewarden.cli.command.Args;
 import dev.pagewarden.cli.command.Command;
+import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
 
 import java.io.PrintStream;
@@ -25,7 +27,8 @@ public final class MakeModelCommand implements Command {
     public String usage() {
         return "make-model --shape NAME|dim=..,hidden=..,layers=..,heads=..,kv_heads=..,vocab=..,seq=.. "
                 + "--out FILE [--format bin|gguf (default: from FILE's extension)] [--dtype f32|f16|q8_0] "
-                + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)]";
+                + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)] "
+                + "[--arch llama|mistral|qwen2|qwen3 (default llama)] [--rope-scaling llama3]";
     }
 
     @Override
@@ -36,6 +39,8 @@ public final class MakeModelCommand implements Command {
         DType dtype = CliSupport.dtype(args, "dtype", "f32");
         long seed = args.longValue("seed", 42);
         String tokenizerOut = args.string("tokenizer-out", null);
+        String arch = args.string("arch", "llama").toLowerCase(Locale.ROOT);
+        String ropeScaling = args.string("rope-scaling", null);
         args.rejectUnknown();
 
         ModelGenerator.FileFormat format = switch (formatText.toLowerCase(Locale.ROOT)) {
@@ -49,17 +54,29 @@ public final class MakeModelCommand implements Command {
         } catch (ModelFormatException e) {
             throw new Args.UsageException("--shape: " + e.getMessage());
         }
+        try {
+            shape = shape.forArchitecture(arch, ropeScaling);
+        } catch (ModelFormatException e) {
+            throw new Args.UsageException("--arch " + arch + (ropeScaling == null ? "" : " --rope-scaling " + ropeScaling)
+                    + ": " + e.getMessage());
+        }
         if (format == ModelGenerator.FileFormat.BIN && dtype != DType.F32) {
             throw new Args.UsageException("--dtype " + dtype.name().toLowerCase(Locale.ROOT)
                     + ": a llama2.c .bin checkpoint holds only f32 weights; use --format gguf");
+        }
+        ModelConfig c = shape.config();
+        if (format == ModelGenerator.FileFormat.BIN
+                && (c.architecture() != Architecture.LLAMA || c.ropeScaling() != null || c.qDim() != c.dim())) {
+            throw new Args.UsageException("--arch " + arch + (ropeScaling == null ? "" : " --rope-scaling " + ropeScaling)
+                    + ": a llama2.c .bin checkpoint holds plain llama models only; use --format gguf");
         }
         long start = System.nanoTime();
         ModelGenerator.generate(shape.config(), dtype, format, seed, file, ProgressBar.forStderr(err, "make-model"));
         if (tokenizerOut != null) {
             TokenizerBinWriter.write(ModelGenerator.vocabulary(shape.config().vocabSize()), Path.of(tokenizerOut));
         }
-        out.printf(Locale.ROOT, "wrote %s: %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
-                shape.name(), shape.config().parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
+        out.printf(Locale.ROOT, "wrote %s: %s %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
+                arch, shape.name(), shape.config().parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
                 (System.nanoTime() - start) / 1e9);
         if (format == ModelGenerator.FileFormat.GGUF
                 && shape.config().vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {

@@ -1,5 +1,6 @@
 package dev.pagewarden.cli.tools;
 
+import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Llama2cWriter;
 import dev.pagewarden.core.model.LlamaTensors;
@@ -49,6 +50,10 @@ public final class ModelGenerator {
                                 LongFunction<LongConsumer> progress) throws IOException {
         switch (format) {
             case BIN -> {
+                if (cfg.architecture() != Architecture.LLAMA || cfg.ropeScaling() != null || cfg.qDim() != cfg.dim()) {
+                    throw new ModelFormatException(out + ": a llama2.c .bin checkpoint holds plain llama models only; "
+                            + "write " + cfg.architecture() + " as GGUF (--format gguf)");
+                }
                 if (dtype != DType.F32) {
                     throw new ModelFormatException(out + ": a llama2.c .bin checkpoint holds only f32 weights; "
                             + "write " + dtype.name().toLowerCase() + " as GGUF (--format gguf)");
@@ -67,14 +72,28 @@ public final class ModelGenerator {
     /**
      * The values of one tensor: norm weights are 1; everything else is uniform in +-1/sqrt(row length),
      * which keeps each matrix-vector product at or below its input's scale, so activations stay finite
-     * through any number of layers.
+     * through any number of layers. Biases are uniform in +-0.5 and the per-head Q/K norm weights in
+     * 1 +- 0.5, so that a forward pass that skipped or misplaced them would show.
      */
     public static RowSource weights(long seed, LlamaTensors.Slot slot) {
-        if (slot.role().isNorm()) {
+        LlamaTensors.Role role = slot.role();
+        if (role == LlamaTensors.Role.Q_NORM || role == LlamaTensors.Role.K_NORM) {
+            RowSource u = uniform(seed, slot, 0.5f);
+            return (row, dst) -> {
+                u.fill(row, dst);
+                for (int i = 0; i < dst.length; i++) {
+                    dst[i] += 1f;
+                }
+            };
+        }
+        if (role.isNorm()) {
             return (row, dst) -> Arrays.fill(dst, 1f);
         }
+        return uniform(seed, slot, role.isBias() ? 0.5f : (float) (1.0 / Math.sqrt(slot.cols())));
+    }
+
+    private static RowSource uniform(long seed, LlamaTensors.Slot slot, float scale) {
         long tensorSeed = mix(seed ^ fnv1a(slot.ggufName()));
-        float scale = (float) (1.0 / Math.sqrt(slot.cols()));
         return (row, dst) -> {
             long state = mix(tensorSeed + row * 0x9E3779B97F4A7C15L);
             for (int i = 0; i < dst.length; i++) {

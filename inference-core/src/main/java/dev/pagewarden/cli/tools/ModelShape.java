@@ -1,16 +1,20 @@
 package dev.pagewarden.cli.tools;
 
+import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.model.RopeScaling;
 
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
  * A model shape for generated models: a named preset or an explicit
- * {@code dim=768,hidden=2048,layers=12,heads=12,kv_heads=4,vocab=32000,seq=1024[,shared=false]}.
+ * {@code dim=768,hidden=2048,layers=12,heads=12,kv_heads=4,vocab=32000,seq=1024[,shared=false][,head_dim=128]},
+ * of the llama architecture until {@link #forArchitecture} makes it another.
  */
 public record ModelShape(String name, ModelConfig config) {
 
@@ -18,7 +22,9 @@ public record ModelShape(String name, ModelConfig config) {
     public static final Map<String, ModelShape> NAMED = presets();
 
     private static final Set<String> REQUIRED_KEYS = Set.of("dim", "hidden", "layers", "heads", "vocab", "seq");
-    private static final Set<String> OPTIONAL_KEYS = Set.of("kv_heads", "shared");
+    private static final Set<String> OPTIONAL_KEYS = Set.of("kv_heads", "shared", "head_dim");
+    /** The architectures {@code make-model --arch} writes. */
+    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3");
 
     private static Map<String, ModelShape> presets() {
         Map<String, ModelShape> m = new LinkedHashMap<>();
@@ -60,7 +66,7 @@ public record ModelShape(String name, ModelConfig config) {
             String key = eq < 0 ? part.trim() : part.substring(0, eq).trim();
             if (eq < 0 || !(REQUIRED_KEYS.contains(key) || OPTIONAL_KEYS.contains(key))) {
                 throw new ModelFormatException("model shape '" + s + "': unknown or incomplete entry '" + part.trim()
-                        + "' (keys: dim, hidden, layers, heads, kv_heads, vocab, seq, shared)");
+                        + "' (keys: dim, hidden, layers, heads, kv_heads, vocab, seq, shared, head_dim)");
             }
             if (kv.put(key, part.substring(eq + 1).trim()) != null) {
                 throw new ModelFormatException("model shape '" + s + "': " + key + " given twice");
@@ -79,9 +85,14 @@ public record ModelShape(String name, ModelConfig config) {
                     + kv.get("shared") + "'");
         };
         try {
-            return new ModelShape("custom", config(intValue(s, kv, "dim"), intValue(s, kv, "hidden"),
-                    intValue(s, kv, "layers"), heads, kv.containsKey("kv_heads") ? intValue(s, kv, "kv_heads") : heads,
-                    intValue(s, kv, "vocab"), intValue(s, kv, "seq"), shared));
+            int kvHeads = kv.containsKey("kv_heads") ? intValue(s, kv, "kv_heads") : heads;
+            ModelConfig c = kv.containsKey("head_dim")
+                    ? new ModelConfig(intValue(s, kv, "dim"), intValue(s, kv, "hidden"), intValue(s, kv, "layers"),
+                    heads, kvHeads, intValue(s, kv, "vocab"), intValue(s, kv, "seq"), 1e-5f, 10000f, shared,
+                    Architecture.LLAMA, intValue(s, kv, "head_dim"), null)
+                    : config(intValue(s, kv, "dim"), intValue(s, kv, "hidden"), intValue(s, kv, "layers"), heads,
+                    kvHeads, intValue(s, kv, "vocab"), intValue(s, kv, "seq"), shared);
+            return new ModelShape("custom", c);
         } catch (ModelFormatException e) {
             throw new ModelFormatException("model shape '" + s + "': " + e.getMessage(), e);
         }
@@ -94,5 +105,34 @@ public record ModelShape(String name, ModelConfig config) {
             throw new ModelFormatException("model shape '" + shape + "': " + key + " must be an integer, got '"
                     + kv.get(key) + "'");
         }
+    }
+
+    /**
+     * This shape as {@code arch} (llama, mistral, qwen2 or qwen3) with that family's published RoPE base
+     * and norm epsilon; {@code ropeScaling} "llama3" (llama and mistral only) adds Llama 3.2's frequency
+     * divisors with its RoPE base 500000. Mistral is written as llama, as llama.cpp converts it.
+     */
+    public ModelShape forArchitecture(String arch, String ropeScaling) {
+        if (!ARCHITECTURES.contains(arch)) {
+            throw new ModelFormatException("unknown architecture '" + arch + "'; known: " + String.join(", ", ARCHITECTURES));
+        }
+        if (ropeScaling != null && !ropeScaling.equals("llama3")) {
+            throw new ModelFormatException("unknown rope scaling '" + ropeScaling + "'; known: llama3");
+        }
+        if (ropeScaling != null && !(arch.equals("llama") || arch.equals("mistral"))) {
+            throw new ModelFormatException("rope scaling llama3 applies to llama and mistral, not " + arch);
+        }
+        ModelConfig c = config;
+        ModelConfig out = switch (arch) {
+            case "llama" -> ropeScaling == null ? c
+                    : c.with(c.rmsEps(), 500000f).with(Architecture.LLAMA, c.headSize(),
+                    RopeScaling.llama32(c.headSize(), 500000f));
+            case "mistral" -> ropeScaling == null ? c.with(c.rmsEps(), 1e6f)
+                    : c.with(c.rmsEps(), 500000f).with(Architecture.LLAMA, c.headSize(),
+                    RopeScaling.llama32(c.headSize(), 500000f));
+            case "qwen2" -> c.with(1e-6f, 1e6f).with(Architecture.QWEN2, c.headSize(), null);
+            default -> c.with(1e-6f, 1e6f).with(Architecture.QWEN3, c.headSize(), null);
+        };
+        return new ModelShape(name, out);
     }
 }

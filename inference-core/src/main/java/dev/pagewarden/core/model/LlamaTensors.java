@@ -24,16 +24,31 @@ public final class LlamaTensors {
         W2("ffn_down", "w2", true),
         W3("ffn_up", "w3", true),
         OUTPUT_NORM("output_norm", "rms_final", false),
-        OUTPUT("output", "classifier", false);
+        OUTPUT("output", "classifier", false),
+        // Qwen 2: biases of the Q/K/V projections (GGUF names end in .bias)
+        BQ("attn_q", "bq", true, "bias"),
+        BK("attn_k", "bk", true, "bias"),
+        BV("attn_v", "bv", true, "bias"),
+        // Qwen 3: per-head RMSNorm weights of Q and K
+        Q_NORM("attn_q_norm", "q_norm", true),
+        K_NORM("attn_k_norm", "k_norm", true),
+        /** Llama 3.1/3.2 RoPE frequency divisors: written from {@link ModelConfig#ropeScaling}, not a weight. */
+        ROPE_FREQS("rope_freqs", "rope_freqs", false);
 
         private final String ggufPart;
         private final String llama2cName;
         private final boolean perLayer;
+        private final String suffix;
 
         Role(String ggufPart, String llama2cName, boolean perLayer) {
+            this(ggufPart, llama2cName, perLayer, "weight");
+        }
+
+        Role(String ggufPart, String llama2cName, boolean perLayer, String suffix) {
             this.ggufPart = ggufPart;
             this.llama2cName = llama2cName;
             this.perLayer = perLayer;
+            this.suffix = suffix;
         }
 
         public boolean perLayer() {
@@ -42,7 +57,16 @@ public final class LlamaTensors {
 
         /** Norm weights are vectors; GGUF stores them as 1-D and keeps them in F32 whatever the model's dtype. */
         public boolean isNorm() {
-            return this == ATTN_NORM || this == FFN_NORM || this == OUTPUT_NORM;
+            return this == ATTN_NORM || this == FFN_NORM || this == OUTPUT_NORM || this == Q_NORM || this == K_NORM;
+        }
+
+        public boolean isBias() {
+            return this == BQ || this == BK || this == BV;
+        }
+
+        /** One-dimensional in GGUF and kept in F32 there: norms, biases, RoPE factors. */
+        public boolean isVector() {
+            return isNorm() || isBias() || this == ROPE_FREQS;
         }
     }
 
@@ -50,7 +74,7 @@ public final class LlamaTensors {
     public record Slot(Role role, int layer, int rows, int cols) {
         /** GGUF name, e.g. {@code blk.3.attn_q.weight} or {@code token_embd.weight}. */
         public String ggufName() {
-            return role.perLayer ? "blk." + layer + "." + role.ggufPart + ".weight" : role.ggufPart + ".weight";
+            return (role.perLayer ? "blk." + layer + "." + role.ggufPart : role.ggufPart) + "." + role.suffix;
         }
 
         /** llama2.c name as {@link Llama2cLoader} reports it, e.g. {@code wq.3}. */
@@ -71,8 +95,29 @@ public final class LlamaTensors {
     public static final List<Role> LLAMA2C_V1_ORDER = List.of(Role.ATTN_NORM, Role.FFN_NORM, Role.OUTPUT_NORM,
             Role.TOKEN_EMBD, Role.WQ, Role.WK, Role.WV, Role.WO, Role.W1, Role.W2, Role.W3, Role.OUTPUT);
 
-    private static final List<Role> BLOCK_ROLES = List.of(Role.ATTN_NORM, Role.WQ, Role.WK, Role.WV, Role.WO,
-            Role.FFN_NORM, Role.W1, Role.W2, Role.W3);
+    /** The tensors of one block of {@code cfg}'s architecture, in llama.cpp's order. */
+    public static List<Role> blockRoles(ModelConfig cfg) {
+        Architecture arch = cfg.architecture();
+        List<Role> roles = new ArrayList<>(List.of(Role.ATTN_NORM, Role.WQ));
+        if (arch.qkvBias()) {
+            roles.add(Role.BQ);
+        }
+        roles.add(Role.WK);
+        if (arch.qkvBias()) {
+            roles.add(Role.BK);
+        }
+        roles.add(Role.WV);
+        if (arch.qkvBias()) {
+            roles.add(Role.BV);
+        }
+        roles.add(Role.WO);
+        if (arch.qkNorm()) {
+            roles.add(Role.Q_NORM);
+            roles.add(Role.K_NORM);
+        }
+        roles.addAll(List.of(Role.FFN_NORM, Role.W1, Role.W2, Role.W3));
+        return roles;
+    }
 
     private LlamaTensors() {
     }
@@ -83,8 +128,13 @@ public final class LlamaTensors {
         return switch (role) {
             case TOKEN_EMBD, OUTPUT -> new Slot(role, layer, cfg.vocabSize(), dim);
             case ATTN_NORM, FFN_NORM, OUTPUT_NORM -> new Slot(role, layer, 1, dim);
-            case WQ, WO -> new Slot(role, layer, dim, dim);
+            case WQ -> new Slot(role, layer, cfg.qDim(), dim);
+            case WO -> new Slot(role, layer, dim, cfg.qDim());
             case WK, WV -> new Slot(role, layer, cfg.kvDim(), dim);
+            case BQ -> new Slot(role, layer, 1, cfg.qDim());
+            case BK, BV -> new Slot(role, layer, 1, cfg.kvDim());
+            case Q_NORM, K_NORM -> new Slot(role, layer, 1, cfg.headSize());
+            case ROPE_FREQS -> new Slot(role, layer, 1, cfg.headSize() / 2);
             case W1, W3 -> new Slot(role, layer, cfg.hiddenDim(), dim);
             case W2 -> new Slot(role, layer, dim, cfg.hiddenDim());
         };
@@ -119,8 +169,12 @@ public final class LlamaTensors {
         if (!cfg.sharedClassifier()) {
             slots.add(slot(cfg, Role.OUTPUT, -1));
         }
+        if (cfg.ropeScaling() != null) {
+            slots.add(slot(cfg, Role.ROPE_FREQS, -1));
+        }
+        List<Role> block = blockRoles(cfg);
         for (int l = 0; l < cfg.nLayers(); l++) {
-            for (Role role : BLOCK_ROLES) {
+            for (Role role : block) {
                 slots.add(slot(cfg, role, l));
             }
         }
@@ -130,12 +184,15 @@ public final class LlamaTensors {
     /** Builds (and shape-checks) the weights from a lookup that maps each slot to its tensor. */
     public static LlamaWeights assemble(ModelConfig cfg, Function<Slot, Tensor> lookup) {
         List<LlamaWeights.Layer> layers = new ArrayList<>();
+        List<Role> block = blockRoles(cfg);
         for (int l = 0; l < cfg.nLayers(); l++) {
             int layer = l;
-            Function<Role, Tensor> at = role -> lookup.apply(slot(cfg, role, layer));
+            // tensors the architecture does not have stay null
+            Function<Role, Tensor> at = role -> block.contains(role) ? lookup.apply(slot(cfg, role, layer)) : null;
             layers.add(new LlamaWeights.Layer(at.apply(Role.ATTN_NORM), at.apply(Role.WQ), at.apply(Role.WK),
                     at.apply(Role.WV), at.apply(Role.WO), at.apply(Role.FFN_NORM), at.apply(Role.W1),
-                    at.apply(Role.W2), at.apply(Role.W3)));
+                    at.apply(Role.W2), at.apply(Role.W3), at.apply(Role.BQ), at.apply(Role.BK), at.apply(Role.BV),
+                    at.apply(Role.Q_NORM), at.apply(Role.K_NORM)));
         }
         Tensor emb = lookup.apply(slot(cfg, Role.TOKEN_EMBD, -1));
         Tensor cls = cfg.sharedClassifier() ? emb : lookup.apply(slot(cfg, Role.OUTPUT, -1));
@@ -157,6 +214,13 @@ public final class LlamaTensors {
             case W1 -> weights.layers().get(slot.layer).w1();
             case W2 -> weights.layers().get(slot.layer).w2();
             case W3 -> weights.layers().get(slot.layer).w3();
+            case BQ -> weights.layers().get(slot.layer).bq();
+            case BK -> weights.layers().get(slot.layer).bk();
+            case BV -> weights.layers().get(slot.layer).bv();
+            case Q_NORM -> weights.layers().get(slot.layer).qNorm();
+            case K_NORM -> weights.layers().get(slot.layer).kNorm();
+            case ROPE_FREQS -> throw new IllegalArgumentException(
+                    "rope_freqs is derived from the model's RoPE scaling, not a weight tensor");
         };
     }
 }

@@ -4,15 +4,26 @@ import java.util.List;
 
 /**
  * All weights of a Llama model, per layer in order. Matrices follow {@link Tensor}'s convention
- * (rows = outputs): wq [dim x dim], wk/wv [kvDim x dim], wo [dim x dim], w1/w3 [hidden x dim] (gate, up),
- * w2 [dim x hidden] (down). Norm weights are single-row tensors. {@code classifier} is the token
- * embedding itself when the model shares it.
+ * (rows = outputs): wq [qDim x dim], wk/wv [kvDim x dim], wo [dim x qDim], w1/w3 [hidden x dim] (gate, up),
+ * w2 [dim x hidden] (down). Norm weights and biases are single-row tensors. {@code classifier} is the
+ * token embedding itself when the model shares it.
  */
 public record LlamaWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> layers, Tensor rmsFinal,
                            Tensor classifier) {
 
+    /**
+     * One block. {@code bq}/{@code bk}/{@code bv} (Q/K/V biases, Qwen 2) and {@code qNorm}/{@code kNorm}
+     * (per-head RMSNorm weights, Qwen 3) are null when the architecture has none.
+     */
     public record Layer(Tensor rmsAtt, Tensor wq, Tensor wk, Tensor wv, Tensor wo,
-                        Tensor rmsFfn, Tensor w1, Tensor w2, Tensor w3) {
+                        Tensor rmsFfn, Tensor w1, Tensor w2, Tensor w3,
+                        Tensor bq, Tensor bk, Tensor bv, Tensor qNorm, Tensor kNorm) {
+
+        /** A plain Llama block. */
+        public Layer(Tensor rmsAtt, Tensor wq, Tensor wk, Tensor wv, Tensor wo,
+                     Tensor rmsFfn, Tensor w1, Tensor w2, Tensor w3) {
+            this(rmsAtt, wq, wk, wv, wo, rmsFfn, w1, w2, w3, null, null, null, null, null);
+        }
     }
 
     public LlamaWeights {
@@ -22,20 +33,40 @@ public record LlamaWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer
         }
         int dim = config.dim();
         int kv = config.kvDim();
+        int qd = config.qDim();
         int hid = config.hiddenDim();
+        Architecture arch = config.architecture();
         check(tokenEmbedding, config.vocabSize(), dim);
         check(rmsFinal, 1, dim);
         check(classifier, config.vocabSize(), dim);
         for (Layer l : layers) {
             check(l.rmsAtt, 1, dim);
-            check(l.wq, dim, dim);
+            check(l.wq, qd, dim);
             check(l.wk, kv, dim);
             check(l.wv, kv, dim);
-            check(l.wo, dim, dim);
+            check(l.wo, dim, qd);
+            optional(arch, arch.qkvBias(), l.bq, 1, qd, "Q bias");
+            optional(arch, arch.qkvBias(), l.bk, 1, kv, "K bias");
+            optional(arch, arch.qkvBias(), l.bv, 1, kv, "V bias");
+            optional(arch, arch.qkNorm(), l.qNorm, 1, config.headSize(), "Q norm");
+            optional(arch, arch.qkNorm(), l.kNorm, 1, config.headSize(), "K norm");
             check(l.rmsFfn, 1, dim);
             check(l.w1, hid, dim);
             check(l.w2, dim, hid);
             check(l.w3, hid, dim);
+        }
+    }
+
+    /** A tensor the architecture either needs (then of this shape) or does not have. */
+    private static void optional(Architecture arch, boolean needed, Tensor t, int rows, int cols, String what) {
+        if (needed && t == null) {
+            throw new ModelFormatException(arch + " needs a " + what + " in every layer; missing");
+        }
+        if (!needed && t != null) {
+            throw new ModelFormatException(arch + " has no " + what + ", but tensor " + t.name() + " is given");
+        }
+        if (t != null) {
+            check(t, rows, cols);
         }
     }
 
@@ -53,6 +84,9 @@ public record LlamaWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer
             total += l.rmsAtt.data().byteSize() + l.wq.data().byteSize() + l.wk.data().byteSize()
                     + l.wv.data().byteSize() + l.wo.data().byteSize() + l.rmsFfn.data().byteSize()
                     + l.w1.data().byteSize() + l.w2.data().byteSize() + l.w3.data().byteSize();
+            for (Tensor t : new Tensor[] {l.bq, l.bk, l.bv, l.qNorm, l.kNorm}) {
+                total += t == null ? 0 : t.data().byteSize();
+            }
         }
         return total;
     }

@@ -8,9 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A deliberately naive float64 Llama forward pass, the yardstick the real engines are checked
+ * A deliberately naive float64 Llama-family forward pass, the yardstick the real engines are checked
  * against. It follows llama2.c's {@code forward} step by step and reads every weight through
- * {@link Tensor#get}, so it works for any weight type and shares no code with the engines.
+ * {@link Tensor#get}, so it works for any weight type and shares no code with the engines. The
+ * architecture's variations follow the model definitions of Hugging Face transformers: Q/K/V biases
+ * (Qwen 2), a per-head RMSNorm of Q and K before RoPE (Qwen 3), RoPE on the halves of a head
+ * (Qwen's layout) or on adjacent pairs (llama.cpp's llama layout), Llama 3's frequency divisors.
  * Slow by design; fine for the test models.
  *
  * <p>Stateful: it keeps its own KV cache. Positions must be fed in order; feeding an earlier
@@ -56,12 +59,27 @@ public final class ReferenceLlama {
             double[] q = matvec(layer.wq(), xb);
             double[] k = matvec(layer.wk(), xb);
             double[] v = matvec(layer.wv(), xb);
-            rope(q, headSize, pos, c.ropeTheta());
-            rope(k, headSize, pos, c.ropeTheta());
+            if (layer.bq() != null) {
+                add(q, row(layer.bq(), 0));
+                add(k, row(layer.bk(), 0));
+                add(v, row(layer.bv(), 0));
+            }
+            if (layer.qNorm() != null) {
+                headNorm(q, layer.qNorm(), headSize, eps);
+                headNorm(k, layer.kNorm(), headSize, eps);
+            }
+            double[] divisors = divisors(c);
+            if (c.architecture().neoxRope()) {
+                ropeHalves(q, headSize, pos, c.ropeTheta(), divisors);
+                ropeHalves(k, headSize, pos, c.ropeTheta(), divisors);
+            } else {
+                rope(q, headSize, pos, c.ropeTheta(), divisors);
+                rope(k, headSize, pos, c.ropeTheta(), divisors);
+            }
             keyCache[l][pos] = k;
             valueCache[l][pos] = v;
 
-            double[] attOut = new double[c.dim()];
+            double[] attOut = new double[c.nHeads() * headSize];
             for (int h = 0; h < c.nHeads(); h++) {
                 int qOff = h * headSize;
                 int kvOff = (h / c.kvMul()) * headSize; // grouped-query: kvMul query heads share a KV head
@@ -131,20 +149,60 @@ public final class ReferenceLlama {
         return out;
     }
 
+    /** Each head of {@code v} RMS-normalised on its own, scaled by the head-size weight vector. */
+    static void headNorm(double[] v, Tensor weight, int headSize, double eps) {
+        for (int h = 0; h < v.length; h += headSize) {
+            double[] head = java.util.Arrays.copyOfRange(v, h, h + headSize);
+            System.arraycopy(rmsnorm(head, weight, eps), 0, v, h, headSize);
+        }
+    }
+
+    /** Llama 3's per-frequency divisors (1 when the model has no RoPE scaling). */
+    static double[] divisors(ModelConfig c) {
+        double[] d = new double[c.headSize() / 2];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = c.ropeScaling() == null ? 1 : c.ropeScaling().factor(i);
+        }
+        return d;
+    }
+
+    static void rope(double[] v, int headSize, int pos, double theta) {
+        double[] ones = new double[headSize / 2];
+        java.util.Arrays.fill(ones, 1);
+        rope(v, headSize, pos, theta, ones);
+    }
+
     /**
      * RoPE in llama2.c's convention: adjacent pairs (v[i], v[i+1]) within each head are rotated by
-     * pos * theta^-(i % headSize / headSize). Works on q (all heads) and k (KV heads) alike.
+     * pos * theta^-(i % headSize / headSize) / divisor. Works on q (all heads) and k (KV heads) alike.
      */
-    static void rope(double[] v, int headSize, int pos, double theta) {
+    static void rope(double[] v, int headSize, int pos, double theta, double[] divisors) {
         for (int i = 0; i < v.length; i += 2) {
             int headDim = i % headSize;
-            double angle = pos / Math.pow(theta, headDim / (double) headSize);
+            double angle = pos / Math.pow(theta, headDim / (double) headSize) / divisors[headDim / 2];
             double cos = Math.cos(angle);
             double sin = Math.sin(angle);
             double v0 = v[i];
             double v1 = v[i + 1];
             v[i] = v0 * cos - v1 * sin;
             v[i + 1] = v0 * sin + v1 * cos;
+        }
+    }
+
+    /**
+     * RoPE as transformers' {@code rotate_half} applies it: per head, out = v * cos + rotate_half(v) * sin
+     * where rotate_half(v) = (-v[half..], v[..half]) and both halves use frequencies theta^(-2j/headSize).
+     */
+    static void ropeHalves(double[] v, int headSize, int pos, double theta, double[] divisors) {
+        int half = headSize / 2;
+        for (int h = 0; h < v.length; h += headSize) {
+            double[] head = java.util.Arrays.copyOfRange(v, h, h + headSize);
+            for (int i = 0; i < headSize; i++) {
+                int j = i % half;
+                double angle = pos * Math.pow(theta, -2.0 * j / headSize) / divisors[j];
+                double rotated = i < half ? -head[i + half] : head[i - half];
+                v[h + i] = head[i] * Math.cos(angle) + rotated * Math.sin(angle);
+            }
         }
     }
 

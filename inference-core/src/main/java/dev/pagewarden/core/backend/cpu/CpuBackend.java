@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The Llama forward pass on the CPU, over a batch of sequences whose tokens are stacked into one
+ * The Llama-family forward pass (llama, qwen2, qwen3) on the CPU, over a batch of sequences whose tokens are stacked into one
  * matrix so that every weight row is read once per step. Per token, the arithmetic is the same
  * whatever else is in the batch (the kernels guarantee it for matmuls; attention and the small ops
  * run per token), which makes the output batch-invariant.
@@ -45,6 +45,9 @@ public final class CpuBackend implements Backend {
         for (int pos = 0; pos < cfg.seqLen(); pos++) {
             for (int i = 0; i < half; i++) {
                 double freq = 1.0 / StrictMath.pow(cfg.ropeTheta(), (2.0 * i) / cfg.headSize());
+                if (cfg.ropeScaling() != null) {
+                    freq /= cfg.ropeScaling().factor(i);
+                }
                 double angle = pos * freq;
                 ropeCos[pos * half + i] = (float) StrictMath.cos(angle);
                 ropeSin[pos * half + i] = (float) StrictMath.sin(angle);
@@ -79,8 +82,8 @@ public final class CpuBackend implements Backend {
 
         static Scratch of(ModelConfig c, int tokens, int outRows) {
             return new Scratch(tokens, outRows, new float[tokens * c.dim()], new float[tokens * c.dim()],
-                    new float[tokens * c.dim()], new float[tokens * c.kvDim()], new float[tokens * c.kvDim()],
-                    new float[tokens * c.dim()], new float[tokens * c.hiddenDim()], new float[tokens * c.hiddenDim()],
+                    new float[tokens * c.qDim()], new float[tokens * c.kvDim()], new float[tokens * c.kvDim()],
+                    new float[tokens * c.qDim()], new float[tokens * c.hiddenDim()], new float[tokens * c.hiddenDim()],
                     new float[tokens * c.dim()], new float[outRows * c.dim()], new float[outRows * c.vocabSize()]);
         }
     }
@@ -103,6 +106,7 @@ public final class CpuBackend implements Backend {
 
     private void run(List<SequenceStep> batch, CpuKvStorage kv, float[][] logits) {
         int dim = cfg.dim();
+        int qDim = cfg.qDim();
         int kvDim = cfg.kvDim();
         int total = 0;
         int wanted = 0;
@@ -161,7 +165,20 @@ public final class CpuBackend implements Backend {
             final int layerIndex = l;
             pool.forRange(rows, (a, b) -> {
                 for (int t = a; t < b; t++) {
-                    rope(s.q, t * dim, dim, rowPos[t]);
+                    if (layer.bq() != null) {
+                        Ops.add(s.q, t * qDim, layer.bq(), 0, qDim);
+                        Ops.add(s.k, t * kvDim, layer.bk(), 0, kvDim);
+                        Ops.add(s.v, t * kvDim, layer.bv(), 0, kvDim);
+                    }
+                    if (layer.qNorm() != null) {
+                        for (int o = t * qDim; o < (t + 1) * qDim; o += hs) {
+                            Ops.rmsnorm(s.q, o, s.q, o, layer.qNorm(), hs, cfg.rmsEps());
+                        }
+                        for (int o = t * kvDim; o < (t + 1) * kvDim; o += hs) {
+                            Ops.rmsnorm(s.k, o, s.k, o, layer.kNorm(), hs, cfg.rmsEps());
+                        }
+                    }
+                    rope(s.q, t * qDim, qDim, rowPos[t]);
                     rope(s.k, t * kvDim, kvDim, rowPos[t]);
                     // K/V of every token in this step land in the pages before anyone attends.
                     PageRef ref = batch.get(rowSeq[t]).pageTable().get(rowPos[t] / kv.layout().pageTokens());
@@ -189,7 +206,7 @@ public final class CpuBackend implements Backend {
                     int u0 = tu % units;
                     int u1 = Math.min(units, u0 + (end - tu));
                     attend(kv, batch.get(rowSeq[t]).pageTable(), layerIndex, rowPos[t], u0 * pair, u1 * pair, s.q,
-                            t * dim, s.att, t * dim);
+                            t * qDim, s.att, t * qDim);
                     tu += u1 - u0;
                 }
             });
@@ -228,11 +245,29 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /** RoPE on adjacent pairs of each head, as llama2.c does. */
+    /**
+     * RoPE of each head: on adjacent pairs (v[2i], v[2i+1]) as llama2.c and llama.cpp's llama do, or on
+     * halves (v[i], v[i + half]) for the NEOX layout of the Qwen models; pair i turns by the same angle
+     * either way.
+     */
     private void rope(float[] v, int offset, int width, int pos) {
         int hs = cfg.headSize();
         int half = hs / 2;
         int table = pos * half;
+        if (cfg.architecture().neoxRope()) {
+            for (int head = offset; head < offset + width; head += hs) {
+                for (int pair = 0; pair < half; pair++) {
+                    float c = ropeCos[table + pair];
+                    float sn = ropeSin[table + pair];
+                    int i = head + pair;
+                    float a = v[i];
+                    float b = v[i + half];
+                    v[i] = a * c - b * sn;
+                    v[i + half] = a * sn + b * c;
+                }
+            }
+            return;
+        }
         // head by head, so the pair index needs no division per element (it cost ~2% of a batch-8 step)
         for (int head = offset; head < offset + width; head += hs) {
             for (int pair = 0; pair < half; pair++) {

@@ -26,8 +26,9 @@ import java.util.Map;
 record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> layers, Tensor rmsFinal,
                        Matrix classifier) {
 
+    /** {@code bq}/{@code bk}/{@code bv} (Qwen 2 biases) and {@code qNorm}/{@code kNorm} (Qwen 3) are null when absent. */
     record Layer(Tensor rmsAtt, Matrix wq, Matrix wk, Matrix wv, Matrix wo, Tensor rmsFfn, Matrix w1, Matrix w2,
-                 Matrix w3) {
+                 Matrix w3, float[] bq, float[] bk, float[] bv, Tensor qNorm, Tensor kNorm) {
     }
 
     ResidentWeights {
@@ -45,10 +46,24 @@ record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> la
         List<Layer> layers = new ArrayList<>();
         for (LlamaWeights.Layer l : w.layers()) {
             layers.add(new Layer(c.row(l.rmsAtt()), c.matrix(l.wq()), c.matrix(l.wk()), c.matrix(l.wv()),
-                    c.matrix(l.wo()), c.row(l.rmsFfn()), c.matrix(l.w1()), c.matrix(l.w2()), c.matrix(l.w3())));
+                    c.matrix(l.wo()), c.row(l.rmsFfn()), c.matrix(l.w1()), c.matrix(l.w2()), c.matrix(l.w3()),
+                    floats(l.bq()), floats(l.bk()), floats(l.bv()),
+                    l.qNorm() == null ? null : c.row(l.qNorm()), l.kNorm() == null ? null : c.row(l.kNorm())));
         }
         return new ResidentWeights(w.config(), c.row(w.tokenEmbedding()), layers, c.row(w.rmsFinal()),
                 c.matrix(w.classifier()));
+    }
+
+    /** A bias vector as floats (small: added per token), or null. */
+    private static float[] floats(Tensor t) {
+        if (t == null) {
+            return null;
+        }
+        float[] out = new float[t.cols()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = t.get(0, i);
+        }
+        return out;
     }
 
     /**

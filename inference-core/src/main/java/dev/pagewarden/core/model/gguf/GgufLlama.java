@@ -1,10 +1,12 @@
 package dev.pagewarden.core.model.gguf;
 
+import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaTensors;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.model.RopeScaling;
 import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.Tensor;
 import dev.pagewarden.core.tokenizer.Vocabulary;
@@ -14,12 +16,13 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * Maps between GGUF's llama conventions (llama.cpp key and tensor names) and {@link LlamaWeights} /
+ * Maps between GGUF's llama-family conventions (llama.cpp key and tensor names) and {@link LlamaWeights} /
  * {@link Vocabulary}. Both llama2.c and llama.cpp's LLAMA architecture rotate adjacent pairs in RoPE,
- * so the Q and K matrices carry over unpermuted.
+ * so the Q and K matrices carry over unpermuted; llama.cpp's qwen2/qwen3 keep Hugging Face's row
+ * order and rotate halves instead ({@link Architecture#neoxRope()}).
  */
 public final class GgufLlama {
-    static final String ARCH = "llama";
+    private static final String ROPE_FREQS = "rope_freqs.weight";
     /** SentencePiece's word-start marker; {@link Vocabulary} spells it as an ASCII space. */
     private static final String SPACE_MARKER = "\u2581";
     private static final int TOKEN_NORMAL = 1;
@@ -30,40 +33,86 @@ public final class GgufLlama {
     private GgufLlama() {
     }
 
-    /** The model shape from {@code llama.*} metadata (vocabulary size from the embedding tensor). */
+    /**
+     * The model shape from {@code <arch>.*} metadata (vocabulary size from the embedding tensor). Keys and
+     * tensor names follow llama.cpp: an absent {@code output.weight} ties the classifier to the embedding,
+     * {@code <arch>.attention.key_length} sets a head size other than dim / heads, and a
+     * {@code rope_freqs.weight} tensor carries Llama 3's per-frequency RoPE divisors.
+     */
     public static ModelConfig config(GgufFile f) {
-        String arch = f.string("general.architecture");
-        if (!arch.equals(ARCH)) {
-            throw new ModelFormatException(f.file() + ": general.architecture is '" + arch + "'; supported: llama");
+        String archName = f.string("general.architecture");
+        Architecture arch;
+        try {
+            arch = Architecture.fromGguf(archName);
+        } catch (ModelFormatException e) {
+            throw new ModelFormatException(f.file() + ": " + e.getMessage(), e);
         }
+        String p = arch.ggufName() + ".";
         GgufTensorInfo embd = f.tensor("token_embd.weight")
                 .orElseThrow(() -> new ModelFormatException(f.file() + ": missing tensor token_embd.weight"));
         int vocab = embd.dims().size() == 2 ? (int) (long) embd.dims().get(1) : 1;
-        int heads = intKey(f, "llama.attention.head_count");
+        int heads = intKey(f, p + "attention.head_count");
+        int dim = intKey(f, p + "embedding_length");
+        if (f.get(p + "rope.scaling.type").isPresent() && !f.string(p + "rope.scaling.type").equals("none")) {
+            throw new ModelFormatException(f.file() + ": " + p + "rope.scaling.type '" + f.string(p + "rope.scaling.type")
+                    + "' is not supported (supported: none, and Llama 3's rope_freqs.weight)");
+        }
         ModelConfig cfg;
         try {
-            cfg = new ModelConfig(intKey(f, "llama.embedding_length"), intKey(f, "llama.feed_forward_length"),
-                    intKey(f, "llama.block_count"), heads,
-                    f.get("llama.attention.head_count_kv").isPresent() ? intKey(f, "llama.attention.head_count_kv") : heads,
-                    vocab, intKey(f, "llama.context_length"),
-                    f.get("llama.attention.layer_norm_rms_epsilon").isPresent()
-                            ? (float) f.number("llama.attention.layer_norm_rms_epsilon") : 1e-5f,
-                    f.get("llama.rope.freq_base").isPresent() ? (float) f.number("llama.rope.freq_base") : 10000f,
+            cfg = new ModelConfig(dim, intKey(f, p + "feed_forward_length"),
+                    intKey(f, p + "block_count"), heads,
+                    f.get(p + "attention.head_count_kv").isPresent() ? intKey(f, p + "attention.head_count_kv") : heads,
+                    vocab, intKey(f, p + "context_length"),
+                    f.get(p + "attention.layer_norm_rms_epsilon").isPresent()
+                            ? (float) f.number(p + "attention.layer_norm_rms_epsilon") : 1e-5f,
+                    f.get(p + "rope.freq_base").isPresent() ? (float) f.number(p + "rope.freq_base") : 10000f,
                     f.tensor("output.weight").isEmpty());
+            if (f.get(p + "attention.key_length").isPresent()) {
+                int keyLength = intKey(f, p + "attention.key_length");
+                if (f.get(p + "attention.value_length").isPresent()
+                        && intKey(f, p + "attention.value_length") != keyLength) {
+                    throw new ModelFormatException(p + "attention.value_length " + intKey(f, p + "attention.value_length")
+                            + " differs from " + p + "attention.key_length " + keyLength
+                            + " (different K and V head sizes are not supported)");
+                }
+                cfg = cfg.with(arch, keyLength, null);
+            } else {
+                cfg = cfg.with(arch, cfg.headSize(), null);
+            }
+            cfg = cfg.with(arch, cfg.headSize(), ropeScaling(f, cfg));
         } catch (ModelFormatException e) {
-            throw new ModelFormatException(f.file() + ": bad llama metadata: " + e.getMessage(), e);
+            throw new ModelFormatException(f.file() + ": bad " + arch + " metadata: " + e.getMessage(), e);
         }
-        if (f.get("llama.rope.dimension_count").isPresent()
-                && intKey(f, "llama.rope.dimension_count") != cfg.headSize()) {
-            throw new ModelFormatException(f.file() + ": llama.rope.dimension_count "
-                    + intKey(f, "llama.rope.dimension_count") + " differs from the head size " + cfg.headSize()
+        if (f.get(p + "rope.dimension_count").isPresent()
+                && intKey(f, p + "rope.dimension_count") != cfg.headSize()) {
+            throw new ModelFormatException(f.file() + ": " + p + "rope.dimension_count "
+                    + intKey(f, p + "rope.dimension_count") + " differs from the head size " + cfg.headSize()
                     + " (partial rotary embeddings are not supported)");
         }
-        if (f.get("llama.vocab_size").isPresent() && intKey(f, "llama.vocab_size") != vocab) {
-            throw new ModelFormatException(f.file() + ": llama.vocab_size " + intKey(f, "llama.vocab_size")
+        if (f.get(p + "vocab_size").isPresent() && intKey(f, p + "vocab_size") != vocab) {
+            throw new ModelFormatException(f.file() + ": " + p + "vocab_size " + intKey(f, p + "vocab_size")
                     + " differs from token_embd.weight's " + vocab + " rows");
         }
         return cfg;
+    }
+
+    /** Llama 3's divisors from {@code rope_freqs.weight}, or null when the file has none. */
+    private static RopeScaling ropeScaling(GgufFile f, ModelConfig cfg) {
+        var info = f.tensor(ROPE_FREQS);
+        if (info.isEmpty()) {
+            return null;
+        }
+        if (cfg.architecture() != Architecture.LLAMA) {
+            throw new ModelFormatException("tensor " + ROPE_FREQS + " is only supported for llama, not "
+                    + cfg.architecture());
+        }
+        LlamaTensors.Slot slot = LlamaTensors.slot(cfg, LlamaTensors.Role.ROPE_FREQS, -1);
+        Tensor t = tensor(f, slot);
+        float[] factors = new float[t.cols()];
+        for (int i = 0; i < factors.length; i++) {
+            factors[i] = t.get(0, i);
+        }
+        return new RopeScaling(factors);
     }
 
     private static int intKey(GgufFile f, String key) {
@@ -73,6 +122,18 @@ public final class GgufLlama {
     /** Tensor views over the mapped file, shape-checked against the metadata. */
     public static LlamaWeights weights(GgufFile f) {
         ModelConfig cfg = config(f);
+        // a block tensor the architecture does not use (say a bias in a llama file) would silently
+        // change nothing here while it changes llama.cpp's output: refuse it instead
+        java.util.Set<String> used = new java.util.HashSet<>();
+        for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
+            used.add(slot.ggufName());
+        }
+        for (GgufTensorInfo t : f.tensors()) {
+            if (t.name().startsWith("blk.") && !used.contains(t.name())) {
+                throw new ModelFormatException(f.file() + ": tensor " + t.name() + " is not part of a "
+                        + cfg.architecture() + " model of " + cfg.nLayers() + " layers (not supported)");
+            }
+        }
         return LlamaTensors.assemble(cfg, slot -> tensor(f, slot));
     }
 
@@ -131,11 +192,11 @@ public final class GgufLlama {
     }
 
     /**
-     * Type a tensor is stored as when the model is written as {@code requested}: norms stay F32 (as
+     * Type a tensor is stored as when the model is written as {@code requested}: vectors stay F32 (as
      * llama.cpp expects), and a Q8_0 tensor whose rows are not whole 32-value blocks falls back to F16.
      */
     public static DType storedType(LlamaTensors.Slot slot, DType requested) {
-        if (slot.role().isNorm()) {
+        if (slot.role().isVector()) {
             return DType.F32;
         }
         if (slot.cols() % requested.blockSize() != 0) {
@@ -145,35 +206,44 @@ public final class GgufLlama {
     }
 
     /**
-     * A writer holding llama metadata, the vocabulary (when not null) and every tensor of {@code cfg}
-     * in llama.cpp's order, each produced by {@code source}.
+     * A writer holding the architecture's metadata, the vocabulary (when not null) and every tensor of
+     * {@code cfg} in llama.cpp's order, each produced by {@code source} ({@code rope_freqs.weight} comes
+     * from the config's RoPE scaling).
      */
     public static GgufWriter writer(ModelConfig cfg, Vocabulary vocab, DType dtype, String name,
                                     Function<LlamaTensors.Slot, RowSource> source) {
         GgufWriter w = new GgufWriter();
-        w.put("general.architecture", GgufValue.string(ARCH));
+        String p = cfg.architecture().ggufName() + ".";
+        w.put("general.architecture", GgufValue.string(cfg.architecture().ggufName()));
         w.put("general.name", GgufValue.string(name));
         w.put("general.file_type", GgufValue.uint32(switch (dtype) {
             case F32 -> 0;
             case F16 -> 1;
             case Q8_0 -> 7;
         }));
-        w.put("llama.vocab_size", GgufValue.uint32(cfg.vocabSize()));
-        w.put("llama.context_length", GgufValue.uint32(cfg.seqLen()));
-        w.put("llama.embedding_length", GgufValue.uint32(cfg.dim()));
-        w.put("llama.block_count", GgufValue.uint32(cfg.nLayers()));
-        w.put("llama.feed_forward_length", GgufValue.uint32(cfg.hiddenDim()));
-        w.put("llama.rope.dimension_count", GgufValue.uint32(cfg.headSize()));
-        w.put("llama.attention.head_count", GgufValue.uint32(cfg.nHeads()));
-        w.put("llama.attention.head_count_kv", GgufValue.uint32(cfg.nKvHeads()));
-        w.put("llama.attention.layer_norm_rms_epsilon", GgufValue.float32(cfg.rmsEps()));
-        w.put("llama.rope.freq_base", GgufValue.float32(cfg.ropeTheta()));
+        w.put(p + "vocab_size", GgufValue.uint32(cfg.vocabSize()));
+        w.put(p + "context_length", GgufValue.uint32(cfg.seqLen()));
+        w.put(p + "embedding_length", GgufValue.uint32(cfg.dim()));
+        w.put(p + "block_count", GgufValue.uint32(cfg.nLayers()));
+        w.put(p + "feed_forward_length", GgufValue.uint32(cfg.hiddenDim()));
+        w.put(p + "rope.dimension_count", GgufValue.uint32(cfg.headSize()));
+        w.put(p + "attention.head_count", GgufValue.uint32(cfg.nHeads()));
+        w.put(p + "attention.head_count_kv", GgufValue.uint32(cfg.nKvHeads()));
+        w.put(p + "attention.layer_norm_rms_epsilon", GgufValue.float32(cfg.rmsEps()));
+        w.put(p + "rope.freq_base", GgufValue.float32(cfg.ropeTheta()));
+        if (cfg.headSize() * cfg.nHeads() != cfg.dim()) {
+            w.put(p + "attention.key_length", GgufValue.uint32(cfg.headSize()));
+            w.put(p + "attention.value_length", GgufValue.uint32(cfg.headSize()));
+        }
         if (vocab != null) {
             putVocabulary(w, vocab);
         }
         for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
             DType type = storedType(slot, dtype);
-            if (slot.role().isNorm()) {
+            if (slot.role() == LlamaTensors.Role.ROPE_FREQS) {
+                float[] factors = cfg.ropeScaling().factors();
+                w.addVector(slot.ggufName(), type, slot.cols(), (row, dst) -> System.arraycopy(factors, 0, dst, 0, dst.length));
+            } else if (slot.role().isVector()) {
                 w.addVector(slot.ggufName(), type, slot.cols(), source.apply(slot));
             } else {
                 w.addMatrix(slot.ggufName(), type, slot.rows(), slot.cols(), source.apply(slot));

@@ -1,0 +1,36 @@
+package dev.pagewarden.cuda;
+
+import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.backend.BackendOptions;
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The device kernels implement the plain Llama block: other architectures are refused with a pointer to the CPU backend. */
+class GpuArchitectureGuardTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void qwenAndScaledRopeModelsAreRefusedByTheGpuBackend() throws Exception {
+        String shape = "dim=64,hidden=128,layers=1,heads=4,kv_heads=2,vocab=300,seq=32";
+        String[][] cases = {{"qwen2", null}, {"qwen3", null}, {"llama", "llama3"}};
+        for (String[] c : cases) {
+            ModelConfig cfg = ModelShape.parse(shape).forArchitecture(c[0], c[1]).config();
+            Path file = dir.resolve(c[0] + ".gguf");
+            ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 1, file, size -> done -> { });
+            try (LoadedModel model = ModelLoader.load(file, null)) {
+                assertThatThrownBy(() -> BackendSelectionTest.gpu().create(model, new BackendOptions(1)))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs backend 'cpu'");
+            }
+        }
+    }
+}
