@@ -7,6 +7,9 @@ import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.Tensor;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
+import dev.pagewarden.core.tokenizer.TokenType;
+import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.util.ArrayList;
@@ -128,6 +131,85 @@ public final class GgufLlama {
         int eos = f.get("tokenizer.ggml.eos_token_id").isPresent()
                 ? (int) f.integer("tokenizer.ggml.eos_token_id", 0, last) : 2;
         return new Vocabulary(tokens, scores, bos, eos);
+    }
+
+    /**
+     * The model's own tokenizer from {@code tokenizer.ggml.*}: {@code gpt2} (byte-level BPE with
+     * {@code merges} and {@code pre}) or {@code llama} (SentencePiece with {@code scores}), with token
+     * types, BOS/EOS/EOT ids, {@code add_bos_token} and {@code add_space_prefix} read as llama.cpp reads
+     * them (SentencePiece adds BOS and the space prefix unless told otherwise; BPE adds neither).
+     */
+    public static TextTokenizer tokenizer(GgufFile f) {
+        if (f.get("tokenizer.ggml.model").isEmpty()) {
+            throw new ModelFormatException(f.file() + ": missing metadata tokenizer.ggml.model (the file carries no tokenizer)");
+        }
+        String model = f.string("tokenizer.ggml.model");
+        if (!model.equals("gpt2") && !model.equals("llama")) {
+            throw new ModelFormatException(f.file() + ": tokenizer.ggml.model '" + model
+                    + "' is not supported (supported: gpt2, llama)");
+        }
+        boolean bpe = model.equals("gpt2");
+        List<String> pieces = f.strings("tokenizer.ggml.tokens");
+        int n = pieces.size();
+        TokenType[] types = new TokenType[n];
+        java.util.Arrays.fill(types, TokenType.NORMAL);
+        if (f.get("tokenizer.ggml.token_type").isPresent()) {
+            if (!(f.get("tokenizer.ggml.token_type").get().value() instanceof GgufValue.Array(GgufType t, List<Object> items))
+                    || t != GgufType.INT32 || items.size() != n) {
+                throw new ModelFormatException(f.file() + ": tokenizer.ggml.token_type should be " + n + " INT32 values");
+            }
+            for (int i = 0; i < n; i++) {
+                try {
+                    types[i] = TokenType.of((Integer) items.get(i));
+                } catch (IllegalArgumentException e) {
+                    throw new ModelFormatException(f.file() + ": tokenizer.ggml.token_type[" + i + "]: " + e.getMessage(), e);
+                }
+            }
+        }
+        float[] scores = f.get("tokenizer.ggml.scores").isPresent() ? f.floats("tokenizer.ggml.scores") : null;
+        if (!bpe && scores == null) {
+            throw new ModelFormatException(f.file() + ": missing metadata tokenizer.ggml.scores (SentencePiece needs them)");
+        }
+        List<String> merges = bpe ? f.strings("tokenizer.ggml.merges") : List.of();
+        List<String> pre = List.of();
+        if (bpe) {
+            String preName = f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "default";
+            pre = switch (preName) {
+                case "llama-bpe", "llama3", "llama-v3" -> List.of(TokenizerSpec.LLAMA3_REGEX);
+                case "qwen2" -> List.of(TokenizerSpec.QWEN2_REGEX);
+                case "gpt2", "default" -> List.of(TokenizerSpec.GPT2_REGEX);
+                default -> throw new ModelFormatException(f.file() + ": tokenizer.ggml.pre '" + preName
+                        + "' is not supported (supported: llama-bpe, qwen2, gpt2, default)");
+            };
+        }
+        int last = n - 1;
+        int bos = optionalId(f, "tokenizer.ggml.bos_token_id", last, bpe ? -1 : 1);
+        int eos = optionalId(f, "tokenizer.ggml.eos_token_id", last, bpe ? -1 : 2);
+        int eot = optionalId(f, "tokenizer.ggml.eot_token_id", last, -1);
+        boolean addBos = optionalBool(f, "tokenizer.ggml.add_bos_token", !bpe);
+        boolean addSpacePrefix = optionalBool(f, "tokenizer.ggml.add_space_prefix", !bpe);
+        String pre0 = bpe && f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "";
+        boolean ignoreMerges = pre0.equals("llama-bpe") || pre0.equals("llama3") || pre0.equals("llama-v3");
+        try {
+            return new TokenizerSpec(model, pieces, types, scores, merges, pre, bos, eos, eot, addBos, addSpacePrefix,
+                    ignoreMerges, false).build();
+        } catch (IllegalArgumentException e) {
+            throw new ModelFormatException(f.file() + ": bad tokenizer metadata: " + e.getMessage(), e);
+        }
+    }
+
+    private static int optionalId(GgufFile f, String key, int last, int absent) {
+        return f.get(key).isPresent() ? (int) f.integer(key, 0, last) : absent;
+    }
+
+    private static boolean optionalBool(GgufFile f, String key, boolean absent) {
+        if (f.get(key).isEmpty()) {
+            return absent;
+        }
+        if (f.get(key).get().value() instanceof Boolean b) {
+            return b;
+        }
+        throw new ModelFormatException(f.file() + ": metadata " + key + " should be a bool, got " + f.get(key).get());
     }
 
     /**
