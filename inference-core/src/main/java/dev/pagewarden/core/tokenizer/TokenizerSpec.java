@@ -65,6 +65,26 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
         }
     }
 
+    /**
+     * GGUF's {@code tokenizer.ggml.pre} name for this BPE pre-tokenizer: {@code llama-bpe},
+     * {@code qwen2} or {@code gpt2}.
+     *
+     * @throws IllegalArgumentException for a pre-tokenizer GGUF has no name for here
+     */
+    public String ggufPre() {
+        if (preTokenizer.equals(List.of(LLAMA3_REGEX))) {
+            return "llama-bpe";
+        }
+        if (preTokenizer.equals(List.of(QWEN2_REGEX))) {
+            return "qwen2";
+        }
+        if (preTokenizer.isEmpty() || preTokenizer.equals(List.of(GPT2_REGEX))) {
+            return "gpt2";
+        }
+        throw new IllegalArgumentException("no GGUF tokenizer.ggml.pre name for the pre-tokenizer " + preTokenizer
+                + " (known: llama-bpe, qwen2, gpt2)");
+    }
+
     public TextTokenizer build() {
         return model.equals("gpt2") ? new BpeTokenizer(this) : new SpmTokenizer(this);
     }

@@ -13,6 +13,7 @@ import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 
@@ -140,6 +141,16 @@ public final class GgufLlama {
      * them (SentencePiece adds BOS and the space prefix unless told otherwise; BPE adds neither).
      */
     public static TextTokenizer tokenizer(GgufFile f) {
+        TokenizerSpec spec = tokenizerSpec(f);
+        try {
+            return spec.build();
+        } catch (IllegalArgumentException e) {
+            throw new ModelFormatException(f.file() + ": bad tokenizer metadata: " + e.getMessage(), e);
+        }
+    }
+
+    /** What {@link #tokenizer} builds from, for writing the same tokenizer elsewhere. */
+    public static TokenizerSpec tokenizerSpec(GgufFile f) {
         if (f.get("tokenizer.ggml.model").isEmpty()) {
             throw new ModelFormatException(f.file() + ": missing metadata tokenizer.ggml.model (the file carries no tokenizer)");
         }
@@ -152,7 +163,7 @@ public final class GgufLlama {
         List<String> pieces = f.strings("tokenizer.ggml.tokens");
         int n = pieces.size();
         TokenType[] types = new TokenType[n];
-        java.util.Arrays.fill(types, TokenType.NORMAL);
+        Arrays.fill(types, TokenType.NORMAL);
         if (f.get("tokenizer.ggml.token_type").isPresent()) {
             if (!(f.get("tokenizer.ggml.token_type").get().value() instanceof GgufValue.Array(GgufType t, List<Object> items))
                     || t != GgufType.INT32 || items.size() != n) {
@@ -171,30 +182,66 @@ public final class GgufLlama {
             throw new ModelFormatException(f.file() + ": missing metadata tokenizer.ggml.scores (SentencePiece needs them)");
         }
         List<String> merges = bpe ? f.strings("tokenizer.ggml.merges") : List.of();
-        List<String> pre = List.of();
-        if (bpe) {
-            String preName = f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "default";
-            pre = switch (preName) {
-                case "llama-bpe", "llama3", "llama-v3" -> List.of(TokenizerSpec.LLAMA3_REGEX);
-                case "qwen2" -> List.of(TokenizerSpec.QWEN2_REGEX);
-                case "gpt2", "default" -> List.of(TokenizerSpec.GPT2_REGEX);
-                default -> throw new ModelFormatException(f.file() + ": tokenizer.ggml.pre '" + preName
-                        + "' is not supported (supported: llama-bpe, qwen2, gpt2, default)");
-            };
-        }
+        String preName = bpe && f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "default";
+        boolean llama3 = preName.equals("llama-bpe") || preName.equals("llama3") || preName.equals("llama-v3");
+        List<String> pre = !bpe ? List.of() : switch (preName) {
+            case "llama-bpe", "llama3", "llama-v3" -> List.of(TokenizerSpec.LLAMA3_REGEX);
+            case "qwen2" -> List.of(TokenizerSpec.QWEN2_REGEX);
+            case "gpt2", "default" -> List.of(TokenizerSpec.GPT2_REGEX);
+            default -> throw new ModelFormatException(f.file() + ": tokenizer.ggml.pre '" + preName
+                    + "' is not supported (supported: llama-bpe, qwen2, gpt2, default)");
+        };
         int last = n - 1;
         int bos = optionalId(f, "tokenizer.ggml.bos_token_id", last, bpe ? -1 : 1);
         int eos = optionalId(f, "tokenizer.ggml.eos_token_id", last, bpe ? -1 : 2);
         int eot = optionalId(f, "tokenizer.ggml.eot_token_id", last, -1);
         boolean addBos = optionalBool(f, "tokenizer.ggml.add_bos_token", !bpe);
         boolean addSpacePrefix = optionalBool(f, "tokenizer.ggml.add_space_prefix", !bpe);
-        String pre0 = bpe && f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "";
-        boolean ignoreMerges = pre0.equals("llama-bpe") || pre0.equals("llama3") || pre0.equals("llama-v3");
         try {
             return new TokenizerSpec(model, pieces, types, scores, merges, pre, bos, eos, eot, addBos, addSpacePrefix,
-                    ignoreMerges, false).build();
+                    llama3, false);
         } catch (IllegalArgumentException e) {
             throw new ModelFormatException(f.file() + ": bad tokenizer metadata: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Writes a tokenizer as {@code tokenizer.ggml.*} metadata, the keys llama.cpp's converter writes
+     * and {@link #tokenizer} reads back.
+     */
+    public static void putTokenizer(GgufWriter w, TokenizerSpec spec) {
+        List<Integer> types = new ArrayList<>(spec.types().length);
+        for (TokenType t : spec.types()) {
+            types.add(t.ordinal());
+        }
+        w.put("tokenizer.ggml.model", GgufValue.string(spec.model()));
+        if (spec.model().equals("gpt2")) {
+            w.put("tokenizer.ggml.pre", GgufValue.string(spec.ggufPre()));
+        }
+        w.put("tokenizer.ggml.tokens", GgufValue.array(GgufType.STRING, spec.pieces()));
+        w.put("tokenizer.ggml.token_type", GgufValue.array(GgufType.INT32, types));
+        if (spec.scores() != null) {
+            List<Float> scores = new ArrayList<>(spec.scores().length);
+            for (float s : spec.scores()) {
+                scores.add(s);
+            }
+            w.put("tokenizer.ggml.scores", GgufValue.array(GgufType.FLOAT32, scores));
+        }
+        if (!spec.merges().isEmpty()) {
+            w.put("tokenizer.ggml.merges", GgufValue.array(GgufType.STRING, spec.merges()));
+        }
+        if (spec.bos() >= 0) {
+            w.put("tokenizer.ggml.bos_token_id", GgufValue.uint32(spec.bos()));
+        }
+        if (spec.eos() >= 0) {
+            w.put("tokenizer.ggml.eos_token_id", GgufValue.uint32(spec.eos()));
+        }
+        if (spec.eot() >= 0) {
+            w.put("tokenizer.ggml.eot_token_id", GgufValue.uint32(spec.eot()));
+        }
+        w.put("tokenizer.ggml.add_bos_token", GgufValue.bool(spec.addBos()));
+        if (spec.model().equals("llama")) {
+            w.put("tokenizer.ggml.add_space_prefix", GgufValue.bool(spec.addSpacePrefix()));
         }
     }
 
