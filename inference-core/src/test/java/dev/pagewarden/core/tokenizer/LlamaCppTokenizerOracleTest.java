@@ -1,0 +1,85 @@
+package dev.pagewarden.core.tokenizer;
+
+import dev.pagewarden.core.model.gguf.GgufLlama;
+import dev.pagewarden.core.model.gguf.GgufReader;
+import dev.pagewarden.core.model.gguf.GgufValue;
+import dev.pagewarden.core.model.gguf.GgufWriter;
+import dev.pagewarden.core.testing.TestModels;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.pagewarden.core.tokenizer.LenmlOracle.show;
+import static dev.pagewarden.core.tokenizer.LenmlOracle.toList;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same
+ * file: the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2) and
+ * stories260K's SentencePiece vocabulary, over {@link TokenizerCorpus} with special parsing off
+ * (user text: llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
+ */
+class LlamaCppTokenizerOracleTest {
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void requireOracle() {
+        LenmlOracle.requireLlamaCpp("LlamaCppTokenizerOracleTest");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"llama3", "qwen3", "tok512"})
+    void ggufTokenizerEncodesAsLlamaCppDoes(String model) throws Exception {
+        TokenizerSpec spec = model.equals("tok512") ? tok512() : HfTokenizer.load(LenmlOracle.modelDir(model));
+        Path file = dir.resolve(model + ".gguf");
+        GgufWriter w = new GgufWriter();
+        // llama.cpp reads the architecture's hyperparameters even when it loads only the vocabulary
+        w.put("general.architecture", GgufValue.string("llama"));
+        w.put("llama.context_length", GgufValue.uint32(256));
+        w.put("llama.embedding_length", GgufValue.uint32(64));
+        w.put("llama.block_count", GgufValue.uint32(1));
+        w.put("llama.feed_forward_length", GgufValue.uint32(128));
+        w.put("llama.attention.head_count", GgufValue.uint32(4));
+        w.put("llama.attention.layer_norm_rms_epsilon", GgufValue.float32(1e-5f));
+        GgufLlama.putTokenizer(w, spec);
+        w.write(file, b -> { });
+        TextTokenizer tok;
+        try (Arena arena = Arena.ofConfined()) {
+            tok = GgufLlama.tokenizer(GgufReader.read(file, arena));
+        }
+        List<String> texts = new ArrayList<>(TokenizerCorpus.TEXTS.stream().filter(t -> !t.isEmpty()).toList());
+        if (model.equals("tok512")) {
+            texts.add(tok.piece(1) + "hello" + tok.piece(2) + " world");
+        }
+        List<List<List<Integer>>> expected = LenmlOracle.llamaCpp(file, List.of(
+                new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
+        for (int s = 0; s < 2; s++) {
+            for (int i = 0; i < texts.size(); i++) {
+                assertThat(toList(tok.encode(texts.get(i), s == 1))).as("%s special %s %s", model, s == 1, show(texts.get(i)))
+                        .isEqualTo(expected.get(s).get(i));
+            }
+        }
+    }
+
+    /** stories260K's vocabulary typed as llama.cpp's converter types a SentencePiece model. */
+    private static TokenizerSpec tok512() {
+        Vocabulary v = TokenizerBin.read(TestModels.tok512());
+        List<String> pieces = new ArrayList<>();
+        TokenType[] types = new TokenType[v.size()];
+        for (int i = 0; i < v.size(); i++) {
+            String p = v.tokens().get(i);
+            pieces.add(p.replace(" ", "\u2581"));
+            types[i] = i == v.bosId() || i == v.eosId() ? TokenType.CONTROL : p.equals("<unk>") ? TokenType.UNKNOWN
+                    : p.matches("<0x[0-9A-F]{2}>") ? TokenType.BYTE : TokenType.NORMAL;
+        }
+        return new TokenizerSpec("llama", pieces, types, v.scores(), List.of(), List.of(), v.bosId(), v.eosId(), -1,
+                true, true, false, false);
+    }
+}
