@@ -63,6 +63,10 @@ public final class HfTokenizer {
             throw new IllegalArgumentException("model.type is " + (model == null ? "missing" : "'" + model.get("type") + "'")
                     + "; supported: BPE (byte-level)");
         }
+        if (Boolean.TRUE.equals(model.get("byte_fallback"))) {
+            throw new IllegalArgumentException("a SentencePiece-style BPE (byte_fallback, as Llama 2 and Mistral ship) "
+                    + "is not supported from tokenizer.json; use the model's GGUF file");
+        }
         List<String> regexes = preTokenizer(tok.get("pre_tokenizer"));
         Object normalizer = tok.get("normalizer");
         boolean nfc = false;
