@@ -39,6 +39,21 @@ final class AddedTokens {
         }
     }
 
+    /** The spans split one by one, then text fragments that touch joined again, so merges cross span boundaries. */
+    List<Fragment> split(List<TextTokenizer.Span> spans) {
+        List<Fragment> out = new ArrayList<>();
+        for (TextTokenizer.Span span : spans) {
+            for (Fragment f : split(span.text(), span.special())) {
+                if (!f.isToken() && !out.isEmpty() && !out.getLast().isToken()) {
+                    out.set(out.size() - 1, new Fragment(-1, out.getLast().text() + f.text()));
+                } else {
+                    out.add(f);
+                }
+            }
+        }
+        return out;
+    }
+
     List<Fragment> split(String text, boolean parseSpecial) {
         List<Fragment> fragments = new ArrayList<>();
         if (text.isEmpty()) {

@@ -106,8 +106,17 @@ public final class BpeTokenizer implements TextTokenizer {
         if (text == null) {
             throw new NullPointerException("text to encode is null");
         }
+        return encode(added.split(text, parseSpecial));
+    }
+
+    @Override
+    public int[] encodeSpans(List<Span> spans) {
+        return encode(added.split(spans));
+    }
+
+    private int[] encode(List<AddedTokens.Fragment> fragments) {
         IntList out = new IntList();
-        for (AddedTokens.Fragment f : added.split(text, parseSpecial)) {
+        for (AddedTokens.Fragment f : fragments) {
             if (f.isToken()) {
                 out.add(f.id());
                 continue;

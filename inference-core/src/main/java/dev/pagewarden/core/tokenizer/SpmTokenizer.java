@@ -2,6 +2,7 @@ package dev.pagewarden.core.tokenizer;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.PriorityQueue;
@@ -101,9 +102,18 @@ public final class SpmTokenizer implements TextTokenizer {
         if (text == null) {
             throw new NullPointerException("text to encode is null");
         }
+        return encode(added.split(text, parseSpecial));
+    }
+
+    @Override
+    public int[] encodeSpans(List<Span> spans) {
+        return encode(added.split(spans));
+    }
+
+    private int[] encode(List<AddedTokens.Fragment> fragments) {
         BpeTokenizer.IntList out = new BpeTokenizer.IntList();
         boolean prevSpecial = true; // the text's start counts as following a special token
-        for (AddedTokens.Fragment f : added.split(text, parseSpecial)) {
+        for (AddedTokens.Fragment f : fragments) {
             if (f.isToken()) {
                 out.add(f.id());
                 prevSpecial = true;

@@ -43,6 +43,25 @@ public interface TextTokenizer {
     /** Encodes {@code text} without BOS; added tokens are split out as described above. */
     int[] encode(String text, boolean parseSpecial);
 
+    /**
+     * A piece of a rendered prompt: text the template wrote ({@code special}: its control tokens are
+     * matched) or text a user wrote (control-token spellings stay text).
+     */
+    record Span(String text, boolean special) {
+        public Span {
+            if (text == null) {
+                throw new NullPointerException("span text is null");
+            }
+        }
+    }
+
+    /**
+     * Encodes a rendered prompt given as spans, without BOS: control tokens are matched only inside
+     * template spans, and the text between tokens is encoded as one piece across span boundaries,
+     * so a prompt without look-alikes in user spans encodes exactly as {@code encode(whole, true)}.
+     */
+    int[] encodeSpans(java.util.List<Span> spans);
+
     /** {@link #encode(String, boolean)} with BOS in front when {@code bos} and the vocabulary has one. */
     default int[] encode(String text, boolean bos, boolean parseSpecial) {
         int[] body = encode(text, parseSpecial);
