@@ -38,6 +38,8 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
 
     public TokenizerSpec {
         pieces = List.copyOf(pieces);
+        types = types.clone();
+        scores = scores == null ? null : scores.clone();
         merges = List.copyOf(merges);
         preTokenizer = List.copyOf(preTokenizer);
         if (pieces.isEmpty()) {
