@@ -9,9 +9,13 @@ import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.RopeScaling;
 import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.Tensor;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
+import dev.pagewarden.core.tokenizer.TokenType;
+import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 
@@ -189,6 +193,131 @@ public final class GgufLlama {
         int eos = f.get("tokenizer.ggml.eos_token_id").isPresent()
                 ? (int) f.integer("tokenizer.ggml.eos_token_id", 0, last) : 2;
         return new Vocabulary(tokens, scores, bos, eos);
+    }
+
+    /**
+     * The model's own tokenizer from {@code tokenizer.ggml.*}: {@code gpt2} (byte-level BPE with
+     * {@code merges} and {@code pre}) or {@code llama} (SentencePiece with {@code scores}), with token
+     * types, BOS/EOS/EOT ids, {@code add_bos_token} and {@code add_space_prefix} read as llama.cpp reads
+     * them (SentencePiece adds BOS and the space prefix unless told otherwise; BPE adds neither).
+     */
+    public static TextTokenizer tokenizer(GgufFile f) {
+        TokenizerSpec spec = tokenizerSpec(f);
+        try {
+            return spec.build();
+        } catch (IllegalArgumentException e) {
+            throw new ModelFormatException(f.file() + ": bad tokenizer metadata: " + e.getMessage(), e);
+        }
+    }
+
+    /** What {@link #tokenizer} builds from, for writing the same tokenizer elsewhere. */
+    public static TokenizerSpec tokenizerSpec(GgufFile f) {
+        if (f.get("tokenizer.ggml.model").isEmpty()) {
+            throw new ModelFormatException(f.file() + ": missing metadata tokenizer.ggml.model (the file carries no tokenizer)");
+        }
+        String model = f.string("tokenizer.ggml.model");
+        if (!model.equals("gpt2") && !model.equals("llama")) {
+            throw new ModelFormatException(f.file() + ": tokenizer.ggml.model '" + model
+                    + "' is not supported (supported: gpt2, llama)");
+        }
+        boolean bpe = model.equals("gpt2");
+        List<String> pieces = f.strings("tokenizer.ggml.tokens");
+        int n = pieces.size();
+        TokenType[] types = new TokenType[n];
+        Arrays.fill(types, TokenType.NORMAL);
+        if (f.get("tokenizer.ggml.token_type").isPresent()) {
+            if (!(f.get("tokenizer.ggml.token_type").get().value() instanceof GgufValue.Array(GgufType t, List<Object> items))
+                    || t != GgufType.INT32 || items.size() != n) {
+                throw new ModelFormatException(f.file() + ": tokenizer.ggml.token_type should be " + n + " INT32 values");
+            }
+            for (int i = 0; i < n; i++) {
+                try {
+                    types[i] = TokenType.of((Integer) items.get(i));
+                } catch (IllegalArgumentException e) {
+                    throw new ModelFormatException(f.file() + ": tokenizer.ggml.token_type[" + i + "]: " + e.getMessage(), e);
+                }
+            }
+        }
+        float[] scores = f.get("tokenizer.ggml.scores").isPresent() ? f.floats("tokenizer.ggml.scores") : null;
+        if (!bpe && scores == null) {
+            throw new ModelFormatException(f.file() + ": missing metadata tokenizer.ggml.scores (SentencePiece needs them)");
+        }
+        List<String> merges = bpe ? f.strings("tokenizer.ggml.merges") : List.of();
+        String preName = bpe && f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "default";
+        boolean llama3 = preName.equals("llama-bpe") || preName.equals("llama3") || preName.equals("llama-v3");
+        List<String> pre = !bpe ? List.of() : switch (preName) {
+            case "llama-bpe", "llama3", "llama-v3" -> List.of(TokenizerSpec.LLAMA3_REGEX);
+            case "qwen2" -> List.of(TokenizerSpec.QWEN2_REGEX);
+            case "gpt2", "default" -> List.of(TokenizerSpec.GPT2_REGEX);
+            default -> throw new ModelFormatException(f.file() + ": tokenizer.ggml.pre '" + preName
+                    + "' is not supported (supported: llama-bpe, qwen2, gpt2, default)");
+        };
+        int last = n - 1;
+        int bos = optionalId(f, "tokenizer.ggml.bos_token_id", last, bpe ? -1 : 1);
+        int eos = optionalId(f, "tokenizer.ggml.eos_token_id", last, bpe ? -1 : 2);
+        int eot = optionalId(f, "tokenizer.ggml.eot_token_id", last, -1);
+        boolean addBos = optionalBool(f, "tokenizer.ggml.add_bos_token", !bpe);
+        boolean addSpacePrefix = optionalBool(f, "tokenizer.ggml.add_space_prefix", !bpe);
+        try {
+            return new TokenizerSpec(model, pieces, types, scores, merges, pre, bos, eos, eot, addBos, addSpacePrefix,
+                    llama3, false);
+        } catch (IllegalArgumentException e) {
+            throw new ModelFormatException(f.file() + ": bad tokenizer metadata: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Writes a tokenizer as {@code tokenizer.ggml.*} metadata, the keys llama.cpp's converter writes
+     * and {@link #tokenizer} reads back.
+     */
+    public static void putTokenizer(GgufWriter w, TokenizerSpec spec) {
+        List<Integer> types = new ArrayList<>(spec.types().length);
+        for (TokenType t : spec.types()) {
+            types.add(t.ordinal());
+        }
+        w.put("tokenizer.ggml.model", GgufValue.string(spec.model()));
+        if (spec.model().equals("gpt2")) {
+            w.put("tokenizer.ggml.pre", GgufValue.string(spec.ggufPre()));
+        }
+        w.put("tokenizer.ggml.tokens", GgufValue.array(GgufType.STRING, spec.pieces()));
+        w.put("tokenizer.ggml.token_type", GgufValue.array(GgufType.INT32, types));
+        if (spec.scores() != null) {
+            List<Float> scores = new ArrayList<>(spec.scores().length);
+            for (float s : spec.scores()) {
+                scores.add(s);
+            }
+            w.put("tokenizer.ggml.scores", GgufValue.array(GgufType.FLOAT32, scores));
+        }
+        if (!spec.merges().isEmpty()) {
+            w.put("tokenizer.ggml.merges", GgufValue.array(GgufType.STRING, spec.merges()));
+        }
+        if (spec.bos() >= 0) {
+            w.put("tokenizer.ggml.bos_token_id", GgufValue.uint32(spec.bos()));
+        }
+        if (spec.eos() >= 0) {
+            w.put("tokenizer.ggml.eos_token_id", GgufValue.uint32(spec.eos()));
+        }
+        if (spec.eot() >= 0) {
+            w.put("tokenizer.ggml.eot_token_id", GgufValue.uint32(spec.eot()));
+        }
+        w.put("tokenizer.ggml.add_bos_token", GgufValue.bool(spec.addBos()));
+        if (spec.model().equals("llama")) {
+            w.put("tokenizer.ggml.add_space_prefix", GgufValue.bool(spec.addSpacePrefix()));
+        }
+    }
+
+    private static int optionalId(GgufFile f, String key, int last, int absent) {
+        return f.get(key).isPresent() ? (int) f.integer(key, 0, last) : absent;
+    }
+
+    private static boolean optionalBool(GgufFile f, String key, boolean absent) {
+        if (f.get(key).isEmpty()) {
+            return absent;
+        }
+        if (f.get(key).get().value() instanceof Boolean b) {
+            return b;
+        }
+        throw new ModelFormatException(f.file() + ": metadata " + key + " should be a bool, got " + f.get(key).get());
     }
 
     /**

@@ -1,0 +1,253 @@
+package dev.pagewarden.core.tokenizer;
+
+import java.nio.charset.StandardCharsets;
+import java.text.Normalizer;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.PriorityQueue;
+import java.util.Set;
+
+/**
+ * Byte-level BPE (GPT-2, Llama 3, Qwen): added tokens split out first, then the pre-tokenizer regex,
+ * then each piece's UTF-8 bytes mapped to GPT-2's printable characters and merged pair by pair,
+ * lowest merge rank first (ties: leftmost), as llama.cpp and Hugging Face tokenizers both do.
+ * Immutable and thread-safe.
+ */
+public final class BpeTokenizer implements TextTokenizer {
+    private final TokenizerSpec spec;
+    private final Map<String, Integer> ids;
+    /** Merge rank keyed by {@code "left right"}; byte-level pieces never hold a real space. */
+    private final Map<String, Integer> ranks;
+    private final PreTokenizer pre;
+    private final AddedTokens added;
+    private final Set<Integer> endOfGeneration;
+
+    BpeTokenizer(TokenizerSpec spec) {
+        this.spec = spec;
+        if (spec.merges().isEmpty()) {
+            throw new IllegalArgumentException("byte-level BPE tokenizer has no merges");
+        }
+        ids = HashMap.newHashMap(spec.pieces().size());
+        for (int id = 0; id < spec.pieces().size(); id++) {
+            ids.putIfAbsent(spec.pieces().get(id), id);
+        }
+        ranks = HashMap.newHashMap(spec.merges().size());
+        for (int r = 0; r < spec.merges().size(); r++) {
+            String m = spec.merges().get(r);
+            int sp = m.indexOf(' ');
+            if (sp <= 0 || sp == m.length() - 1 || m.indexOf(' ', sp + 1) >= 0) {
+                throw new IllegalArgumentException("BPE merge " + r + " '" + m + "' is not two pieces separated by one space");
+            }
+            ranks.putIfAbsent(m, r);
+        }
+        pre = new PreTokenizer(spec.preTokenizer().isEmpty() ? List.of(PreTokenizer.GPT2) : spec.preTokenizer());
+        added = new AddedTokens(spec.pieces(), spec.types());
+        endOfGeneration = spec.endOfGeneration();
+    }
+
+    @Override
+    public int vocabSize() {
+        return spec.pieces().size();
+    }
+
+    @Override
+    public String piece(int id) {
+        check(id);
+        return spec.pieces().get(id);
+    }
+
+    @Override
+    public TokenType type(int id) {
+        check(id);
+        return spec.types()[id];
+    }
+
+    @Override
+    public byte[] bytes(int id) {
+        String p = piece(id);
+        if (spec.types()[id].isAdded()) {
+            return p.getBytes(StandardCharsets.UTF_8); // added tokens are stored as plain text
+        }
+        byte[] b = ByteLevel.decode(p);
+        return b != null ? b : p.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public int bos() {
+        return spec.bos();
+    }
+
+    @Override
+    public int eos() {
+        return spec.eos();
+    }
+
+    @Override
+    public boolean addBos() {
+        return spec.addBos();
+    }
+
+    @Override
+    public Set<Integer> endOfGeneration() {
+        return endOfGeneration;
+    }
+
+    @Override
+    public OptionalInt id(String piece) {
+        Integer id = ids.get(piece);
+        return id == null ? OptionalInt.empty() : OptionalInt.of(id);
+    }
+
+    @Override
+    public int[] encode(String text, boolean parseSpecial) {
+        if (text == null) {
+            throw new NullPointerException("text to encode is null");
+        }
+        return encode(added.split(text, parseSpecial));
+    }
+
+    @Override
+    public int[] encodeSpans(List<Span> spans) {
+        return encode(added.split(spans));
+    }
+
+    private int[] encode(List<AddedTokens.Fragment> fragments) {
+        IntList out = new IntList();
+        for (AddedTokens.Fragment f : fragments) {
+            if (f.isToken()) {
+                out.add(f.id());
+                continue;
+            }
+            String s = spec.nfc() ? Normalizer.normalize(f.text(), Normalizer.Form.NFC) : f.text();
+            for (String word : pre.split(s)) {
+                encodeWord(ByteLevel.encode(requireUtf8(word)), out);
+            }
+        }
+        return out.toArray();
+    }
+
+    private static String requireUtf8(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                    continue;
+                }
+                throw new IllegalArgumentException("cannot encode text: unpaired surrogate U+"
+                        + Integer.toHexString(c).toUpperCase() + " has no UTF-8 form");
+            }
+        }
+        return s;
+    }
+
+    private void encodeWord(String word, IntList out) {
+        if (spec.ignoreMerges()) {
+            Integer whole = ids.get(word);
+            if (whole != null) {
+                out.add(whole);
+                return;
+            }
+        }
+        for (String symbol : merge(word)) {
+            Integer id = ids.get(symbol);
+            if (id != null) {
+                out.add(id);
+                continue;
+            }
+            for (int i = 0; i < symbol.length(); i++) { // no such piece: its single bytes, as llama.cpp does
+                Integer b = ids.get(String.valueOf(symbol.charAt(i)));
+                if (b == null) {
+                    throw new IllegalArgumentException("cannot encode byte-level piece '" + symbol
+                            + "': the vocabulary lacks '" + symbol.charAt(i) + "'");
+                }
+                out.add(b);
+            }
+        }
+    }
+
+    /**
+     * The merge loop: symbols in a linked list, candidate pairs in a priority queue by (rank, left
+     * position); a pair whose sides changed since it was queued is stale and skipped.
+     */
+    String[] merge(String word) {
+        int n = word.length(); // byte-level characters are all in the BMP: one char each
+        String[] sym = new String[n];
+        int[] next = new int[n];
+        int[] prev = new int[n];
+        int[] version = new int[n];
+        for (int i = 0; i < n; i++) {
+            sym[i] = String.valueOf(word.charAt(i));
+            next[i] = i + 1 < n ? i + 1 : -1;
+            prev[i] = i - 1;
+        }
+        record Pair(int rank, int left, int right, int lv, int rv) {
+        }
+        PriorityQueue<Pair> queue = new PriorityQueue<>((a, b) -> a.rank != b.rank
+                ? Integer.compare(a.rank, b.rank) : Integer.compare(a.left, b.left));
+        java.util.function.BiConsumer<Integer, Integer> offer = (l, r) -> {
+            Integer rank = ranks.get(sym[l] + " " + sym[r]);
+            if (rank != null) {
+                queue.add(new Pair(rank, l, r, version[l], version[r]));
+            }
+        };
+        for (int i = 0; i + 1 < n; i++) {
+            offer.accept(i, i + 1);
+        }
+        while (!queue.isEmpty()) {
+            Pair p = queue.poll();
+            if (version[p.left] != p.lv || version[p.right] != p.rv) {
+                continue;
+            }
+            sym[p.left] = sym[p.left] + sym[p.right];
+            version[p.left]++;
+            version[p.right] = -1;
+            int after = next[p.right];
+            next[p.left] = after;
+            if (after >= 0) {
+                prev[after] = p.left;
+                offer.accept(p.left, after);
+            }
+            if (prev[p.left] >= 0) {
+                offer.accept(prev[p.left], p.left);
+            }
+        }
+        String[] out = new String[n];
+        int count = 0;
+        for (int i = n == 0 ? -1 : 0; i >= 0; i = next[i]) {
+            out[count++] = sym[i];
+        }
+        return Arrays.copyOf(out, count);
+    }
+
+    private void check(int id) {
+        if (id < 0 || id >= spec.pieces().size()) {
+            throw new IllegalArgumentException("token id " + id + " is out of range for a vocabulary of "
+                    + spec.pieces().size() + " tokens");
+        }
+    }
+
+    /** A growable int array. */
+    static final class IntList {
+        private int[] a = new int[16];
+        private int n;
+
+        void add(int v) {
+            if (n == a.length) {
+                a = Arrays.copyOf(a, n * 2);
+            }
+            a[n++] = v;
+        }
+
+        int size() {
+            return n;
+        }
+
+        int[] toArray() {
+            return Arrays.copyOf(a, n);
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.pagewarden.core.tokenizer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Everything a model file says about its tokenizer, in GGUF's terms: {@code tokenizer.ggml.model}
+ * ({@code gpt2} for byte-level BPE, {@code llama} for SentencePiece), the pieces as stored, their
+ * types, SentencePiece scores, BPE merges ({@code "left right"}), the pre-tokenizer and the special
+ * ids. Both the GGUF reader and the {@code tokenizer.json} loader produce one.
+ *
+ * @param model          {@code gpt2} or {@code llama}
+ * @param pieces         raw vocabulary string per id
+ * @param types          token type per id
+ * @param scores         SentencePiece merge score per id (null for BPE)
+ * @param merges         BPE merges in rank order, each {@code "left right"} (empty for SentencePiece)
+ * @param preTokenizer   BPE split regexes in {@code tokenizer.json} syntax (empty for SentencePiece)
+ * @param bos            BOS id or -1
+ * @param eos            EOS id or -1
+ * @param eot            end-of-turn id or -1
+ * @param addBos         whether prompts start with BOS
+ * @param addSpacePrefix SentencePiece: a space in front of text at the start and after a special token
+ * @param ignoreMerges   BPE: a whole pre-token found in the vocabulary is taken as is (Llama 3)
+ * @param nfc            normalise text to NFC first (Qwen's {@code tokenizer.json} says so)
+ */
+public record TokenizerSpec(String model, List<String> pieces, TokenType[] types, float[] scores,
+                            List<String> merges, List<String> preTokenizer, int bos, int eos, int eot,
+                            boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc) {
+    /** Spellings llama.cpp also treats as end of generation when the vocabulary has them. */
+    private static final Set<String> END_OF_TURN_SPELLINGS = Set.of("<|eot_id|>", "<|im_end|>", "<|end|>",
+            "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>", "<|eom_id|>");
+
+    /** Pre-tokenizer regexes of the GGUF {@code tokenizer.ggml.pre} names, in {@code tokenizer.json} syntax. */
+    public static final String LLAMA3_REGEX = PreTokenizer.LLAMA3;
+    public static final String QWEN2_REGEX = PreTokenizer.QWEN2;
+    public static final String GPT2_REGEX = PreTokenizer.GPT2;
+
+    public TokenizerSpec {
+        pieces = List.copyOf(pieces);
+        types = types.clone();
+        scores = scores == null ? null : scores.clone();
+        merges = List.copyOf(merges);
+        preTokenizer = List.copyOf(preTokenizer);
+        if (pieces.isEmpty()) {
+            throw new IllegalArgumentException("tokenizer has an empty vocabulary");
+        }
+        if (types.length != pieces.size()) {
+            throw new IllegalArgumentException("tokenizer has " + types.length + " token types for "
+                    + pieces.size() + " tokens");
+        }
+        if (scores != null && scores.length != pieces.size()) {
+            throw new IllegalArgumentException("tokenizer has " + scores.length + " scores for "
+                    + pieces.size() + " tokens");
+        }
+        requireId("BOS", bos, pieces.size());
+        requireId("EOS", eos, pieces.size());
+        requireId("EOT", eot, pieces.size());
+        if (!model.equals("gpt2") && !model.equals("llama")) {
+            throw new IllegalArgumentException("tokenizer model '" + model + "' is not supported (supported: gpt2, llama)");
+        }
+    }
+
+    private static void requireId(String what, int id, int n) {
+        if (id < -1 || id >= n) {
+            throw new IllegalArgumentException(what + " id " + id + " is out of range for a vocabulary of " + n + " tokens");
+        }
+    }
+
+    /**
+     * GGUF's {@code tokenizer.ggml.pre} name for this BPE pre-tokenizer: {@code llama-bpe},
+     * {@code qwen2} or {@code gpt2}.
+     *
+     * @throws IllegalArgumentException for a pre-tokenizer GGUF has no name for here
+     */
+    public String ggufPre() {
+        if (preTokenizer.equals(List.of(LLAMA3_REGEX))) {
+            return "llama-bpe";
+        }
+        if (preTokenizer.equals(List.of(QWEN2_REGEX))) {
+            return "qwen2";
+        }
+        if (preTokenizer.isEmpty() || preTokenizer.equals(List.of(GPT2_REGEX))) {
+            return "gpt2";
+        }
+        throw new IllegalArgumentException("no GGUF tokenizer.ggml.pre name for the pre-tokenizer " + preTokenizer
+                + " (known: llama-bpe, qwen2, gpt2)");
+    }
+
+    public TextTokenizer build() {
+        return model.equals("gpt2") ? new BpeTokenizer(this) : new SpmTokenizer(this);
+    }
+
+    /** EOS, EOT and the control tokens spelled as a known end of turn. */
+    Set<Integer> endOfGeneration() {
+        List<Integer> ids = new ArrayList<>();
+        if (eos >= 0) {
+            ids.add(eos);
+        }
+        if (eot >= 0) {
+            ids.add(eot);
+        }
+        for (int id = 0; id < pieces.size(); id++) {
+            if (types[id] == TokenType.CONTROL && END_OF_TURN_SPELLINGS.contains(pieces.get(id))) {
+                ids.add(id);
+            }
+        }
+        return Set.copyOf(ids);
+    }
+}
