@@ -32,6 +32,8 @@ import java.util.regex.Pattern;
  *       the source before Jinjava sees it (Jinjava ignores {@code {{-});</li>
  *   <li>Python slices {@code x[a:b:c]} become {@code x.pyslice(a, b, c)};</li>
  *   <li>{@code namespace(k=v)} values are parenthesised (Jinjava binds a filter looser than {@code =});</li>
+ *   <li>the operand of {@code not} is parenthesised up to the next {@code and}/{@code or}: Python reads
+ *       {@code not a == b} as {@code not (a == b)}, Jinjava as {@code (not a) == b};</li>
  *   <li>Python's {@code str} and {@code dict} methods ({@code startswith}, {@code strip}, {@code split},
  *       {@code items}, ...) are answered by {@link PythonMethods};</li>
  *   <li>{@code raise_exception} and {@code strftime_now} are functions, {@code trim} is Python's strip.</li>
@@ -66,12 +68,15 @@ final class JinjaDialect {
                         .withUseNaturalOperatorPrecedence(true)
                         .withParseWhitespaceControlStrictly(true)
                         .withKeepNullableLoopValues(true)
+                        .withUsePyishObjectMapper(true)
                         .build())
                 .build();
         Jinjava j = new Jinjava(config);
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception", JinjaDialect.class, "raiseException", String.class));
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now", JinjaDialect.class, "strftimeNow", String.class));
         j.getGlobalContext().registerFilter(new TrimFilter());
+        j.getGlobalContext().registerFilter(new LengthFilter("length"));
+        j.getGlobalContext().registerFilter(new LengthFilter("count"));
         return j;
     }
 
@@ -229,12 +234,26 @@ final class JinjaDialect {
         return s.length() - 1;
     }
 
-    /** Slices to {@code .pyslice(...)} and parenthesised {@code namespace(...)} values. */
+    /** Slices to {@code .pyslice(...)}, parenthesised {@code namespace(...)} values and {@code not} operands. */
     static String rewriteExpression(String e) {
         StringBuilder out = new StringBuilder(e.length());
         for (int i = 0; i < e.length(); i++) {
             char c = e.charAt(i);
-            if (c == '\'' || c == '"') {
+            if ((Character.isLetter(c) || c == '_') && (i == 0 || !isNamePart(e.charAt(i - 1)) && e.charAt(i - 1) != '.')) {
+                int end = i;
+                while (end < e.length() && isNamePart(e.charAt(end))) {
+                    end++;
+                }
+                String word = e.substring(i, end);
+                if (word.equals("not") && unaryPosition(out)) {
+                    int stop = endOfNotOperand(e, end);
+                    out.append("not (").append(rewriteExpression(e.substring(end, stop))).append(')');
+                    i = stop - 1;
+                } else {
+                    out.append(word);
+                    i = end - 1;
+                }
+            } else if (c == '\'' || c == '"') {
                 int end = endOfString(e, i);
                 out.append(e, i, end + 1);
                 i = end;
@@ -273,6 +292,55 @@ final class JinjaDialect {
             }
         }
         return out.toString();
+    }
+
+    private static boolean isNamePart(char c) {
+        return Character.isLetterOrDigit(c) || c == '_';
+    }
+
+    private static final java.util.Set<String> OPERAND_ENDS = java.util.Set.of("and", "or", "if", "else");
+
+    /** {@code not} is unary at the start and after an operator or keyword; after an operand it is {@code not in}/{@code is not}. */
+    private static boolean unaryPosition(CharSequence before) {
+        String b = before.toString().stripTrailing();
+        if (b.isEmpty() || "([{,:=".indexOf(b.charAt(b.length() - 1)) >= 0) {
+            return true;
+        }
+        int k = b.length();
+        while (k > 0 && isNamePart(b.charAt(k - 1))) {
+            k--;
+        }
+        return java.util.Set.of("and", "or", "not", "if", "elif", "else").contains(b.substring(k));
+    }
+
+    /** Where a {@code not}'s operand ends: the next {@code and}, {@code or}, conditional or closing bracket at its level. */
+    private static int endOfNotOperand(String e, int from) {
+        int depth = 0;
+        for (int i = from; i < e.length(); i++) {
+            char c = e.charAt(i);
+            if (c == '\'' || c == '"') {
+                i = endOfString(e, i);
+            } else if (c == '(' || c == '[' || c == '{') {
+                depth++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                if (depth == 0) {
+                    return i;
+                }
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                return i;
+            } else if (depth == 0 && (Character.isLetter(c) || c == '_') && !isNamePart(e.charAt(i - 1)) && e.charAt(i - 1) != '.') {
+                int end = i;
+                while (end < e.length() && isNamePart(e.charAt(end))) {
+                    end++;
+                }
+                if (OPERAND_ENDS.contains(e.substring(i, end))) {
+                    return i;
+                }
+                i = end - 1;
+            }
+        }
+        return e.length();
     }
 
     /** A {@code [} right after a name, a call or another subscript indexes; anywhere else it starts a list. */
@@ -380,6 +448,24 @@ final class JinjaDialect {
                 return "";
             }
             return strip(var.toString(), args.length > 0 ? args[0] : null, true, true);
+        }
+    }
+
+    /** {@code length}: Python's {@code len}, so a string counts its code points and not its marks. */
+    record LengthFilter(String getName) implements Filter {
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            return switch (var) {
+                case null -> 0;
+                case String s -> {
+                    String plain = UserText.Marked.parse(s).plain();
+                    yield plain.codePointCount(0, plain.length());
+                }
+                case Collection<?> c -> c.size();
+                case Map<?, ?> m -> m.size();
+                case Object[] a -> a.length;
+                default -> String.valueOf(var).length();
+            };
         }
     }
 

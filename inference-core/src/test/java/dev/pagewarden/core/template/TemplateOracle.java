@@ -28,8 +28,11 @@ final class TemplateOracle {
     private TemplateOracle() {
     }
 
-    /** One conversation to render. */
-    record Case(String name, List<ChatMessage> messages, boolean addGenerationPrompt) {
+    /** One conversation to render; {@code template} (may be null) replaces the job's. */
+    record Case(String name, List<ChatMessage> messages, boolean addGenerationPrompt, String template) {
+        Case(String name, List<ChatMessage> messages, boolean addGenerationPrompt) {
+            this(name, messages, addGenerationPrompt, null);
+        }
     }
 
     /** What the oracle made of a case: its text, or the message it failed with. */
@@ -93,7 +96,13 @@ final class TemplateOracle {
             for (ChatMessage m : c.messages()) {
                 msgs.add(Map.of("role", m.role(), "content", m.content()));
             }
-            cs.add(Map.of("messages", msgs, "add_generation_prompt", c.addGenerationPrompt()));
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("messages", msgs);
+            one.put("add_generation_prompt", c.addGenerationPrompt());
+            if (c.template() != null) {
+                one.put("template", c.template());
+            }
+            cs.add(one);
         }
         job.put("cases", cs);
         Path jobFile = Files.createTempFile(work, "job", ".json");
