@@ -3,6 +3,7 @@ package dev.pagewarden.core.template;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.request.InvalidRequestException;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,7 +86,7 @@ public final class ChatTemplate {
      * its role: a client can write assistant turns too). Adjacent runs of the same origin are merged.
      *
      * @throws ChatTemplateRejectedException the template called {@code raise_exception}
-     * @throws dev.pagewarden.core.request.InvalidRequestException a message carries a character reserved for marking
+     * @throws InvalidRequestException a message carries a character reserved for marking
      * @throws ModelFormatException the template is broken (an error not caused by the conversation)
      */
     public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt) {
@@ -93,7 +94,7 @@ public final class ChatTemplate {
         for (int i = 0; i < messages.size(); i++) {
             ChatMessage m = messages.get(i);
             if (UserText.hasMarks(m.content()) || UserText.hasMarks(m.role())) {
-                throw new dev.pagewarden.core.request.InvalidRequestException("messages[" + i + "]",
+                throw new InvalidRequestException("messages[" + i + "]",
                         "messages[" + i + "] contains U+FDD0 or U+FDD1, Unicode noncharacters this server reserves for internal use");
             }
             Map<String, Object> msg = new LinkedHashMap<>();

@@ -20,6 +20,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -298,7 +299,7 @@ final class JinjaDialect {
         return Character.isLetterOrDigit(c) || c == '_';
     }
 
-    private static final java.util.Set<String> OPERAND_ENDS = java.util.Set.of("and", "or", "if", "else");
+    private static final Set<String> OPERAND_ENDS = Set.of("and", "or", "if", "else");
 
     /** {@code not} is unary at the start and after an operator or keyword; after an operand it is {@code not in}/{@code is not}. */
     private static boolean unaryPosition(CharSequence before) {
@@ -310,7 +311,7 @@ final class JinjaDialect {
         while (k > 0 && isNamePart(b.charAt(k - 1))) {
             k--;
         }
-        return java.util.Set.of("and", "or", "not", "if", "elif", "else").contains(b.substring(k));
+        return Set.of("and", "or", "not", "if", "elif", "else").contains(b.substring(k));
     }
 
     /** Where a {@code not}'s operand ends: the next {@code and}, {@code or}, conditional or closing bracket at its level. */
@@ -481,13 +482,16 @@ final class JinjaDialect {
                 case String s -> string(s, method.toString(), args);
                 case Map<?, ?> map -> dict(map, method.toString(), args);
                 case List<?> list when method.toString().equals("pyslice") -> slice(list, args);
-                default -> null;
+                default -> NOT_OURS;
             };
-            if (result != null) {
-                context.setPropertyResolved(true);
+            if (result == NOT_OURS) {
+                return null;   // the next resolver tries
             }
+            context.setPropertyResolved(true);
             return result;
         }
+
+        private static final Object NOT_OURS = new Object();
 
         private static Object string(String s, String method, Object[] a) {
             return switch (method) {
@@ -500,7 +504,7 @@ final class JinjaDialect {
                 case "upper" -> s.toUpperCase(Locale.ROOT);
                 case "lower" -> s.toLowerCase(Locale.ROOT);
                 case "pyslice" -> sliceString(s, a);
-                default -> null;
+                default -> NOT_OURS;
             };
         }
 
@@ -569,13 +573,10 @@ final class JinjaDialect {
                 case "items" -> map.entrySet().stream().map(e -> List.of(e.getKey(), e.getValue())).toList();
                 case "keys" -> List.copyOf(map.keySet());
                 case "values" -> new ArrayList<>(map.values());
-                case "get" -> map.containsKey(a.length > 0 ? a[0] : null) ? map.get(a[0]) : (a.length > 1 ? a[1] : NONE);
-                default -> null;
+                case "get" -> map.containsKey(a.length > 0 ? a[0] : null) ? map.get(a[0]) : (a.length > 1 ? a[1] : null);
+                default -> NOT_OURS;
             };
         }
-
-        /** A resolved call may not return null, so a missing {@code get} answers an empty string, as Jinja prints none. */
-        private static final String NONE = "";
 
         private static int[] bounds(int length, Object[] a) {
             Integer start = a.length > 0 && a[0] instanceof Number n ? n.intValue() : null;

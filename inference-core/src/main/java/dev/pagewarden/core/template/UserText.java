@@ -1,6 +1,7 @@
 package dev.pagewarden.core.template;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -43,11 +44,11 @@ final class UserText {
                     plain.append(c);
                 }
             }
-            return new Marked(plain.toString(), java.util.Arrays.copyOf(mask, plain.length()));
+            return new Marked(plain.toString(), Arrays.copyOf(mask, plain.length()));
         }
 
         Marked substring(int from, int to) {
-            return new Marked(plain.substring(from, to), java.util.Arrays.copyOfRange(fromUser, from, to));
+            return new Marked(plain.substring(from, to), Arrays.copyOfRange(fromUser, from, to));
         }
 
         /** Back to a string with balanced marks around each run of client characters. */

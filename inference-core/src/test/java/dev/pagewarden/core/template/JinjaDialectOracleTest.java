@@ -44,6 +44,7 @@ class JinjaDialectOracleTest {
             "{{ messages[0]['role'] }}{{ 'y' if messages[0].role == 'user' and not messages[1].role == 'user' }}{{ (messages | length) * 2 + 1 }}",
             "{%- if messages[5] is defined %}yes{% else %}no{% endif %}{{ 'd' if foo is defined else 'u' }}{{ 'n' if none is none }}{{ 'x' ~ 1 }}",
             "{{ messages[0].content | length }}|{{ messages | map(attribute='role') | join(',') }}|{{ messages | selectattr('role', 'equalto', 'user') | list | length }}",
+            "{{ 'n' if {'a': 1}.get('b') is none }}{{ {'a': 1}.get('a') }}{{ {'a': 1}.get('b', 'dflt') }}{% for k, v in {'x': 'y'}.items() %}{{ k }}={{ v }}{% endfor %}",
             "{%- set content = messages[1].content %}{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1] %}{%- endif %}[{{ content }}]");
 
     /** Snippets where @huggingface/jinja 0.5.11 departs from Python (strip with an argument). */
