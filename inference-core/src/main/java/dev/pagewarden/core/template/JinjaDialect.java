@@ -37,7 +37,8 @@ import java.util.regex.Pattern;
  *       {@code not a == b} as {@code not (a == b)}, Jinjava as {@code (not a) == b};</li>
  *   <li>Python's {@code str} and {@code dict} methods ({@code startswith}, {@code strip}, {@code split},
  *       {@code items}, ...) are answered by {@link PythonMethods};</li>
- *   <li>{@code raise_exception} and {@code strftime_now} are functions, {@code trim} is Python's strip.</li>
+ *   <li>{@code raise_exception} and {@code strftime_now} are functions, {@code trim} is Python's strip,
+ *       {@code tojson} is transformers' ({@code json.dumps} with {@code ensure_ascii=False}).</li>
  * </ul>
  * String results keep the {@link UserText} marks around client characters.
  */
@@ -78,6 +79,7 @@ final class JinjaDialect {
         j.getGlobalContext().registerFilter(new TrimFilter());
         j.getGlobalContext().registerFilter(new LengthFilter("length"));
         j.getGlobalContext().registerFilter(new LengthFilter("count"));
+        j.getGlobalContext().registerFilter(new TojsonFilter());
         return j;
     }
 
@@ -467,6 +469,101 @@ final class JinjaDialect {
                 case Object[] a -> a.length;
                 default -> String.valueOf(var).length();
             };
+        }
+    }
+
+    /** transformers' {@code tojson}: Python's {@code json.dumps(x, ensure_ascii=False, indent=indent, sort_keys=sort_keys)}. */
+    static final class TojsonFilter implements Filter {
+        @Override
+        public String getName() {
+            return "tojson";
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            return filter(var, interpreter, args, Map.of());
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
+            Object indent = kwargs.getOrDefault("indent", args.length > 0 ? args[0] : null);
+            boolean sortKeys = Boolean.TRUE.equals(kwargs.get("sort_keys"));
+            StringBuilder sb = new StringBuilder();
+            json(sb, var, indent instanceof Number n ? n.intValue() : -1, 0, sortKeys);
+            return sb.toString();
+        }
+
+        private static void json(StringBuilder sb, Object v, int indent, int depth, boolean sortKeys) {
+            String item = indent >= 0 ? "," : ", ";
+            switch (v) {
+                case null -> sb.append("null");
+                case Boolean b -> sb.append(b);
+                case Integer i -> sb.append(i);
+                case Long l -> sb.append(l);
+                case Number n -> sb.append(n.doubleValue());
+                case Map<?, ?> m -> {
+                    List<Map.Entry<?, ?>> entries = new ArrayList<>(m.entrySet());
+                    if (sortKeys) {
+                        entries.sort((a, b) -> String.valueOf(a.getKey()).compareTo(String.valueOf(b.getKey())));
+                    }
+                    sb.append('{');
+                    for (int i = 0; i < entries.size(); i++) {
+                        sb.append(i > 0 ? item : "");
+                        newline(sb, indent, depth + 1);
+                        string(sb, String.valueOf(entries.get(i).getKey()));
+                        sb.append(": ");
+                        json(sb, entries.get(i).getValue(), indent, depth + 1, sortKeys);
+                    }
+                    if (!entries.isEmpty()) {
+                        newline(sb, indent, depth);
+                    }
+                    sb.append('}');
+                }
+                case Collection<?> c -> {
+                    sb.append('[');
+                    int i = 0;
+                    for (Object o : c) {
+                        sb.append(i++ > 0 ? item : "");
+                        newline(sb, indent, depth + 1);
+                        json(sb, o, indent, depth + 1, sortKeys);
+                    }
+                    if (!c.isEmpty()) {
+                        newline(sb, indent, depth);
+                    }
+                    sb.append(']');
+                }
+                default -> string(sb, v.toString());
+            }
+        }
+
+        private static void newline(StringBuilder sb, int indent, int depth) {
+            if (indent >= 0) {
+                sb.append('\n').append(" ".repeat(indent * depth));
+            }
+        }
+
+        private static void string(StringBuilder sb, String s) {
+            sb.append('"');
+            for (int i = 0; i < s.length(); i++) {
+                char c = s.charAt(i);
+                switch (c) {
+                    case '"' -> sb.append("\\\"");
+                    case '\\' -> sb.append("\\\\");
+                    case '\n' -> sb.append("\\n");
+                    case '\r' -> sb.append("\\r");
+                    case '\t' -> sb.append("\\t");
+                    case '\b' -> sb.append("\\b");
+                    case '\f' -> sb.append("\\f");
+                    default -> {
+                        if (c < 0x20) {
+                            sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                        } else {
+                            sb.append(c);
+                        }
+                    }
+                }
+            }
+            sb.append('"');
         }
     }
 

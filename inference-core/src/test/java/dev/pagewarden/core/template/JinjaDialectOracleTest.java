@@ -45,6 +45,8 @@ class JinjaDialectOracleTest {
             "{%- if messages[5] is defined %}yes{% else %}no{% endif %}{{ 'd' if foo is defined else 'u' }}{{ 'n' if none is none }}{{ 'x' ~ 1 }}",
             "{{ messages[0].content | length }}|{{ messages | map(attribute='role') | join(',') }}|{{ messages | selectattr('role', 'equalto', 'user') | list | length }}",
             "{{ 'n' if {'a': 1}.get('b') is none }}{{ {'a': 1}.get('a') }}{{ {'a': 1}.get('b', 'dflt') }}{% for k, v in {'x': 'y'}.items() %}{{ k }}={{ v }}{% endfor %}",
+            "{{ {'name': 'f', 'args': [1, 'x\"y', none, true, {}], 'e': []} | tojson }}|{{ messages[0] | tojson }}",
+            "{{ {'name': 'f', 'args': [1, {'k': 'v'}], 'e': []} | tojson(indent=4) }}",
             "{%- set content = messages[1].content %}{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1] %}{%- endif %}[{{ content }}]");
 
     /** Snippets where @huggingface/jinja 0.5.11 departs from Python (strip with an argument). */
