@@ -23,7 +23,7 @@ public final class Main {
     static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
         for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand(),
-                new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand())) {
+                new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand())) {
             m.put(c.name(), c);
         }
         return m;
@@ -47,7 +47,7 @@ public final class Main {
             return 2;
         }
         try {
-            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help", "list", "insecure-no-checksum", "no-pool-check", "bos", "special"),
+            return cmd.run(new Args(Arrays.asList(argv).subList(1, argv.length), Set.of("json", "help", "list", "insecure-no-checksum", "no-pool-check", "bos", "special", "add-generation-prompt"),
                     cmd.positionalArguments()), out, err);
         } catch (Args.UsageException e) {
             err.println("error: " + e.getMessage());

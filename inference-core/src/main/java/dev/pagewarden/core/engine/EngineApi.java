@@ -19,6 +19,7 @@ public final class EngineApi {
             "dev.pagewarden.core.receipt..",   // isolation receipts: keys, signing, verification
             "dev.pagewarden.core.model..",     // model files: loading, formats, configuration
             "dev.pagewarden.core.tokenizer..", // text to tokens and back
+            "dev.pagewarden.core.template..",  // chat templates: conversations to prompts
             "dev.pagewarden.core.download..",  // fetching models
             "dev.pagewarden.core.fault..",     // fault hooks (implemented by the replay lab)
     };

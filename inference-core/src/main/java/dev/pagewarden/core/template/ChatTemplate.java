@@ -1,0 +1,135 @@
+package dev.pagewarden.core.template;
+
+import com.hubspot.jinjava.interpret.RenderResult;
+import com.hubspot.jinjava.interpret.TemplateError;
+import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.request.InvalidRequestException;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A model's chat template: the Jinja source it ships ({@code tokenizer.chat_template} in GGUF,
+ * {@code chat_template} in {@code tokenizer_config.json}) with its {@code bos_token} and
+ * {@code eos_token}. Rendering gives the prompt as {@link Segment}s, so a tokenizer can honour special
+ * tokens in the template's own text and read every character a client sent as plain text: a user who
+ * types {@code <|im_end|>} must not end the turn.
+ */
+public final class ChatTemplate {
+
+    /** A run of prompt text, written by the template or taken from a client's message. */
+    public record Segment(String text, boolean fromUser) {
+        public Segment {
+            Objects.requireNonNull(text, "text");
+        }
+    }
+
+    /**
+     * For models that ship no template: each turn as {@code role: text} on its own line, then
+     * {@code assistant:} for the model to continue.
+     */
+    public static final String FALLBACK_SOURCE = "{% for message in messages %}{{ message.role }}: {{ message.content | trim }}\n"
+            + "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}";
+
+    private final String source;
+    private final String prepared;
+    private final String bosToken;
+    private final String eosToken;
+
+    private ChatTemplate(String source, String bosToken, String eosToken) {
+        this.source = Objects.requireNonNull(source, "source");
+        this.bosToken = bosToken == null ? "" : bosToken;
+        this.eosToken = eosToken == null ? "" : eosToken;
+        try {
+            this.prepared = JinjaDialect.prepare(source);
+        } catch (IllegalArgumentException e) {
+            throw new ModelFormatException("chat template does not parse: " + e.getMessage(), e);
+        }
+    }
+
+    /** A template from its Jinja source; {@code bosToken}/{@code eosToken} may be null (rendered as empty). */
+    public static ChatTemplate of(String source, String bosToken, String eosToken) {
+        return new ChatTemplate(source, bosToken, eosToken);
+    }
+
+    public static ChatTemplate fallback(String bosToken, String eosToken) {
+        return new ChatTemplate(FALLBACK_SOURCE, bosToken, eosToken);
+    }
+
+    public String source() {
+        return source;
+    }
+
+    public String bosToken() {
+        return bosToken;
+    }
+
+    public String eosToken() {
+        return eosToken;
+    }
+
+    /** The prompt text, exactly as the template renders it. */
+    public String render(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        StringBuilder sb = new StringBuilder();
+        for (Segment s : renderSegments(messages, addGenerationPrompt)) {
+            sb.append(s.text());
+        }
+        return sb.toString();
+    }
+
+    /**
+     * The prompt cut into the template's text and the clients' text (every message's content, whatever
+     * its role: a client can write assistant turns too). Adjacent runs of the same origin are merged.
+     *
+     * @throws ChatTemplateRejectedException the template called {@code raise_exception}
+     * @throws InvalidRequestException a message carries a character reserved for marking
+     * @throws ModelFormatException the template is broken (an error not caused by the conversation)
+     */
+    public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        List<Map<String, Object>> marked = new ArrayList<>();
+        for (int i = 0; i < messages.size(); i++) {
+            ChatMessage m = messages.get(i);
+            if (UserText.hasMarks(m.content()) || UserText.hasMarks(m.role())) {
+                throw new InvalidRequestException("messages[" + i + "]",
+                        "messages[" + i + "] contains U+FDD0 or U+FDD1, Unicode noncharacters this server reserves for internal use");
+            }
+            Map<String, Object> msg = new LinkedHashMap<>();
+            msg.put("role", m.role());
+            msg.put("content", UserText.mark(m.content()));
+            marked.add(msg);
+        }
+        Map<String, Object> context = new HashMap<>();
+        context.put("messages", marked);
+        context.put("add_generation_prompt", addGenerationPrompt);
+        context.put("bos_token", bosToken);
+        context.put("eos_token", eosToken);
+        // the functions are Jinjava functions; these names only make "is defined" true, as in Jinja
+        context.put("raise_exception", "raise_exception");
+        context.put("strftime_now", "strftime_now");
+        RenderResult result = JinjaDialect.JINJAVA.renderForResult(prepared, context);
+        for (TemplateError e : result.getErrors()) {
+            if (raised(e.getException()) instanceof JinjaDialect.Raised r) {
+                throw new ChatTemplateRejectedException(r.getMessage());
+            }
+        }
+        for (TemplateError e : result.getErrors()) {
+            if (e.getSeverity() == TemplateError.ErrorType.FATAL) {
+                throw new ModelFormatException("chat template failed at line " + e.getLineno() + ": " + e.getMessage());
+            }
+        }
+        return UserText.Marked.parse(result.getOutput()).segments();
+    }
+
+    private static Throwable raised(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof JinjaDialect.Raised) {
+                return c;
+            }
+        }
+        return null;
+    }
+}
