@@ -2,7 +2,6 @@ package dev.pagewarden.lab;
 
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.sampling.SamplingParams;
-import dev.pagewarden.core.tokenizer.Tokenizer;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Function;
 
 /**
  * The lab's seeded multi-tenant workload: four tenants with their own stories, and the waves of
@@ -43,9 +43,10 @@ public final class LabWorkload {
         }
     }
 
-    private final Tokenizer tokenizer;
+    /** Text to prompt tokens, BOS first, as the engine under test reads a client's text. */
+    private final Function<String, int[]> tokenizer;
 
-    public LabWorkload(Tokenizer tokenizer) {
+    public LabWorkload(Function<String, int[]> tokenizer) {
         this.tokenizer = tokenizer;
     }
 
@@ -54,7 +55,7 @@ public final class LabWorkload {
         List<Planned> plans = new ArrayList<>();
         for (int i = 0; i < perTenant; i++) {
             for (Map.Entry<String, String> t : TENANTS.entrySet()) {
-                int[] full = tokenizer.encode(t.getValue(), true, false);
+                int[] full = tokenizer.apply(t.getValue());
                 int len = Math.min(full.length, 10 + rnd.nextInt(20));
                 plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20), false, false));
             }
@@ -67,10 +68,10 @@ public final class LabWorkload {
         List<Planned> plans = new ArrayList<>();
         for (Map.Entry<String, String> t : TENANTS.entrySet()) {
             StringBuilder text = new StringBuilder(t.getValue());
-            while (tokenizer.encode(text.toString(), true, false).length < OVER_CAPACITY_PROMPT) {
+            while (tokenizer.apply(text.toString()).length < OVER_CAPACITY_PROMPT) {
                 text.append(". ").append(t.getValue());
             }
-            int[] prompt = Arrays.copyOf(tokenizer.encode(text.toString(), true, false), OVER_CAPACITY_PROMPT);
+            int[] prompt = Arrays.copyOf(tokenizer.apply(text.toString()), OVER_CAPACITY_PROMPT);
             plans.add(new Planned(t.getKey(), prompt, 40, true, false));
         }
         return plans;
@@ -78,7 +79,7 @@ public final class LabWorkload {
 
     /** The request a tenant aborts while its KV is in transfer. */
     public Planned abortWave(String tenant) {
-        int[] full = tokenizer.encode(TENANTS.get(tenant) + ". " + TENANTS.get(tenant), true, false);
+        int[] full = tokenizer.apply(TENANTS.get(tenant) + ". " + TENANTS.get(tenant));
         return new Planned(tenant, Arrays.copyOf(full, Math.min(full.length, 46)), 16, false, true);
     }
 
@@ -92,7 +93,7 @@ public final class LabWorkload {
         List<Planned> plans = new ArrayList<>();
         for (String t : TENANTS.keySet()) {
             if (!t.equals(aborter)) {
-                int[] full = tokenizer.encode(TENANTS.get(t) + ". " + TENANTS.get(t), true, false);
+                int[] full = tokenizer.apply(TENANTS.get(t) + ". " + TENANTS.get(t));
                 plans.add(new Planned(t, Arrays.copyOf(full, 18 + rnd.nextInt(6)), 150, false, false));
             }
         }

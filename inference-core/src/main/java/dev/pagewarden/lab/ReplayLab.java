@@ -131,7 +131,7 @@ public final class ReplayLab {
         }
         this.model = model;
         this.tokenizer = new Tokenizer(model.vocabulary());
-        this.workload = new LabWorkload(tokenizer);
+        this.workload = new LabWorkload(text -> tokenizer.encode(text, true, false));
         this.seed = seed;
     }
 

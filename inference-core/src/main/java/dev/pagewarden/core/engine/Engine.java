@@ -241,12 +241,18 @@ public final class Engine implements AutoCloseable {
         return loaded.source().getFileName().toString();
     }
 
+    /** Where generation ends: the tokenizer's end-of-generation ids (EOS, end of turn), never sent to the client. */
     private static int[] stopTokens(LoadedModel loaded) {
-        if (loaded.vocabulary() == null) {
-            return new int[0];
+        java.util.Set<Integer> stops = new java.util.TreeSet<>();
+        if (loaded.tokenizer() != null) {
+            stops.addAll(loaded.tokenizer().endOfGeneration());
         }
-        // A BOS in generated text starts a new sequence (llama2.c's models end stories that way).
-        return new int[]{loaded.vocabulary().eosId(), loaded.vocabulary().bosId()};
+        if (loaded.vocabulary() != null) {
+            // A BOS in generated text starts a new sequence (llama2.c's models end stories that way).
+            stops.add(loaded.vocabulary().eosId());
+            stops.add(loaded.vocabulary().bosId());
+        }
+        return stops.stream().mapToInt(Integer::intValue).toArray();
     }
 
     private Admission admission() {

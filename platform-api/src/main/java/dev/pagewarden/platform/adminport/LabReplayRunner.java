@@ -102,7 +102,7 @@ class LabReplayRunner {
         Engine engine = served.engine();
         Instant started = Instant.now();
         List<Sent> sent = new ArrayList<>();
-        LabWorkload workload = new LabWorkload(served.tokenizer());
+        LabWorkload workload = new LabWorkload(text -> served.tokenizer().encode(text, served.tokenizer().addBos(), false));
         SplittableRandom rnd = new SplittableRandom(2026);
         sent.addAll(submit(engine, ids, workload.normalWave(rnd, 3)));
         await(sent);

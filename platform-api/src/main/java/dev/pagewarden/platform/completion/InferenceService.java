@@ -8,7 +8,9 @@ import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
 import dev.pagewarden.core.sampling.SamplingParams;
-import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.core.template.ChatTemplate;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
+import dev.pagewarden.core.tokenizer.Utf8StreamDecoder;
 import dev.pagewarden.platform.audit.RequestRecord;
 import dev.pagewarden.platform.audit.RequestRecorder;
 import dev.pagewarden.platform.engine.EngineHost;
@@ -108,7 +110,7 @@ public class InferenceService {
                     Duration.ofSeconds(5));
         }
         ServedModel model = host.require(request.model());
-        int[] prompt = tokenize(model.tokenizer(), request);
+        int[] prompt = tokenize(model, request);
         int window = model.contextWindow();
         int maxTokens = request.maxTokens() != null ? request.maxTokens() : Math.max(1, window - prompt.length);
         long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
@@ -133,7 +135,7 @@ public class InferenceService {
         } catch (QuotaExceededException e) {
             throw ApiException.rateLimited(e.getMessage(), e.retryAfter());
         }
-        Tokenizer.StreamDecoder decoder = model.tokenizer().streamDecoder();
+        Utf8StreamDecoder decoder = model.tokenizer().streamDecoder();
         StopMatcher stops = new StopMatcher(request.stop());
         AtomicReference<RequestHandle> handleRef = new AtomicReference<>();
         AtomicBoolean stopPending = new AtomicBoolean();
@@ -256,7 +258,14 @@ public class InferenceService {
         }
     }
 
-    private static int[] tokenize(Tokenizer tokenizer, CompletionRequest request) {
+    /**
+     * The prompt's tokens. Client text is never parsed for control tokens: a completion prompt is read
+     * as plain text, and a chat is rendered by the model's own template into template and client
+     * segments, of which only the template's may spell control tokens (a client's {@code <|im_end|>}
+     * stays text and cannot end its turn).
+     */
+    private static int[] tokenize(ServedModel model, CompletionRequest request) {
+        TextTokenizer tokenizer = model.tokenizer();
         if (request.promptTokens() != null) {
             int[] tokens = request.promptTokens();
             for (int i = 0; i < tokens.length; i++) {
@@ -267,9 +276,27 @@ public class InferenceService {
             }
             return tokens.clone();
         }
-        String text = request.kind() == CompletionRequest.Kind.CHAT ? ChatTemplate.render(request.messages())
-                : request.prompt();
-        return tokenizer.encode(text, true, false);
+        if (request.kind() != CompletionRequest.Kind.CHAT) {
+            return tokenizer.encode(request.prompt(), tokenizer.addBos(), false);
+        }
+        List<ChatTemplate.Segment> segments;
+        try {
+            segments = model.chatTemplate().renderSegments(request.messages().stream()
+                    .map(m -> new dev.pagewarden.core.template.ChatMessage(m.role(), m.content())).toList(), true);
+        } catch (InvalidRequestException e) {
+            // the template refused this conversation (raise_exception): the request's fault, not the server's
+            throw ApiException.invalid(e.param(), e.getMessage());
+        }
+        int[] body = tokenizer.encodeSpans(segments.stream()
+                .map(s -> new TextTokenizer.Span(s.text(), !s.fromUser())).toList());
+        // the model wants BOS first: add it unless its template already wrote it
+        if (tokenizer.addBos() && tokenizer.bos() >= 0 && (body.length == 0 || body[0] != tokenizer.bos())) {
+            int[] withBos = new int[body.length + 1];
+            withBos[0] = tokenizer.bos();
+            System.arraycopy(body, 0, withBos, 1, body.length);
+            return withBos;
+        }
+        return body;
     }
 
     /** The engine's refusal or failure as the API reports it, naming the request by its public id. */

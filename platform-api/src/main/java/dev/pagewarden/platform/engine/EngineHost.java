@@ -14,7 +14,6 @@ import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.safety.SafetyListener;
-import dev.pagewarden.core.tokenizer.Tokenizer;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import dev.pagewarden.platform.error.ApiException;
 import io.micrometer.core.instrument.Gauge;
@@ -93,7 +92,7 @@ public class EngineHost implements AutoCloseable {
                     + "never serve tenants from it", properties.lab().faults());
         }
         this.loaded = ModelLoader.load(resolved.model(), resolved.tokenizer());
-        if (loaded.vocabulary() == null) {
+        if (loaded.tokenizer() == null) {
             loaded.close();
             throw new IllegalStateException("model " + resolved.model() + " has no vocabulary: set "
                     + "pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) to its tokenizer.bin");
@@ -107,8 +106,8 @@ public class EngineHost implements AutoCloseable {
             throw ex;
         }
         this.labHooks = hooks;
-        this.served = new ServedModel(resolved.id(), engine, new Tokenizer(loaded.vocabulary()), resolved.model(),
-                loaded.format());
+        this.served = new ServedModel(resolved.id(), engine, loaded.tokenizer(), loaded.chatTemplate(),
+                resolved.model(), loaded.format());
         visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
         registerGauges(registry, engine);
         LOG.info("Serving model '{}' ({}, {}) on backend {}: effective context window {} tokens, "

@@ -381,15 +381,31 @@ public final class GgufLlama {
         return w;
     }
 
-    private static void putVocabulary(GgufWriter w, Vocabulary vocab) {
+    /**
+     * A llama2.c vocabulary as the SentencePiece tokenizer llama.cpp builds from the GGUF this writer
+     * makes of it (pieces with {@code ▁} for spaces, control BOS/EOS, byte pieces, BOS and a space
+     * prefix added): how a llama2.c checkpoint's prompts are tokenized when served.
+     */
+    public static TokenizerSpec sentencePiece(Vocabulary vocab) {
         List<String> pieces = new ArrayList<>(vocab.size());
-        List<Float> scores = new ArrayList<>(vocab.size());
-        List<Integer> types = new ArrayList<>(vocab.size());
+        TokenType[] types = new TokenType[vocab.size()];
         for (int i = 0; i < vocab.size(); i++) {
             String t = vocab.tokens().get(i);
             pieces.add(t.replace(" ", SPACE_MARKER));
+            types[i] = TokenType.of(tokenType(vocab, i, t));
+        }
+        return new TokenizerSpec("llama", pieces, types, vocab.scores(), List.of(), List.of(), vocab.bosId(),
+                vocab.eosId(), -1, true, true, false, false);
+    }
+
+    private static void putVocabulary(GgufWriter w, Vocabulary vocab) {
+        TokenizerSpec spec = sentencePiece(vocab);
+        List<String> pieces = spec.pieces();
+        List<Float> scores = new ArrayList<>(vocab.size());
+        List<Integer> types = new ArrayList<>(vocab.size());
+        for (int i = 0; i < vocab.size(); i++) {
             scores.add(vocab.scores()[i]);
-            types.add(tokenType(vocab, i, t));
+            types.add(spec.types()[i].ordinal());
         }
         w.put("tokenizer.ggml.model", GgufValue.string("llama"));
         w.put("tokenizer.ggml.tokens", GgufValue.array(GgufType.STRING, pieces));

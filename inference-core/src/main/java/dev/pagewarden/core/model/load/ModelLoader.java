@@ -7,6 +7,8 @@ import dev.pagewarden.core.model.gguf.GgufFile;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
 import dev.pagewarden.core.tokenizer.TokenizerBin;
+import dev.pagewarden.core.template.ChatTemplates;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.io.IOException;
@@ -57,10 +59,11 @@ public final class ModelLoader {
         try {
             LlamaWeights weights;
             Vocabulary vocab = null;
+            GgufFile gguf = null;
             if (format == Format.GGUF) {
-                GgufFile gguf = GgufReader.read(model, arena);
+                gguf = GgufReader.read(model, arena);
                 weights = GgufLlama.weights(gguf);
-                if (tokenizerOrNull == null) {
+                if (tokenizerOrNull == null && !isByteLevelBpe(gguf)) {
                     vocab = GgufLlama.vocabulary(gguf);
                 }
             } else {
@@ -78,11 +81,25 @@ public final class ModelLoader {
                 throw new ModelFormatException(model + ": bos/eos token ids " + vocab.bosId() + "/" + vocab.eosId()
                         + " lie outside the " + vocab.size() + "-token vocabulary");
             }
+            if (gguf != null && tokenizerOrNull == null && gguf.get("tokenizer.ggml.tokens").isPresent()) {
+                // the file's own tokenizer and chat template, read as llama.cpp reads them
+                TextTokenizer tokenizer = GgufLlama.tokenizer(gguf);
+                if (tokenizer.vocabSize() != weights.config().vocabSize()) {
+                    throw new ModelFormatException(model + ": the tokenizer has " + tokenizer.vocabSize()
+                            + " tokens but the model has vocab_size " + weights.config().vocabSize());
+                }
+                return new LoadedModel(model, format.label(), weights, vocab, tokenizer, ChatTemplates.fromGguf(gguf),
+                        arena);
+            }
             return new LoadedModel(model, format.label(), weights, vocab, arena);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
         }
+    }
+
+    private static boolean isByteLevelBpe(GgufFile gguf) {
+        return gguf.get("tokenizer.ggml.model").isPresent() && gguf.string("tokenizer.ggml.model").equals("gpt2");
     }
 
     /** The format of {@code model} from its first eight bytes. */
