@@ -54,6 +54,47 @@ public final class Dequantizer {
     }
 
     /**
+     * Element {@code col} of the row at byte {@code row} of {@code src}: the bits {@link #row} gives
+     * it, without decoding its whole block (tests and reference code read weights one by one).
+     */
+    public static float value(DType type, MemorySegment src, long row, int col) {
+        int size = type.blockSize();
+        long b = row + (long) (col / size) * type.blockBytes();
+        int e = col % size;
+        return switch (type) {
+            case F32 -> src.get(Tensor.F32_LE, b);
+            case F16 -> halfToFloat(src.get(Tensor.I16_LE, b));
+            case BF16 -> Float.intBitsToFloat((src.get(Tensor.I16_LE, b) & 0xffff) << 16);
+            case Q8_0 -> src.get(B, b + 2 + e) * halfToFloat(src.get(Tensor.I16_LE, b));
+            case Q4_0 -> {
+                int q = u8(src, b + 2 + e % 16);
+                yield ((e < 16 ? q & 0xf : q >>> 4) - 8) * halfToFloat(src.get(Tensor.I16_LE, b));
+            }
+            case Q4_K, Q5_K -> {
+                int g = e / 64, l = e % 32, sub = e / 32;
+                boolean high = e % 64 >= 32;
+                long qs = b + (type == DType.Q4_K ? 16 : 48);
+                int q = u8(src, qs + 32L * g + l);
+                q = high ? q >>> 4 : q & 0xf;
+                if (type == DType.Q5_K) {
+                    q |= ((u8(src, b + 16 + l) >>> sub) & 1) << 4;
+                }
+                float d = halfToFloat(src.get(Tensor.I16_LE, b));
+                float dmin = halfToFloat(src.get(Tensor.I16_LE, b + 2));
+                yield d * scaleK4(src, b + 4, sub) * q - dmin * minK4(src, b + 4, sub);
+            }
+            case Q6_K -> {
+                int half = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
+                int lowByte = u8(src, b + 64L * half + l + 32L * (quarter & 1));
+                int low = quarter < 2 ? lowByte & 0xf : lowByte >>> 4;
+                int high = (u8(src, b + 128 + 32L * half + l) >>> (2 * quarter)) & 3;
+                float d = halfToFloat(src.get(Tensor.I16_LE, b + 208));
+                yield d * src.get(B, b + 192 + 8L * half + 2 * quarter + l / 16) * ((low | high << 4) - 32);
+            }
+        };
+    }
+
+    /**
      * fp16 to fp32, exact, NaNs quieted: written out rather than {@link Float#float16ToFloat},
      * whose NaN bits differ between the interpreter and compiled code.
      */

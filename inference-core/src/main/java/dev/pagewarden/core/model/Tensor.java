@@ -40,12 +40,7 @@ public record Tensor(String name, DType type, int rows, int cols, MemorySegment 
         return switch (type) {
             case F32 -> data.get(F32_LE, rowBase + 4L * col);
             case F16 -> Float.float16ToFloat(data.get(I16_LE, rowBase + 2L * col));
-            default -> {
-                int size = type.blockSize();
-                float[] block = new float[size];
-                Dequantizer.row(type, data, rowBase + (long) (col / size) * type.blockBytes(), size, block, 0);
-                yield block[col % size];
-            }
+            default -> Dequantizer.value(type, data, rowBase, col);
         };
     }
 
