@@ -128,12 +128,12 @@ public final class Dequantizer {
     }
 
     /** Scale of sub-block {@code j} (0..7) of the 12 packed 6-bit scale/min bytes at {@code o}. */
-    static int scaleK4(MemorySegment s, long o, int j) {
+    public static int scaleK4(MemorySegment s, long o, int j) {
         return j < 4 ? u8(s, o + j) & 63 : (u8(s, o + j + 4) & 0xf) | (u8(s, o + j - 4) >>> 6) << 4;
     }
 
     /** Min of sub-block {@code j} (0..7), packed beside the scales. */
-    static int minK4(MemorySegment s, long o, int j) {
+    public static int minK4(MemorySegment s, long o, int j) {
         return j < 4 ? u8(s, o + j + 4) & 63 : (u8(s, o + j + 4) >>> 4) | (u8(s, o + j) >>> 6) << 4;
     }
 
