@@ -5,6 +5,7 @@ import dev.pagewarden.core.model.Dequantizer;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 import jdk.incubator.vector.ByteVector;
@@ -897,8 +898,8 @@ final class VectorKernels implements RowKernels {
             RowKernels.super.decode(type, src, off, n, dst, at);
             return;
         }
-        // one method per type: together in one method the loops outgrew C2's inlining budget and
-        // their vectors were boxed (Q6_K decoded at a fifth of the speed)
+        // one method per type, and no vector crosses a call C2 might not inline: a vector passed
+        // to or returned from a call left out of line is boxed on the heap
         switch (type) {
             case BF16 -> decodeBf16(src, off, n, dst, at);
             case Q4_0 -> decodeQ40(src, off, n, dst, at);
@@ -926,7 +927,8 @@ final class VectorKernels implements RowKernels {
             long o = at + 4L * 32 * blk;
             float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b));
             for (int j = 0; j < 16; j += L) {
-                IntVector q = bytes(src, b + 2 + j);
+                IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, b + 2 + j, LE)
+                        .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
                 toFloats(q.and(0xf).sub(8)).mul(d).intoMemorySegment(dst, o + 4L * j, LE);
                 toFloats(q.lanewise(VectorOperators.LSHR, 4).sub(8)).mul(d).intoMemorySegment(dst, o + 4L * (16 + j), LE);
             }
@@ -945,11 +947,13 @@ final class VectorKernels implements RowKernels {
                 float d1 = d * Dequantizer.scaleK4(src, b + 4, 2 * g), m1 = dmin * Dequantizer.minK4(src, b + 4, 2 * g);
                 float d2 = d * Dequantizer.scaleK4(src, b + 4, 2 * g + 1), m2 = dmin * Dequantizer.minK4(src, b + 4, 2 * g + 1);
                 for (int l = 0; l < 32; l += L) {
-                    IntVector q = bytes(src, qs + 32L * g + l);
+                    IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, qs + 32L * g + l, LE)
+                            .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
                     IntVector lo = q.and(0xf);
                     IntVector hi = q.lanewise(VectorOperators.LSHR, 4);
                     if (five) {
-                        IntVector h = bytes(src, b + 16 + l);
+                        IntVector h = ((IntVector) ByteVector.fromMemorySegment(B, src, b + 16 + l, LE)
+                                .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
                         lo = lo.or(h.lanewise(VectorOperators.LSHR, 2 * g).and(1).lanewise(VectorOperators.LSHL, 4));
                         hi = hi.or(h.lanewise(VectorOperators.LSHR, 2 * g + 1).and(1).lanewise(VectorOperators.LSHL, 4));
                     }
@@ -970,29 +974,31 @@ final class VectorKernels implements RowKernels {
                 long oh = o + 4L * 128 * half;
                 for (int l = 0; l < 32; l += L) {
                     int is = l / 16;
-                    IntVector a = bytes(src, ql + l), c = bytes(src, ql + 32 + l), h = bytes(src, qh + l);
-                    q6(a.and(0xf), h, 0, d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + is), dst, oh + 4L * l);
-                    q6(c.and(0xf), h, 2, d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + is + 2), dst, oh + 4L * (l + 32));
-                    q6(a.lanewise(VectorOperators.LSHR, 4), h, 4, d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + is + 4), dst, oh + 4L * (l + 64));
-                    q6(c.lanewise(VectorOperators.LSHR, 4), h, 6, d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + is + 6), dst, oh + 4L * (l + 96));
+                    // values l and l + 64 share the low-bit bytes ql[l..], values l + 32 and l + 96 ql[32 + l..]
+                    q6Pair(src, ql + l, qh + l, 0, d * src.get(ValueLayout.JAVA_BYTE, sc + is),
+                            d * src.get(ValueLayout.JAVA_BYTE, sc + is + 4), dst, oh + 4L * l, oh + 4L * (l + 64));
+                    q6Pair(src, ql + 32 + l, qh + l, 2, d * src.get(ValueLayout.JAVA_BYTE, sc + is + 2),
+                            d * src.get(ValueLayout.JAVA_BYTE, sc + is + 6), dst, oh + 4L * (l + 32), oh + 4L * (l + 96));
                 }
             }
         }
     }
 
     /**
-     * Q6_K values from their low four bits, the byte holding their two high bits at {@code shift},
-     * and the sub-block scale. A method of its own: inline in the loop, the four of them made it
-     * about a third slower here.
+     * L values from the low nibbles of {@code ql[..]} and L from the high nibbles, their high bits
+     * at {@code shift} and {@code shift + 4} of {@code qh[..]}, times their sub-block scales. Only
+     * scalars cross the call: with all four quarters in one method C2 stopped inlining at its node
+     * limit and boxed the vectors of the calls it left (Q6_K decoded at a quarter of Q4_K's speed).
      */
-    private static void q6(IntVector low, IntVector high, int shift, float scale, MemorySegment dst, long at) {
-        IntVector q = low.or(high.lanewise(VectorOperators.LSHR, shift).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
-        toFloats(q).mul(scale).intoMemorySegment(dst, at, LE);
-    }
-
-    /** L unsigned bytes at {@code at}, widened to ints. */
-    private static IntVector bytes(MemorySegment src, long at) {
-        return ((IntVector) ByteVector.fromMemorySegment(B, src, at, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+    private static void q6Pair(MemorySegment src, long ql, long qh, int shift, float sLow, float sHigh, MemorySegment dst,
+                               long oLow, long oHigh) {
+        IntVector a = ((IntVector) ByteVector.fromMemorySegment(B, src, ql, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+        IntVector h = ((IntVector) ByteVector.fromMemorySegment(B, src, qh, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+        IntVector lo = a.and(0xf).or(h.lanewise(VectorOperators.LSHR, shift).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
+        IntVector hi = a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, shift + 4).and(3)
+                .lanewise(VectorOperators.LSHL, 4)).sub(32);
+        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(sLow).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(sHigh).intoMemorySegment(dst, oHigh, LE);
     }
 
     private static FloatVector toFloats(IntVector v) {
