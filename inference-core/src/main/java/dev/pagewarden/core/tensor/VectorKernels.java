@@ -947,21 +947,30 @@ final class VectorKernels implements RowKernels {
                 float d1 = d * Dequantizer.scaleK4(src, b + 4, 2 * g), m1 = dmin * Dequantizer.minK4(src, b + 4, 2 * g);
                 float d2 = d * Dequantizer.scaleK4(src, b + 4, 2 * g + 1), m2 = dmin * Dequantizer.minK4(src, b + 4, 2 * g + 1);
                 for (int l = 0; l < 32; l += L) {
-                    IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, qs + 32L * g + l, LE)
-                            .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
-                    IntVector lo = q.and(0xf);
-                    IntVector hi = q.lanewise(VectorOperators.LSHR, 4);
-                    if (five) {
-                        IntVector h = ((IntVector) ByteVector.fromMemorySegment(B, src, b + 16 + l, LE)
-                                .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
-                        lo = lo.or(h.lanewise(VectorOperators.LSHR, 2 * g).and(1).lanewise(VectorOperators.LSHL, 4));
-                        hi = hi.or(h.lanewise(VectorOperators.LSHR, 2 * g + 1).and(1).lanewise(VectorOperators.LSHL, 4));
-                    }
-                    toFloats(lo).mul(d1).sub(m1).intoMemorySegment(dst, o + 4L * (64 * g + l), LE);
-                    toFloats(hi).mul(d2).sub(m2).intoMemorySegment(dst, o + 4L * (64 * g + 32 + l), LE);
+                    k45Pair(src, qs + 32L * g + l, five ? b + 16 + l : -1, 2 * g, d1, m1, d2, m2, dst,
+                            o + 4L * (64 * g + l), o + 4L * (64 * g + 32 + l));
                 }
             }
         }
+    }
+
+    /**
+     * L values from the low nibbles of {@code qs[..]} (sub-block scale d1, min m1) and L from the
+     * high nibbles (d2, m2); for Q5_K ({@code qh >= 0}) their fifth bits are bits {@code bit} and
+     * {@code bit + 1} of {@code qh[..]}. Only scalars cross the call (see {@link #q6Pair}).
+     */
+    private static void k45Pair(MemorySegment src, long qs, long qh, int bit, float d1, float m1, float d2, float m2,
+                                MemorySegment dst, long oLow, long oHigh) {
+        IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, qs, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+        IntVector lo = q.and(0xf);
+        IntVector hi = q.lanewise(VectorOperators.LSHR, 4);
+        if (qh >= 0) {
+            IntVector h = ((IntVector) ByteVector.fromMemorySegment(B, src, qh, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+            lo = lo.or(h.lanewise(VectorOperators.LSHR, bit).and(1).lanewise(VectorOperators.LSHL, 4));
+            hi = hi.or(h.lanewise(VectorOperators.LSHR, bit + 1).and(1).lanewise(VectorOperators.LSHL, 4));
+        }
+        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoMemorySegment(dst, oHigh, LE);
     }
 
     private static void decodeQ6K(MemorySegment src, long off, int n, MemorySegment dst, long at) {
