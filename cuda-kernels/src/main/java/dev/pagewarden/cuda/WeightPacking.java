@@ -64,6 +64,7 @@ public final class WeightPacking {
             case F32 -> "pw_matvec_f32";
             case F16 -> "pw_matvec_f16";
             case Q8_0 -> "pw_matvec_q8_0";
+            default -> throw new IllegalArgumentException("no GPU kernel for " + type + " weights (GPU: F32, F16, Q8_0)");
         };
     }
 }

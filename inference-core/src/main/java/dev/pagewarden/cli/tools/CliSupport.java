@@ -10,14 +10,20 @@ final class CliSupport {
     private CliSupport() {
     }
 
-    /** {@code f32}, {@code f16} or {@code q8_0} (any case). */
+    /** {@code f32}, {@code f16}, {@code bf16}, {@code q8_0}, {@code q4_0}, {@code q4_k}, {@code q5_k} or {@code q6_k} (any case). */
     static DType dtype(Args args, String option, String def) {
         String v = args.string(option, def);
         return switch (v.toLowerCase(Locale.ROOT)) {
             case "f32" -> DType.F32;
             case "f16" -> DType.F16;
             case "q8_0" -> DType.Q8_0;
-            default -> throw new Args.UsageException("--" + option + " must be f32, f16 or q8_0, got '" + v + "'");
+            case "bf16" -> DType.BF16;
+            case "q4_0" -> DType.Q4_0;
+            case "q4_k" -> DType.Q4_K;
+            case "q5_k" -> DType.Q5_K;
+            case "q6_k" -> DType.Q6_K;
+            default -> throw new Args.UsageException("--" + option
+                    + " must be f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got '" + v + "'");
         };
     }
 }

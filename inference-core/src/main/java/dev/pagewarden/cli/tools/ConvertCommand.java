@@ -23,7 +23,7 @@ public final class ConvertCommand implements Command {
     @Override
     public String usage() {
         return "convert --model FILE.bin|FILE.gguf [--tokenizer FILE (required for .bin)] --out FILE.gguf "
-                + "[--dtype f32|f16|q8_0]";
+                + "[--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k]";
     }
 
     @Override

@@ -26,7 +26,7 @@ public final class MakeModelCommand implements Command {
     @Override
     public String usage() {
         return "make-model --shape NAME|dim=..,hidden=..,layers=..,heads=..,kv_heads=..,vocab=..,seq=.. "
-                + "--out FILE [--format bin|gguf (default: from FILE's extension)] [--dtype f32|f16|q8_0] "
+                + "--out FILE [--format bin|gguf (default: from FILE's extension)] [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] "
                 + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)] "
                 + "[--arch llama|mistral|qwen2|qwen3 (default llama)] [--rope-scaling llama3]";
     }

@@ -40,18 +40,18 @@ public record Tensor(String name, DType type, int rows, int cols, MemorySegment 
         return switch (type) {
             case F32 -> data.get(F32_LE, rowBase + 4L * col);
             case F16 -> Float.float16ToFloat(data.get(I16_LE, rowBase + 2L * col));
-            case Q8_0 -> {
-                long block = rowBase + (long) (col / 32) * 34;
-                float scale = Float.float16ToFloat(data.get(I16_LE, block));
-                yield scale * data.get(ValueLayout.JAVA_BYTE, block + 2 + col % 32);
-            }
+            default -> Dequantizer.value(type, data, rowBase, col);
         };
     }
 
     /** Dequantises one row into {@code dst[offset .. offset+cols)} (embedding lookup, tests). */
     public void rowInto(int row, float[] dst, int offset) {
-        for (int c = 0; c < cols; c++) {
-            dst[offset + c] = get(row, c);
+        if (type == DType.F32 || type == DType.F16) {
+            for (int c = 0; c < cols; c++) {
+                dst[offset + c] = get(row, c);
+            }
+        } else {
+            Dequantizer.row(type, data, row * rowBytes(), cols, dst, offset);
         }
     }
 }

@@ -48,7 +48,9 @@ public final class KernelBench {
             for (String type : types) {
                 DType t = DType.valueOf(type);
                 run(pool, probe, t, false, rounds, offset);
-                run(pool, probe, t, true, rounds, offset); // the layout the CPU backend loads weights in
+                if (t == DType.F32 || t == DType.F16 || t == DType.Q8_0) {
+                    run(pool, probe, t, true, rounds, offset); // the layout the CPU backend loads weights in
+                }
             }
         }
     }
@@ -76,7 +78,7 @@ public final class KernelBench {
             for (int[] s : shapes) {
                 long size = type.bytesFor((long) s[0] * s[1]);
                 Tensor t = new Tensor("w" + tensors.size(), type, s[0], s[1], all.asSlice(at, size));
-                tensors.add(panels
+                tensors.add(panels && Matrix.Panels.packable(t)
                         ? Matrix.Panels.pack(t, MatMul.panelHeight(), HostMemory.allocate(arena,
                                 Matrix.Panels.bytesFor(type, s[0], s[1], MatMul.panelHeight())))
                         : Matrix.rowMajor(t));
@@ -138,7 +140,7 @@ public final class KernelBench {
         return System.nanoTime() - t0;
     }
 
-    /** Random weights in [-1, 1) (F32, F16) or random bytes with sane fp16 scales (Q8_0). */
+    /** Random weights in [-1, 1) (F32, F16, BF16) or random bytes with sane fp16 scales (the block types). */
     private static void fillRandom(MemorySegment all, DType type, long offset, long total) {
         SplittableRandom rnd = new SplittableRandom(42);
         switch (type) {
@@ -157,6 +159,23 @@ public final class KernelBench {
                     all.set(Tensor.I16_LE, p, Float.floatToFloat16((float) rnd.nextDouble(0.001, 0.01)));
                     for (int j = 0; j < 32; j++) {
                         all.set(ValueLayout.JAVA_BYTE, p + 2 + j, (byte) rnd.nextInt(-127, 128));
+                    }
+                }
+            }
+            default -> {
+                for (long p = offset; p < offset + total; p++) {
+                    all.set(ValueLayout.JAVA_BYTE, p, (byte) rnd.nextInt(256));
+                }
+                long bb = type.blockBytes();
+                long scale = switch (type) {
+                    case Q6_K -> 208;
+                    case BF16 -> -1;
+                    default -> 0; // Q4_0's d, the K-quants' d
+                };
+                for (long p = offset; scale >= 0 && p < offset + total; p += bb) {
+                    all.set(Tensor.I16_LE, p + scale, Float.floatToFloat16((float) rnd.nextDouble(0.0005, 0.002)));
+                    if (type == DType.Q4_K || type == DType.Q5_K) {
+                        all.set(Tensor.I16_LE, p + 2, Float.floatToFloat16((float) rnd.nextDouble(0.0005, 0.002)));
                     }
                 }
             }

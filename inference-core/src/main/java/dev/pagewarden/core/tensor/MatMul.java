@@ -26,7 +26,7 @@ import java.lang.foreign.MemorySegment;
  *   read from memory once for the whole batch: groups of four vectors go to
  *   {@link RowKernels#dot4x4}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  *   tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row,
- *   vector) pair as {@link RowKernels#dot}. F16 and Q8_0 tiles (matrices with non-finite halves) are first decoded (exactly) into a
+ *   vector) pair as {@link RowKernels#dot}. Tiles of other types (F16 and Q8_0 with non-finite halves, BF16, Q4_0, the K-quants) are first decoded (exactly) into a
  *   per-thread fp32 buffer that stays in L1; F32 weights are read straight from the (possibly
  *   unaligned) segment.</li>
  * </ul>
@@ -320,10 +320,10 @@ public final class MatMul {
         int cols = w.cols();
         for (int t = 0; t < n; t++) {
             long off = (long) (r + t * rowStep) * w.rowBytes();
-            if (w.type() == DType.F16) {
-                k.decodeF16(w.data(), off, cols, dst, 4L * cols * t);
-            } else {
-                k.decodeQ8(w.data(), off, cols, dst, 4L * cols * t);
+            switch (w.type()) {
+                case F16 -> k.decodeF16(w.data(), off, cols, dst, 4L * cols * t);
+                case Q8_0 -> k.decodeQ8(w.data(), off, cols, dst, 4L * cols * t);
+                default -> k.decode(w.type(), w.data(), off, cols, dst, 4L * cols * t);
             }
         }
     }

@@ -93,6 +93,7 @@ public sealed interface Matrix {
                 case F32 -> true;
                 case F16 -> finiteHalves(t.data(), 0, 2, (long) t.rows() * t.cols());
                 case Q8_0 -> finiteHalves(t.data(), 0, 34, (long) t.rows() * t.cols() / 32);
+                default -> false; // computed row-major, decoded a tile at a time
             };
         }
 
@@ -161,6 +162,7 @@ public sealed interface Matrix {
                 case F32 -> panel + 4L * ((long) c * height + i);
                 case F16 -> panel + 2L * ((long) c * height + i);
                 case Q8_0 -> panel + (long) (c / 32) * 34 * height + 2L * height + (long) (c % 32) * height + i;
+                default -> throw new IllegalStateException("no " + type + " panels");
             };
         }
 
@@ -176,6 +178,7 @@ public sealed interface Matrix {
                 case F16 -> Float.float16ToFloat(data.get(Tensor.I16_LE, offset(r, c)));
                 case Q8_0 -> Float.float16ToFloat(data.get(Tensor.I16_LE, scaleOffset(r, c)))
                         * data.get(ValueLayout.JAVA_BYTE, offset(r, c));
+                default -> throw new IllegalStateException("no " + type + " panels");
             };
         }
     }

@@ -1,6 +1,7 @@
 package dev.pagewarden.core.tensor;
 
 import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.Dequantizer;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
@@ -114,10 +115,19 @@ interface RowKernels {
                         yield ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, block + 2L * i))
                                 * w.get(java.lang.foreign.ValueLayout.JAVA_BYTE, block + 2L * h + (long) (c % 32) * h + i);
                     }
+                    default -> throw new IllegalStateException("no " + type + " panels");
                 };
                 out[oo + i] = Math.fma(wv, xc, out[oo + i]);
             }
         }
+    }
+
+    /**
+     * Decodes {@code n} values of {@code type} (BF16, Q4_0 and the K-quants: whole blocks) at
+     * {@code src[off..]} into fp32 at {@code dst[at..]}, with the bits of {@link Dequantizer#row}.
+     */
+    default void decode(DType type, MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        Dequantizer.row(type, src, off, n, dst, at);
     }
 
     /** Decodes {@code n} fp16 values at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */

@@ -1,9 +1,11 @@
 package dev.pagewarden.core.tensor;
 
 import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.Dequantizer;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 import jdk.incubator.vector.ByteVector;
@@ -880,6 +882,136 @@ final class VectorKernels implements RowKernels {
                 q.mul(scale).intoMemorySegment(dst, at + 4L * (32 * block + j), LE);
             }
         }
+    }
+
+    /** Vector decoders for the block types need L bytes per load and L dividing a 16-value group. */
+    private static final boolean BLOCK_VECTOR = Q8_VECTOR && L <= 16;
+
+    /**
+     * BF16, Q4_0 and the K-quants decoded L values at a time, with the operations of
+     * {@link dev.pagewarden.core.model.Dequantizer} in the same order per value (a product, then a
+     * difference; no fma), so the bits are the scalar decoder's.
+     */
+    @Override
+    public void decode(DType type, MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        if (!BLOCK_VECTOR) {
+            RowKernels.super.decode(type, src, off, n, dst, at);
+            return;
+        }
+        // one method per type, and no vector crosses a call C2 might not inline: a vector passed
+        // to or returned from a call left out of line is boxed on the heap
+        switch (type) {
+            case BF16 -> decodeBf16(src, off, n, dst, at);
+            case Q4_0 -> decodeQ40(src, off, n, dst, at);
+            case Q4_K -> decodeQ45K(false, src, off, n, dst, at);
+            case Q5_K -> decodeQ45K(true, src, off, n, dst, at);
+            case Q6_K -> decodeQ6K(src, off, n, dst, at);
+            default -> RowKernels.super.decode(type, src, off, n, dst, at);
+        }
+    }
+
+    private void decodeBf16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        int i = 0;
+        for (; i <= n - L; i += L) {
+            ((IntVector) ShortVector.fromMemorySegment(H, src, off + 2L * i, LE).convertShape(VectorOperators.S2I, I, 0))
+                    .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoMemorySegment(dst, at + 4L * i, LE);
+        }
+        if (i < n) {
+            RowKernels.super.decode(DType.BF16, src, off + 2L * i, n - i, dst, at + 4L * i);
+        }
+    }
+
+    private static void decodeQ40(MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        for (int blk = 0; blk < n / 32; blk++) {
+            long b = off + 18L * blk;
+            long o = at + 4L * 32 * blk;
+            float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b));
+            for (int j = 0; j < 16; j += L) {
+                IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, b + 2 + j, LE)
+                        .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+                toFloats(q.and(0xf).sub(8)).mul(d).intoMemorySegment(dst, o + 4L * j, LE);
+                toFloats(q.lanewise(VectorOperators.LSHR, 4).sub(8)).mul(d).intoMemorySegment(dst, o + 4L * (16 + j), LE);
+            }
+        }
+    }
+
+    private static void decodeQ45K(boolean five, MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        long bb = five ? 176 : 144;
+        for (int blk = 0; blk < n / 256; blk++) {
+            long b = off + bb * blk;
+            long o = at + 4L * 256 * blk;
+            float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b));
+            float dmin = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b + 2));
+            long qs = b + (five ? 48 : 16);
+            for (int g = 0; g < 4; g++) {
+                float d1 = d * Dequantizer.scaleK4(src, b + 4, 2 * g), m1 = dmin * Dequantizer.minK4(src, b + 4, 2 * g);
+                float d2 = d * Dequantizer.scaleK4(src, b + 4, 2 * g + 1), m2 = dmin * Dequantizer.minK4(src, b + 4, 2 * g + 1);
+                for (int l = 0; l < 32; l += L) {
+                    k45Pair(src, qs + 32L * g + l, five ? b + 16 + l : -1, 2 * g, d1, m1, d2, m2, dst,
+                            o + 4L * (64 * g + l), o + 4L * (64 * g + 32 + l));
+                }
+            }
+        }
+    }
+
+    /**
+     * L values from the low nibbles of {@code qs[..]} (sub-block scale d1, min m1) and L from the
+     * high nibbles (d2, m2); for Q5_K ({@code qh >= 0}) their fifth bits are bits {@code bit} and
+     * {@code bit + 1} of {@code qh[..]}. Only scalars cross the call (see {@link #q6Pair}).
+     */
+    private static void k45Pair(MemorySegment src, long qs, long qh, int bit, float d1, float m1, float d2, float m2,
+                                MemorySegment dst, long oLow, long oHigh) {
+        IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, qs, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+        IntVector lo = q.and(0xf);
+        IntVector hi = q.lanewise(VectorOperators.LSHR, 4);
+        if (qh >= 0) {
+            IntVector h = ((IntVector) ByteVector.fromMemorySegment(B, src, qh, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+            lo = lo.or(h.lanewise(VectorOperators.LSHR, bit).and(1).lanewise(VectorOperators.LSHL, 4));
+            hi = hi.or(h.lanewise(VectorOperators.LSHR, bit + 1).and(1).lanewise(VectorOperators.LSHL, 4));
+        }
+        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoMemorySegment(dst, oHigh, LE);
+    }
+
+    private static void decodeQ6K(MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        for (int blk = 0; blk < n / 256; blk++) {
+            long b = off + 210L * blk;
+            long o = at + 4L * 256 * blk;
+            float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b + 208));
+            for (int half = 0; half < 2; half++) {
+                long ql = b + 64L * half, qh = b + 128 + 32L * half, sc = b + 192 + 8L * half;
+                long oh = o + 4L * 128 * half;
+                for (int l = 0; l < 32; l += L) {
+                    int is = l / 16;
+                    // values l and l + 64 share the low-bit bytes ql[l..], values l + 32 and l + 96 ql[32 + l..]
+                    q6Pair(src, ql + l, qh + l, 0, d * src.get(ValueLayout.JAVA_BYTE, sc + is),
+                            d * src.get(ValueLayout.JAVA_BYTE, sc + is + 4), dst, oh + 4L * l, oh + 4L * (l + 64));
+                    q6Pair(src, ql + 32 + l, qh + l, 2, d * src.get(ValueLayout.JAVA_BYTE, sc + is + 2),
+                            d * src.get(ValueLayout.JAVA_BYTE, sc + is + 6), dst, oh + 4L * (l + 32), oh + 4L * (l + 96));
+                }
+            }
+        }
+    }
+
+    /**
+     * L values from the low nibbles of {@code ql[..]} and L from the high nibbles, their high bits
+     * at {@code shift} and {@code shift + 4} of {@code qh[..]}, times their sub-block scales. Only
+     * scalars cross the call: with all four quarters in one method C2 stopped inlining at its node
+     * limit and boxed the vectors of the calls it left (Q6_K decoded at a quarter of Q4_K's speed).
+     */
+    private static void q6Pair(MemorySegment src, long ql, long qh, int shift, float sLow, float sHigh, MemorySegment dst,
+                               long oLow, long oHigh) {
+        IntVector a = ((IntVector) ByteVector.fromMemorySegment(B, src, ql, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+        IntVector h = ((IntVector) ByteVector.fromMemorySegment(B, src, qh, LE).convertShape(VectorOperators.B2I, I, 0)).and(0xff);
+        IntVector lo = a.and(0xf).or(h.lanewise(VectorOperators.LSHR, shift).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
+        IntVector hi = a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, shift + 4).and(3)
+                .lanewise(VectorOperators.LSHL, 4)).sub(32);
+        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(sLow).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(sHigh).intoMemorySegment(dst, oHigh, LE);
+    }
+
+    private static FloatVector toFloats(IntVector v) {
+        return (FloatVector) v.convert(VectorOperators.I2F, 0);
     }
 
     @Override

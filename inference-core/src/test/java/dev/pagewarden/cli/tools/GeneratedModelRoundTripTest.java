@@ -30,7 +30,11 @@ class GeneratedModelRoundTripTest {
             "tiny-gqa; F32; GGUF", "tiny-gqa; F16; GGUF", "tiny-gqa; Q8_0; GGUF", "tiny-gqa; F32; BIN",
             "stories260K; F32; GGUF", "stories260K; Q8_0; GGUF", "stories260K; F32; BIN",
             "dim=64,hidden=96,layers=2,heads=4,kv_heads=1,vocab=300,seq=32,shared=false; Q8_0; GGUF",
-            "dim=64,hidden=96,layers=2,heads=4,kv_heads=1,vocab=300,seq=32,shared=false; F32; BIN"})
+            "dim=64,hidden=96,layers=2,heads=4,kv_heads=1,vocab=300,seq=32,shared=false; F32; BIN",
+            "tiny-gqa; BF16; GGUF", "tiny-gqa; Q4_0; GGUF", "tiny-gqa; Q4_K; GGUF",
+            "dim=256,hidden=512,layers=1,heads=4,kv_heads=2,vocab=300,seq=32,shared=false; Q4_K; GGUF",
+            "dim=256,hidden=512,layers=1,heads=4,kv_heads=2,vocab=300,seq=32,shared=false; Q5_K; GGUF",
+            "dim=256,hidden=512,layers=1,heads=4,kv_heads=2,vocab=300,seq=32,shared=false; Q6_K; GGUF"})
     void roundTrip(String shapeText, DType dtype, ModelGenerator.FileFormat format) throws Exception {
         ModelConfig cfg = ModelShape.parse(shapeText).config();
         Path file = dir.resolve("m." + format.name().toLowerCase());

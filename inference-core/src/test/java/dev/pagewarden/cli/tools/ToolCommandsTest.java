@@ -56,7 +56,7 @@ class ToolCommandsTest {
         assertThatThrownBy(() -> run(new MakeModelCommand(), "--shape", "tiny-gqa", "--dtype", "f16", "--out", out))
                 .isInstanceOf(Args.UsageException.class).hasMessageContaining("--format gguf");
         assertThatThrownBy(() -> run(new MakeModelCommand(), "--shape", "tiny-gqa", "--dtype", "q4", "--out", out))
-                .isInstanceOf(Args.UsageException.class).hasMessageContaining("--dtype must be f32, f16 or q8_0");
+                .isInstanceOf(Args.UsageException.class).hasMessageContaining("--dtype must be f32, f16, bf16, q8_0");
         assertThatThrownBy(() -> run(new MakeModelCommand(), "--shape", "huge", "--out", out))
                 .isInstanceOf(Args.UsageException.class).hasMessageContaining("--shape: unknown model shape 'huge'");
         assertThatThrownBy(() -> run(new MakeModelCommand(), "--shape", "tiny-gqa", "--out", out, "--colour", "red"))

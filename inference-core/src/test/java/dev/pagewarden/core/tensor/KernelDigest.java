@@ -31,7 +31,8 @@ public final class KernelDigest {
         try (Parallel one = new Parallel(1); Parallel two = new Parallel(2)) {
             long seed = 500;
             for (DType type : DType.values()) {
-                int[][] shapes = type == DType.Q8_0 ? new int[][] {{5, 32}, {9, 96}, {6, 800}}
+                int[][] shapes = type.blockSize() == 32 ? new int[][] {{5, 32}, {9, 96}, {6, 800}}
+                        : type.blockSize() == 256 ? new int[][] {{5, 256}, {9, 512}, {3, 768}}
                         : new int[][] {{5, 3}, {9, 37}, {6, 771}, {7, 64}};
                 for (int[] shape : shapes) {
                     Tensor t = TestTensors.random(type, shape[0], shape[1], 28, seed++);
@@ -87,7 +88,7 @@ public final class KernelDigest {
         try (Parallel pool = new Parallel(2)) {
             long seed = 1;
             for (DType type : DType.values()) {
-                int cols = type == DType.Q8_0 ? 160 : 83;
+                int cols = type.blockSize() == 256 ? 512 : type.blockSize() == 32 ? 160 : 83;
                 Tensor w = TestTensors.random(type, 13, cols, 28, seed++);
                 float[] x = TestTensors.randomFloats(5 * cols, seed++);
                 float[] out = new float[5 * 13];

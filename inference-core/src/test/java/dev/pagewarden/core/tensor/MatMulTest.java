@@ -31,8 +31,11 @@ class MatMulTest {
 
     /** rows x cols, awkward on purpose: tails shorter than a vector, one row, one Q8_0 block. */
     static int[][] shapes(DType type) {
-        if (type == DType.Q8_0) {
+        if (type == DType.Q8_0 || type == DType.Q4_0) {
             return new int[][] {{1, 32}, {3, 64}, {33, 96}, {7, 288}, {5, 800}, {130, 768}};
+        }
+        if (type.blockSize() == 256) {
+            return new int[][] {{1, 256}, {3, 512}, {33, 256}, {7, 768}, {130, 1024}};
         }
         return new int[][] {{1, 1}, {1, 37}, {7, 5}, {3, 16}, {33, 31}, {5, 33}, {17, 100}, {130, 768}, {9, 2051}, {6, 64}};
     }
@@ -119,7 +122,7 @@ class MatMulTest {
     @MethodSource("cases")
     void unalignedWeightsGiveTheSameBits(RowKernels k, DType type, Layout layout) {
         try (Parallel pool = new Parallel(2)) {
-            int cols = type == DType.Q8_0 ? 96 : 67;
+            int cols = type.blockSize() == 256 ? 512 : type.blockSize() == 32 ? 96 : 67;
             Tensor aligned = TestTensors.random(type, 19, cols, 0, 7);
             Tensor at28 = TestTensors.copyAt(aligned, 28); // where llama2.c puts its fp32 data
             Tensor at3 = TestTensors.copyAt(aligned, 3);
@@ -140,7 +143,7 @@ class MatMulTest {
         // The first calls of a fresh shape run partly interpreted / C1 (the Vector API's Java
         // fallback); thousands of calls later the loops are C2-compiled intrinsics. Other tests may
         // have compiled the kernels already: KernelDigestTest checks -Xint and C1-only JVMs as well.
-        int cols = type == DType.Q8_0 ? 160 : 83;
+        int cols = type.blockSize() == 256 ? 768 : type.blockSize() == 32 ? 160 : 83;
         Matrix w = layout.of(TestTensors.random(type, 11, cols, 28, 21), k);
         float[] x = TestTensors.randomFloats(6 * cols, 22);
         try (Parallel pool = new Parallel(2)) {
@@ -260,7 +263,7 @@ class MatMulTest {
             // 300 rows: four panels at a time, then a pair; 200: four at a time, then a partial panel
             for (int[] shape : new int[][] {{1, 1}, {7, 5}, {33, 31}, {64, 768}, {70, 100}, {9, 2051}, {300, 40},
                     {1, 32}, {33, 96}, {300, 64}, {200, 48}}) {
-              for (DType type : shape[1] % 32 == 0 ? DType.values() : new DType[] {DType.F32, DType.F16}) {
+              for (DType type : shape[1] % 32 == 0 ? new DType[] {DType.F32, DType.F16, DType.Q8_0} : new DType[] {DType.F32, DType.F16}) {
                 Tensor t = TestTensors.random(type, shape[0], shape[1], 28, seed++);
                 for (int batch : new int[] {1, 2, 4, 5, 8, 13, 16}) {
                     float[] x = TestTensors.randomFloats(batch * shape[1], seed++);

@@ -1,6 +1,7 @@
 package dev.pagewarden.core.tensor;
 
 import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.ReferenceDequant;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.Arena;
@@ -34,6 +35,28 @@ final class TestTensors {
                     data.set(Tensor.I16_LE, p, Float.floatToFloat16((float) rnd.nextDouble(0.001, 0.05)));
                     for (int j = 0; j < 32; j++) {
                         data.set(ValueLayout.JAVA_BYTE, p + 2 + j, (byte) rnd.nextInt(-128, 128));
+                    }
+                }
+            }
+            case BF16 -> {
+                for (long p = 0; p < bytes; p += 2) {
+                    data.set(Tensor.I16_LE, p, (short) (Float.floatToRawIntBits((float) rnd.nextDouble(-1, 1)) >>> 16));
+                }
+            }
+            default -> {
+                // every bit pattern of quants and sub-block scales; fp16 scales small and finite
+                for (long p = 0; p < bytes; p++) {
+                    data.set(ValueLayout.JAVA_BYTE, p, (byte) rnd.nextInt(256));
+                }
+                for (long p = 0; p < bytes; p += type.blockBytes()) {
+                    switch (type) {
+                        case Q4_0 -> data.set(Tensor.I16_LE, p, Float.floatToFloat16((float) rnd.nextDouble(-0.2, 0.2)));
+                        case Q4_K, Q5_K -> {
+                            data.set(Tensor.I16_LE, p, Float.floatToFloat16((float) rnd.nextDouble(0.0005, 0.002)));
+                            data.set(Tensor.I16_LE, p + 2, Float.floatToFloat16((float) rnd.nextDouble(0.0005, 0.004)));
+                        }
+                        case Q6_K -> data.set(Tensor.I16_LE, p + 208, Float.floatToFloat16((float) rnd.nextDouble(-0.0005, 0.0005)));
+                        default -> throw new IllegalArgumentException(type.name());
                     }
                 }
             }
@@ -78,7 +101,7 @@ final class TestTensors {
             for (int r = 0; r < w.rows(); r++) {
                 double s = 0;
                 for (int c = 0; c < w.cols(); c++) {
-                    s += (double) w.get(r, c) * x[b * w.cols() + c];
+                    s += weight(w, r, c) * x[b * w.cols() + c];
                 }
                 out[b * w.rows() + r] = s;
             }
@@ -93,12 +116,17 @@ final class TestTensors {
             for (int r = 0; r < w.rows(); r++) {
                 double s = 0;
                 for (int c = 0; c < w.cols(); c++) {
-                    s += Math.abs((double) w.get(r, c) * x[b * w.cols() + c]);
+                    s += Math.abs(weight(w, r, c) * x[b * w.cols() + c]);
                 }
                 out[b * w.rows() + r] = s;
             }
         }
         return out;
+    }
+
+    /** Element (r, c) decoded by the independent float64 reference. */
+    static double weight(Tensor w, int r, int c) {
+        return ReferenceDequant.value(w.type(), w.data(), r * w.rowBytes(), c);
     }
 
     static int[] bits(float[] values) {

@@ -39,6 +39,11 @@ public final class WeightChecks {
                         case F32 -> 0;
                         case F16 -> f16Error(want[c]);
                         case Q8_0 -> q8Error(want, c);
+                        case BF16 -> bf16Error(want[c]);
+                        case Q4_0 -> q40Error(want, c);
+                        case Q4_K -> kQuantError(want, c, 0.15);
+                        case Q5_K -> kQuantError(want, c, 0.08);
+                        case Q6_K -> kQuantError(want, c, 0.03);
                     };
                     boolean ok = t.type() == DType.F32
                             ? Float.floatToRawIntBits(got) == Float.floatToRawIntBits(want[c])
@@ -74,5 +79,43 @@ public final class WeightChecks {
         double d = amax / 127;
         double dStored = Float.float16ToFloat(Float.floatToFloat16((float) d));
         return d / 2 + 127 * Math.abs(d - dStored) + 1e-6 * amax + 1e-12;
+    }
+
+    /** Half the spacing of bfloat16 numbers around {@code x} (8 significant bits), plus float slack. */
+    static double bf16Error(float x) {
+        double a = Math.abs((double) x);
+        double ulp = a < 0x1p-126 ? 0x1p-133 : Math.scalb(1.0, Math.getExponent(a) - 7);
+        return ulp / 2 + 1e-12;
+    }
+
+    /**
+     * Q4_0 in float64: d = m / -8 with m the value of largest magnitude; the value -m maps to 7d
+     * (the 16th level is missing), an error of |d|; everything else rounds to within |d|/2. Plus
+     * 8 times the scale's fp16 rounding error.
+     */
+    static double q40Error(float[] row, int col) {
+        int start = col / 32 * 32;
+        double amax = 0;
+        for (int i = start; i < start + 32; i++) {
+            amax = Math.max(amax, Math.abs((double) row[i]));
+        }
+        double d = amax / 8;
+        double dStored = Float.float16ToFloat(Float.floatToFloat16((float) d));
+        return d + 8 * Math.abs(d - dStored) + 1e-6 * amax + 1e-12;
+    }
+
+    /**
+     * K-quants: a bound of {@code fraction} of the 256-value super-block's largest magnitude (the
+     * grid step of a sub-block is at most its range over 15, 31 or 63 levels; the scales' own 6- or
+     * 8-bit quantisation adds a few percent of that; a sub-block's least-squares fit may clamp its
+     * largest values by most of a step).
+     */
+    static double kQuantError(float[] row, int col, double fraction) {
+        int start = col / 256 * 256;
+        double amax = 0;
+        for (int i = start; i < start + 256; i++) {
+            amax = Math.max(amax, Math.abs((double) row[i]));
+        }
+        return fraction * amax + 1e-12;
     }
 }

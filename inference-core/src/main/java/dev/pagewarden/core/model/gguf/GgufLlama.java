@@ -322,7 +322,7 @@ public final class GgufLlama {
 
     /**
      * Type a tensor is stored as when the model is written as {@code requested}: vectors stay F32 (as
-     * llama.cpp expects), and a Q8_0 tensor whose rows are not whole 32-value blocks falls back to F16.
+     * llama.cpp expects), and a quantised tensor whose rows are not whole blocks falls back to F16.
      */
     public static DType storedType(LlamaTensors.Slot slot, DType requested) {
         if (slot.role().isVector()) {
@@ -349,6 +349,11 @@ public final class GgufLlama {
             case F32 -> 0;
             case F16 -> 1;
             case Q8_0 -> 7;
+            case BF16 -> 32;
+            case Q4_0 -> 2;
+            case Q4_K -> 15; // llama.cpp's Q4_K_M
+            case Q5_K -> 17; // Q5_K_M
+            case Q6_K -> 18;
         }));
         w.put(p + "vocab_size", GgufValue.uint32(cfg.vocabSize()));
         w.put(p + "context_length", GgufValue.uint32(cfg.seqLen()));

@@ -53,6 +53,11 @@ public final class GgufReader {
             case F32 -> 0;
             case F16 -> 1;
             case Q8_0 -> 8;
+            case BF16 -> 30;
+            case Q4_0 -> 2;
+            case Q4_K -> 12;
+            case Q5_K -> 13;
+            case Q6_K -> 14;
         };
     }
 
@@ -156,7 +161,7 @@ public final class GgufReader {
         DType type = dtype(typeId);
         if (type == null) {
             throw in.error(field, "unsupported GGUF tensor type " + typeId + " ("
-                    + GGML_TYPE_NAMES.getOrDefault((int) typeId, "unknown") + "); supported: F32, F16, Q8_0");
+                    + GGML_TYPE_NAMES.getOrDefault((int) typeId, "unknown") + "); supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K");
         }
         if (dims.getFirst() % type.blockSize() != 0) {
             throw in.error(field, "row length ne[0] = " + dims.getFirst() + " is not a multiple of the " + type

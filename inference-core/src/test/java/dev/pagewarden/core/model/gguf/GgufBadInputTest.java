@@ -92,13 +92,15 @@ class GgufBadInputTest {
                 .alignedData(64)).hasMessageContaining("duplicate tensor name");
         readFails(RawGguf.header(3, 1, 0).tensor("q", new long[] {48, 2}, 8, 0).alignedData(128))
                 .hasMessageContaining("not a multiple of the Q8_0 block size 32");
+        readFails(RawGguf.header(3, 1, 0).tensor("k", new long[] {128, 2}, 14, 0).alignedData(512))
+                .hasMessageContaining("tensor k").hasMessageContaining("not a multiple of the Q6_K block size 256");
     }
 
     @Test
     void unsupportedTensorTypeIsNamed() throws Exception {
-        readFails(RawGguf.header(3, 1, 0).tensor("blk.0.attn_q.weight", new long[] {256, 4}, 12, 0).alignedData(1024))
-                .hasMessageContaining("tensor blk.0.attn_q.weight: unsupported GGUF tensor type 12 (Q4_K); "
-                        + "supported: F32, F16, Q8_0");
+        readFails(RawGguf.header(3, 1, 0).tensor("blk.0.attn_q.weight", new long[] {256, 4}, 11, 0).alignedData(1024))
+                .hasMessageContaining("tensor blk.0.attn_q.weight: unsupported GGUF tensor type 11 (Q3_K); "
+                        + "supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K");
     }
 
     @Test

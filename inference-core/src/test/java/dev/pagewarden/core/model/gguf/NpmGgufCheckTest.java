@@ -78,6 +78,11 @@ class NpmGgufCheckTest {
             case F32 -> 0.0;
             case F16 -> 1.0;
             case Q8_0 -> 7.0;
+            case BF16 -> 32.0;
+            case Q4_0 -> 2.0;
+            case Q4_K -> 15.0;
+            case Q5_K -> 17.0;
+            case Q6_K -> 18.0;
         });
         @SuppressWarnings("unchecked")
         List<Object> tokens = (List<Object>) value(meta, "tokenizer.ggml.tokens");
