@@ -10,7 +10,8 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.sampling.SamplingParams;
-import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
+import dev.pagewarden.core.tokenizer.Utf8StreamDecoder;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -51,11 +52,11 @@ final class GenerateCommand implements Command {
         SamplingParams sampling = new SamplingParams(temperature, topP, seed);
 
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
-            if (model.vocabulary() == null) {
+            if (model.tokenizer() == null) {
                 throw new InvalidRequestException("tokenizer", modelPath + " carries no vocabulary: pass --tokenizer FILE");
             }
-            Tokenizer tok = new Tokenizer(model.vocabulary());
-            int[] promptTokens = tok.encode(prompt, true, false);
+            TextTokenizer tok = model.tokenizer();
+            int[] promptTokens = tok.encode(prompt, tok.addBos(), false);
             EngineConfig cfg = EngineConfig.builder().backend(backend).threads(threads).build();
             try (Engine engine = Engine.builder(model, cfg).build()) {
                 err.printf(Locale.ROOT, "model %s (%s, %,d parameters), backend %s, context window %d%n",
@@ -72,8 +73,7 @@ final class GenerateCommand implements Command {
                 }
                 out.print(prompt);
                 out.flush();
-                Tokenizer.StreamDecoder decoder = tok.streamDecoder();
-                decoder.accept(promptTokens[promptTokens.length - 1]);
+                Utf8StreamDecoder decoder = tok.streamDecoder();
                 GenerationResult r = engine.submit(new GenerationRequest("cli", promptTokens, maxTokens, sampling), (id, t) -> {
                     out.print(decoder.accept(t));
                     out.flush();

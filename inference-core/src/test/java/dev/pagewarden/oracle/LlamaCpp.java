@@ -30,7 +30,14 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LlamaCpp {
     /** The script's folder, relative to the module (Maven runs tests in the module's folder). */
-    public static final Path CHECK_DIR = Path.of("src", "test", "llama-cpp-check").toAbsolutePath();
+    /** The npm folder, from inference-core's tests or from a sibling module's (the reactor runs each in its own folder). */
+    public static final Path CHECK_DIR = checkDir();
+
+    private static Path checkDir() {
+        Path here = Path.of("src", "test", "llama-cpp-check").toAbsolutePath();
+        Path sibling = Path.of("..", "inference-core", "src", "test", "llama-cpp-check").toAbsolutePath().normalize();
+        return java.nio.file.Files.isDirectory(here) || !java.nio.file.Files.isDirectory(sibling) ? here : sibling;
+    }
     private static final long TIMEOUT_SECONDS = 180;
 
     private LlamaCpp() {

@@ -6,6 +6,10 @@ import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.template.ChatTemplate;
+import dev.pagewarden.core.template.ChatTemplates;
+import dev.pagewarden.core.tokenizer.HfTokenizer;
+import dev.pagewarden.core.tokenizer.TokenizerSpec;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -28,7 +32,8 @@ public final class MakeModelCommand implements Command {
         return "make-model --shape NAME|dim=..,hidden=..,layers=..,heads=..,kv_heads=..,vocab=..,seq=.. "
                 + "--out FILE [--format bin|gguf (default: from FILE's extension)] [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] "
                 + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)] "
-                + "[--arch llama|mistral|qwen2|qwen3 (default llama)] [--rope-scaling llama3]";
+                + "[--arch llama|mistral|qwen2|qwen3 (default llama)] [--rope-scaling llama3] "
+                + "[--vocab-from DIR (a Hugging Face tokenizer folder: its tokenizer and chat template, and its vocabulary size)]";
     }
 
     @Override
@@ -41,7 +46,19 @@ public final class MakeModelCommand implements Command {
         String tokenizerOut = args.string("tokenizer-out", null);
         String arch = args.string("arch", "llama").toLowerCase(Locale.ROOT);
         String ropeScaling = args.string("rope-scaling", null);
+        String vocabFrom = args.string("vocab-from", null);
         args.rejectUnknown();
+        TokenizerSpec tokenizer = null;
+        String template = null;
+        if (vocabFrom != null) {
+            try {
+                tokenizer = HfTokenizer.load(Path.of(vocabFrom));
+                ChatTemplate t = ChatTemplates.fromHfFolder(Path.of(vocabFrom));
+                template = t.source().equals(ChatTemplate.FALLBACK_SOURCE) ? null : t.source();
+            } catch (RuntimeException e) {
+                throw new Args.UsageException("--vocab-from " + vocabFrom + ": " + e.getMessage());
+            }
+        }
 
         ModelGenerator.FileFormat format = switch (formatText.toLowerCase(Locale.ROOT)) {
             case "bin" -> ModelGenerator.FileFormat.BIN;
@@ -71,16 +88,18 @@ public final class MakeModelCommand implements Command {
                     + ": a llama2.c .bin checkpoint holds plain llama models only; use --format gguf");
         }
         long start = System.nanoTime();
-        ModelGenerator.generate(shape.config(), dtype, format, seed, file, ProgressBar.forStderr(err, "make-model"));
+        ModelConfig config = tokenizer == null ? shape.config() : shape.config().withVocabSize(tokenizer.pieces().size());
+        ModelGenerator.generate(config, dtype, format, seed, file, tokenizer, template,
+                ProgressBar.forStderr(err, "make-model"));
         if (tokenizerOut != null) {
             TokenizerBinWriter.write(ModelGenerator.vocabulary(shape.config().vocabSize()), Path.of(tokenizerOut));
         }
         out.printf(Locale.ROOT, "wrote %s: %s %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
-                arch, shape.name(), shape.config().parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
+                arch, shape.name(), config.parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
                 (System.nanoTime() - start) / 1e9);
         if (format == ModelGenerator.FileFormat.GGUF
-                && shape.config().vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {
-            err.println("note: vocab " + shape.config().vocabSize() + " is too small for a byte-fallback "
+                && tokenizer == null && config.vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {
+            err.println("note: vocab " + config.vocabSize() + " is too small for a byte-fallback "
                     + "vocabulary; the file has no tokenizer metadata");
         }
         return 0;

@@ -8,7 +8,9 @@ import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.gguf.GgufLlama;
+import dev.pagewarden.core.model.gguf.GgufValue;
 import dev.pagewarden.core.model.gguf.GgufWriter;
+import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.io.IOException;
@@ -48,6 +50,20 @@ public final class ModelGenerator {
      */
     public static void generate(ModelConfig cfg, DType dtype, FileFormat format, long seed, Path out,
                                 LongFunction<LongConsumer> progress) throws IOException {
+        generate(cfg, dtype, format, seed, out, null, null, progress);
+    }
+
+    /**
+     * As above; a GGUF file carries {@code tokenizer} (a real model's, whose size must be the shape's
+     * vocabulary) and {@code chatTemplate} (Jinja source, null: none) instead of the synthetic vocabulary.
+     */
+    public static void generate(ModelConfig cfg, DType dtype, FileFormat format, long seed, Path out,
+                                TokenizerSpec tokenizer, String chatTemplate, LongFunction<LongConsumer> progress)
+            throws IOException {
+        if (tokenizer != null && (format != FileFormat.GGUF || tokenizer.pieces().size() != cfg.vocabSize())) {
+            throw new ModelFormatException(out + ": a real tokenizer goes into a GGUF file whose vocabulary is its size ("
+                    + tokenizer.pieces().size() + " tokens, shape has " + cfg.vocabSize() + ")");
+        }
         switch (format) {
             case BIN -> {
                 if (cfg.architecture() != Architecture.LLAMA || cfg.ropeScaling() != null || cfg.qDim() != cfg.dim()) {
@@ -61,9 +77,16 @@ public final class ModelGenerator {
                 Llama2cWriter.write(out, cfg, slot -> weights(seed, slot), progress.apply(Llama2cWriter.fileSize(cfg)));
             }
             case GGUF -> {
-                Vocabulary vocab = cfg.vocabSize() >= MIN_VOCAB_WITH_TOKENIZER ? vocabulary(cfg.vocabSize()) : null;
+                Vocabulary vocab = tokenizer == null && cfg.vocabSize() >= MIN_VOCAB_WITH_TOKENIZER
+                        ? vocabulary(cfg.vocabSize()) : null;
                 GgufWriter w = GgufLlama.writer(cfg, vocab, dtype, "pagewarden-random-seed" + seed,
                         slot -> weights(seed, slot));
+                if (tokenizer != null) {
+                    GgufLlama.putTokenizer(w, tokenizer);
+                }
+                if (chatTemplate != null) {
+                    w.put("tokenizer.chat_template", GgufValue.string(chatTemplate));
+                }
                 w.write(out, progress.apply(w.fileSize()));
             }
         }

@@ -92,6 +92,12 @@ public record ModelConfig(int dim, int hiddenDim, int nLayers, int nHeads, int n
     }
 
     /** The same shape with other norm epsilon and RoPE base. */
+    /** The same model with a vocabulary of {@code vocabSize} tokens (a real tokenizer's). */
+    public ModelConfig withVocabSize(int vocabSize) {
+        return new ModelConfig(dim, hiddenDim, nLayers, nHeads, nKvHeads, vocabSize, seqLen, rmsEps, ropeTheta,
+                sharedClassifier, architecture, headSize, ropeScaling);
+    }
+
     public ModelConfig with(float rmsEps, float ropeTheta) {
         return new ModelConfig(dim, hiddenDim, nLayers, nHeads, nKvHeads, vocabSize, seqLen, rmsEps, ropeTheta,
                 sharedClassifier, architecture, headSize, ropeScaling);
