@@ -58,13 +58,16 @@ public final class WeightPacking {
         return matvecKernel(type).replace("pw_matvec_", "pw_rows1_");
     }
 
+    /** Weight types the GPU kernels multiply by; a model of another type runs on the CPU backend. */
+    public static final java.util.Set<DType> TYPES = java.util.EnumSet.of(DType.F32, DType.F16, DType.Q8_0);
+
     /** The kernel that multiplies by a matrix of this type. */
     public static String matvecKernel(DType type) {
         return switch (type) {
             case F32 -> "pw_matvec_f32";
             case F16 -> "pw_matvec_f16";
             case Q8_0 -> "pw_matvec_q8_0";
-            default -> throw new IllegalArgumentException("no GPU kernel for " + type + " weights (GPU: F32, F16, Q8_0)");
+            default -> throw new IllegalArgumentException("no GPU kernel for " + type + " weights (GPU: " + TYPES + ")");
         };
     }
 }
