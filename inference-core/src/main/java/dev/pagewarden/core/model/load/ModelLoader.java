@@ -6,6 +6,7 @@ import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.gguf.GgufFile;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
+import dev.pagewarden.core.model.safetensors.HfFolder;
 import dev.pagewarden.core.tokenizer.TokenizerBin;
 import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
@@ -17,12 +18,14 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
  * Entry point for loading a model file of any supported format, detected by its first bytes: GGUF
- * ("GGUF"), llama2.c version 1 ("ak42") or else the llama2.c legacy layout. Weights are memory-mapped
+ * ("GGUF"), llama2.c version 1 ("ak42") or else the llama2.c legacy layout; a folder is a Hugging Face
+ * safetensors checkpoint ({@link HfFolder}). Weights are memory-mapped
  * into a shared arena that the returned {@link LoadedModel} owns.
  */
 public final class ModelLoader {
@@ -50,6 +53,13 @@ public final class ModelLoader {
      * for GGUF it is optional and, when given, wins over the vocabulary in the file's metadata.
      */
     public static LoadedModel load(Path model, Path tokenizerOrNull) {
+        if (Files.isDirectory(model)) {
+            if (tokenizerOrNull != null) {
+                throw new ModelFormatException(model + ": a Hugging Face folder carries its own tokenizer.json; "
+                        + "--tokenizer applies to single model files only");
+            }
+            return HfFolder.load(model);
+        }
         Format format = detect(model);
         if (format != Format.GGUF && tokenizerOrNull == null) {
             throw new ModelFormatException(model + ": a llama2.c checkpoint carries no vocabulary; "
