@@ -124,6 +124,15 @@ public final class Args {
         return p;
     }
 
+    /** A model: a file, or a Hugging Face folder (holding config.json). */
+    public Path existingModel(String name) {
+        Path p = Path.of(required(name));
+        if (Files.isDirectory(p) ? !Files.isRegularFile(p.resolve("config.json")) : !Files.isRegularFile(p)) {
+            throw new UsageException("--" + name + ": no such model file or Hugging Face folder (with config.json): " + p);
+        }
+        return p;
+    }
+
     /** Like {@link #existingFile}, but the option may be absent (then null). */
     public Path optionalExistingFile(String name) {
         return has(name) ? existingFile(name) : null;

@@ -1,5 +1,6 @@
 package dev.pagewarden.core.model.safetensors;
 
+import dev.pagewarden.cli.testing.CliRun;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
@@ -64,5 +65,12 @@ class HfFolderTokenizerTest {
                 assertThat(Float.isFinite(l)).isTrue();
             }
         }
+        // the command line takes the folder as it takes a file
+        CliRun r = CliRun.run("generate", "--model", folder.toString(), "--prompt", "Hello", "--max-tokens", "3",
+                "--temperature", "0", "--backend", "cpu");
+        assertThat(r.code()).as(r.err()).isZero();
+        CliRun bare = CliRun.run("generate", "--model", dir.toString(), "--prompt", "Hello");
+        assertThat(bare.code()).isNotZero();
+        assertThat(bare.err()).contains("no such model file or Hugging Face folder (with config.json)");
     }
 }
