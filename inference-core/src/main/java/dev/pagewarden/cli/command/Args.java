@@ -127,8 +127,11 @@ public final class Args {
     /** A model: a file, or a Hugging Face folder (holding config.json). */
     public Path existingModel(String name) {
         Path p = Path.of(required(name));
-        if (Files.isDirectory(p) ? !Files.isRegularFile(p.resolve("config.json")) : !Files.isRegularFile(p)) {
-            throw new UsageException("--" + name + ": no such model file or Hugging Face folder (with config.json): " + p);
+        if (!Files.isDirectory(p)) {
+            return existingFile(name);
+        }
+        if (!Files.isRegularFile(p.resolve("config.json"))) {
+            throw new UsageException("--" + name + ": " + p + " is a folder without config.json (not a Hugging Face model folder)");
         }
         return p;
     }

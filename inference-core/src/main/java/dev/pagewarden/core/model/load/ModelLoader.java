@@ -6,7 +6,9 @@ import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.gguf.GgufFile;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
-import dev.pagewarden.core.model.safetensors.HfFolder;
+import dev.pagewarden.core.model.safetensors.HfLlama;
+import dev.pagewarden.core.template.ChatTemplate;
+import dev.pagewarden.core.tokenizer.HfTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerBin;
 import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
@@ -25,7 +27,7 @@ import java.nio.file.StandardOpenOption;
 /**
  * Entry point for loading a model file of any supported format, detected by its first bytes: GGUF
  * ("GGUF"), llama2.c version 1 ("ak42") or else the llama2.c legacy layout; a folder is a Hugging Face
- * safetensors checkpoint ({@link HfFolder}). Weights are memory-mapped
+ * safetensors checkpoint ({@link HfLlama}). Weights are memory-mapped
  * into a shared arena that the returned {@link LoadedModel} owns.
  */
 public final class ModelLoader {
@@ -58,7 +60,7 @@ public final class ModelLoader {
                 throw new ModelFormatException(model + ": a Hugging Face folder carries its own tokenizer.json; "
                         + "--tokenizer applies to single model files only");
             }
-            return HfFolder.load(model);
+            return loadHfFolder(model);
         }
         Format format = detect(model);
         if (format != Format.GGUF && tokenizerOrNull == null) {
@@ -102,6 +104,37 @@ public final class ModelLoader {
                         arena);
             }
             return new LoadedModel(model, format.label(), weights, vocab, arena);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A Hugging Face model folder: {@code config.json}, the safetensors weights, and, when present,
+     * {@code tokenizer.json} with {@code tokenizer_config.json} (the tokenizer and the chat template).
+     */
+    private static LoadedModel loadHfFolder(Path dir) {
+        if (!Files.isRegularFile(dir.resolve(HfLlama.CONFIG))) {
+            throw new ModelFormatException(dir + ": not a Hugging Face model folder (no " + HfLlama.CONFIG + ")");
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            LlamaWeights weights = HfLlama.weights(dir, arena);
+            TextTokenizer tokenizer = null;
+            ChatTemplate template = null;
+            if (Files.isRegularFile(dir.resolve("tokenizer.json"))) {
+                tokenizer = HfTokenizer.load(dir).build();
+                // Hugging Face pads the embedding past the tokenizer (Qwen: 151936 rows, 151669 tokens)
+                if (tokenizer.vocabSize() > weights.config().vocabSize()) {
+                    throw new ModelFormatException(dir.resolve("tokenizer.json") + ": the tokenizer has "
+                            + tokenizer.vocabSize() + " tokens but " + HfLlama.CONFIG + " has vocab_size "
+                            + weights.config().vocabSize());
+                }
+                template = Files.isRegularFile(dir.resolve("tokenizer_config.json"))
+                        ? ChatTemplates.fromHfFolder(dir) : ChatTemplate.fallback(null, null);
+            }
+            return new LoadedModel(dir, HfLlama.FORMAT, weights, null, tokenizer, template, arena);
         } catch (RuntimeException e) {
             arena.close();
             throw e;

@@ -36,6 +36,8 @@ import java.util.Set;
  */
 public final class HfLlama {
     public static final String CONFIG = "config.json";
+    /** The format name a model loaded from a folder reports. */
+    public static final String FORMAT = "safetensors";
 
     private HfLlama() {
     }

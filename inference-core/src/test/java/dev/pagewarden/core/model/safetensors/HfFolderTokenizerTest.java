@@ -71,6 +71,6 @@ class HfFolderTokenizerTest {
         assertThat(r.code()).as(r.err()).isZero();
         CliRun bare = CliRun.run("generate", "--model", dir.toString(), "--prompt", "Hello");
         assertThat(bare.code()).isNotZero();
-        assertThat(bare.err()).contains("no such model file or Hugging Face folder (with config.json)");
+        assertThat(bare.err()).contains("is a folder without config.json");
     }
 }
