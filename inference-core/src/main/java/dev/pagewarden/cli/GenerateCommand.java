@@ -27,13 +27,13 @@ final class GenerateCommand implements Command {
 
     @Override
     public String usage() {
-        return "generate --model FILE [--tokenizer FILE] --prompt TEXT [--max-tokens N] [--temperature T] [--top-p P] "
+        return "generate --model FILE|DIR [--tokenizer FILE] --prompt TEXT [--max-tokens N] [--temperature T] [--top-p P] "
                 + "[--seed S] [--backend cpu|gpu|auto] [--threads N]";
     }
 
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
-        Path modelPath = args.existingFile("model");
+        Path modelPath = args.existingModel("model");
         Path tokPath = args.optionalExistingFile("tokenizer");
         String prompt = args.required("prompt");
         int maxTokens = args.integer("max-tokens", 256);

@@ -124,6 +124,18 @@ public final class Args {
         return p;
     }
 
+    /** A model: a file, or a Hugging Face folder (holding config.json). */
+    public Path existingModel(String name) {
+        Path p = Path.of(required(name));
+        if (!Files.isDirectory(p)) {
+            return existingFile(name);
+        }
+        if (!Files.isRegularFile(p.resolve("config.json"))) {
+            throw new UsageException("--" + name + ": " + p + " is a folder without config.json (not a Hugging Face model folder)");
+        }
+        return p;
+    }
+
     /** Like {@link #existingFile}, but the option may be absent (then null). */
     public Path optionalExistingFile(String name) {
         return has(name) ? existingFile(name) : null;

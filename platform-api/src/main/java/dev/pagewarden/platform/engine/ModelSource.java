@@ -9,7 +9,7 @@ import java.nio.file.Path;
 /** Where the served model comes from, decided from configuration before anything is loaded. */
 sealed interface ModelSource {
 
-    /** A model file on disk (and a tokenizer file for llama2.c checkpoints). */
+    /** A model file on disk (and a tokenizer file for llama2.c checkpoints), or a Hugging Face model folder. */
     record Local(Path model, Path tokenizer, String id) implements ModelSource {
     }
 
@@ -23,9 +23,9 @@ sealed interface ModelSource {
 
     static ModelSource of(PagewardenProperties.Model m) {
         if (m.path() != null) {
-            if (!Files.isRegularFile(m.path())) {
+            if (!Files.isRegularFile(m.path()) && !Files.isDirectory(m.path())) {
                 throw new IllegalStateException("pagewarden.model.path (PAGEWARDEN_MODEL_PATH) = " + m.path()
-                        + " is not a readable file");
+                        + " is not a readable file or folder");
             }
             if (m.tokenizer() != null && !Files.isRegularFile(m.tokenizer())) {
                 throw new IllegalStateException("pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) = "
@@ -61,12 +61,15 @@ sealed interface ModelSource {
         return id;
     }
 
-    /** The API id: configured, else the file name without its extension. */
+    /** The API id: configured, else the file name without its extension, or the folder's whole name (Qwen3-0.6B). */
     static String idOf(String configured, Path file) {
         if (configured != null && !configured.isBlank()) {
             return configured;
         }
         String name = file.getFileName().toString();
+        if (Files.isDirectory(file)) {
+            return name;
+        }
         int dot = name.lastIndexOf('.');
         return dot > 0 ? name.substring(0, dot) : name;
     }

@@ -3,6 +3,10 @@ package dev.pagewarden.platform.engine;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,5 +35,15 @@ class ModelIdsTest {
         assertThatThrownBy(() -> ModelSource.of(named)).hasMessageContaining("pagewarden.model.id");
         assertThat(ModelSource.of(new PagewardenProperties.Model(TestModels.stories260K(), TestModels.tok512(), null,
                 null, null))).isEqualTo(new ModelSource.Local(TestModels.stories260K(), TestModels.tok512(), "stories260K"));
+    }
+
+    @Test
+    void aHuggingFaceFolderIsServedUnderItsWholeName(@TempDir Path home) throws Exception {
+        Path folder = Files.createDirectories(home.resolve("Qwen3-0.6B"));
+        assertThat(ModelSource.of(new PagewardenProperties.Model(folder, null, null, null, null)))
+                .isEqualTo(new ModelSource.Local(folder, null, "Qwen3-0.6B"));
+        var missing = new PagewardenProperties.Model(home.resolve("absent"), null, null, null, null);
+        assertThatThrownBy(() -> ModelSource.of(missing)).hasMessageContaining("PAGEWARDEN_MODEL_PATH")
+                .hasMessageContaining("is not a readable file or folder");
     }
 }

@@ -6,6 +6,9 @@ import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.gguf.GgufFile;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
+import dev.pagewarden.core.model.safetensors.HfLlama;
+import dev.pagewarden.core.template.ChatTemplate;
+import dev.pagewarden.core.tokenizer.HfTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerBin;
 import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
@@ -17,12 +20,14 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
  * Entry point for loading a model file of any supported format, detected by its first bytes: GGUF
- * ("GGUF"), llama2.c version 1 ("ak42") or else the llama2.c legacy layout. Weights are memory-mapped
+ * ("GGUF"), llama2.c version 1 ("ak42") or else the llama2.c legacy layout; a folder is a Hugging Face
+ * safetensors checkpoint ({@link HfLlama}). Weights are memory-mapped
  * into a shared arena that the returned {@link LoadedModel} owns.
  */
 public final class ModelLoader {
@@ -50,6 +55,13 @@ public final class ModelLoader {
      * for GGUF it is optional and, when given, wins over the vocabulary in the file's metadata.
      */
     public static LoadedModel load(Path model, Path tokenizerOrNull) {
+        if (Files.isDirectory(model)) {
+            if (tokenizerOrNull != null) {
+                throw new ModelFormatException(model + ": a Hugging Face folder carries its own tokenizer.json; "
+                        + "--tokenizer applies to single model files only");
+            }
+            return loadHfFolder(model);
+        }
         Format format = detect(model);
         if (format != Format.GGUF && tokenizerOrNull == null) {
             throw new ModelFormatException(model + ": a llama2.c checkpoint carries no vocabulary; "
@@ -92,6 +104,37 @@ public final class ModelLoader {
                         arena);
             }
             return new LoadedModel(model, format.label(), weights, vocab, arena);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A Hugging Face model folder: {@code config.json}, the safetensors weights, and, when present,
+     * {@code tokenizer.json} with {@code tokenizer_config.json} (the tokenizer and the chat template).
+     */
+    private static LoadedModel loadHfFolder(Path dir) {
+        if (!Files.isRegularFile(dir.resolve(HfLlama.CONFIG))) {
+            throw new ModelFormatException(dir + ": not a Hugging Face model folder (no " + HfLlama.CONFIG + ")");
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            LlamaWeights weights = HfLlama.weights(dir, arena);
+            TextTokenizer tokenizer = null;
+            ChatTemplate template = null;
+            if (Files.isRegularFile(dir.resolve("tokenizer.json"))) {
+                tokenizer = HfTokenizer.load(dir).build();
+                // Hugging Face pads the embedding past the tokenizer (Qwen: 151936 rows, 151669 tokens)
+                if (tokenizer.vocabSize() > weights.config().vocabSize()) {
+                    throw new ModelFormatException(dir.resolve("tokenizer.json") + ": the tokenizer has "
+                            + tokenizer.vocabSize() + " tokens but " + HfLlama.CONFIG + " has vocab_size "
+                            + weights.config().vocabSize());
+                }
+                template = Files.isRegularFile(dir.resolve("tokenizer_config.json"))
+                        ? ChatTemplates.fromHfFolder(dir) : ChatTemplate.fallback(null, null);
+            }
+            return new LoadedModel(dir, HfLlama.FORMAT, weights, null, tokenizer, template, arena);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
