@@ -1,5 +1,10 @@
 package dev.pagewarden.core.download;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,11 +41,24 @@ record HubTree(HubReference ref, List<Entry> entries) {
         }
     }
 
+    /** Integers as {@link Long} (sizes), other numbers as Double; trailing text after the value is an error. */
+    private static final ObjectMapper JSON = JsonMapper.builder().enable(DeserializationFeature.USE_LONG_FOR_INTS)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+
+    /** One JSON value as maps, lists, strings, numbers; malformed input is an IllegalArgumentException saying where. */
+    private static Object parse(String json) {
+        try {
+            return JSON.readValue(json, Object.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage() + " at " + e.getLocation());
+        }
+    }
+
     /** Parses one page of the listing; directories are skipped. Anything unexpected is an error naming the field. */
     static List<Entry> parsePage(String json, String what) {
         Object v;
         try {
-            v = HubJson.parse(json);
+            v = parse(json);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(what + ": " + e.getMessage());
         }
@@ -92,7 +110,7 @@ record HubTree(HubReference ref, List<Entry> entries) {
 
     /** The shard names a {@code model.safetensors.index.json} maps tensors to, in order, each once. */
     static List<String> shardsOf(String indexJson) {
-        Object v = HubJson.parse(indexJson);
+        Object v = parse(indexJson);
         if (!(v instanceof Map<?, ?> m) || !(m.get("weight_map") instanceof Map<?, ?> map) || map.isEmpty()) {
             throw new IllegalArgumentException(INDEX + " has no weight_map object");
         }

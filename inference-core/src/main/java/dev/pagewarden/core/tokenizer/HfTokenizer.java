@@ -1,5 +1,10 @@
 package dev.pagewarden.core.tokenizer;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
 import dev.pagewarden.core.model.ModelFormatException;
 
 import java.io.IOException;
@@ -17,6 +22,8 @@ import java.util.Map;
  * user-defined, as llama.cpp's converter types them.
  */
 public final class HfTokenizer {
+    /** Plain maps, lists, strings, numbers; trailing text after the value is an error, as in any JSON file. */
+    private static final ObjectMapper JSON = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
     private HfTokenizer() {
     }
 
@@ -40,11 +47,11 @@ public final class HfTokenizer {
 
     private static Object read(Path file) {
         try {
-            return JsonReader.parse(Files.readString(file));
+            return JSON.readValue(file.toFile(), Object.class);
+        } catch (JsonProcessingException e) {
+            throw new ModelFormatException(file + ": not JSON: " + e.getOriginalMessage(), e);
         } catch (IOException e) {
             throw new ModelFormatException(file + ": cannot read: " + e.getMessage(), e);
-        } catch (IllegalArgumentException e) {
-            throw new ModelFormatException(file + ": not JSON: " + e.getMessage(), e);
         }
     }
 
@@ -80,21 +87,21 @@ public final class HfTokenizer {
         List<Object> addedTokens = (List<Object>) tok.getOrDefault("added_tokens", List.of());
         int size = 0;
         for (Object id : vocab.values()) {
-            size = Math.max(size, ((Double) id).intValue() + 1);
+            size = Math.max(size, ((Number) id).intValue() + 1);
         }
         for (Object a : addedTokens) {
-            size = Math.max(size, ((Double) ((Map<String, Object>) a).get("id")).intValue() + 1);
+            size = Math.max(size, ((Number) ((Map<String, Object>) a).get("id")).intValue() + 1);
         }
         String[] pieces = new String[size];
         TokenType[] types = new TokenType[size];
         for (Map.Entry<String, Object> e : vocab.entrySet()) {
-            int id = ((Double) e.getValue()).intValue();
+            int id = ((Number) e.getValue()).intValue();
             pieces[id] = e.getKey();
             types[id] = TokenType.NORMAL;
         }
         for (Object o : addedTokens) {
             Map<String, Object> a = (Map<String, Object>) o;
-            int id = ((Double) a.get("id")).intValue();
+            int id = ((Number) a.get("id")).intValue();
             pieces[id] = (String) a.get("content");
             types[id] = Boolean.TRUE.equals(a.get("special")) ? TokenType.CONTROL : TokenType.USER_DEFINED;
         }

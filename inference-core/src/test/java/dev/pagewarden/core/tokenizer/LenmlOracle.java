@@ -1,5 +1,7 @@
 package dev.pagewarden.core.tokenizer;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
@@ -102,10 +104,10 @@ final class LenmlOracle {
         assertThat(p.waitFor(300, TimeUnit.SECONDS)).as("node finished").isTrue();
         assertThat(p.exitValue()).as(String.join(" ", command) + " failed: " + stderr.get()).isZero();
         List<List<List<Integer>>> result = new ArrayList<>();
-        for (Object job : (List<?>) JsonReader.parse(out)) {
+        for (Object job : (List<?>) new ObjectMapper().readValue(out, Object.class)) {
             List<List<Integer>> texts = new ArrayList<>();
             for (Object ids : (List<?>) job) {
-                texts.add(((List<?>) ids).stream().map(d -> ((Double) d).intValue()).toList());
+                texts.add(((List<?>) ids).stream().map(d -> ((Number) d).intValue()).toList());
             }
             result.add(texts);
         }

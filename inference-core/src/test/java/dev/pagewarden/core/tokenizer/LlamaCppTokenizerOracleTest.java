@@ -1,5 +1,7 @@
 package dev.pagewarden.core.tokenizer;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
 import dev.pagewarden.core.model.gguf.GgufValue;
@@ -99,11 +101,11 @@ class LlamaCppTokenizerOracleTest {
      * too says these scores reproduce the real merge order on the corpus.
      */
     private static TokenizerSpec llama2() throws Exception {
-        Map<String, Object> json = (Map<String, Object>) JsonReader.parse(
-                Files.readString(LenmlOracle.modelDir("llama2").resolve("tokenizer.json")));
+        Map<String, Object> json = (Map<String, Object>) new ObjectMapper().readValue(
+                LenmlOracle.modelDir("llama2").resolve("tokenizer.json").toFile(), Object.class);
         Map<String, Object> vocab = (Map<String, Object>) ((Map<String, Object>) json.get("model")).get("vocab");
         String[] pieces = new String[vocab.size()];
-        vocab.forEach((piece, id) -> pieces[((Double) id).intValue()] = piece);
+        vocab.forEach((piece, id) -> pieces[((Number) id).intValue()] = piece);
         TokenType[] types = new TokenType[pieces.length];
         float[] scores = new float[pieces.length];
         for (int i = 0; i < pieces.length; i++) {
