@@ -94,7 +94,11 @@ final class TemplateOracle {
         for (Case c : cases) {
             List<Object> msgs = new ArrayList<>();
             for (ChatMessage m : c.messages()) {
-                msgs.add(Map.of("role", m.role(), "content", m.content()));
+                // role first, as clients send it: a template that prints a message (tojson) shows the key order
+                Map<String, Object> msg = new LinkedHashMap<>();
+                msg.put("role", m.role());
+                msg.put("content", m.content());
+                msgs.add(msg);
             }
             Map<String, Object> one = new LinkedHashMap<>();
             one.put("messages", msgs);
