@@ -3,11 +3,14 @@ package dev.pagewarden.cuda;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
+import dev.pagewarden.core.model.Architecture;
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.load.LoadedModel;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.JCudaDriver;
 
+import java.util.EnumSet;
 import java.util.IdentityHashMap;
 import java.util.Map;
 
@@ -107,15 +110,29 @@ public final class GpuBackendProvider implements BackendProvider {
         return (nl < 0 ? m : m.substring(0, nl)).strip();
     }
 
+    /** The device kernels implement the plain Llama block, and multiply by the weight types of {@link WeightPacking#TYPES}. */
+    @Override
+    public String refusal(LoadedModel model) {
+        var c = model.config();
+        if (c.architecture() != Architecture.LLAMA || c.ropeScaling() != null
+                || c.qDim() != c.dim()) {
+            return "its kernels run plain llama models; this " + c.architecture() + " model (head size "
+                    + c.headSize() + ", RoPE scaling " + (c.ropeScaling() != null) + ") needs backend 'cpu'";
+        }
+        EnumSet<DType> types = EnumSet.copyOf(model.weights().matrixTypes());
+        types.removeAll(WeightPacking.TYPES);
+        if (!types.isEmpty()) {
+            return "its kernels multiply by " + WeightPacking.TYPES + " weights; this model has " + types
+                    + " matrices and needs backend 'cpu'";
+        }
+        return null;
+    }
+
     @Override
     public Backend create(LoadedModel model, BackendOptions options) {
-        var c = model.config();
-        if (c.architecture() != dev.pagewarden.core.model.Architecture.LLAMA || c.ropeScaling() != null
-                || c.qDim() != c.dim()) {
-            // the device kernels implement the plain Llama block only
-            throw new IllegalArgumentException("backend 'gpu' runs plain llama models; this " + c.architecture()
-                    + " model (head size " + c.headSize() + ", RoPE scaling " + (c.ropeScaling() != null)
-                    + ") needs backend 'cpu'");
+        String refused = refusal(model);
+        if (refused != null) {
+            throw new IllegalArgumentException("backend 'gpu' cannot run this model: " + refused);
         }
         String why = probe();
         if (why != null) {

@@ -12,9 +12,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The device kernels implement the plain Llama block: other architectures are refused with a pointer to the CPU backend. */
+/** The device kernels implement the plain Llama block and three weight types: other models are refused with a pointer to the CPU backend. */
 class GpuArchitectureGuardTest {
     @TempDir
     Path dir;
@@ -30,6 +31,27 @@ class GpuArchitectureGuardTest {
             try (LoadedModel model = ModelLoader.load(file, null)) {
                 assertThatThrownBy(() -> BackendSelectionTest.gpu().create(model, new BackendOptions(1)))
                         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs backend 'cpu'");
+                assertThat(BackendSelectionTest.gpu().refusal(model)).contains("this " + c[0] + " model");
+            }
+        }
+    }
+
+    @Test
+    void weightTypesWithoutDeviceKernelsAreRefusedAndTheKernelTypesAccepted() throws Exception {
+        String shape = "dim=256,hidden=256,layers=1,heads=4,vocab=300,seq=32";
+        for (DType type : DType.values()) {
+            Path file = dir.resolve(type + ".gguf");
+            ModelGenerator.generate(ModelShape.parse(shape).config(), type, ModelGenerator.FileFormat.GGUF, 1, file,
+                    size -> done -> { });
+            try (LoadedModel model = ModelLoader.load(file, null)) {
+                String why = BackendSelectionTest.gpu().refusal(model);
+                if (type == DType.F32 || type == DType.F16 || type == DType.Q8_0) {
+                    assertThat(why).as(type.name()).isNull();
+                } else {
+                    assertThat(why).as(type.name()).contains("[" + type + "]").contains("needs backend 'cpu'");
+                    assertThatThrownBy(() -> BackendSelectionTest.gpu().create(model, new BackendOptions(1)))
+                            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(why);
+                }
             }
         }
     }

@@ -16,5 +16,14 @@ public interface BackendProvider {
     /** Higher wins for {@code --backend auto}. */
     int priority();
 
+    /**
+     * Why this backend cannot run {@code model} (an architecture or weight type its kernels lack), or
+     * null when it can. {@code auto} passes over a backend that refuses; asking for it by name fails
+     * with this reason before anything is allocated.
+     */
+    default String refusal(LoadedModel model) {
+        return null;
+    }
+
     Backend create(LoadedModel model, BackendOptions options);
 }

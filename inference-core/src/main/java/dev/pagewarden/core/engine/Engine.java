@@ -143,7 +143,7 @@ public final class Engine implements AutoCloseable {
         this.ids = new RequestIdSource(config.requestIdBase(), config.requestIdKey());
         this.clock = clock;
         this.safety = new SafetyMonitor(listener, metrics, clock);
-        BackendProvider provider = Backends.select(config.backend());
+        BackendProvider provider = Backends.select(config.backend(), loaded);
         this.backendName = provider.name();
         LOG.log(System.Logger.Level.DEBUG, "backend {0} ({1})", provider.name(), config.backend());
         BackendOptions options = new BackendOptions(config.threads());

@@ -1,6 +1,8 @@
 package dev.pagewarden.core.model;
 
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * All weights of a Llama model, per layer in order. Matrices follow {@link Tensor}'s convention
@@ -75,6 +77,17 @@ public record LlamaWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer
             throw new ModelFormatException("tensor " + t.name() + ": shape " + t.rows() + "x" + t.cols()
                     + " does not match the model's " + rows + "x" + cols);
         }
+    }
+
+    /** The types of the matrices a step multiplies by (every layer's projections and the classifier). */
+    public Set<DType> matrixTypes() {
+        Set<DType> types = EnumSet.of(classifier.type());
+        for (Layer l : layers) {
+            for (Tensor t : new Tensor[] {l.wq, l.wk, l.wv, l.wo, l.w1, l.w2, l.w3}) {
+                types.add(t.type());
+            }
+        }
+        return types;
     }
 
     /** Bytes of weights one decode step reads (everything but the embedding table, unless it is the classifier). */
