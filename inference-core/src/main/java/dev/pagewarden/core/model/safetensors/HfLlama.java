@@ -22,6 +22,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Maps a Hugging Face transformers checkpoint ({@code config.json} and safetensors named as
@@ -217,7 +218,7 @@ public final class HfLlama {
      * the GGUF file made from the same rows.
      */
     public static SafetensorsWriter writer(ModelConfig cfg, DType dtype,
-                                           java.util.function.Function<LlamaTensors.Slot, RowSource> ggufRows) {
+                                           Function<LlamaTensors.Slot, RowSource> ggufRows) {
         SafetensorsWriter.requireType(dtype);
         SafetensorsWriter w = new SafetensorsWriter();
         for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
