@@ -6,6 +6,8 @@ import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.model.safetensors.SafetensorsReader;
+import dev.pagewarden.core.model.safetensors.SafetensorsWriter;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.HfTokenizer;
@@ -30,10 +32,12 @@ public final class MakeModelCommand implements Command {
     @Override
     public String usage() {
         return "make-model --shape NAME|dim=..,hidden=..,layers=..,heads=..,kv_heads=..,vocab=..,seq=.. "
-                + "--out FILE [--format bin|gguf (default: from FILE's extension)] [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] "
+                + "--out FILE|DIR [--format bin|gguf|safetensors (default: from FILE's extension; safetensors writes the "
+                + "Hugging Face folder DIR)] [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k (safetensors: f32|f16|bf16)] "
                 + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)] "
                 + "[--arch llama|mistral|qwen2|qwen3 (default llama)] [--rope-scaling llama3] "
-                + "[--vocab-from DIR (a Hugging Face tokenizer folder: its tokenizer and chat template, and its vocabulary size)]";
+                + "[--vocab-from DIR (a Hugging Face tokenizer folder: its tokenizer and chat template, and its vocabulary size; "
+                + "a safetensors folder gets its tokenizer files and a generation_config.json)]";
     }
 
     @Override
@@ -63,8 +67,13 @@ public final class MakeModelCommand implements Command {
         ModelGenerator.FileFormat format = switch (formatText.toLowerCase(Locale.ROOT)) {
             case "bin" -> ModelGenerator.FileFormat.BIN;
             case "gguf" -> ModelGenerator.FileFormat.GGUF;
-            default -> throw new Args.UsageException("--format must be bin or gguf, got '" + formatText + "'");
+            case "safetensors" -> ModelGenerator.FileFormat.SAFETENSORS;
+            default -> throw new Args.UsageException("--format must be bin, gguf or safetensors, got '" + formatText + "'");
         };
+        if (format == ModelGenerator.FileFormat.SAFETENSORS && !SafetensorsWriter.TYPES.contains(dtype)) {
+            throw new Args.UsageException("--dtype " + dtype.name().toLowerCase(Locale.ROOT)
+                    + ": a safetensors folder holds f32, f16 or bf16 weights; use --format gguf for quantised models");
+        }
         ModelShape shape;
         try {
             shape = ModelShape.parse(shapeText);
@@ -89,18 +98,30 @@ public final class MakeModelCommand implements Command {
         }
         long start = System.nanoTime();
         ModelConfig config = tokenizer == null ? shape.config() : shape.config().withVocabSize(tokenizer.pieces().size());
-        ModelGenerator.generate(config, dtype, format, seed, file, tokenizer, template,
-                ProgressBar.forStderr(err, "make-model"));
+        Path written = file;
+        if (format == ModelGenerator.FileFormat.SAFETENSORS) {
+            ModelGenerator.generateHfFolder(config, arch, dtype, seed, file, ProgressBar.forStderr(err, "make-model"));
+            if (tokenizer != null) {
+                ModelGenerator.copyHfTokenizer(Path.of(vocabFrom), tokenizer, file);
+            }
+            written = file.resolve(SafetensorsReader.SINGLE);
+        } else {
+            ModelGenerator.generate(config, dtype, format, seed, file, tokenizer, template,
+                    ProgressBar.forStderr(err, "make-model"));
+        }
         if (tokenizerOut != null) {
             TokenizerBinWriter.write(ModelGenerator.vocabulary(shape.config().vocabSize()), Path.of(tokenizerOut));
         }
         out.printf(Locale.ROOT, "wrote %s: %s %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
-                arch, shape.name(), config.parameterCount(), dtype, ProgressBar.mb(Files.size(file)),
+                arch, shape.name(), config.parameterCount(), dtype, ProgressBar.mb(Files.size(written)),
                 (System.nanoTime() - start) / 1e9);
         if (format == ModelGenerator.FileFormat.GGUF
                 && tokenizer == null && config.vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {
             err.println("note: vocab " + config.vocabSize() + " is too small for a byte-fallback "
                     + "vocabulary; the file has no tokenizer metadata");
+        }
+        if (format == ModelGenerator.FileFormat.SAFETENSORS && tokenizer == null) {
+            err.println("note: the folder has no tokenizer (--vocab-from DIR puts a Hugging Face tokenizer in it)");
         }
         return 0;
     }

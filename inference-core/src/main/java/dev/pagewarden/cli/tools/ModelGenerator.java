@@ -10,12 +10,18 @@ import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufValue;
 import dev.pagewarden.core.model.gguf.GgufWriter;
+import dev.pagewarden.core.model.safetensors.GenerationConfig;
+import dev.pagewarden.core.model.safetensors.HfLlama;
+import dev.pagewarden.core.model.safetensors.SafetensorsReader;
+import dev.pagewarden.core.model.safetensors.SafetensorsWriter;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -34,7 +40,9 @@ public final class ModelGenerator {
         /** llama2.c legacy checkpoint (fp32). */
         BIN,
         /** GGUF v3 with a synthetic vocabulary. */
-        GGUF
+        GGUF,
+        /** A Hugging Face folder: config.json and model.safetensors (f32, f16 or bf16). */
+        SAFETENSORS
     }
 
     /** Three specials and 256 byte-fallback tokens: the smallest vocabulary the tokenizer can encode anything with. */
@@ -60,9 +68,10 @@ public final class ModelGenerator {
     public static void generate(ModelConfig cfg, DType dtype, FileFormat format, long seed, Path out,
                                 TokenizerSpec tokenizer, String chatTemplate, LongFunction<LongConsumer> progress)
             throws IOException {
-        if (tokenizer != null && (format != FileFormat.GGUF || tokenizer.pieces().size() != cfg.vocabSize())) {
-            throw new ModelFormatException(out + ": a real tokenizer goes into a GGUF file whose vocabulary is its size ("
-                    + tokenizer.pieces().size() + " tokens, shape has " + cfg.vocabSize() + ")");
+        if (tokenizer != null && (format == FileFormat.BIN || tokenizer.pieces().size() != cfg.vocabSize())) {
+            throw new ModelFormatException(out + ": a real tokenizer goes into a GGUF file or a Hugging Face folder "
+                    + "whose vocabulary is its size (" + tokenizer.pieces().size() + " tokens, shape has "
+                    + cfg.vocabSize() + ")");
         }
         switch (format) {
             case BIN -> {
@@ -89,7 +98,38 @@ public final class ModelGenerator {
                 }
                 w.write(out, progress.apply(w.fileSize()));
             }
+            case SAFETENSORS -> generateHfFolder(cfg, cfg.architecture().ggufName(), dtype, seed, out, progress);
         }
+    }
+
+    /**
+     * Writes a Hugging Face folder {@code dir} ({@code config.json} with {@code modelType}, and
+     * {@code model.safetensors} in f32, f16 or bf16) holding the weights {@link #generate} writes to GGUF
+     * for the same seed: the folder and that GGUF file are the same model.
+     */
+    public static void generateHfFolder(ModelConfig cfg, String modelType, DType dtype, long seed, Path dir,
+                                        LongFunction<LongConsumer> progress) throws IOException {
+        SafetensorsWriter w = HfLlama.writer(cfg, dtype, slot -> weights(seed, slot));
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new ModelFormatException(dir + ": is a file; a Hugging Face model is written as a folder");
+        }
+        Files.createDirectories(dir);
+        HfLlama.writeConfig(dir, cfg, modelType, dtype);
+        w.write(dir.resolve(SafetensorsReader.SINGLE), progress.apply(w.fileSize()));
+    }
+
+    /**
+     * Puts the tokenizer of the Hugging Face folder {@code from} into the model folder {@code dir}:
+     * {@code tokenizer.json}, {@code tokenizer_config.json} (and {@code chat_template.jinja}) as they are,
+     * and a {@code generation_config.json} with the tokenizer's BOS and EOS ids.
+     */
+    public static void copyHfTokenizer(Path from, TokenizerSpec tokenizer, Path dir) throws IOException {
+        for (String name : List.of("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")) {
+            if (Files.isRegularFile(from.resolve(name))) {
+                Files.copy(from.resolve(name), dir.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        new GenerationConfig(tokenizer.bos(), tokenizer.eos() >= 0 ? List.of(tokenizer.eos()) : List.of()).write(dir);
     }
 
     /**

@@ -62,7 +62,7 @@ class ToolCommandsTest {
         assertThatThrownBy(() -> run(new MakeModelCommand(), "--shape", "tiny-gqa", "--out", out, "--colour", "red"))
                 .isInstanceOf(Args.UsageException.class).hasMessageContaining("--colour");
         assertThatThrownBy(() -> run(new MakeModelCommand(), "--shape", "tiny-gqa", "--out", out, "--format", "onnx"))
-                .isInstanceOf(Args.UsageException.class).hasMessageContaining("--format must be bin or gguf");
+                .isInstanceOf(Args.UsageException.class).hasMessageContaining("--format must be bin, gguf or safetensors");
     }
 
     @Test

@@ -4,12 +4,15 @@ import dev.pagewarden.core.model.DType;
 
 import java.nio.ByteBuffer;
 
-/** Encodes one row of floats into GGUF's tensor encodings (the buffer must be little-endian). */
-final class RowEncoder {
+/**
+ * Encodes one row of floats into GGUF's tensor encodings (the buffer must be little-endian); F32, F16
+ * and BF16 are also safetensors' encodings.
+ */
+public final class RowEncoder {
     private RowEncoder() {
     }
 
-    static void encode(DType type, float[] row, ByteBuffer dst) {
+    public static void encode(DType type, float[] row, ByteBuffer dst) {
         switch (type) {
             case F32 -> {
                 dst.asFloatBuffer().put(row);

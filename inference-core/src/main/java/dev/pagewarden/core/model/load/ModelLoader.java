@@ -6,6 +6,7 @@ import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.gguf.GgufFile;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
+import dev.pagewarden.core.model.safetensors.GenerationConfig;
 import dev.pagewarden.core.model.safetensors.HfLlama;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.tokenizer.HfTokenizer;
@@ -112,7 +113,8 @@ public final class ModelLoader {
 
     /**
      * A Hugging Face model folder: {@code config.json}, the safetensors weights, and, when present,
-     * {@code tokenizer.json} with {@code tokenizer_config.json} (the tokenizer and the chat template).
+     * {@code tokenizer.json} with {@code tokenizer_config.json} (the tokenizer and the chat template) and
+     * {@code generation_config.json} (more ids that end generation, a BOS id).
      */
     private static LoadedModel loadHfFolder(Path dir) {
         if (!Files.isRegularFile(dir.resolve(HfLlama.CONFIG))) {
@@ -131,6 +133,9 @@ public final class ModelLoader {
                             + tokenizer.vocabSize() + " tokens but " + HfLlama.CONFIG + " has vocab_size "
                             + weights.config().vocabSize());
                 }
+                GenerationConfig generation = GenerationConfig.read(dir)
+                        .requireWithin(tokenizer.vocabSize(), dir, "tokenizer.json");
+                tokenizer = GenerationStops.of(tokenizer, generation);
                 template = Files.isRegularFile(dir.resolve("tokenizer_config.json"))
                         ? ChatTemplates.fromHfFolder(dir) : ChatTemplate.fallback(null, null);
             }

@@ -2,6 +2,7 @@ package dev.pagewarden.core.model.safetensors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaTensors;
@@ -9,6 +10,7 @@ import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.RopeScaling;
+import dev.pagewarden.core.model.RowSource;
 import dev.pagewarden.core.model.Tensor;
 
 import java.io.IOException;
@@ -20,6 +22,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Maps a Hugging Face transformers checkpoint ({@code config.json} and safetensors named as
@@ -149,6 +152,98 @@ public final class HfLlama {
             throw new ModelFormatException(key + " should be a number, got " + v);
         }
         return v.asDouble();
+    }
+
+    /** The {@code model_type} names {@link #writeConfig} writes. */
+    public static final List<String> MODEL_TYPES = List.of("llama", "mistral", "qwen2", "qwen3");
+
+    /**
+     * Writes {@code dir/config.json} for {@code cfg} as transformers writes it for {@code modelType}
+     * (llama, mistral, qwen2 or qwen3): every field {@link #config(Path)} reads, so the folder loads
+     * back as {@code cfg}. Llama 3 RoPE scaling is written as Llama 3.2's published numbers, the only
+     * scaling generated models carry.
+     */
+    public static void writeConfig(Path dir, ModelConfig cfg, String modelType, DType dtype) throws IOException {
+        Architecture arch = switch (modelType) {
+            case "llama", "mistral" -> Architecture.LLAMA;
+            case "qwen2" -> Architecture.QWEN2;
+            case "qwen3" -> Architecture.QWEN3;
+            default -> throw new ModelFormatException("model_type '" + modelType + "' is not supported (supported: "
+                    + String.join(", ", MODEL_TYPES) + ")");
+        };
+        if (arch != cfg.architecture()) {
+            throw new ModelFormatException("model_type " + modelType + " does not fit a " + cfg.architecture() + " model");
+        }
+        ObjectNode c = new ObjectMapper().createObjectNode();
+        c.putArray("architectures").add(switch (modelType) {
+            case "llama" -> "LlamaForCausalLM";
+            case "mistral" -> "MistralForCausalLM";
+            case "qwen2" -> "Qwen2ForCausalLM";
+            default -> "Qwen3ForCausalLM";
+        });
+        c.put("model_type", modelType);
+        c.put("hidden_size", cfg.dim());
+        c.put("intermediate_size", cfg.hiddenDim());
+        c.put("num_hidden_layers", cfg.nLayers());
+        c.put("num_attention_heads", cfg.nHeads());
+        c.put("num_key_value_heads", cfg.nKvHeads());
+        c.put("head_dim", cfg.headSize());
+        c.put("vocab_size", cfg.vocabSize());
+        c.put("max_position_embeddings", cfg.seqLen());
+        // the float's shortest decimal, so that 1e-6f reads back as the same float
+        c.put("rms_norm_eps", Double.parseDouble(Float.toString(cfg.rmsEps())));
+        c.put("rope_theta", Double.parseDouble(Float.toString(cfg.ropeTheta())));
+        c.put("tie_word_embeddings", cfg.sharedClassifier());
+        c.put("hidden_act", "silu");
+        c.put("torch_dtype", switch (dtype) {
+            case F32 -> "float32";
+            case F16 -> "float16";
+            case BF16 -> "bfloat16";
+            default -> throw new ModelFormatException("safetensors holds f32, f16 or bf16, not " + dtype);
+        });
+        if (cfg.ropeScaling() != null) {
+            if (!cfg.ropeScaling().equals(RopeScaling.llama32(cfg.headSize(), cfg.ropeTheta()))) {
+                throw new ModelFormatException("only Llama 3.2's RoPE scaling can be written to " + CONFIG);
+            }
+            c.putObject("rope_scaling").put("rope_type", "llama3").put("factor", 32.0).put("low_freq_factor", 1.0)
+                    .put("high_freq_factor", 4.0).put("original_max_position_embeddings", 8192);
+        }
+        Files.writeString(dir.resolve(CONFIG), c.toPrettyString());
+    }
+
+    /**
+     * A safetensors writer holding every tensor of {@code cfg} under its Hugging Face name, in
+     * {@code dtype} (vectors too, as transformers saves them). {@code ggufRows} gives each tensor's rows
+     * in GGUF's layout; llama Q/K rows are put back into Hugging Face's order, so the folder loads as
+     * the GGUF file made from the same rows.
+     */
+    public static SafetensorsWriter writer(ModelConfig cfg, DType dtype,
+                                           Function<LlamaTensors.Slot, RowSource> ggufRows) {
+        SafetensorsWriter.requireType(dtype);
+        SafetensorsWriter w = new SafetensorsWriter();
+        for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
+            if (slot.role() == LlamaTensors.Role.ROPE_FREQS) {
+                continue; // config.json's rope_scaling stands for it
+            }
+            RowSource rows = ggufRows.apply(slot);
+            if (slot.role().isVector()) {
+                w.addVector(hfName(slot), dtype, slot.cols(), rows);
+                continue;
+            }
+            boolean permute = cfg.architecture() == Architecture.LLAMA
+                    && (slot.role() == LlamaTensors.Role.WQ || slot.role() == LlamaTensors.Role.WK);
+            int headRows = slot.rows() / (slot.role() == LlamaTensors.Role.WQ ? cfg.nHeads() : cfg.nKvHeads());
+            w.addMatrix(hfName(slot), dtype, slot.rows(), slot.cols(),
+                    permute ? (row, dst) -> rows.fill(ggufRow(row, headRows), dst) : rows);
+        }
+        return w;
+    }
+
+    /** The inverse of {@link #permuteRows}: Hugging Face row {@code j * half + i} of a head is GGUF row {@code 2 * i + j}. */
+    static int ggufRow(int hfRow, int headRows) {
+        int half = headRows / 2;
+        int inHead = hfRow % headRows;
+        return hfRow - inHead + 2 * (inHead % half) + inHead / half;
     }
 
     /** The Hugging Face name of a slot's tensor, e.g. {@code model.layers.3.self_attn.q_proj.weight}. */

