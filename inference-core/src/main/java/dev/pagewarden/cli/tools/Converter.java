@@ -6,24 +6,31 @@ import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaTensors;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.model.RowSource;
+
 import dev.pagewarden.core.model.gguf.GgufLlama;
+import dev.pagewarden.core.model.gguf.GgufReader;
 import dev.pagewarden.core.model.gguf.GgufValue;
 import dev.pagewarden.core.model.gguf.GgufWriter;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.model.safetensors.GenerationConfig;
 import dev.pagewarden.core.template.ChatTemplate;
-import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.HfTokenizer;
 import dev.pagewarden.core.tokenizer.TokenType;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
+import dev.pagewarden.core.tokenizer.Vocabulary;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 
@@ -45,7 +52,20 @@ public final class Converter {
         }
         try (LoadedModel in = ModelLoader.load(model, tokenizerOrNull)) {
             String name = model.getFileName().toString().replaceFirst("\\.[^.]*$", "");
-            write(in, name, out, dtype, null, progress);
+            if (tokenizerOrNull == null && in.format().equals("gguf")) {
+                // the source's tokenizer and template as they are (byte-level BPE, padding id and all)
+                try (Arena arena = Arena.ofConfined()) {
+                    Map<String, GgufValue> keys = new LinkedHashMap<>();
+                    GgufReader.read(model, arena).metadata().forEach((k, v) -> {
+                        if (k.startsWith("tokenizer.")) {
+                            keys.put(k, v);
+                        }
+                    });
+                    write(in, name, out, dtype, null, w -> keys.forEach(w::put), progress);
+                }
+            } else {
+                write(in, name, out, dtype, in.vocabulary(), w -> { }, progress);
+            }
         }
     }
 
@@ -60,27 +80,38 @@ public final class Converter {
             throws IOException {
         try (LoadedModel in = ModelLoader.load(dir, null)) {
             Path name = dir.toAbsolutePath().normalize().getFileName();
-            write(in, name == null ? "model" : name.toString(), out, dtype, in.tokenizer() == null ? null : dir, progress);
+            write(in, name == null ? "model" : name.toString(), out, dtype, in.vocabulary(),
+                    w -> putHfTokenizer(w, in, in.tokenizer() == null ? null : dir), progress);
         }
     }
 
-    private static void write(LoadedModel in, String name, Path out, DType dtype, Path hfTokenizerDir,
-                              LongFunction<LongConsumer> progress) throws IOException {
-        GgufWriter w = GgufLlama.writer(in.config(), in.vocabulary(), dtype, name,
+    private static void write(LoadedModel in, String name, Path out, DType dtype, Vocabulary vocabulary,
+                              Consumer<GgufWriter> tokenizer, LongFunction<LongConsumer> progress) throws IOException {
+        GgufWriter w = GgufLlama.writer(in.config(), vocabulary, dtype, name,
                 slot -> RowSource.of(LlamaTensors.tensor(in.weights(), slot)));
-        if (hfTokenizerDir != null) {
-            TokenizerSpec spec = paddedTokenizer(hfTokenizerDir, in.config().vocabSize());
-            GgufLlama.putTokenizer(w, spec);
-            int pad = paddingId(hfTokenizerDir, spec.pieces());
-            if (pad >= 0) {
-                w.put("tokenizer.ggml.padding_token_id", GgufValue.uint32(pad));
-            }
-            ChatTemplate template = in.chatTemplate();
-            if (template != null && !template.source().equals(ChatTemplate.FALLBACK_SOURCE)) {
-                w.put("tokenizer.chat_template", GgufValue.string(template.source()));
-            }
-        }
+        tokenizer.accept(w);
         w.write(out, progress.apply(w.fileSize()));
+    }
+
+    private static void putHfTokenizer(GgufWriter w, LoadedModel in, Path hfTokenizerDir) {
+        if (hfTokenizerDir == null) {
+            return;
+        }
+        TokenizerSpec spec = paddedTokenizer(hfTokenizerDir, in.config().vocabSize());
+        GgufLlama.putTokenizer(w, spec);
+        int pad;
+        try {
+            pad = paddingId(hfTokenizerDir, spec.pieces());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (pad >= 0) {
+            w.put("tokenizer.ggml.padding_token_id", GgufValue.uint32(pad));
+        }
+        ChatTemplate template = in.chatTemplate();
+        if (template != null && !template.source().equals(ChatTemplate.FALLBACK_SOURCE)) {
+            w.put("tokenizer.chat_template", GgufValue.string(template.source()));
+        }
     }
 
     /**
