@@ -13,8 +13,9 @@ import java.util.Set;
  * @param model          {@code gpt2} or {@code llama}
  * @param pieces         raw vocabulary string per id
  * @param types          token type per id
- * @param scores         SentencePiece merge score per id (null for BPE)
- * @param merges         BPE merges in rank order, each {@code "left right"} (empty for SentencePiece)
+ * @param scores         SentencePiece merge score per id, higher first (null for BPE)
+ * @param merges         BPE merges in rank order, each {@code "left right"}; SentencePiece from
+ *                       {@code tokenizer.json} merges by them too, from GGUF (none) by the scores
  * @param preTokenizer   BPE split regexes in {@code tokenizer.json} syntax (empty for SentencePiece)
  * @param bos            BOS id or -1
  * @param eos            EOS id or -1
@@ -23,10 +24,31 @@ import java.util.Set;
  * @param addSpacePrefix SentencePiece: a space in front of text at the start and after a special token
  * @param ignoreMerges   BPE: a whole pre-token found in the vocabulary is taken as is (Llama 3)
  * @param nfc            normalise text to NFC first (Qwen's {@code tokenizer.json} says so)
+ * @param metaspace      SentencePiece from {@code tokenizer.json} with a {@code Metaspace} pre-tokenizer: its
+ *                       rule for the leading {@code ▁} replaces {@code addSpacePrefix}'s; null otherwise
  */
 public record TokenizerSpec(String model, List<String> pieces, TokenType[] types, float[] scores,
                             List<String> merges, List<String> preTokenizer, int bos, int eos, int eot,
-                            boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc) {
+                            boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc,
+                            Metaspace metaspace) {
+    /**
+     * Hugging Face's {@code Metaspace} pre-tokenizer: spaces become {@code ▁}; a {@code ▁} goes in front
+     * of text not starting with one, in front of the first text only ({@code first}: not after an
+     * added token that opens the input), of every text ({@code always}) or of none; {@code split}
+     * cuts the text in front of every {@code ▁}, so no merge crosses a word start.
+     */
+    public record Metaspace(Prepend prepend, boolean split) {
+        public enum Prepend { FIRST, ALWAYS, NEVER }
+    }
+
+    /** Without a {@code Metaspace} rule: GGUF's tokenizers and byte-level BPE. */
+    public TokenizerSpec(String model, List<String> pieces, TokenType[] types, float[] scores,
+                         List<String> merges, List<String> preTokenizer, int bos, int eos, int eot,
+                         boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc) {
+        this(model, pieces, types, scores, merges, preTokenizer, bos, eos, eot, addBos, addSpacePrefix, ignoreMerges,
+                nfc, null);
+    }
+
     /** Spellings llama.cpp also treats as end of generation when the vocabulary has them. */
     private static final Set<String> END_OF_TURN_SPELLINGS = Set.of("<|eot_id|>", "<|im_end|>", "<|end|>",
             "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>", "<|eom_id|>");
@@ -56,6 +78,9 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
         requireId("BOS", bos, pieces.size());
         requireId("EOS", eos, pieces.size());
         requireId("EOT", eot, pieces.size());
+        if (metaspace != null && !model.equals("llama")) {
+            throw new IllegalArgumentException("a Metaspace pre-tokenizer belongs to a SentencePiece (llama) tokenizer");
+        }
         if (!model.equals("gpt2") && !model.equals("llama")) {
             throw new IllegalArgumentException("tokenizer model '" + model + "' is not supported (supported: gpt2, llama)");
         }

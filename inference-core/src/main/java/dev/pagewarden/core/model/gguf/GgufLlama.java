@@ -288,7 +288,7 @@ public final class GgufLlama {
             }
             w.put("tokenizer.ggml.scores", GgufValue.array(GgufType.FLOAT32, scores));
         }
-        if (!spec.merges().isEmpty()) {
+        if (spec.model().equals("gpt2")) { // SentencePiece in GGUF merges by the scores alone
             w.put("tokenizer.ggml.merges", GgufValue.array(GgufType.STRING, spec.merges()));
         }
         if (spec.bos() >= 0) {
