@@ -2,6 +2,7 @@ package dev.pagewarden.core.tokenizer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -53,11 +54,6 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
     private static final Set<String> END_OF_TURN_SPELLINGS = Set.of("<|eot_id|>", "<|im_end|>", "<|end|>",
             "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>", "<|eom_id|>");
 
-    /** Pre-tokenizer regexes of the GGUF {@code tokenizer.ggml.pre} names, in {@code tokenizer.json} syntax. */
-    public static final String LLAMA3_REGEX = PreTokenizer.LLAMA3;
-    public static final String QWEN2_REGEX = PreTokenizer.QWEN2;
-    public static final String GPT2_REGEX = PreTokenizer.GPT2;
-
     public TokenizerSpec {
         pieces = List.copyOf(pieces);
         types = types.clone();
@@ -93,23 +89,50 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
     }
 
     /**
-     * GGUF's {@code tokenizer.ggml.pre} name for this BPE pre-tokenizer: {@code llama-bpe},
-     * {@code qwen2} or {@code gpt2}.
+     * The split regexes llama.cpp applies for each {@code tokenizer.ggml.pre} name (one after
+     * another), in {@code tokenizer.json} syntax; names sharing a regex set share a row. The first
+     * name of a row is the one written. {@code gpt2} is what earlier versions of this writer wrote
+     * (llama.cpp knows only {@code gpt-2}).
+     */
+    private static final List<Map.Entry<List<String>, List<String>>> GGUF_PRE = List.of(
+            Map.entry(List.of("llama-bpe", "llama3", "llama-v3", "dbrx", "smaug-bpe"), List.of(PreTokenizer.LLAMA3)),
+            Map.entry(List.of("qwen2", "stablelm2"), List.of(PreTokenizer.QWEN2)),
+            Map.entry(List.of("gpt-2", "gpt2", "mpt", "olmo"), List.of(PreTokenizer.GPT2)),
+            Map.entry(List.of("smollm", "starcoder", "refact", "command-r"), List.of("\\p{N}", PreTokenizer.GPT2)),
+            Map.entry(List.of("default"), List.of("[\\p{P}\\$\\+<=>\\^~\\|]+", PreTokenizer.GPT2, "\\p{N}+",
+                    "[0-9][0-9][0-9]")),
+            Map.entry(List.of("falcon"), List.of("[\\p{P}\\$\\+<=>\\^~\\|`]+", PreTokenizer.GPT2, "[0-9][0-9][0-9]")));
+
+    /**
+     * The pre-tokenizer regexes of a GGUF {@code tokenizer.ggml.pre} name.
+     *
+     * @throws IllegalArgumentException for a name not known here, naming it and the known ones
+     */
+    public static List<String> preTokenizerOf(String ggufPre) {
+        for (Map.Entry<List<String>, List<String>> e : GGUF_PRE) {
+            if (e.getKey().contains(ggufPre)) {
+                return e.getValue();
+            }
+        }
+        throw new IllegalArgumentException("tokenizer.ggml.pre '" + ggufPre + "' is not supported (supported: "
+                + String.join(", ", GGUF_PRE.stream().flatMap(e -> e.getKey().stream()).toList()) + ")");
+    }
+
+    /**
+     * GGUF's {@code tokenizer.ggml.pre} name for this BPE pre-tokenizer ({@code llama-bpe},
+     * {@code qwen2}, {@code gpt-2}, {@code smollm}, {@code default}, {@code falcon}).
      *
      * @throws IllegalArgumentException for a pre-tokenizer GGUF has no name for here
      */
     public String ggufPre() {
-        if (preTokenizer.equals(List.of(LLAMA3_REGEX))) {
-            return "llama-bpe";
-        }
-        if (preTokenizer.equals(List.of(QWEN2_REGEX))) {
-            return "qwen2";
-        }
-        if (preTokenizer.isEmpty() || preTokenizer.equals(List.of(GPT2_REGEX))) {
-            return "gpt2";
+        List<String> regexes = preTokenizer.isEmpty() ? List.of(PreTokenizer.GPT2) : preTokenizer;
+        for (Map.Entry<List<String>, List<String>> e : GGUF_PRE) {
+            if (e.getValue().equals(regexes)) {
+                return e.getKey().getFirst();
+            }
         }
         throw new IllegalArgumentException("no GGUF tokenizer.ggml.pre name for the pre-tokenizer " + preTokenizer
-                + " (known: llama-bpe, qwen2, gpt2)");
+                + " (known: " + String.join(", ", GGUF_PRE.stream().map(e -> e.getKey().getFirst()).toList()) + ")");
     }
 
     public TextTokenizer build() {
