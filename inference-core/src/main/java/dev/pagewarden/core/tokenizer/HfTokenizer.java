@@ -254,6 +254,8 @@ public final class HfTokenizer {
                     }
                     regexes.add(regex);
                 }
+                // Hugging Face's Digits: runs of digits (or each digit) cut out; SmolLM's tokenizer.json starts so
+                case "Digits" -> regexes.add(Boolean.TRUE.equals(s.get("individual_digits")) ? "\\p{N}" : "\\p{N}+");
                 case "ByteLevel" -> {
                     byteLevel = true;
                     if (!Boolean.FALSE.equals(s.get("use_regex"))) {
@@ -264,7 +266,7 @@ public final class HfTokenizer {
                     }
                 }
                 default -> throw new IllegalArgumentException("pre_tokenizer '" + s.get("type")
-                        + "' is not supported (supported: Sequence, Split, ByteLevel)");
+                        + "' is not supported (supported: Sequence, Split, Digits, ByteLevel)");
             }
         }
         if (!byteLevel) {

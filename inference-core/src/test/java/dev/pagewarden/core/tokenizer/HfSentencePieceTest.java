@@ -1,7 +1,5 @@
 package dev.pagewarden.core.tokenizer;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-
 import dev.pagewarden.core.model.ModelFormatException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -9,13 +7,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 import static dev.pagewarden.core.tokenizer.LenmlOracle.show;
 import static dev.pagewarden.core.tokenizer.LenmlOracle.toList;
@@ -33,17 +28,14 @@ class HfSentencePieceTest {
     static final List<String> EXTRA = List.of(LOOK_ALIKES, "<s>hello</s> world<s>", "</s>  two spaces after",
             "[INST] <<SYS>>\nbe brief\n<</SYS>>\n\nhi [/INST]");
     static TextTokenizer llama2;
-    static Map<String, Object> json;
 
     @TempDir
     static Path dir;
 
     @BeforeAll
-    @SuppressWarnings("unchecked")
-    static void load() throws Exception {
+    static void load() {
         LenmlOracle.require("HfSentencePieceTest");
         llama2 = HfTokenizer.load(LenmlOracle.modelDir("llama2")).build();
-        json = new ObjectMapper().readValue(LenmlOracle.modelDir("llama2").resolve("tokenizer.json").toFile(), Map.class);
     }
 
     static List<String> texts() {
@@ -163,15 +155,7 @@ class HfSentencePieceTest {
                 + "\"add_prefix_space\":true,\"prepend_scheme\":\"" + scheme + "\",\"split\":" + split + "}}";
     }
 
-    /** A folder holding Llama 2's tokenizer.json with top-level keys replaced, and its tokenizer_config.json. */
-    @SuppressWarnings("unchecked")
     static Path variant(String name, String overrideJson) throws Exception {
-        ObjectMapper mapper = new ObjectMapper();
-        Map<String, Object> copy = new LinkedHashMap<>(json);
-        copy.putAll(mapper.readValue(overrideJson, Map.class));
-        Path folder = Files.createDirectories(dir.resolve(name));
-        mapper.writeValue(folder.resolve("tokenizer.json").toFile(), copy);
-        Files.copy(LenmlOracle.modelDir("llama2").resolve("tokenizer_config.json"), folder.resolve("tokenizer_config.json"));
-        return folder;
+        return LenmlOracle.variant("llama2", dir.resolve(name), overrideJson);
     }
 }

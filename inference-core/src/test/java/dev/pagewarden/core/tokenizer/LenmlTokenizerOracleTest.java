@@ -1,9 +1,12 @@
 package dev.pagewarden.core.tokenizer;
 
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,6 +91,26 @@ class LenmlTokenizerOracleTest {
                     new TextTokenizer.Span(user.get(i), false),
                     new TextTokenizer.Span(TEMPLATE.get(model).get(1), true)));
             assertThat(toList(ids)).as("%s %s", model, show(user.get(i))).isEqualTo(ORACLE.get(model).get(4).get(i));
+        }
+    }
+
+    /**
+     * Llama 3's vocabulary behind SmolLM's split (single digits cut out, then GPT-2's ByteLevel regex), as
+     * SmolLM's tokenizer.json says it; GGUF calls that split {@code smollm}, checked against llama.cpp in
+     * {@link LlamaCppTokenizerOracleTest}. transformers.js reads {@code \d} as ASCII digits, the corpus has no others.
+     */
+    @Test
+    void digitsPreTokenizerSplitsAsTransformersJsDoes(@TempDir Path dir) throws Exception {
+        String override = "{\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Digits\","
+                + "\"individual_digits\":true},{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":true,"
+                + "\"use_regex\":true}]}}";
+        TokenizerSpec spec = HfTokenizer.load(LenmlOracle.variant("llama3", dir.resolve("digits"), override));
+        assertThat(spec.ggufPre()).isEqualTo("smollm");
+        TextTokenizer tok = spec.build();
+        List<String> texts = TokenizerCorpus.TEXTS;
+        List<List<Integer>> expected = LenmlOracle.encode("llama3", override, List.of(new LenmlOracle.Job(false, texts))).getFirst();
+        for (int i = 0; i < texts.size(); i++) {
+            assertThat(toList(tok.encode(texts.get(i), false))).as(show(texts.get(i))).isEqualTo(expected.get(i));
         }
     }
 
