@@ -40,6 +40,12 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
      */
     public record Metaspace(Prepend prepend, boolean split) {
         public enum Prepend { FIRST, ALWAYS, NEVER }
+
+        public Metaspace {
+            if (prepend == null) {
+                throw new IllegalArgumentException("Metaspace prepend scheme is null");
+            }
+        }
     }
 
     /** Without a {@code Metaspace} rule: GGUF's tokenizers and byte-level BPE. */
