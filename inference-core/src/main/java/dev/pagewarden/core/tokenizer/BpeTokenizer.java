@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
-import java.util.PriorityQueue;
 import java.util.Set;
 
 /**
@@ -169,58 +168,16 @@ public final class BpeTokenizer implements TextTokenizer {
         }
     }
 
-    /**
-     * The merge loop: symbols in a linked list, candidate pairs in a priority queue by (rank, left
-     * position); a pair whose sides changed since it was queued is stale and skipped.
-     */
+    /** The word's byte-level characters merged, lowest merge rank first. */
     String[] merge(String word) {
-        int n = word.length(); // byte-level characters are all in the BMP: one char each
-        String[] sym = new String[n];
-        int[] next = new int[n];
-        int[] prev = new int[n];
-        int[] version = new int[n];
-        for (int i = 0; i < n; i++) {
-            sym[i] = String.valueOf(word.charAt(i));
-            next[i] = i + 1 < n ? i + 1 : -1;
-            prev[i] = i - 1;
+        String[] chars = new String[word.length()]; // byte-level characters are all in the BMP: one char each
+        for (int i = 0; i < chars.length; i++) {
+            chars[i] = String.valueOf(word.charAt(i));
         }
-        record Pair(int rank, int left, int right, int lv, int rv) {
-        }
-        PriorityQueue<Pair> queue = new PriorityQueue<>((a, b) -> a.rank != b.rank
-                ? Integer.compare(a.rank, b.rank) : Integer.compare(a.left, b.left));
-        java.util.function.BiConsumer<Integer, Integer> offer = (l, r) -> {
-            Integer rank = ranks.get(sym[l] + " " + sym[r]);
-            if (rank != null) {
-                queue.add(new Pair(rank, l, r, version[l], version[r]));
-            }
-        };
-        for (int i = 0; i + 1 < n; i++) {
-            offer.accept(i, i + 1);
-        }
-        while (!queue.isEmpty()) {
-            Pair p = queue.poll();
-            if (version[p.left] != p.lv || version[p.right] != p.rv) {
-                continue;
-            }
-            sym[p.left] = sym[p.left] + sym[p.right];
-            version[p.left]++;
-            version[p.right] = -1;
-            int after = next[p.right];
-            next[p.left] = after;
-            if (after >= 0) {
-                prev[after] = p.left;
-                offer.accept(p.left, after);
-            }
-            if (prev[p.left] >= 0) {
-                offer.accept(prev[p.left], p.left);
-            }
-        }
-        String[] out = new String[n];
-        int count = 0;
-        for (int i = n == 0 ? -1 : 0; i >= 0; i = next[i]) {
-            out[count++] = sym[i];
-        }
-        return Arrays.copyOf(out, count);
+        return PairMerge.merge(chars, (l, r) -> {
+            Integer rank = ranks.get(l + " " + r);
+            return rank == null ? Double.NaN : rank;
+        });
     }
 
     private void check(int id) {

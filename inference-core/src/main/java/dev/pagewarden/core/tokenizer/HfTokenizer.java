@@ -12,18 +12,25 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
- * Loads a Hugging Face byte-level BPE tokenizer: {@code tokenizer.json} (vocabulary, merges, added
- * tokens, normalizer, pre-tokenizer) and, when present, {@code tokenizer_config.json} beside it (BOS,
- * EOS, {@code add_bos_token}). Added tokens marked special become control tokens, the others
- * user-defined, as llama.cpp's converter types them.
+ * Loads a Hugging Face BPE tokenizer: {@code tokenizer.json} (vocabulary, merges, added tokens,
+ * normalizer, pre-tokenizer) and, when present, {@code tokenizer_config.json} beside it (BOS, EOS,
+ * {@code add_bos_token}). Two kinds: byte-level BPE (GPT-2, Llama 3, Qwen) and SentencePiece
+ * converted to BPE ({@code byte_fallback}, pieces spelled with {@code ▁}: Llama 2, Mistral,
+ * TinyLlama), which becomes a {@code llama} (SentencePiece) tokenizer that merges by the file's merge
+ * list. Added tokens marked special become control tokens, the others user-defined, as llama.cpp's
+ * converter types them.
  */
 public final class HfTokenizer {
     /** Plain maps, lists, strings, numbers; trailing text after the value is an error, as in any JSON file. */
     private static final ObjectMapper JSON = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+    private static final String SPACE = "\u2581";
+    private static final Pattern BYTE_PIECE = Pattern.compile("<0x[0-9A-F]{2}>");
     private HfTokenizer() {
     }
 
@@ -68,16 +75,17 @@ public final class HfTokenizer {
         Map<String, Object> model = (Map<String, Object>) tok.get("model");
         if (model == null || !"BPE".equals(model.get("type"))) {
             throw new IllegalArgumentException("model.type is " + (model == null ? "missing" : "'" + model.get("type") + "'")
-                    + "; supported: BPE (byte-level)");
+                    + "; supported: BPE (byte-level, or SentencePiece-style with byte_fallback)");
         }
-        if (Boolean.TRUE.equals(model.get("byte_fallback"))) {
-            throw new IllegalArgumentException("a SentencePiece-style BPE (byte_fallback, as Llama 2 and Mistral ship) "
-                    + "is not supported from tokenizer.json; use the model's GGUF file");
-        }
-        List<String> regexes = preTokenizer(tok.get("pre_tokenizer"));
-        Object normalizer = tok.get("normalizer");
+        boolean spm = Boolean.TRUE.equals(model.get("byte_fallback"));
+        List<String> regexes = spm ? List.of() : preTokenizer(tok.get("pre_tokenizer"));
         boolean nfc = false;
-        if (normalizer instanceof Map<?, ?> n) {
+        TokenizerSpec.Metaspace metaspace = null;
+        boolean prepend = false;
+        if (spm) {
+            metaspace = metaspace(tok.get("pre_tokenizer"));
+            prepend = spmNormalizer(tok.get("normalizer"), metaspace != null);
+        } else if (tok.get("normalizer") instanceof Map<?, ?> n) {
             if (!"NFC".equals(n.get("type"))) {
                 throw new IllegalArgumentException("normalizer '" + n.get("type") + "' is not supported (supported: none, NFC)");
             }
@@ -97,13 +105,16 @@ public final class HfTokenizer {
         for (Map.Entry<String, Object> e : vocab.entrySet()) {
             int id = ((Number) e.getValue()).intValue();
             pieces[id] = e.getKey();
-            types[id] = TokenType.NORMAL;
+            types[id] = spm && BYTE_PIECE.matcher(e.getKey()).matches() ? TokenType.BYTE : TokenType.NORMAL;
         }
         for (Object o : addedTokens) {
             Map<String, Object> a = (Map<String, Object>) o;
             int id = ((Number) a.get("id")).intValue();
             pieces[id] = (String) a.get("content");
             types[id] = Boolean.TRUE.equals(a.get("special")) ? TokenType.CONTROL : TokenType.USER_DEFINED;
+        }
+        if (spm && model.get("unk_token") instanceof String unk && vocab.get(unk) instanceof Number id) {
+            types[id.intValue()] = TokenType.UNKNOWN; // as llama.cpp's converter types SentencePiece's <unk>
         }
         for (int id = 0; id < size; id++) {
             if (pieces[id] == null) { // a gap in the ids: a placeholder no text can produce
@@ -121,8 +132,104 @@ public final class HfTokenizer {
         boolean addBos = cfg.get("add_bos_token") instanceof Boolean b ? b
                 : bos >= 0 && tok.get("post_processor") instanceof Map<?, ?> pp && "TemplateProcessing".equals(pp.get("type"))
                   && String.valueOf(pp.get("single")).contains(pieces[bos]);
+        if (spm) {
+            boolean spacePrefix = metaspace == null ? prepend : metaspace.prepend() != TokenizerSpec.Metaspace.Prepend.NEVER;
+            return new TokenizerSpec("llama", pieceList, types, scores(pieceList, types, merges), merges, List.of(),
+                    bos, eos, -1, addBos, spacePrefix, false, false, metaspace);
+        }
         return new TokenizerSpec("gpt2", pieceList, types, null, merges, regexes, bos, eos, -1, addBos, false,
                 Boolean.TRUE.equals(model.get("ignore_merges")), nfc);
+    }
+
+    /**
+     * SentencePiece scores for a GGUF file, which merges by score rather than by a merge list: a piece
+     * some merge makes scores minus the rank of the first such merge, so scores give the merge
+     * list's order; other normal pieces score below every merge (none makes them), the rest 0.
+     */
+    private static float[] scores(List<String> pieces, TokenType[] types, List<String> merges) {
+        Map<String, Integer> ids = new HashMap<>();
+        for (int id = 0; id < pieces.size(); id++) {
+            ids.putIfAbsent(pieces.get(id), id);
+        }
+        float[] scores = new float[pieces.size()];
+        boolean[] made = new boolean[pieces.size()];
+        for (int r = 0; r < merges.size(); r++) {
+            Integer id = ids.get(merges.get(r).replace(" ", ""));
+            if (id != null && !made[id]) {
+                made[id] = true;
+                scores[id] = -r;
+            }
+        }
+        for (int id = 0; id < scores.length; id++) {
+            if (!made[id] && types[id] == TokenType.NORMAL) {
+                scores[id] = -merges.size();
+            }
+        }
+        return scores;
+    }
+
+    /**
+     * A SentencePiece-converted tokenizer.json's normalizer: none (a Metaspace pre-tokenizer does the
+     * work), or {@code Prepend("▁")} and {@code Replace(" ", "▁")} as Llama 2 ships it. Returns whether
+     * text gets a ▁ in front.
+     */
+    @SuppressWarnings("unchecked")
+    private static boolean spmNormalizer(Object normalizer, boolean metaspace) {
+        if (normalizer == null) {
+            if (!metaspace) {
+                throw new IllegalArgumentException("a SentencePiece-style tokenizer (byte_fallback) needs a Replace(' ', '"
+                        + SPACE + "') normalizer or a Metaspace pre-tokenizer; this one has neither");
+            }
+            return false;
+        }
+        Map<String, Object> n = (Map<String, Object>) normalizer;
+        List<Object> steps = "Sequence".equals(n.get("type")) ? (List<Object>) n.get("normalizers") : List.of(n);
+        boolean prepend = false;
+        boolean replace = false;
+        for (Object o : steps) {
+            Map<String, Object> step = (Map<String, Object>) o;
+            if ("Prepend".equals(step.get("type")) && SPACE.equals(step.get("prepend"))) {
+                prepend = true;
+            } else if ("Replace".equals(step.get("type")) && step.get("pattern") instanceof Map<?, ?> pattern
+                    && " ".equals(pattern.get("String")) && SPACE.equals(step.get("content"))) {
+                replace = true;
+            } else {
+                throw new IllegalArgumentException("normalizer step " + step + " is not supported for a SentencePiece-style "
+                        + "tokenizer (supported: Prepend('" + SPACE + "'), Replace(' ', '" + SPACE + "'))");
+            }
+        }
+        if (!replace && !metaspace) {
+            throw new IllegalArgumentException("a SentencePiece-style tokenizer (byte_fallback) needs a Replace(' ', '"
+                    + SPACE + "') normalizer or a Metaspace pre-tokenizer; this one has neither");
+        }
+        if (prepend && metaspace) {
+            throw new IllegalArgumentException("a Prepend normalizer together with a Metaspace pre-tokenizer is not supported");
+        }
+        return prepend;
+    }
+
+    /** A SentencePiece-style pre-tokenizer: none, or {@code Metaspace} with replacement ▁. */
+    @SuppressWarnings("unchecked")
+    private static TokenizerSpec.Metaspace metaspace(Object pre) {
+        if (pre == null) {
+            return null;
+        }
+        Map<String, Object> p = (Map<String, Object>) pre;
+        if (!"Metaspace".equals(p.get("type")) || !SPACE.equals(p.get("replacement"))) {
+            throw new IllegalArgumentException("pre_tokenizer " + p + " is not supported for a SentencePiece-style "
+                    + "tokenizer (supported: none, Metaspace with replacement '" + SPACE + "')");
+        }
+        // older files say add_prefix_space instead of prepend_scheme
+        String scheme = p.get("prepend_scheme") instanceof String s ? s
+                : Boolean.FALSE.equals(p.get("add_prefix_space")) ? "never" : "always";
+        TokenizerSpec.Metaspace.Prepend prepend = switch (scheme) {
+            case "first" -> TokenizerSpec.Metaspace.Prepend.FIRST;
+            case "always" -> TokenizerSpec.Metaspace.Prepend.ALWAYS;
+            case "never" -> TokenizerSpec.Metaspace.Prepend.NEVER;
+            default -> throw new IllegalArgumentException("Metaspace prepend_scheme '" + scheme
+                    + "' is not supported (supported: first, always, never)");
+        };
+        return new TokenizerSpec.Metaspace(prepend, !Boolean.FALSE.equals(p.get("split")));
     }
 
     /** The split regexes of a ByteLevel pre-tokenizer setup. */
@@ -147,6 +254,8 @@ public final class HfTokenizer {
                     }
                     regexes.add(regex);
                 }
+                // Hugging Face's Digits: runs of digits (or each digit) cut out; SmolLM's tokenizer.json starts so
+                case "Digits" -> regexes.add(Boolean.TRUE.equals(s.get("individual_digits")) ? "\\p{N}" : "\\p{N}+");
                 case "ByteLevel" -> {
                     byteLevel = true;
                     if (!Boolean.FALSE.equals(s.get("use_regex"))) {
@@ -157,7 +266,7 @@ public final class HfTokenizer {
                     }
                 }
                 default -> throw new IllegalArgumentException("pre_tokenizer '" + s.get("type")
-                        + "' is not supported (supported: Sequence, Split, ByteLevel)");
+                        + "' is not supported (supported: Sequence, Split, Digits, ByteLevel)");
             }
         }
         if (!byteLevel) {

@@ -21,7 +21,7 @@ final class PreTokenizer {
     /** Qwen 2, 2.5 and 3 ({@code qwen2}): Llama 3's pattern with single digits. */
     static final String QWEN2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
             + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-    /** GPT-2 ({@code gpt2}, {@code default}, and a ByteLevel pre-tokenizer with use_regex). */
+    /** GPT-2 ({@code gpt-2}, and a ByteLevel pre-tokenizer with use_regex). */
     static final String GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
     private final List<Pattern> patterns;

@@ -5,15 +5,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
-import java.util.PriorityQueue;
 import java.util.Set;
 
 /**
- * SentencePiece from GGUF ({@code tokenizer.ggml.model = llama}: Llama 2, Mistral, TinyLlama) the
- * way llama.cpp tokenizes it: added tokens split out first; each text fragment gets a space in
- * front when it starts the text or follows an added token ({@code add_space_prefix}); spaces become
- * {@code ▁}; then the text's characters merge pair by pair, the pair whose concatenation is the
- * highest-scoring piece first (ties: leftmost); a symbol left that is no piece comes out as its
+ * SentencePiece (Llama 2, Mistral, TinyLlama), from GGUF ({@code tokenizer.ggml.model = llama}) the
+ * way llama.cpp tokenizes it, or from a SentencePiece-converted {@code tokenizer.json} the way
+ * Hugging Face does: added tokens split out first; each text fragment gets a space in front when it
+ * starts the text or follows an added token ({@code add_space_prefix}, or the {@code Metaspace}
+ * rule); spaces become {@code ▁}; then the text's characters merge pair by pair, the pair whose
+ * concatenation is the highest-scoring piece first (GGUF) or the pair earliest in the merge list
+ * ({@code tokenizer.json}), ties leftmost; a symbol left that is no piece comes out as its
  * {@code <0xNN>} byte pieces. Immutable and thread-safe.
  */
 public final class SpmTokenizer implements TextTokenizer {
@@ -24,6 +25,8 @@ public final class SpmTokenizer implements TextTokenizer {
     private final int[] byteIds = new int[256];
     private final AddedTokens added;
     private final Set<Integer> endOfGeneration;
+    private final TokenizerSpec.Metaspace metaspace;
+    private final PairMerge.Priority priority;
 
     SpmTokenizer(TokenizerSpec spec) {
         this.spec = spec;
@@ -39,6 +42,22 @@ public final class SpmTokenizer implements TextTokenizer {
         }
         added = new AddedTokens(spec.pieces(), spec.types());
         endOfGeneration = spec.endOfGeneration();
+        metaspace = spec.metaspace();
+        if (spec.merges().isEmpty()) { // GGUF: the joined piece with the highest score merges first
+            priority = (l, r) -> {
+                Integer id = ids.get(l + r);
+                return id == null ? Double.NaN : -spec.scores()[id];
+            };
+        } else { // tokenizer.json: the merge list's order, as Hugging Face's BPE model does
+            Map<String, Integer> ranks = HashMap.newHashMap(spec.merges().size());
+            for (int r = 0; r < spec.merges().size(); r++) {
+                ranks.putIfAbsent(spec.merges().get(r), r);
+            }
+            priority = (l, r) -> {
+                Integer rank = ranks.get(l + " " + r);
+                return rank == null ? Double.NaN : rank;
+            };
+        }
     }
 
     @Override
@@ -112,78 +131,67 @@ public final class SpmTokenizer implements TextTokenizer {
 
     private int[] encode(List<AddedTokens.Fragment> fragments) {
         BpeTokenizer.IntList out = new BpeTokenizer.IntList();
-        boolean prevSpecial = true; // the text's start counts as following a special token
+        boolean first = true;
+        boolean prevAdded = true; // the text's start counts as following an added token
         for (AddedTokens.Fragment f : fragments) {
             if (f.isToken()) {
                 out.add(f.id());
-                prevSpecial = true;
+                first = false;
+                prevAdded = true;
                 continue;
             }
-            String s = (spec.addSpacePrefix() && prevSpecial ? " " : "") + f.text();
-            encodeFragment(s.replace(" ", SPACE), out);
-            prevSpecial = false;
+            String text = f.text().replace(" ", SPACE);
+            if (prefixed(text, first, prevAdded)) {
+                text = SPACE + text;
+            }
+            if (metaspace != null && metaspace.split()) {
+                for (int from = 0, at; from < text.length(); from = at) { // each word keeps the ▁ in front of it
+                    at = text.indexOf(SPACE, from + 1);
+                    at = at < 0 ? text.length() : at;
+                    encodeFragment(text.substring(from, at), out);
+                }
+            } else {
+                encodeFragment(text, out);
+            }
+            first = false;
+            prevAdded = false;
         }
         return out.toArray();
     }
 
+    /** Whether a text fragment gets a ▁ in front: llama.cpp's add_space_prefix, or the Metaspace rule. */
+    private boolean prefixed(String text, boolean first, boolean prevAdded) {
+        if (metaspace == null) {
+            return spec.addSpacePrefix() && prevAdded;
+        }
+        return !text.startsWith(SPACE) && switch (metaspace.prepend()) {
+            case ALWAYS -> true;
+            case FIRST -> first;
+            case NEVER -> false;
+        };
+    }
+
     private void encodeFragment(String text, BpeTokenizer.IntList out) {
-        int n = text.codePointCount(0, text.length());
-        String[] sym = new String[n];
-        int[] next = new int[n];
-        int[] prev = new int[n];
-        int[] version = new int[n];
-        for (int i = 0, at = 0; i < n; i++) {
+        String[] chars = new String[text.codePointCount(0, text.length())];
+        for (int i = 0, at = 0; i < chars.length; i++) {
             int cp = text.codePointAt(at);
             if (Character.isSurrogate((char) cp)) {
                 throw new IllegalArgumentException("cannot encode text: unpaired surrogate U+"
                         + Integer.toHexString(cp).toUpperCase() + " has no UTF-8 form");
             }
-            sym[i] = Character.toString(cp);
+            chars[i] = Character.toString(cp);
             at += Character.charCount(cp);
-            next[i] = i + 1 < n ? i + 1 : -1;
-            prev[i] = i - 1;
         }
-        record Pair(float score, int left, int right, int lv, int rv, int merged) {
-        }
-        PriorityQueue<Pair> queue = new PriorityQueue<>((a, b) -> a.score != b.score
-                ? (a.score > b.score ? -1 : 1) : Integer.compare(a.left, b.left));
-        java.util.function.BiConsumer<Integer, Integer> offer = (l, r) -> {
-            Integer id = ids.get(sym[l] + sym[r]);
-            if (id != null) {
-                queue.add(new Pair(spec.scores()[id], l, r, version[l], version[r], id));
-            }
-        };
-        for (int i = 0; i + 1 < n; i++) {
-            offer.accept(i, i + 1);
-        }
-        while (!queue.isEmpty()) {
-            Pair p = queue.poll();
-            if (version[p.left] != p.lv || version[p.right] != p.rv) {
-                continue;
-            }
-            sym[p.left] = sym[p.left] + sym[p.right];
-            version[p.left]++;
-            version[p.right] = -1;
-            int after = next[p.right];
-            next[p.left] = after;
-            if (after >= 0) {
-                prev[after] = p.left;
-                offer.accept(p.left, after);
-            }
-            if (prev[p.left] >= 0) {
-                offer.accept(prev[p.left], p.left);
-            }
-        }
-        for (int i = n == 0 ? -1 : 0; i >= 0; i = next[i]) {
-            Integer id = ids.get(sym[i]);
+        for (String symbol : PairMerge.merge(chars, priority)) {
+            Integer id = ids.get(symbol);
             if (id != null) {
                 out.add(id);
                 continue;
             }
-            for (byte b : sym[i].getBytes(StandardCharsets.UTF_8)) { // byte fallback
+            for (byte b : symbol.getBytes(StandardCharsets.UTF_8)) { // byte fallback
                 int byteId = byteIds[b & 0xFF];
                 if (byteId < 0) {
-                    throw new IllegalArgumentException("cannot encode '" + sym[i] + "': the vocabulary has neither "
+                    throw new IllegalArgumentException("cannot encode '" + symbol + "': the vocabulary has neither "
                             + "that piece nor the byte-fallback piece " + String.format("<0x%02X>", b & 0xFF));
                 }
                 out.add(byteId);

@@ -2,6 +2,7 @@ package dev.pagewarden.core.tokenizer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -13,8 +14,9 @@ import java.util.Set;
  * @param model          {@code gpt2} or {@code llama}
  * @param pieces         raw vocabulary string per id
  * @param types          token type per id
- * @param scores         SentencePiece merge score per id (null for BPE)
- * @param merges         BPE merges in rank order, each {@code "left right"} (empty for SentencePiece)
+ * @param scores         SentencePiece merge score per id, higher first (null for BPE)
+ * @param merges         BPE merges in rank order, each {@code "left right"}; SentencePiece from
+ *                       {@code tokenizer.json} merges by them too, from GGUF (none) by the scores
  * @param preTokenizer   BPE split regexes in {@code tokenizer.json} syntax (empty for SentencePiece)
  * @param bos            BOS id or -1
  * @param eos            EOS id or -1
@@ -23,18 +25,40 @@ import java.util.Set;
  * @param addSpacePrefix SentencePiece: a space in front of text at the start and after a special token
  * @param ignoreMerges   BPE: a whole pre-token found in the vocabulary is taken as is (Llama 3)
  * @param nfc            normalise text to NFC first (Qwen's {@code tokenizer.json} says so)
+ * @param metaspace      SentencePiece from {@code tokenizer.json} with a {@code Metaspace} pre-tokenizer: its
+ *                       rule for the leading {@code ▁} replaces {@code addSpacePrefix}'s; null otherwise
  */
 public record TokenizerSpec(String model, List<String> pieces, TokenType[] types, float[] scores,
                             List<String> merges, List<String> preTokenizer, int bos, int eos, int eot,
-                            boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc) {
+                            boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc,
+                            Metaspace metaspace) {
+    /**
+     * Hugging Face's {@code Metaspace} pre-tokenizer: spaces become {@code ▁}; a {@code ▁} goes in front
+     * of text not starting with one, in front of the first text only ({@code first}: not after an
+     * added token that opens the input), of every text ({@code always}) or of none; {@code split}
+     * cuts the text in front of every {@code ▁}, so no merge crosses a word start.
+     */
+    public record Metaspace(Prepend prepend, boolean split) {
+        public enum Prepend { FIRST, ALWAYS, NEVER }
+
+        public Metaspace {
+            if (prepend == null) {
+                throw new IllegalArgumentException("Metaspace prepend scheme is null");
+            }
+        }
+    }
+
+    /** Without a {@code Metaspace} rule: GGUF's tokenizers and byte-level BPE. */
+    public TokenizerSpec(String model, List<String> pieces, TokenType[] types, float[] scores,
+                         List<String> merges, List<String> preTokenizer, int bos, int eos, int eot,
+                         boolean addBos, boolean addSpacePrefix, boolean ignoreMerges, boolean nfc) {
+        this(model, pieces, types, scores, merges, preTokenizer, bos, eos, eot, addBos, addSpacePrefix, ignoreMerges,
+                nfc, null);
+    }
+
     /** Spellings llama.cpp also treats as end of generation when the vocabulary has them. */
     private static final Set<String> END_OF_TURN_SPELLINGS = Set.of("<|eot_id|>", "<|im_end|>", "<|end|>",
             "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>", "<|eom_id|>");
-
-    /** Pre-tokenizer regexes of the GGUF {@code tokenizer.ggml.pre} names, in {@code tokenizer.json} syntax. */
-    public static final String LLAMA3_REGEX = PreTokenizer.LLAMA3;
-    public static final String QWEN2_REGEX = PreTokenizer.QWEN2;
-    public static final String GPT2_REGEX = PreTokenizer.GPT2;
 
     public TokenizerSpec {
         pieces = List.copyOf(pieces);
@@ -56,6 +80,9 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
         requireId("BOS", bos, pieces.size());
         requireId("EOS", eos, pieces.size());
         requireId("EOT", eot, pieces.size());
+        if (metaspace != null && !model.equals("llama")) {
+            throw new IllegalArgumentException("a Metaspace pre-tokenizer belongs to a SentencePiece (llama) tokenizer");
+        }
         if (!model.equals("gpt2") && !model.equals("llama")) {
             throw new IllegalArgumentException("tokenizer model '" + model + "' is not supported (supported: gpt2, llama)");
         }
@@ -68,23 +95,50 @@ public record TokenizerSpec(String model, List<String> pieces, TokenType[] types
     }
 
     /**
-     * GGUF's {@code tokenizer.ggml.pre} name for this BPE pre-tokenizer: {@code llama-bpe},
-     * {@code qwen2} or {@code gpt2}.
+     * The split regexes llama.cpp applies for each {@code tokenizer.ggml.pre} name (one after
+     * another), in {@code tokenizer.json} syntax; names sharing a regex set share a row. The first
+     * name of a row is the one written. {@code gpt2} is what earlier versions of this writer wrote
+     * (llama.cpp knows only {@code gpt-2}).
+     */
+    private static final List<Map.Entry<List<String>, List<String>>> GGUF_PRE = List.of(
+            Map.entry(List.of("llama-bpe", "llama3", "llama-v3", "dbrx", "smaug-bpe"), List.of(PreTokenizer.LLAMA3)),
+            Map.entry(List.of("qwen2", "stablelm2"), List.of(PreTokenizer.QWEN2)),
+            Map.entry(List.of("gpt-2", "gpt2", "mpt", "olmo"), List.of(PreTokenizer.GPT2)),
+            Map.entry(List.of("smollm", "starcoder", "refact", "command-r"), List.of("\\p{N}", PreTokenizer.GPT2)),
+            Map.entry(List.of("default"), List.of("[\\p{P}\\$\\+<=>\\^~\\|]+", PreTokenizer.GPT2, "\\p{N}+",
+                    "[0-9][0-9][0-9]")),
+            Map.entry(List.of("falcon"), List.of("[\\p{P}\\$\\+<=>\\^~\\|`]+", PreTokenizer.GPT2, "[0-9][0-9][0-9]")));
+
+    /**
+     * The pre-tokenizer regexes of a GGUF {@code tokenizer.ggml.pre} name.
+     *
+     * @throws IllegalArgumentException for a name not known here, naming it and the known ones
+     */
+    public static List<String> preTokenizerOf(String ggufPre) {
+        for (Map.Entry<List<String>, List<String>> e : GGUF_PRE) {
+            if (e.getKey().contains(ggufPre)) {
+                return e.getValue();
+            }
+        }
+        throw new IllegalArgumentException("tokenizer.ggml.pre '" + ggufPre + "' is not supported (supported: "
+                + String.join(", ", GGUF_PRE.stream().flatMap(e -> e.getKey().stream()).toList()) + ")");
+    }
+
+    /**
+     * GGUF's {@code tokenizer.ggml.pre} name for this BPE pre-tokenizer ({@code llama-bpe},
+     * {@code qwen2}, {@code gpt-2}, {@code smollm}, {@code default}, {@code falcon}).
      *
      * @throws IllegalArgumentException for a pre-tokenizer GGUF has no name for here
      */
     public String ggufPre() {
-        if (preTokenizer.equals(List.of(LLAMA3_REGEX))) {
-            return "llama-bpe";
-        }
-        if (preTokenizer.equals(List.of(QWEN2_REGEX))) {
-            return "qwen2";
-        }
-        if (preTokenizer.isEmpty() || preTokenizer.equals(List.of(GPT2_REGEX))) {
-            return "gpt2";
+        List<String> regexes = preTokenizer.isEmpty() ? List.of(PreTokenizer.GPT2) : preTokenizer;
+        for (Map.Entry<List<String>, List<String>> e : GGUF_PRE) {
+            if (e.getValue().equals(regexes)) {
+                return e.getKey().getFirst();
+            }
         }
         throw new IllegalArgumentException("no GGUF tokenizer.ggml.pre name for the pre-tokenizer " + preTokenizer
-                + " (known: llama-bpe, qwen2, gpt2)");
+                + " (known: " + String.join(", ", GGUF_PRE.stream().map(e -> e.getKey().getFirst()).toList()) + ")");
     }
 
     public TextTokenizer build() {

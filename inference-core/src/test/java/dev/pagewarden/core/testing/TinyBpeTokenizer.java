@@ -3,7 +3,6 @@ package dev.pagewarden.core.testing;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.pagewarden.core.tokenizer.TokenizerSpec;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,6 +14,10 @@ import java.nio.file.Path;
  * space with a letter), then two special tokens, {@code <|endoftext|>} (EOS) and {@code <|im_end|>}.
  */
 public final class TinyBpeTokenizer {
+    /** The split regex of Qwen 2's published tokenizer.json. */
+    private static final String QWEN2_SPLIT = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+            + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
     public static final int SIZE = 512;
     public static final int END_OF_TEXT = SIZE - 2;
     public static final int IM_END = SIZE - 1;
@@ -37,7 +40,7 @@ public final class TinyBpeTokenizer {
         pre.put("type", "Sequence");
         ArrayNode steps = pre.putArray("pretokenizers");
         ObjectNode split = steps.addObject();
-        split.put("type", "Split").putObject("pattern").put("Regex", TokenizerSpec.QWEN2_REGEX);
+        split.put("type", "Split").putObject("pattern").put("Regex", QWEN2_SPLIT);
         split.put("behavior", "Isolated").put("invert", false);
         steps.addObject().put("type", "ByteLevel").put("add_prefix_space", false).put("trim_offsets", false)
                 .put("use_regex", false);

