@@ -270,7 +270,20 @@ public final class MatMul {
         // 12% faster at batch 8 here than the four streams.
         int q = (end - start) / TILE;
         boolean adjacent = batch >= TILE;
-        for (int i = 0; i < q; i++) {
+        if (!adjacent && k.fusesBlocks(w.type(), cols)) {
+            // below batch 4 full tiles of BF16 and K-quant rows are computed on the blocks where
+            // they lie: decoding a tile costs more than its dot products when only one to three
+            // vectors use it (same bits: see RowKernels#blocks4x1)
+            long stride = (long) q * w.rowBytes();
+            for (int i = 0; i < q; i++) {
+                int r = start + i;
+                for (int b = 0; b < batch; b++) {
+                    k.blocks4x1(w.type(), w.data(), r * w.rowBytes(), stride, cols, x, b * cols, out, b * w.rows() + r, q,
+                            lanes);
+                }
+            }
+        }
+        for (int i = 0; i < q && (adjacent || !k.fusesBlocks(w.type(), cols)); i++) {
             tile(k, w, x, batch, out, start + (adjacent ? TILE * i : i), TILE, adjacent ? 1 : q, src, rowStride,
                     decoded, lanes);
         }

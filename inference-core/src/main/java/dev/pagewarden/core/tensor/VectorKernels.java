@@ -910,6 +910,224 @@ final class VectorKernels implements RowKernels {
         }
     }
 
+    @Override
+    public boolean fusesBlocks(DType type, int n) {
+        return BLOCK_VECTOR && L == 16 && switch (type) {
+            case BF16 -> n % L == 0;
+            case Q4_K, Q5_K, Q6_K -> n % 256 == 0;
+            default -> false;
+        };
+    }
+
+    /**
+     * Four rows, one 256-value block of each per call (BF16: the whole rows in one call), the four
+     * accumulators kept in {@code lanes} between blocks: only scalars and arrays cross the calls,
+     * so a block method that C2 leaves out of line boxes nothing (see {@link #q6Pair}). Per row the
+     * weights enter one fma chain in column order, as in {@link #dot4x1} on decoded rows.
+     */
+    @Override
+    public void blocks4x1(DType type, MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out,
+                          int oo, int oRow, float[] lanes) {
+        java.util.Arrays.fill(lanes, 0, 4 * L, 0f);
+        switch (type) {
+            case BF16 -> bf16Rows4(w, off, rowStride, n, x, xo, lanes);
+            case Q4_K -> {
+                for (int blk = 0; blk < n / 256; blk++) {
+                    q4kBlock4(w, off + 144L * blk, rowStride, x, xo + 256 * blk, lanes);
+                }
+            }
+            case Q5_K -> {
+                for (int blk = 0; blk < n / 256; blk++) {
+                    q5kBlock4(w, off + 176L * blk, rowStride, x, xo + 256 * blk, lanes);
+                }
+            }
+            case Q6_K -> {
+                for (int blk = 0; blk < n / 256; blk++) {
+                    q6kBlock4(w, off + 210L * blk, rowStride, x, xo + 256 * blk, lanes);
+                }
+            }
+            default -> throw new IllegalArgumentException("no in-place kernel for " + type);
+        }
+        out[oo] = sumLanes(x(lanes, 0));
+        out[oo + oRow] = sumLanes(x(lanes, L));
+        out[oo + 2 * oRow] = sumLanes(x(lanes, 2 * L));
+        out[oo + 3 * oRow] = sumLanes(x(lanes, 3 * L));
+    }
+
+    /** BF16 rows: a weight is its 16 bits shifted to the top of an fp32 (decodeBf16). */
+    private static void bf16Rows4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] acc) {
+        long o1 = off + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
+        FloatVector a0 = x(acc, 0), a1 = x(acc, L), a2 = x(acc, 2 * L), a3 = x(acc, 3 * L);
+        for (int i = 0; i < n; i += L) {
+            FloatVector xv = x(x, xo + i);
+            a0 = bf16(w, off + 2L * i).fma(xv, a0);
+            a1 = bf16(w, o1 + 2L * i).fma(xv, a1);
+            a2 = bf16(w, o2 + 2L * i).fma(xv, a2);
+            a3 = bf16(w, o3 + 2L * i).fma(xv, a3);
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, L);
+        a2.intoArray(acc, 2 * L);
+        a3.intoArray(acc, 3 * L);
+    }
+
+    private static FloatVector bf16(MemorySegment w, long at) {
+        return ((IntVector) ShortVector.fromMemorySegment(H, w, at, LE).convertShape(VectorOperators.S2I, I, 0))
+                .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    }
+
+    /**
+     * One Q5_K block (256 values) of four rows, {@code rowStride} bytes apart from {@code b0},
+     * times {@code x[xc..xc+256)}, added to the accumulators in {@code acc[0..4L)}: one call per
+     * row, independent chains the core overlaps.
+     */
+    private static void q5kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        long b = b0;
+        for (int k = 0; k < 4; k++, b += rowStride) {
+            q5kRow(w, b, x, xc, acc, k * L);
+        }
+    }
+
+    /**
+     * Q4_K, four rows side by side (four independent fma chains, one per row). The Vector API is
+     * called directly, not through helpers of this class: C2 always inlines its force-inline
+     * methods, but stops inlining ordinary ones once a method is this large, and a vector
+     * returned by a call left out of line is boxed.
+     */
+    private static void q4kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
+        float d0 = half(w, b0), d1 = half(w, b1), d2 = half(w, b2), d3 = half(w, b3);
+        float n0 = half(w, b0 + 2), n1 = half(w, b1 + 2), n2 = half(w, b2 + 2), n3 = half(w, b3 + 2);
+        long lo0 = w.get(I64_LE, b0 + 4), lo1 = w.get(I64_LE, b1 + 4), lo2 = w.get(I64_LE, b2 + 4), lo3 = w.get(I64_LE, b3 + 4);
+        int hi0 = w.get(I32_LE, b0 + 12), hi1 = w.get(I32_LE, b1 + 12), hi2 = w.get(I32_LE, b2 + 12), hi3 = w.get(I32_LE, b3 + 12);
+        FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
+        FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
+        for (int s = 0; s < 8; s++) {
+            long q = 16 + 32L * (s / 2);
+            int shift = (s & 1) * 4;
+            int sm0 = scaleMin(lo0, hi0, s), sm1 = scaleMin(lo1, hi1, s), sm2 = scaleMin(lo2, hi2, s), sm3 = scaleMin(lo3, hi3, s);
+            float s0 = d0 * (sm0 & 0xff), m0 = n0 * (sm0 >>> 8), s1 = d1 * (sm1 & 0xff), m1 = n1 * (sm1 >>> 8);
+            float s2 = d2 * (sm2 & 0xff), m2 = n2 * (sm2 >>> 8), s3 = d3 * (sm3 & 0xff), m3 = n3 * (sm3 >>> 8);
+            for (int l = 0; l < 32; l += 16) {
+                FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * s + l);
+                a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s0).sub(m0).fma(xv, a0);
+                a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s1).sub(m1).fma(xv, a1);
+                a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s2).sub(m2).fma(xv, a2);
+                a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s3).sub(m3).fma(xv, a3);
+            }
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, L);
+        a2.intoArray(acc, 2 * L);
+        a3.intoArray(acc, 3 * L);
+    }
+
+    /**
+     * Scale (low byte) and min (high byte) of sub-block {@code s} of a Q4_K / Q5_K block, from its
+     * 12 scale bytes read as {@code lo} (bytes 0..7) and {@code hi} (bytes 8..11): the bits of
+     * {@link Dequantizer#scaleK4} and {@link Dequantizer#minK4}.
+     */
+    private static int scaleMin(long lo, int hi, int s) {
+        if (s < 4) {
+            return (int) (lo >>> (8 * s)) & 63 | ((int) (lo >>> (8 * s + 32)) & 63) << 8;
+        }
+        int q = hi >>> (8 * (s - 4)); // byte s + 4
+        int sc = q & 0xf | ((int) (lo >>> (8 * (s - 4) + 6)) & 3) << 4; // top bits of byte s - 4
+        int m = (q >>> 4) & 0xf | ((int) (lo >>> (8 * s + 6)) & 3) << 4; // top bits of byte s
+        return sc | m << 8;
+    }
+
+    /**
+     * A Q5_K row block: sub-block s (values 32s..) is the low (even s) or high nibbles of the 32
+     * bytes of group s/2, with bit s of the 32 bytes at 16.. as the fifth bit. The scales are read
+     * once per block; one call per sub-block keeps each method within C2's inlining budget (see
+     * {@link #q4kBlock4}).
+     */
+    private static void q5kRow(MemorySegment w, long b, float[] x, int xc, float[] acc, int a) {
+        float d = half(w, b), dmin = half(w, b + 2);
+        long lo = w.get(I64_LE, b + 4);
+        int hi = w.get(I32_LE, b + 12);
+        for (int s = 0; s < 8; s++) {
+            int sm = scaleMin(lo, hi, s);
+            q5Sub(w, b + 48 + 32L * (s / 2), b + 16, s, d * (sm & 0xff), dmin * (sm >>> 8), x, xc + 32 * s, acc, a);
+        }
+    }
+
+    /** 32 Q5_K weights {@code sc * q - m} of sub-block {@code s}, onto acc[a..a+L): nibbles of the bytes at {@code q}, bit s of those at {@code h} on top. */
+    private static void q5Sub(MemorySegment w, long q, long h, int s, float sc, float m, float[] x, int xi, float[] acc,
+                              int a) {
+        int shift = (s & 1) * 4;
+        IntVector v0 = bytes(w, q).lanewise(VectorOperators.LSHR, shift).and(0xf)
+                .or(bytes(w, h).lanewise(VectorOperators.LSHR, s).and(1).lanewise(VectorOperators.LSHL, 4));
+        IntVector v1 = bytes(w, q + 16).lanewise(VectorOperators.LSHR, shift).and(0xf)
+                .or(bytes(w, h + 16).lanewise(VectorOperators.LSHR, s).and(1).lanewise(VectorOperators.LSHL, 4));
+        FloatVector t = toFloats(v0).mul(sc).sub(m).fma(x(x, xi), x(acc, a));
+        toFloats(v1).mul(sc).sub(m).fma(x(x, xi + 16), t).intoArray(acc, a);
+    }
+
+    /** 16 bytes at {@code at}, sign-extended to ints. */
+    private static IntVector bytes(MemorySegment w, long at) {
+        return (IntVector) ByteVector.fromMemorySegment(B, w, at, LE).convertShape(VectorOperators.B2I, I, 0);
+    }
+
+    /**
+     * One Q6_K block of four rows, as {@link #q4kBlock4} (q6Pair's operations). Half hf (values
+     * 128hf..) has its low bits at {@code 64hf}, its high bits at {@code 128 + 32hf} and eight
+     * int8 scales at {@code 192 + 8hf}; quarter j of a half (32 values) takes the low (j < 2) or
+     * high nibbles of the bytes at {@code 32*(j&1)}, bits 2j and 2j+1 of the high bytes, and
+     * scales 2j (first 16 values) and 2j+1.
+     */
+    private static void q6kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
+        float d0 = half(w, b0 + 208), d1 = half(w, b1 + 208), d2 = half(w, b2 + 208), d3 = half(w, b3 + 208);
+        FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
+        FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
+        for (int hq = 0; hq < 8; hq++) {
+            int hf = hq / 4, j = hq % 4;
+            long ql = 64L * hf + 32 * (j & 1), qh = 128 + 32L * hf, sc = 192 + 8L * hf + 2 * j;
+            int low = j >= 2 ? 4 : 0, high = 2 * j;
+            for (int l = 0; l < 32; l += 16) {
+                FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * hq + l);
+                long is = sc + l / 16;
+                a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).and(0xf)
+                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
+                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d0 * w.get(ValueLayout.JAVA_BYTE, b0 + is)).fma(xv, a0);
+                a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).and(0xf)
+                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
+                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d1 * w.get(ValueLayout.JAVA_BYTE, b1 + is)).fma(xv, a1);
+                a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).and(0xf)
+                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b2 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
+                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d2 * w.get(ValueLayout.JAVA_BYTE, b2 + is)).fma(xv, a2);
+                a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).and(0xf)
+                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b3 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
+                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d3 * w.get(ValueLayout.JAVA_BYTE, b3 + is)).fma(xv, a3);
+            }
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, L);
+        a2.intoArray(acc, 2 * L);
+        a3.intoArray(acc, 3 * L);
+    }
+
+    private static final ValueLayout.OfLong I64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfInt I32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+
+    private static float half(MemorySegment w, long at) {
+        return ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, at));
+    }
+
     private void decodeBf16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         int i = 0;
         for (; i <= n - L; i += L) {
