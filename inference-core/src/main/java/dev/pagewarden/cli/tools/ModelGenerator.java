@@ -60,6 +60,13 @@ public final class ModelGenerator {
     public static void generate(ModelConfig cfg, DType dtype, FileFormat format, long seed, Path out,
                                 TokenizerSpec tokenizer, String chatTemplate, LongFunction<LongConsumer> progress)
             throws IOException {
+        generate(cfg, dtype, false, format, seed, out, tokenizer, chatTemplate, progress);
+    }
+
+    /** As above; {@code mixed}: llama.cpp's Q4_K_M / Q5_K_M mix of {@code dtype} ({@link GgufLlama#mixedType}), GGUF only. */
+    public static void generate(ModelConfig cfg, DType dtype, boolean mixed, FileFormat format, long seed, Path out,
+                                TokenizerSpec tokenizer, String chatTemplate, LongFunction<LongConsumer> progress)
+            throws IOException {
         if (tokenizer != null && (format != FileFormat.GGUF || tokenizer.pieces().size() != cfg.vocabSize())) {
             throw new ModelFormatException(out + ": a real tokenizer goes into a GGUF file whose vocabulary is its size ("
                     + tokenizer.pieces().size() + " tokens, shape has " + cfg.vocabSize() + ")");
@@ -79,7 +86,7 @@ public final class ModelGenerator {
             case GGUF -> {
                 Vocabulary vocab = tokenizer == null && cfg.vocabSize() >= MIN_VOCAB_WITH_TOKENIZER
                         ? vocabulary(cfg.vocabSize()) : null;
-                GgufWriter w = GgufLlama.writer(cfg, vocab, dtype, "pagewarden-random-seed" + seed,
+                GgufWriter w = GgufLlama.writer(cfg, vocab, dtype, mixed, "pagewarden-random-seed" + seed,
                         slot -> weights(seed, slot));
                 if (tokenizer != null) {
                     GgufLlama.putTokenizer(w, tokenizer);
