@@ -960,10 +960,10 @@ final class VectorKernels implements RowKernels {
         FloatVector a0 = x(acc, 0), a1 = x(acc, L), a2 = x(acc, 2 * L), a3 = x(acc, 3 * L);
         for (int i = 0; i < n; i += L) {
             FloatVector xv = x(x, xo + i);
-            a0 = bf16(w, off + 2L * i).fma(xv, a0);
-            a1 = bf16(w, o1 + 2L * i).fma(xv, a1);
-            a2 = bf16(w, o2 + 2L * i).fma(xv, a2);
-            a3 = bf16(w, o3 + 2L * i).fma(xv, a3);
+            a0 = bf16(w, off + 2L * i).lanewise(VectorOperators.FMA, xv, a0);
+            a1 = bf16(w, o1 + 2L * i).lanewise(VectorOperators.FMA, xv, a1);
+            a2 = bf16(w, o2 + 2L * i).lanewise(VectorOperators.FMA, xv, a2);
+            a3 = bf16(w, o3 + 2L * i).lanewise(VectorOperators.FMA, xv, a3);
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, L);
@@ -973,7 +973,7 @@ final class VectorKernels implements RowKernels {
 
     private static FloatVector bf16(MemorySegment w, long at) {
         return ((IntVector) ShortVector.fromMemorySegment(H, w, at, LE).convertShape(VectorOperators.S2I, I, 0))
-                .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+                .lanewise(VectorOperators.LSHL, SIXTEEN_I).reinterpretAsFloats();
     }
 
     /**
@@ -991,8 +991,14 @@ final class VectorKernels implements RowKernels {
     /**
      * Q4_K, four rows side by side (four independent fma chains, one per row). The Vector API is
      * called directly, not through helpers of this class: C2 always inlines its force-inline
-     * methods, but stops inlining ordinary ones once a method is this large, and a vector
-     * returned by a call left out of line is boxed.
+     * methods, but stops inlining ordinary ones once a method is this large, and a vector returned
+     * by a call left out of line is boxed. Every operation is {@code lanewise} with vector
+     * operands (constants, broadcasts of the species), called from here: the shorthands
+     * ({@code mul}, {@code sub}, {@code fma}, {@code and}, scalar operands) dispatch inside the
+     * Vector API on the vector's class, with a call-site profile shared by all callers; once other
+     * code (the 256-bit {@link #exp}) has run there, C2 compiling in the background no longer
+     * knows the class and falls back to the Java implementation (a 1B-shape model decoded up to
+     * six times slower).
      */
     private static void q4kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
         long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
@@ -1004,26 +1010,48 @@ final class VectorKernels implements RowKernels {
         FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
         for (int s = 0; s < 8; s++) {
             long q = 16 + 32L * (s / 2);
-            int shift = (s & 1) * 4;
+            IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I;
             int sm0 = scaleMin(lo0, hi0, s), sm1 = scaleMin(lo1, hi1, s), sm2 = scaleMin(lo2, hi2, s), sm3 = scaleMin(lo3, hi3, s);
             float s0 = d0 * (sm0 & 0xff), m0 = n0 * (sm0 >>> 8), s1 = d1 * (sm1 & 0xff), m1 = n1 * (sm1 >>> 8);
             float s2 = d2 * (sm2 & 0xff), m2 = n2 * (sm2 >>> 8), s3 = d3 * (sm3 & 0xff), m3 = n3 * (sm3 >>> 8);
             for (int l = 0; l < 32; l += 16) {
                 FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * s + l);
                 a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s0).sub(m0).fma(xv, a0);
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s0))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m0)).lanewise(VectorOperators.FMA, xv, a0);
                 a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s1).sub(m1).fma(xv, a1);
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s1))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m1)).lanewise(VectorOperators.FMA, xv, a1);
                 a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s2).sub(m2).fma(xv, a2);
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s2))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m2)).lanewise(VectorOperators.FMA, xv, a2);
                 a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).and(0xf).convert(VectorOperators.I2F, 0)).mul(s3).sub(m3).fma(xv, a3);
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s3))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m3)).lanewise(VectorOperators.FMA, xv, a3);
             }
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, L);
         a2.intoArray(acc, 2 * L);
         a3.intoArray(acc, 3 * L);
+    }
+
+    // vector operands of the in-place kernels (see q4kBlock4); null where the kernels are not used
+    private static final IntVector ZERO_I = L == 16 ? IntVector.broadcast(I, 0) : null;
+    private static final IntVector ONE_I = L == 16 ? IntVector.broadcast(I, 1) : null;
+    private static final IntVector FOUR_I = L == 16 ? IntVector.broadcast(I, 4) : null;
+    private static final IntVector SIXTEEN_I = L == 16 ? IntVector.broadcast(I, 16) : null;
+    private static final IntVector THIRTY_TWO_I = L == 16 ? IntVector.broadcast(I, 32) : null;
+    private static final IntVector NIBBLE = L == 16 ? IntVector.broadcast(I, 0xf) : null;
+    private static final IntVector TWO_BITS = L == 16 ? IntVector.broadcast(I, 3) : null;
+    private static final IntVector[] SHIFTS = shifts();
+
+    private static IntVector[] shifts() {
+        IntVector[] v = new IntVector[8];
+        for (int i = 0; i < 8 && L == 16; i++) {
+            v[i] = IntVector.broadcast(I, i);
+        }
+        return v;
     }
 
     /**
@@ -1060,13 +1088,14 @@ final class VectorKernels implements RowKernels {
     /** 32 Q5_K weights {@code sc * q - m} of sub-block {@code s}, onto acc[a..a+L): nibbles of the bytes at {@code q}, bit s of those at {@code h} on top. */
     private static void q5Sub(MemorySegment w, long q, long h, int s, float sc, float m, float[] x, int xi, float[] acc,
                               int a) {
-        int shift = (s & 1) * 4;
-        IntVector v0 = bytes(w, q).lanewise(VectorOperators.LSHR, shift).and(0xf)
-                .or(bytes(w, h).lanewise(VectorOperators.LSHR, s).and(1).lanewise(VectorOperators.LSHL, 4));
-        IntVector v1 = bytes(w, q + 16).lanewise(VectorOperators.LSHR, shift).and(0xf)
-                .or(bytes(w, h + 16).lanewise(VectorOperators.LSHR, s).and(1).lanewise(VectorOperators.LSHL, 4));
-        FloatVector t = toFloats(v0).mul(sc).sub(m).fma(x(x, xi), x(acc, a));
-        toFloats(v1).mul(sc).sub(m).fma(x(x, xi + 16), t).intoArray(acc, a);
+        IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I, bit = SHIFTS[s];
+        FloatVector scale = FloatVector.broadcast(F, sc), min = FloatVector.broadcast(F, m);
+        IntVector v0 = bytes(w, q).lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE)
+                .lanewise(VectorOperators.OR, bytes(w, h).lanewise(VectorOperators.LSHR, bit).lanewise(VectorOperators.AND, ONE_I).lanewise(VectorOperators.LSHL, FOUR_I));
+        IntVector v1 = bytes(w, q + 16).lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE)
+                .lanewise(VectorOperators.OR, bytes(w, h + 16).lanewise(VectorOperators.LSHR, bit).lanewise(VectorOperators.AND, ONE_I).lanewise(VectorOperators.LSHL, FOUR_I));
+        FloatVector t = toFloats(v0).lanewise(VectorOperators.MUL, scale).lanewise(VectorOperators.SUB, min).lanewise(VectorOperators.FMA, x(x, xi), x(acc, a));
+        toFloats(v1).lanewise(VectorOperators.MUL, scale).lanewise(VectorOperators.SUB, min).lanewise(VectorOperators.FMA, x(x, xi + 16), t).intoArray(acc, a);
     }
 
     /** 16 bytes at {@code at}, sign-extended to ints. */
@@ -1089,30 +1118,34 @@ final class VectorKernels implements RowKernels {
         for (int hq = 0; hq < 8; hq++) {
             int hf = hq / 4, j = hq % 4;
             long ql = 64L * hf + 32 * (j & 1), qh = 128 + 32L * hf, sc = 192 + 8L * hf + 2 * j;
-            int low = j >= 2 ? 4 : 0, high = 2 * j;
+            IntVector low = j >= 2 ? FOUR_I : ZERO_I, high = SHIFTS[2 * j];
             for (int l = 0; l < 32; l += 16) {
                 FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * hq + l);
                 long is = sc + l / 16;
                 a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).and(0xf)
-                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
-                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d0 * w.get(ValueLayout.JAVA_BYTE, b0 + is)).fma(xv, a0);
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d0 * w.get(ValueLayout.JAVA_BYTE, b0 + is))).lanewise(VectorOperators.FMA, xv, a0);
                 a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).and(0xf)
-                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
-                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d1 * w.get(ValueLayout.JAVA_BYTE, b1 + is)).fma(xv, a1);
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d1 * w.get(ValueLayout.JAVA_BYTE, b1 + is))).lanewise(VectorOperators.FMA, xv, a1);
                 a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).and(0xf)
-                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b2 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
-                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d2 * w.get(ValueLayout.JAVA_BYTE, b2 + is)).fma(xv, a2);
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d2 * w.get(ValueLayout.JAVA_BYTE, b2 + is))).lanewise(VectorOperators.FMA, xv, a2);
                 a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).and(0xf)
-                        .or(((IntVector) ByteVector.fromMemorySegment(B, w, b3 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).and(3).lanewise(VectorOperators.LSHL, 4))
-                        .sub(32).convert(VectorOperators.I2F, 0)).mul(d3 * w.get(ValueLayout.JAVA_BYTE, b3 + is)).fma(xv, a3);
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d3 * w.get(ValueLayout.JAVA_BYTE, b3 + is))).lanewise(VectorOperators.FMA, xv, a3);
             }
         }
         a0.intoArray(acc, 0);
@@ -1187,8 +1220,8 @@ final class VectorKernels implements RowKernels {
             lo = lo.or(h.lanewise(VectorOperators.LSHR, bit).and(1).lanewise(VectorOperators.LSHL, 4));
             hi = hi.or(h.lanewise(VectorOperators.LSHR, bit + 1).and(1).lanewise(VectorOperators.LSHL, 4));
         }
-        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoMemorySegment(dst, oLow, LE);
-        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoMemorySegment(dst, oHigh, LE);
+        ((FloatVector) lo.convertShape(VectorOperators.I2F, F, 0)).mul(d1).sub(m1).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convertShape(VectorOperators.I2F, F, 0)).mul(d2).sub(m2).intoMemorySegment(dst, oHigh, LE);
     }
 
     private static void decodeQ6K(MemorySegment src, long off, int n, MemorySegment dst, long at) {
@@ -1224,12 +1257,12 @@ final class VectorKernels implements RowKernels {
         IntVector lo = a.and(0xf).or(h.lanewise(VectorOperators.LSHR, shift).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
         IntVector hi = a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, shift + 4).and(3)
                 .lanewise(VectorOperators.LSHL, 4)).sub(32);
-        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(sLow).intoMemorySegment(dst, oLow, LE);
-        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(sHigh).intoMemorySegment(dst, oHigh, LE);
+        ((FloatVector) lo.convertShape(VectorOperators.I2F, F, 0)).mul(sLow).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convertShape(VectorOperators.I2F, F, 0)).mul(sHigh).intoMemorySegment(dst, oHigh, LE);
     }
 
     private static FloatVector toFloats(IntVector v) {
-        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+        return (FloatVector) v.convertShape(VectorOperators.I2F, F, 0);
     }
 
     @Override
