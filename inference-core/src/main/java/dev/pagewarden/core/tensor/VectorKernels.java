@@ -1004,16 +1004,20 @@ final class VectorKernels implements RowKernels {
         long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
         float d0 = half(w, b0), d1 = half(w, b1), d2 = half(w, b2), d3 = half(w, b3);
         float n0 = half(w, b0 + 2), n1 = half(w, b1 + 2), n2 = half(w, b2 + 2), n3 = half(w, b3 + 2);
-        long lo0 = w.get(I64_LE, b0 + 4), lo1 = w.get(I64_LE, b1 + 4), lo2 = w.get(I64_LE, b2 + 4), lo3 = w.get(I64_LE, b3 + 4);
-        int hi0 = w.get(I32_LE, b0 + 12), hi1 = w.get(I32_LE, b1 + 12), hi2 = w.get(I32_LE, b2 + 12), hi3 = w.get(I32_LE, b3 + 12);
+        // the eight 6-bit scales and mins of each row, one byte each, unpacked before the loop: a
+        // call inside it (not always inlined) would spill the accumulators around it
+        long sc0 = scales(w, b0, 0), sc1 = scales(w, b1, 0), sc2 = scales(w, b2, 0), sc3 = scales(w, b3, 0);
+        long mn0 = scales(w, b0, 8), mn1 = scales(w, b1, 8), mn2 = scales(w, b2, 8), mn3 = scales(w, b3, 8);
         FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
         FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
         for (int s = 0; s < 8; s++) {
             long q = 16 + 32L * (s / 2);
             IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I;
-            int sm0 = scaleMin(lo0, hi0, s), sm1 = scaleMin(lo1, hi1, s), sm2 = scaleMin(lo2, hi2, s), sm3 = scaleMin(lo3, hi3, s);
-            float s0 = d0 * (sm0 & 0xff), m0 = n0 * (sm0 >>> 8), s1 = d1 * (sm1 & 0xff), m1 = n1 * (sm1 >>> 8);
-            float s2 = d2 * (sm2 & 0xff), m2 = n2 * (sm2 >>> 8), s3 = d3 * (sm3 & 0xff), m3 = n3 * (sm3 >>> 8);
+            int k = 8 * s;
+            float s0 = d0 * (int) (sc0 >>> k & 0xff), m0 = n0 * (int) (mn0 >>> k & 0xff);
+            float s1 = d1 * (int) (sc1 >>> k & 0xff), m1 = n1 * (int) (mn1 >>> k & 0xff);
+            float s2 = d2 * (int) (sc2 >>> k & 0xff), m2 = n2 * (int) (mn2 >>> k & 0xff);
+            float s3 = d3 * (int) (sc3 >>> k & 0xff), m3 = n3 * (int) (mn3 >>> k & 0xff);
             for (int l = 0; l < 32; l += 16) {
                 FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * s + l);
                 a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
@@ -1059,6 +1063,20 @@ final class VectorKernels implements RowKernels {
      * 12 scale bytes read as {@code lo} (bytes 0..7) and {@code hi} (bytes 8..11): the bits of
      * {@link Dequantizer#scaleK4} and {@link Dequantizer#minK4}.
      */
+    /**
+     * The eight scales ({@code shift} 0) or mins ({@code shift} 8) of the Q4_K / Q5_K block at
+     * {@code b}, sub-block s in byte s of the result.
+     */
+    private static long scales(MemorySegment w, long b, int shift) {
+        long lo = w.get(I64_LE, b + 4);
+        int hi = w.get(I32_LE, b + 12);
+        long out = 0;
+        for (int s = 0; s < 8; s++) {
+            out |= (long) (scaleMin(lo, hi, s) >>> shift & 0xff) << (8 * s);
+        }
+        return out;
+    }
+
     private static int scaleMin(long lo, int hi, int s) {
         if (s < 4) {
             return (int) (lo >>> (8 * s)) & 63 | ((int) (lo >>> (8 * s + 32)) & 63) << 8;
