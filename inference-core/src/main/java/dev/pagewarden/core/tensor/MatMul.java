@@ -26,9 +26,12 @@ import java.lang.foreign.MemorySegment;
  *   read from memory once for the whole batch: groups of four vectors go to
  *   {@link RowKernels#dot4x4}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  *   tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row,
- *   vector) pair as {@link RowKernels#dot}. Tiles of other types (F16 and Q8_0 with non-finite halves, BF16, Q4_0, the K-quants) are first decoded (exactly) into a
- *   per-thread fp32 buffer that stays in L1; F32 weights are read straight from the (possibly
- *   unaligned) segment.</li>
+ *   vector) pair as {@link RowKernels#dot}. Tiles of other types (F16 and Q8_0 with non-finite
+ *   halves, BF16, Q4_0, the K-quants) are first decoded (exactly) into a per-thread fp32 buffer
+ *   that stays in L1; F32 weights are read straight from the (possibly unaligned) segment. Below
+ *   batch 4, full tiles of BF16 and K-quant rows skip the buffer where the kernels can
+ *   ({@link RowKernels#fusesBlocks}): {@link RowKernels#blocks4x1} decodes each weight in registers
+ *   and feeds it to the same fma chain, so the outputs keep the bits of decoding first.</li>
  * </ul>
  */
 public final class MatMul {

@@ -42,6 +42,10 @@ import jdk.incubator.vector.VectorSpecies;
  * order and no lanes are ever summed. Batch 1 runs four panels (four streams) per loop (Q8_0: two
  * pairs); batches run two panels for up to eight vectors (16 accumulators). One loop per weight
  * type: see {@link #panelPair}.
+ *
+ * <p>In-place kernels ({@link #blocks4x1}, 16 lanes): BF16 and K-quant rows times one vector, four
+ * rows side by side, each weight decoded in registers with the block decoder's operations and fed
+ * to the row's fma chain, so the bits are those of {@link #decode} then {@link #dot4x1}.
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
