@@ -12,7 +12,11 @@ final class CliSupport {
 
     /** {@code f32}, {@code f16}, {@code bf16}, {@code q8_0}, {@code q4_0}, {@code q4_k}, {@code q5_k} or {@code q6_k} (any case). */
     static DType dtype(Args args, String option, String def) {
-        String v = args.string(option, def);
+        return dtype(args.string(option, def), option);
+    }
+
+    /** The value {@code v} of option {@code option}, as {@link #dtype(Args, String, String)}. */
+    static DType dtype(String v, String option) {
         return switch (v.toLowerCase(Locale.ROOT)) {
             case "f32" -> DType.F32;
             case "f16" -> DType.F16;

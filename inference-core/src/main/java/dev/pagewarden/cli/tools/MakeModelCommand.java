@@ -33,7 +33,7 @@ public final class MakeModelCommand implements Command {
     public String usage() {
         return "make-model --shape NAME|dim=..,hidden=..,layers=..,heads=..,kv_heads=..,vocab=..,seq=.. "
                 + "--out FILE|DIR [--format bin|gguf|safetensors (default: from FILE's extension; safetensors writes the "
-                + "Hugging Face folder DIR)] [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k (safetensors: f32|f16|bf16)] "
+                + "Hugging Face folder DIR)] [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k|q4_k_m|q5_k_m (safetensors: f32|f16|bf16)] "
                 + "[--seed N] [--tokenizer-out FILE (tokenizer.bin of the synthetic vocabulary)] "
                 + "[--arch llama|mistral|qwen2|qwen3 (default llama)] [--rope-scaling llama3] "
                 + "[--vocab-from DIR (a Hugging Face tokenizer folder: its tokenizer and chat template, and its vocabulary size; "
@@ -45,7 +45,11 @@ public final class MakeModelCommand implements Command {
         String shapeText = args.required("shape");
         Path file = Path.of(args.required("out"));
         String formatText = args.string("format", file.toString().endsWith(".bin") ? "bin" : "gguf");
-        DType dtype = CliSupport.dtype(args, "dtype", "f32");
+        // q4_k_m / q5_k_m: llama.cpp's mixes of Q4_K / Q5_K with Q6_K (GgufLlama.mixedType)
+        String dtypeText = args.string("dtype", "f32").toLowerCase(Locale.ROOT);
+        boolean mixed = dtypeText.equals("q4_k_m") || dtypeText.equals("q5_k_m");
+        DType dtype = mixed ? (dtypeText.startsWith("q4") ? DType.Q4_K : DType.Q5_K)
+                : CliSupport.dtype(dtypeText, "dtype");
         long seed = args.longValue("seed", 42);
         String tokenizerOut = args.string("tokenizer-out", null);
         String arch = args.string("arch", "llama").toLowerCase(Locale.ROOT);
@@ -70,8 +74,8 @@ public final class MakeModelCommand implements Command {
             case "safetensors" -> ModelGenerator.FileFormat.SAFETENSORS;
             default -> throw new Args.UsageException("--format must be bin, gguf or safetensors, got '" + formatText + "'");
         };
-        if (format == ModelGenerator.FileFormat.SAFETENSORS && !SafetensorsWriter.TYPES.contains(dtype)) {
-            throw new Args.UsageException("--dtype " + dtype.name().toLowerCase(Locale.ROOT)
+        if (format == ModelGenerator.FileFormat.SAFETENSORS && (mixed || !SafetensorsWriter.TYPES.contains(dtype))) {
+            throw new Args.UsageException("--dtype " + dtypeText
                     + ": a safetensors folder holds f32, f16 or bf16 weights; use --format gguf for quantised models");
         }
         ModelShape shape;
@@ -87,7 +91,7 @@ public final class MakeModelCommand implements Command {
                     + ": " + e.getMessage());
         }
         if (format == ModelGenerator.FileFormat.BIN && dtype != DType.F32) {
-            throw new Args.UsageException("--dtype " + dtype.name().toLowerCase(Locale.ROOT)
+            throw new Args.UsageException("--dtype " + dtypeText
                     + ": a llama2.c .bin checkpoint holds only f32 weights; use --format gguf");
         }
         ModelConfig c = shape.config();
@@ -106,14 +110,15 @@ public final class MakeModelCommand implements Command {
             }
             written = file.resolve(SafetensorsReader.SINGLE);
         } else {
-            ModelGenerator.generate(config, dtype, format, seed, file, tokenizer, template,
+            ModelGenerator.generate(config, dtype, mixed, format, seed, file, tokenizer, template,
                     ProgressBar.forStderr(err, "make-model"));
         }
         if (tokenizerOut != null) {
             TokenizerBinWriter.write(ModelGenerator.vocabulary(shape.config().vocabSize()), Path.of(tokenizerOut));
         }
         out.printf(Locale.ROOT, "wrote %s: %s %s shape %s, %d parameters, %s, %s in %.2f s%n", file, format,
-                arch, shape.name(), config.parameterCount(), dtype, ProgressBar.mb(Files.size(written)),
+                arch, shape.name(), config.parameterCount(), mixed ? dtypeText.toUpperCase(Locale.ROOT) : dtype,
+                ProgressBar.mb(Files.size(written)),
                 (System.nanoTime() - start) / 1e9);
         if (format == ModelGenerator.FileFormat.GGUF
                 && tokenizer == null && config.vocabSize() < ModelGenerator.MIN_VOCAB_WITH_TOKENIZER) {

@@ -68,10 +68,20 @@ public final class ModelGenerator {
     public static void generate(ModelConfig cfg, DType dtype, FileFormat format, long seed, Path out,
                                 TokenizerSpec tokenizer, String chatTemplate, LongFunction<LongConsumer> progress)
             throws IOException {
+        generate(cfg, dtype, false, format, seed, out, tokenizer, chatTemplate, progress);
+    }
+
+    /** As above; {@code mixed}: llama.cpp's Q4_K_M / Q5_K_M mix of {@code dtype} ({@link GgufLlama#mixedType}), GGUF only. */
+    public static void generate(ModelConfig cfg, DType dtype, boolean mixed, FileFormat format, long seed, Path out,
+                                TokenizerSpec tokenizer, String chatTemplate, LongFunction<LongConsumer> progress)
+            throws IOException {
         if (tokenizer != null && (format == FileFormat.BIN || tokenizer.pieces().size() != cfg.vocabSize())) {
             throw new ModelFormatException(out + ": a real tokenizer goes into a GGUF file or a Hugging Face folder "
                     + "whose vocabulary is its size (" + tokenizer.pieces().size() + " tokens, shape has "
                     + cfg.vocabSize() + ")");
+        }
+        if (mixed && format != FileFormat.GGUF) {
+            throw new ModelFormatException(out + ": llama.cpp's K-quant mixes are GGUF files (--format gguf)");
         }
         switch (format) {
             case BIN -> {
@@ -88,7 +98,7 @@ public final class ModelGenerator {
             case GGUF -> {
                 Vocabulary vocab = tokenizer == null && cfg.vocabSize() >= MIN_VOCAB_WITH_TOKENIZER
                         ? vocabulary(cfg.vocabSize()) : null;
-                GgufWriter w = GgufLlama.writer(cfg, vocab, dtype, "pagewarden-random-seed" + seed,
+                GgufWriter w = GgufLlama.writer(cfg, vocab, dtype, mixed, "pagewarden-random-seed" + seed,
                         slot -> weights(seed, slot));
                 if (tokenizer != null) {
                     GgufLlama.putTokenizer(w, tokenizer);

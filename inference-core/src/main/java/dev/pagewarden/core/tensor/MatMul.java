@@ -26,9 +26,12 @@ import java.lang.foreign.MemorySegment;
  *   read from memory once for the whole batch: groups of four vectors go to
  *   {@link RowKernels#dot4x4}, each remaining vector to {@link RowKernels#dot4x1} (rows of a partial
  *   tile to {@link RowKernels#dot}), and every kernel performs the same arithmetic per (row,
- *   vector) pair as {@link RowKernels#dot}. Tiles of other types (F16 and Q8_0 with non-finite halves, BF16, Q4_0, the K-quants) are first decoded (exactly) into a
- *   per-thread fp32 buffer that stays in L1; F32 weights are read straight from the (possibly
- *   unaligned) segment.</li>
+ *   vector) pair as {@link RowKernels#dot}. Tiles of other types (F16 and Q8_0 with non-finite
+ *   halves, BF16, Q4_0, the K-quants) are first decoded (exactly) into a per-thread fp32 buffer
+ *   that stays in L1; F32 weights are read straight from the (possibly unaligned) segment. Below
+ *   batch 4, full tiles of BF16 and K-quant rows skip the buffer where the kernels can
+ *   ({@link RowKernels#fusesBlocks}): {@link RowKernels#blocks4x1} decodes each weight in registers
+ *   and feeds it to the same fma chain, so the outputs keep the bits of decoding first.</li>
  * </ul>
  */
 public final class MatMul {
@@ -270,7 +273,20 @@ public final class MatMul {
         // 12% faster at batch 8 here than the four streams.
         int q = (end - start) / TILE;
         boolean adjacent = batch >= TILE;
-        for (int i = 0; i < q; i++) {
+        if (!adjacent && k.fusesBlocks(w.type(), cols)) {
+            // below batch 4 full tiles of BF16 and K-quant rows are computed on the blocks where
+            // they lie: decoding a tile costs more than its dot products when only one to three
+            // vectors use it (same bits: see RowKernels#blocks4x1)
+            long stride = (long) q * w.rowBytes();
+            for (int i = 0; i < q; i++) {
+                int r = start + i;
+                for (int b = 0; b < batch; b++) {
+                    k.blocks4x1(w.type(), w.data(), r * w.rowBytes(), stride, cols, x, b * cols, out, b * w.rows() + r, q,
+                            lanes);
+                }
+            }
+        }
+        for (int i = 0; i < q && (adjacent || !k.fusesBlocks(w.type(), cols)); i++) {
             tile(k, w, x, batch, out, start + (adjacent ? TILE * i : i), TILE, adjacent ? 1 : q, src, rowStride,
                     decoded, lanes);
         }

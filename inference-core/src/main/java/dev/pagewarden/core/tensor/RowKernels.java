@@ -44,6 +44,26 @@ interface RowKernels {
     void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
                 float[] out, int oo, int oRow, int oStride, float[] lanes);
 
+    /**
+     * Whether {@link #blocks4x1} computes rows of {@code n} values of {@code type} (BF16 or a
+     * K-quant) where they lie; otherwise {@link MatMul} decodes each tile into fp32 first.
+     */
+    default boolean fusesBlocks(DType type, int n) {
+        return false;
+    }
+
+    /**
+     * {@link #dot4x1} on four rows of a block type read where they lie (no fp32 copy), row k's
+     * blocks at byte {@code off + k*rowStride}: each weight is decoded in registers with the
+     * operations of {@link #decode} and enters the same fma chain, so the outputs have the bits of
+     * {@code decode} then {@code dot4x1}. Only where {@link #fusesBlocks}; {@code lanes} is
+     * {@link #lanesScratch()} floats of scratch.
+     */
+    default void blocks4x1(DType type, MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out,
+                           int oo, int oRow, float[] lanes) {
+        throw new UnsupportedOperationException(name() + " kernels do not compute " + type + " blocks in place");
+    }
+
     /** Rows per panel of {@link Matrix.Panels} that the panel kernels read. */
     int panelHeight();
 

@@ -42,6 +42,10 @@ import jdk.incubator.vector.VectorSpecies;
  * order and no lanes are ever summed. Batch 1 runs four panels (four streams) per loop (Q8_0: two
  * pairs); batches run two panels for up to eight vectors (16 accumulators). One loop per weight
  * type: see {@link #panelPair}.
+ *
+ * <p>In-place kernels ({@link #blocks4x1}, 16 lanes): BF16 and K-quant rows times one vector, four
+ * rows side by side, each weight decoded in registers with the block decoder's operations and fed
+ * to the row's fma chain, so the bits are those of {@link #decode} then {@link #dot4x1}.
  */
 final class VectorKernels implements RowKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
@@ -910,6 +914,275 @@ final class VectorKernels implements RowKernels {
         }
     }
 
+    @Override
+    public boolean fusesBlocks(DType type, int n) {
+        return BLOCK_VECTOR && L == 16 && switch (type) {
+            case BF16 -> n % L == 0;
+            case Q4_K, Q5_K, Q6_K -> n % 256 == 0;
+            default -> false;
+        };
+    }
+
+    /**
+     * Four rows, one 256-value block of each per call (BF16: the whole rows in one call), the four
+     * accumulators kept in {@code lanes} between blocks: only scalars and arrays cross the calls,
+     * so a block method that C2 leaves out of line boxes nothing (see {@link #q6Pair}). Per row the
+     * weights enter one fma chain in column order, as in {@link #dot4x1} on decoded rows.
+     */
+    @Override
+    public void blocks4x1(DType type, MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out,
+                          int oo, int oRow, float[] lanes) {
+        java.util.Arrays.fill(lanes, 0, 4 * L, 0f);
+        switch (type) {
+            case BF16 -> bf16Rows4(w, off, rowStride, n, x, xo, lanes);
+            case Q4_K -> {
+                for (int blk = 0; blk < n / 256; blk++) {
+                    q4kBlock4(w, off + 144L * blk, rowStride, x, xo + 256 * blk, lanes);
+                }
+            }
+            case Q5_K -> {
+                for (int blk = 0; blk < n / 256; blk++) {
+                    q5kBlock4(w, off + 176L * blk, rowStride, x, xo + 256 * blk, lanes);
+                }
+            }
+            case Q6_K -> {
+                for (int blk = 0; blk < n / 256; blk++) {
+                    q6kBlock4(w, off + 210L * blk, rowStride, x, xo + 256 * blk, lanes);
+                }
+            }
+            default -> throw new IllegalArgumentException("no in-place kernel for " + type);
+        }
+        out[oo] = sumLanes(x(lanes, 0));
+        out[oo + oRow] = sumLanes(x(lanes, L));
+        out[oo + 2 * oRow] = sumLanes(x(lanes, 2 * L));
+        out[oo + 3 * oRow] = sumLanes(x(lanes, 3 * L));
+    }
+
+    /** BF16 rows: a weight is its 16 bits shifted to the top of an fp32 (decodeBf16). */
+    private static void bf16Rows4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] acc) {
+        long o1 = off + rowStride, o2 = o1 + rowStride, o3 = o2 + rowStride;
+        FloatVector a0 = x(acc, 0), a1 = x(acc, L), a2 = x(acc, 2 * L), a3 = x(acc, 3 * L);
+        for (int i = 0; i < n; i += L) {
+            FloatVector xv = x(x, xo + i);
+            a0 = bf16(w, off + 2L * i).lanewise(VectorOperators.FMA, xv, a0);
+            a1 = bf16(w, o1 + 2L * i).lanewise(VectorOperators.FMA, xv, a1);
+            a2 = bf16(w, o2 + 2L * i).lanewise(VectorOperators.FMA, xv, a2);
+            a3 = bf16(w, o3 + 2L * i).lanewise(VectorOperators.FMA, xv, a3);
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, L);
+        a2.intoArray(acc, 2 * L);
+        a3.intoArray(acc, 3 * L);
+    }
+
+    private static FloatVector bf16(MemorySegment w, long at) {
+        return ((IntVector) ShortVector.fromMemorySegment(H, w, at, LE).convertShape(VectorOperators.S2I, I, 0))
+                .lanewise(VectorOperators.LSHL, SIXTEEN_I).reinterpretAsFloats();
+    }
+
+    /**
+     * One Q5_K block (256 values) of four rows, {@code rowStride} bytes apart from {@code b0},
+     * times {@code x[xc..xc+256)}, added to the accumulators in {@code acc[0..4L)}: one call per
+     * row, independent chains the core overlaps.
+     */
+    private static void q5kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        long b = b0;
+        for (int k = 0; k < 4; k++, b += rowStride) {
+            q5kRow(w, b, x, xc, acc, k * L);
+        }
+    }
+
+    /**
+     * Q4_K, four rows side by side (four independent fma chains, one per row). The Vector API is
+     * called directly, not through helpers of this class: C2 always inlines its force-inline
+     * methods, but stops inlining ordinary ones once a method is this large, and a vector returned
+     * by a call left out of line is boxed. Every operation is {@code lanewise} with vector
+     * operands (constants, broadcasts of the species), called from here: the shorthands
+     * ({@code mul}, {@code sub}, {@code fma}, {@code and}, scalar operands) dispatch inside the
+     * Vector API on the vector's class, with a call-site profile shared by all callers; once other
+     * code (the 256-bit {@link #exp}) has run there, C2 compiling in the background no longer
+     * knows the class and falls back to the Java implementation (a 1B-shape model decoded up to
+     * six times slower).
+     */
+    private static void q4kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
+        float d0 = half(w, b0), d1 = half(w, b1), d2 = half(w, b2), d3 = half(w, b3);
+        float n0 = half(w, b0 + 2), n1 = half(w, b1 + 2), n2 = half(w, b2 + 2), n3 = half(w, b3 + 2);
+        // the eight 6-bit scales and mins of each row, one byte each, unpacked before the loop: a
+        // call inside it (not always inlined) would spill the accumulators around it
+        long sc0 = scales(w, b0, 0), sc1 = scales(w, b1, 0), sc2 = scales(w, b2, 0), sc3 = scales(w, b3, 0);
+        long mn0 = scales(w, b0, 8), mn1 = scales(w, b1, 8), mn2 = scales(w, b2, 8), mn3 = scales(w, b3, 8);
+        FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
+        FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
+        for (int s = 0; s < 8; s++) {
+            long q = 16 + 32L * (s / 2);
+            IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I;
+            int k = 8 * s;
+            float s0 = d0 * (int) (sc0 >>> k & 0xff), m0 = n0 * (int) (mn0 >>> k & 0xff);
+            float s1 = d1 * (int) (sc1 >>> k & 0xff), m1 = n1 * (int) (mn1 >>> k & 0xff);
+            float s2 = d2 * (int) (sc2 >>> k & 0xff), m2 = n2 * (int) (mn2 >>> k & 0xff);
+            float s3 = d3 * (int) (sc3 >>> k & 0xff), m3 = n3 * (int) (mn3 >>> k & 0xff);
+            for (int l = 0; l < 32; l += 16) {
+                FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * s + l);
+                a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s0))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m0)).lanewise(VectorOperators.FMA, xv, a0);
+                a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s1))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m1)).lanewise(VectorOperators.FMA, xv, a1);
+                a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s2))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m2)).lanewise(VectorOperators.FMA, xv, a2);
+                a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s3))
+                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m3)).lanewise(VectorOperators.FMA, xv, a3);
+            }
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, L);
+        a2.intoArray(acc, 2 * L);
+        a3.intoArray(acc, 3 * L);
+    }
+
+    // vector operands of the in-place kernels (see q4kBlock4); null where the kernels are not used
+    private static final IntVector ZERO_I = L == 16 ? IntVector.broadcast(I, 0) : null;
+    private static final IntVector ONE_I = L == 16 ? IntVector.broadcast(I, 1) : null;
+    private static final IntVector FOUR_I = L == 16 ? IntVector.broadcast(I, 4) : null;
+    private static final IntVector SIXTEEN_I = L == 16 ? IntVector.broadcast(I, 16) : null;
+    private static final IntVector THIRTY_TWO_I = L == 16 ? IntVector.broadcast(I, 32) : null;
+    private static final IntVector NIBBLE = L == 16 ? IntVector.broadcast(I, 0xf) : null;
+    private static final IntVector TWO_BITS = L == 16 ? IntVector.broadcast(I, 3) : null;
+    private static final IntVector[] SHIFTS = shifts();
+
+    private static IntVector[] shifts() {
+        IntVector[] v = new IntVector[8];
+        for (int i = 0; i < 8 && L == 16; i++) {
+            v[i] = IntVector.broadcast(I, i);
+        }
+        return v;
+    }
+
+    /**
+     * Scale (low byte) and min (high byte) of sub-block {@code s} of a Q4_K / Q5_K block, from its
+     * 12 scale bytes read as {@code lo} (bytes 0..7) and {@code hi} (bytes 8..11): the bits of
+     * {@link Dequantizer#scaleK4} and {@link Dequantizer#minK4}.
+     */
+    /**
+     * The eight scales ({@code shift} 0) or mins ({@code shift} 8) of the Q4_K / Q5_K block at
+     * {@code b}, sub-block s in byte s of the result.
+     */
+    private static long scales(MemorySegment w, long b, int shift) {
+        long lo = w.get(I64_LE, b + 4);
+        int hi = w.get(I32_LE, b + 12);
+        long out = 0;
+        for (int s = 0; s < 8; s++) {
+            out |= (long) (scaleMin(lo, hi, s) >>> shift & 0xff) << (8 * s);
+        }
+        return out;
+    }
+
+    private static int scaleMin(long lo, int hi, int s) {
+        if (s < 4) {
+            return (int) (lo >>> (8 * s)) & 63 | ((int) (lo >>> (8 * s + 32)) & 63) << 8;
+        }
+        int q = hi >>> (8 * (s - 4)); // byte s + 4
+        int sc = q & 0xf | ((int) (lo >>> (8 * (s - 4) + 6)) & 3) << 4; // top bits of byte s - 4
+        int m = (q >>> 4) & 0xf | ((int) (lo >>> (8 * s + 6)) & 3) << 4; // top bits of byte s
+        return sc | m << 8;
+    }
+
+    /**
+     * A Q5_K row block: sub-block s (values 32s..) is the low (even s) or high nibbles of the 32
+     * bytes of group s/2, with bit s of the 32 bytes at 16.. as the fifth bit. The scales are read
+     * once per block; one call per sub-block keeps each method within C2's inlining budget (see
+     * {@link #q4kBlock4}).
+     */
+    private static void q5kRow(MemorySegment w, long b, float[] x, int xc, float[] acc, int a) {
+        float d = half(w, b), dmin = half(w, b + 2);
+        long lo = w.get(I64_LE, b + 4);
+        int hi = w.get(I32_LE, b + 12);
+        for (int s = 0; s < 8; s++) {
+            int sm = scaleMin(lo, hi, s);
+            q5Sub(w, b + 48 + 32L * (s / 2), b + 16, s, d * (sm & 0xff), dmin * (sm >>> 8), x, xc + 32 * s, acc, a);
+        }
+    }
+
+    /** 32 Q5_K weights {@code sc * q - m} of sub-block {@code s}, onto acc[a..a+L): nibbles of the bytes at {@code q}, bit s of those at {@code h} on top. */
+    private static void q5Sub(MemorySegment w, long q, long h, int s, float sc, float m, float[] x, int xi, float[] acc,
+                              int a) {
+        IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I, bit = SHIFTS[s];
+        FloatVector scale = FloatVector.broadcast(F, sc), min = FloatVector.broadcast(F, m);
+        IntVector v0 = bytes(w, q).lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE)
+                .lanewise(VectorOperators.OR, bytes(w, h).lanewise(VectorOperators.LSHR, bit).lanewise(VectorOperators.AND, ONE_I).lanewise(VectorOperators.LSHL, FOUR_I));
+        IntVector v1 = bytes(w, q + 16).lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE)
+                .lanewise(VectorOperators.OR, bytes(w, h + 16).lanewise(VectorOperators.LSHR, bit).lanewise(VectorOperators.AND, ONE_I).lanewise(VectorOperators.LSHL, FOUR_I));
+        FloatVector t = toFloats(v0).lanewise(VectorOperators.MUL, scale).lanewise(VectorOperators.SUB, min).lanewise(VectorOperators.FMA, x(x, xi), x(acc, a));
+        toFloats(v1).lanewise(VectorOperators.MUL, scale).lanewise(VectorOperators.SUB, min).lanewise(VectorOperators.FMA, x(x, xi + 16), t).intoArray(acc, a);
+    }
+
+    /** 16 bytes at {@code at}, sign-extended to ints. */
+    private static IntVector bytes(MemorySegment w, long at) {
+        return (IntVector) ByteVector.fromMemorySegment(B, w, at, LE).convertShape(VectorOperators.B2I, I, 0);
+    }
+
+    /**
+     * One Q6_K block of four rows, as {@link #q4kBlock4} (q6Pair's operations). Half hf (values
+     * 128hf..) has its low bits at {@code 64hf}, its high bits at {@code 128 + 32hf} and eight
+     * int8 scales at {@code 192 + 8hf}; quarter j of a half (32 values) takes the low (j < 2) or
+     * high nibbles of the bytes at {@code 32*(j&1)}, bits 2j and 2j+1 of the high bytes, and
+     * scales 2j (first 16 values) and 2j+1.
+     */
+    private static void q6kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
+        float d0 = half(w, b0 + 208), d1 = half(w, b1 + 208), d2 = half(w, b2 + 208), d3 = half(w, b3 + 208);
+        FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
+        FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
+        for (int hq = 0; hq < 8; hq++) {
+            int hf = hq / 4, j = hq % 4;
+            long ql = 64L * hf + 32 * (j & 1), qh = 128 + 32L * hf, sc = 192 + 8L * hf + 2 * j;
+            IntVector low = j >= 2 ? FOUR_I : ZERO_I, high = SHIFTS[2 * j];
+            for (int l = 0; l < 32; l += 16) {
+                FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * hq + l);
+                long is = sc + l / 16;
+                a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d0 * w.get(ValueLayout.JAVA_BYTE, b0 + is))).lanewise(VectorOperators.FMA, xv, a0);
+                a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d1 * w.get(ValueLayout.JAVA_BYTE, b1 + is))).lanewise(VectorOperators.FMA, xv, a1);
+                a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d2 * w.get(ValueLayout.JAVA_BYTE, b2 + is))).lanewise(VectorOperators.FMA, xv, a2);
+                a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
+                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
+                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
+                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
+                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d3 * w.get(ValueLayout.JAVA_BYTE, b3 + is))).lanewise(VectorOperators.FMA, xv, a3);
+            }
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, L);
+        a2.intoArray(acc, 2 * L);
+        a3.intoArray(acc, 3 * L);
+    }
+
+    private static final ValueLayout.OfLong I64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfInt I32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+
+    private static float half(MemorySegment w, long at) {
+        return ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, at));
+    }
+
     private void decodeBf16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         int i = 0;
         for (; i <= n - L; i += L) {
@@ -969,8 +1242,8 @@ final class VectorKernels implements RowKernels {
             lo = lo.or(h.lanewise(VectorOperators.LSHR, bit).and(1).lanewise(VectorOperators.LSHL, 4));
             hi = hi.or(h.lanewise(VectorOperators.LSHR, bit + 1).and(1).lanewise(VectorOperators.LSHL, 4));
         }
-        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoMemorySegment(dst, oLow, LE);
-        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoMemorySegment(dst, oHigh, LE);
+        ((FloatVector) lo.convertShape(VectorOperators.I2F, F, 0)).mul(d1).sub(m1).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convertShape(VectorOperators.I2F, F, 0)).mul(d2).sub(m2).intoMemorySegment(dst, oHigh, LE);
     }
 
     private static void decodeQ6K(MemorySegment src, long off, int n, MemorySegment dst, long at) {
@@ -1006,12 +1279,12 @@ final class VectorKernels implements RowKernels {
         IntVector lo = a.and(0xf).or(h.lanewise(VectorOperators.LSHR, shift).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
         IntVector hi = a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, shift + 4).and(3)
                 .lanewise(VectorOperators.LSHL, 4)).sub(32);
-        ((FloatVector) lo.convert(VectorOperators.I2F, 0)).mul(sLow).intoMemorySegment(dst, oLow, LE);
-        ((FloatVector) hi.convert(VectorOperators.I2F, 0)).mul(sHigh).intoMemorySegment(dst, oHigh, LE);
+        ((FloatVector) lo.convertShape(VectorOperators.I2F, F, 0)).mul(sLow).intoMemorySegment(dst, oLow, LE);
+        ((FloatVector) hi.convertShape(VectorOperators.I2F, F, 0)).mul(sHigh).intoMemorySegment(dst, oHigh, LE);
     }
 
     private static FloatVector toFloats(IntVector v) {
-        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+        return (FloatVector) v.convertShape(VectorOperators.I2F, F, 0);
     }
 
     @Override

@@ -69,6 +69,38 @@ class GeneratedModelRoundTripTest {
     }
 
     @Test
+    void q4KmMixHasLlamaCppTypesPerTensorAndLoadsBack() throws Exception {
+        // llama.cpp's use_more_bits(i, 16): i < 2, i >= 14, (i - 2) % 3 == 2, written out by hand
+        java.util.Set<Integer> moreBits = java.util.Set.of(0, 1, 4, 7, 10, 13, 14, 15);
+        ModelConfig cfg = ModelShape.parse("dim=256,hidden=512,layers=16,heads=4,kv_heads=2,vocab=300,seq=32").config();
+        for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
+            DType expected = switch (slot.role()) {
+                case TOKEN_EMBD -> DType.Q6_K; // tied: the embedding is the classifier
+                case WV, W2 -> moreBits.contains(slot.layer()) ? DType.Q6_K : DType.Q4_K;
+                case WQ, WK, WO, W1, W3 -> DType.Q4_K;
+                default -> DType.F32;
+            };
+            assertThat(GgufLlama.mixedType(slot, DType.Q4_K, cfg)).as(slot.ggufName()).isEqualTo(expected);
+        }
+        ModelConfig untied = ModelShape.parse("dim=256,hidden=512,layers=2,heads=4,kv_heads=2,vocab=300,seq=32,shared=false").config();
+        assertThat(GgufLlama.mixedType(LlamaTensors.slot(untied, LlamaTensors.Role.TOKEN_EMBD, 0), DType.Q5_K, untied))
+                .isEqualTo(DType.Q5_K);
+        assertThat(GgufLlama.mixedType(LlamaTensors.slot(untied, LlamaTensors.Role.OUTPUT, 0), DType.Q5_K, untied))
+                .isEqualTo(DType.Q6_K);
+        Path file = dir.resolve("mix.gguf");
+        ModelGenerator.generate(untied, DType.Q4_K, true, ModelGenerator.FileFormat.GGUF, SEED, file, null, null,
+                total -> done -> { });
+        try (LoadedModel m = ModelLoader.load(file, null)) {
+            assertThat(WeightChecks.assertMatches(m.weights(), slot -> ModelGenerator.weights(SEED, slot)))
+                    .isEqualTo(untied.parameterCount());
+            for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(untied)) {
+                assertThat(LlamaTensors.tensor(m.weights(), slot).type()).as(slot.ggufName())
+                        .isEqualTo(GgufLlama.mixedType(slot, DType.Q4_K, untied));
+            }
+        }
+    }
+
+    @Test
     void sameSeedGivesIdenticalBytesAndAnotherSeedDoesNot() throws Exception {
         ModelConfig cfg = ModelShape.parse("tiny-gqa").config();
         for (ModelGenerator.FileFormat format : ModelGenerator.FileFormat.values()) {

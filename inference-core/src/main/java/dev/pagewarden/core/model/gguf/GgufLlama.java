@@ -334,11 +334,39 @@ public final class GgufLlama {
     }
 
     /**
+     * Type a tensor is stored as in llama.cpp's Q4_K_M / Q5_K_M mix of {@code base} (Q4_K or Q5_K):
+     * the classifier Q6_K (with a tied classifier the token embedding, which serves as it, as
+     * llama.cpp does); {@code attn_v} and {@code ffn_down} Q6_K in the layers where llama.cpp's
+     * {@code use_more_bits(i, n)} holds ({@code i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2});
+     * everything else {@code base}. Then as {@link #storedType(LlamaTensors.Slot, DType)}.
+     */
+    public static DType mixedType(LlamaTensors.Slot slot, DType base, ModelConfig cfg) {
+        if (base != DType.Q4_K && base != DType.Q5_K) {
+            throw new IllegalArgumentException("the _K_M mixes are of Q4_K or Q5_K, not " + base);
+        }
+        int n = cfg.nLayers(), i = slot.layer();
+        boolean moreBits = i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+        DType type = switch (slot.role()) {
+            case OUTPUT -> DType.Q6_K;
+            case TOKEN_EMBD -> cfg.sharedClassifier() ? DType.Q6_K : base;
+            case WV, W2 -> moreBits ? DType.Q6_K : base;
+            default -> base;
+        };
+        return storedType(slot, type);
+    }
+
+    /**
      * A writer holding the architecture's metadata, the vocabulary (when not null) and every tensor of
      * {@code cfg} in llama.cpp's order, each produced by {@code source} ({@code rope_freqs.weight} comes
      * from the config's RoPE scaling).
      */
     public static GgufWriter writer(ModelConfig cfg, Vocabulary vocab, DType dtype, String name,
+                                    Function<LlamaTensors.Slot, RowSource> source) {
+        return writer(cfg, vocab, dtype, false, name, source);
+    }
+
+    /** As above; {@code mixed}: the tensors typed by {@link #mixedType} (llama.cpp's Q4_K_M or Q5_K_M of {@code dtype}). */
+    public static GgufWriter writer(ModelConfig cfg, Vocabulary vocab, DType dtype, boolean mixed, String name,
                                     Function<LlamaTensors.Slot, RowSource> source) {
         GgufWriter w = new GgufWriter();
         String p = cfg.architecture().ggufName() + ".";
@@ -372,7 +400,7 @@ public final class GgufLlama {
             putVocabulary(w, vocab);
         }
         for (LlamaTensors.Slot slot : LlamaTensors.ggufOrder(cfg)) {
-            DType type = storedType(slot, dtype);
+            DType type = mixed ? mixedType(slot, dtype, cfg) : storedType(slot, dtype);
             if (slot.role() == LlamaTensors.Role.ROPE_FREQS) {
                 float[] factors = cfg.ropeScaling().factors();
                 w.addVector(slot.ggufName(), type, slot.cols(), (row, dst) -> System.arraycopy(factors, 0, dst, 0, dst.length));
