@@ -32,6 +32,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Loads the configured model and runs its engine (prefill and decode workers in this process).
@@ -129,23 +130,21 @@ public class EngineHost implements AutoCloseable {
     }
 
     private static void registerGauges(MeterRegistry registry, Engine engine) {
-        for (PoolStats pool : engine.pools()) {
-            String name = pool.name();
-            for (String state : pool.pagesByState().keySet()) {
-                Gauge.builder("kv.pool.pages", engine, e -> stats(e, name).pagesByState().getOrDefault(state, 0))
+        // each gauge reads a snapshot of its own pool only (a snapshot walks the pool's pages)
+        List<Function<Engine, PoolStats>> pools = List.of(Engine::prefillPool, Engine::decodePool);
+        for (Function<Engine, PoolStats> stats : pools) {
+            PoolStats now = stats.apply(engine);
+            String name = now.name();
+            for (String state : now.pagesByState().keySet()) {
+                Gauge.builder("kv.pool.pages", engine, e -> stats.apply(e).pagesByState().getOrDefault(state, 0))
                         .description("KV pages by state").tag("worker", name).tag("state", state).register(registry);
             }
-            Gauge.builder("kv.pool.capacity.tokens", engine, e -> stats(e, name).capacityTokens()).tag("worker", name)
+            Gauge.builder("kv.pool.capacity.tokens", engine, e -> stats.apply(e).capacityTokens()).tag("worker", name)
                     .register(registry);
         }
         Gauge.builder("engine.context.window.tokens", engine, Engine::contextWindow).register(registry);
         Gauge.builder("engine.queue.depth", engine, Engine::queued).register(registry);
         Gauge.builder("kv.transfers.in.flight", engine, Engine::transfersInFlight).register(registry);
-    }
-
-    /** The served model, if any (private or not). */
-    private static PoolStats stats(Engine engine, String pool) {
-        return engine.pools().stream().filter(p -> p.name().equals(pool)).findFirst().orElseThrow();
     }
 
     /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */

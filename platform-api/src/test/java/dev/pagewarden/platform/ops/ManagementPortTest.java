@@ -52,7 +52,11 @@ class ManagementPortTest extends PlatformTest {
             management("not-the-token-at-all-000").get().uri(path).exchange().expectStatus().isUnauthorized();
         }
         assertThat(management(METRICS_TOKEN).get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
-                .expectBody(String.class).returnResult().getResponseBody()).contains("engine_context_window_tokens");
+                .expectBody(String.class).returnResult().getResponseBody()).contains("engine_context_window_tokens")
+                // every pool's pages by state, read from that pool (a fresh platform: all free, none leased)
+                .containsPattern("kv_pool_pages\\{[^}]*state=\"free\",worker=\"prefill-0\"\\} [1-9]")
+                .containsPattern("kv_pool_pages\\{[^}]*state=\"free\",worker=\"decode-0\"\\} [1-9]")
+                .containsPattern("kv_pool_capacity_tokens\\{[^}]*worker=\"decode-0\"\\} [1-9]");
         management(ADMIN_TOKEN).get().uri("/actuator/prometheus").exchange().expectStatus().isOk();
         management(METRICS_TOKEN).get().uri("/actuator/metrics").exchange().expectStatus().isOk();
     }
