@@ -2,26 +2,15 @@ package dev.pagewarden.core.model;
 
 import dev.pagewarden.cli.tools.ModelGenerator;
 import dev.pagewarden.cli.tools.ModelShape;
-import dev.pagewarden.core.backend.Backend;
-import dev.pagewarden.core.backend.BackendOptions;
-import dev.pagewarden.core.backend.Backends;
-import dev.pagewarden.core.backend.SequenceStep;
-import dev.pagewarden.core.fault.FaultHooks;
-import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.model.gguf.GgufLlama;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
-import dev.pagewarden.core.reference.ReferenceLlama;
-import dev.pagewarden.core.step.StepGuard;
+import dev.pagewarden.core.reference.ReferenceParity;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,49 +45,9 @@ class QuantizedModelParityTest {
             for (int i = 0; i < tokens.length; i++) {
                 tokens[i] = rnd.nextInt(cfg.vocabSize());
             }
-            double err = worstError(model, tokens, 9);
+            double err = ReferenceParity.worstError(model, tokens, 9);
             System.out.printf("%s: worst logits relative error %.3g%n", type, err);
             assertThat(err).as(type.name()).isLessThan(MAX_REL_ERROR);
-        }
-    }
-
-    /** Largest |fast - ref| relative to the largest |ref|. */
-    static double relError(float[] fast, double[] ref) {
-        double maxDiff = 0, maxRef = 0;
-        for (int i = 0; i < ref.length; i++) {
-            maxDiff = Math.max(maxDiff, Math.abs(fast[i] - ref[i]));
-            maxRef = Math.max(maxRef, Math.abs(ref[i]));
-        }
-        return maxDiff / maxRef;
-    }
-
-    /** The first {@code prefill} tokens as one chunk, then one per step; every logits row compared. */
-    static double worstError(LoadedModel model, int[] tokens, int prefill) {
-        ReferenceLlama ref = new ReferenceLlama(model.weights());
-        ModelConfig c = model.config();
-        try (Backend backend = Backends.select("cpu").create(model, new BackendOptions(2))) {
-            KvLayout layout = KvLayout.of(c, 16);
-            KvPool pool = new KvPool("test", backend.allocateKv(layout, layout.pagesFor(tokens.length)));
-            List<PageRef> pages = pool.allocate(7, "t", layout.pagesFor(tokens.length));
-            StepGuard guard = new StepGuard(backend, pool, FaultHooks.NONE);
-            float[][] logits = {new float[c.vocabSize()]};
-            double[] refLogits = null;
-            for (int p = 0; p < prefill; p++) {
-                refLogits = ref.forward(tokens[p], p);
-            }
-            assertThat(guard.forward(List.of(new SequenceStep(7, "t", Arrays.copyOf(tokens, prefill), 0, pages, true)),
-                    logits, i -> { })[0].allowed()).isTrue();
-            pool.markWrittenUpTo(7, pages, prefill);
-            double worst = relError(logits[0], refLogits);
-            for (int p = prefill; p < tokens.length; p++) {
-                refLogits = ref.forward(tokens[p], p);
-                assertThat(guard.forward(List.of(new SequenceStep(7, "t", new int[] {tokens[p]}, p, pages, true)),
-                        logits, i -> { })[0].allowed()).isTrue();
-                pool.markWrittenUpTo(7, pages, p + 1);
-                worst = Math.max(worst, relError(logits[0], refLogits));
-            }
-            pool.storage().close();
-            return worst;
         }
     }
 }

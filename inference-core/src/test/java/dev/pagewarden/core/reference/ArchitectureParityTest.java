@@ -86,7 +86,7 @@ class ArchitectureParityTest {
     void logitsMatchTheFloat64Reference(String arch, String shape, String ropeScaling) throws Exception {
         try (LoadedModel model = generated(arch, shape, ropeScaling)) {
             int[] tokens = randomTokens(new Random(11), 60, model.config().vocabSize());
-            double err = FastPathParityTest.worstError(model, tokens, 25);
+            double err = ReferenceParity.worstError(model, tokens, 25);
             System.out.printf("%s %s rope scaling %s: worst logits relative error %.3g%n", arch, shape, ropeScaling, err);
             assertThat(err).isLessThan(FastPathParityTest.MAX_REL_ERROR);
         }
