@@ -33,15 +33,7 @@ public record GenerationConfig(int bos, List<Integer> eos) {
         if (!Files.isRegularFile(file)) {
             return NONE;
         }
-        JsonNode c;
-        try {
-            c = new ObjectMapper().readTree(file.toFile());
-        } catch (IOException e) {
-            throw new ModelFormatException(file + ": not valid JSON: " + e.getMessage(), e);
-        }
-        if (c == null || !c.isObject()) {
-            throw new ModelFormatException(file + ": should hold a JSON object");
-        }
+        JsonNode c = HfLlama.jsonObject(file);
         int bos = -1;
         JsonNode b = c.get("bos_token_id");
         if (b != null && !b.isNull()) {

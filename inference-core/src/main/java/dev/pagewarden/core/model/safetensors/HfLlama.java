@@ -45,12 +45,8 @@ public final class HfLlama {
     private HfLlama() {
     }
 
-    /** The model shape of {@code dir/config.json}. */
-    public static ModelConfig config(Path dir) {
-        Path file = dir.resolve(CONFIG);
-        if (!Files.isRegularFile(file)) {
-            throw new ModelFormatException(dir + ": no " + CONFIG + " (not a Hugging Face model folder)");
-        }
+    /** A folder's JSON file ({@code config.json}, {@code generation_config.json}) that must hold one object. */
+    static JsonNode jsonObject(Path file) {
         JsonNode c;
         try {
             c = new ObjectMapper().readTree(file.toFile());
@@ -60,6 +56,16 @@ public final class HfLlama {
         if (c == null || !c.isObject()) {
             throw new ModelFormatException(file + ": should hold a JSON object");
         }
+        return c;
+    }
+
+    /** The model shape of {@code dir/config.json}. */
+    public static ModelConfig config(Path dir) {
+        Path file = dir.resolve(CONFIG);
+        if (!Files.isRegularFile(file)) {
+            throw new ModelFormatException(dir + ": no " + CONFIG + " (not a Hugging Face model folder)");
+        }
+        JsonNode c = jsonObject(file);
         try {
             return config(c);
         } catch (ModelFormatException e) {
