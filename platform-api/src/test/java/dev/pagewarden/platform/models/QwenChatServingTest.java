@@ -69,14 +69,19 @@ class QwenChatServingTest {
         LlamaCpp.require();
     }
 
+    /** A small random-weight Qwen3 shape (window 256) with the vocabulary of {@code spec}. */
+    static ModelConfig tinyQwen3(TokenizerSpec spec) {
+        return ModelShape.parse("dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=512,seq=256,shared=false")
+                .forArchitecture("qwen3", null).config().withVocabSize(spec.pieces().size());
+    }
+
     @BeforeAll
     static void serve() throws Exception {
         requireOracles();
         TokenizerSpec spec = HfTokenizer.load(QWEN3);
         tokenizer = spec.build();
         template = ChatTemplates.fromHfFolder(QWEN3).source();
-        ModelConfig cfg = ModelShape.parse("dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=512,seq=256,shared=false")
-                .forArchitecture("qwen3", null).config().withVocabSize(spec.pieces().size());
+        ModelConfig cfg = tinyQwen3(spec);
         gguf = home.resolve("qwen3-chat.gguf");
         ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 7, gguf, spec, template, size -> b -> { });
         app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
@@ -117,8 +122,16 @@ class QwenChatServingTest {
     }
 
     private static JsonNode chat(String user, boolean stream) throws Exception {
+        return chat(http, key, "qwen3-chat", user, stream);
+    }
+
+    /**
+     * One user turn to {@code model}, greedy, at most {@link #MAX_TOKENS}: the reply, or for a stream its
+     * deltas joined ({@code text}) with the last finish reason and the usage chunk.
+     */
+    static JsonNode chat(PlainHttp http, String key, String model, String user, boolean stream) throws Exception {
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("model", "qwen3-chat");
+        body.put("model", model);
         body.put("messages", List.of(Map.of("role", "user", "content", user)));
         body.put("max_tokens", MAX_TOKENS);
         body.put("temperature", 0);
@@ -131,8 +144,8 @@ class QwenChatServingTest {
         if (!stream) {
             return JSON.readTree(r.body());
         }
-        // the stream's deltas joined, with the usage chunk's counts
         StringBuilder text = new StringBuilder();
+        String finish = null;
         JsonNode usage = null;
         for (String line : r.body().split("\n")) {
             if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
@@ -141,12 +154,19 @@ class QwenChatServingTest {
             JsonNode chunk = JSON.readTree(line.substring(6));
             for (JsonNode c : chunk.path("choices")) {
                 text.append(c.path("delta").path("content").asText(""));
+                if (c.hasNonNull("finish_reason")) {
+                    finish = c.get("finish_reason").asText();
+                }
             }
             if (chunk.hasNonNull("usage")) {
                 usage = chunk.get("usage");
             }
         }
-        return JSON.valueToTree(Map.of("text", text.toString(), "usage", usage));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("text", text.toString());
+        out.put("finish_reason", finish);
+        out.put("usage", usage);
+        return JSON.valueToTree(out);
     }
 
     /** What llama.cpp makes of the oracle's rendering: the prompt ids and the greedy answer's text. */

@@ -3,7 +3,6 @@ package dev.pagewarden.platform.models;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pagewarden.cli.tools.Converter;
 import dev.pagewarden.cli.tools.ModelGenerator;
-import dev.pagewarden.cli.tools.ModelShape;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.tokenizer.HfTokenizer;
@@ -21,9 +20,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,8 +48,7 @@ class QwenFolderServingTest {
         QwenChatServingTest.requireOracles();
         TokenizerSpec spec = HfTokenizer.load(QwenChatServingTest.QWEN3);
         tokenizer = spec.build();
-        ModelConfig cfg = ModelShape.parse("dim=64,hidden=128,layers=2,heads=4,kv_heads=2,vocab=512,seq=256,shared=false")
-                .forArchitecture("qwen3", null).config().withVocabSize(spec.pieces().size());
+        ModelConfig cfg = QwenChatServingTest.tinyQwen3(spec);
         Path folder = home.resolve(FOLDER_NAME);
         ModelGenerator.generateHfFolder(cfg, "qwen3", DType.F32, 11, folder, size -> done -> { });
         ModelGenerator.copyHfTokenizer(QwenChatServingTest.QWEN3, spec, folder);
@@ -117,45 +112,7 @@ class QwenFolderServingTest {
         assertThat(usage.path("total_tokens").asInt()).isEqualTo(prompt + completion);
     }
 
-    /** The reply, or for a stream its deltas joined with the last finish reason and the usage chunk. */
     private static JsonNode chat(String user, boolean stream) throws Exception {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("model", FOLDER_NAME);
-        body.put("messages", List.of(Map.of("role", "user", "content", user)));
-        body.put("max_tokens", MAX_TOKENS);
-        body.put("temperature", 0);
-        body.put("stream", stream);
-        if (stream) {
-            body.put("stream_options", Map.of("include_usage", true));
-        }
-        HttpResponse<String> r = http.send(http.post("/v1/chat/completions", key,
-                QwenChatServingTest.JSON.writeValueAsString(body)));
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        if (!stream) {
-            return QwenChatServingTest.JSON.readTree(r.body());
-        }
-        StringBuilder text = new StringBuilder();
-        String finish = null;
-        JsonNode usage = null;
-        for (String line : r.body().split("\n")) {
-            if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
-                continue;
-            }
-            JsonNode chunk = QwenChatServingTest.JSON.readTree(line.substring(6));
-            for (JsonNode c : chunk.path("choices")) {
-                text.append(c.path("delta").path("content").asText(""));
-                if (c.hasNonNull("finish_reason")) {
-                    finish = c.get("finish_reason").asText();
-                }
-            }
-            if (chunk.hasNonNull("usage")) {
-                usage = chunk.get("usage");
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("text", text.toString());
-        out.put("finish_reason", finish);
-        out.put("usage", usage);
-        return QwenChatServingTest.JSON.valueToTree(out);
+        return QwenChatServingTest.chat(http, key, FOLDER_NAME, user, stream);
     }
 }
