@@ -71,14 +71,20 @@ public final class WeightChecks {
      * file stores, the error is at most d/2 plus 127 times the scale's own fp16 rounding error.
      */
     static double q8Error(float[] row, int col) {
+        double amax = blockAmax(row, col);
+        double d = amax / 127;
+        double dStored = Float.float16ToFloat(Float.floatToFloat16((float) d));
+        return d / 2 + 127 * Math.abs(d - dStored) + 1e-6 * amax + 1e-12;
+    }
+
+    /** The largest magnitude in the 32-value block that holds column {@code col}. */
+    private static double blockAmax(float[] row, int col) {
         int start = col / 32 * 32;
         double amax = 0;
         for (int i = start; i < start + 32; i++) {
             amax = Math.max(amax, Math.abs((double) row[i]));
         }
-        double d = amax / 127;
-        double dStored = Float.float16ToFloat(Float.floatToFloat16((float) d));
-        return d / 2 + 127 * Math.abs(d - dStored) + 1e-6 * amax + 1e-12;
+        return amax;
     }
 
     /** Half the spacing of bfloat16 numbers around {@code x} (8 significant bits), plus float slack. */
@@ -94,11 +100,7 @@ public final class WeightChecks {
      * 8 times the scale's fp16 rounding error.
      */
     static double q40Error(float[] row, int col) {
-        int start = col / 32 * 32;
-        double amax = 0;
-        for (int i = start; i < start + 32; i++) {
-            amax = Math.max(amax, Math.abs((double) row[i]));
-        }
+        double amax = blockAmax(row, col);
         double d = amax / 8;
         double dStored = Float.float16ToFloat(Float.floatToFloat16((float) d));
         return d + 8 * Math.abs(d - dStored) + 1e-6 * amax + 1e-12;
