@@ -993,56 +993,115 @@ final class VectorKernels implements RowKernels {
     }
 
     /**
-     * Q4_K, four rows side by side (four independent fma chains, one per row). The Vector API is
-     * called directly, not through helpers of this class: C2 always inlines its force-inline
-     * methods, but stops inlining ordinary ones once a method is this large, and a vector returned
-     * by a call left out of line is boxed. Every operation is {@code lanewise} with vector
-     * operands (constants, broadcasts of the species), called from here: the shorthands
-     * ({@code mul}, {@code sub}, {@code fma}, {@code and}, scalar operands) dispatch inside the
-     * Vector API on the vector's class, with a call-site profile shared by all callers; once other
-     * code (the 256-bit {@link #exp}) has run there, C2 compiling in the background no longer
-     * knows the class and falls back to the Java implementation (a 1B-shape model decoded up to
-     * six times slower).
+     * Q4_K, four rows side by side (four independent fma chains, one per row). A 4-bit weight
+     * {@code q} of a sub-block can take only 16 values, {@code q * scale - min}: they are computed
+     * once per sub-block (the products and differences of the decoder, so the same bits) into one
+     * vector, and each nibble picks its weight from it with a lane permute instead of a conversion,
+     * a multiplication and a subtraction. The 32 bytes of a group hold two sub-blocks (low and
+     * high nibbles) and are loaded once. The Vector API is called directly, not through helpers
+     * of this class: C2 always inlines its force-inline methods, but stops inlining ordinary ones
+     * once a method is this large, and a vector returned by a call left out of line is boxed.
+     * Every operation is {@code lanewise} with vector operands (constants, broadcasts of the
+     * species), called from here: the shorthands ({@code mul}, {@code sub}, {@code fma},
+     * {@code and}, scalar operands) dispatch inside the Vector API on the vector's class, with a
+     * call-site profile shared by all callers; once other code (the 256-bit {@link #exp}) has run
+     * there, C2 compiling in the background no longer knows the class and falls back to the Java
+     * implementation (a 1B-shape model decoded up to six times slower).
      */
     private static void q4kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
         long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
-        float d0 = half(w, b0), d1 = half(w, b1), d2 = half(w, b2), d3 = half(w, b3);
-        float n0 = half(w, b0 + 2), n1 = half(w, b1 + 2), n2 = half(w, b2 + 2), n3 = half(w, b3 + 2);
-        // the eight 6-bit scales and mins of each row, one byte each, unpacked before the loop: a
-        // call inside it (not always inlined) would spill the accumulators around it
-        long sc0 = scales(w, b0, 0), sc1 = scales(w, b1, 0), sc2 = scales(w, b2, 0), sc3 = scales(w, b3, 0);
-        long mn0 = scales(w, b0, 8), mn1 = scales(w, b1, 8), mn2 = scales(w, b2, 8), mn3 = scales(w, b3, 8);
+        float[] sm = acc; // from lane 64, per row: the eight sub-block scales, then the eight mins
+        kScales(w, b0, sm, 64);
+        kScales(w, b1, sm, 80);
+        kScales(w, b2, sm, 96);
+        kScales(w, b3, sm, 112);
+        FloatVector iota = IOTA_F;
+        IntVector nib = NIBBLE, four = FOUR_I;
         FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
         FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
-        for (int s = 0; s < 8; s++) {
-            long q = 16 + 32L * (s / 2);
-            IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I;
-            int k = 8 * s;
-            float s0 = d0 * (int) (sc0 >>> k & 0xff), m0 = n0 * (int) (mn0 >>> k & 0xff);
-            float s1 = d1 * (int) (sc1 >>> k & 0xff), m1 = n1 * (int) (mn1 >>> k & 0xff);
-            float s2 = d2 * (int) (sc2 >>> k & 0xff), m2 = n2 * (int) (mn2 >>> k & 0xff);
-            float s3 = d3 * (int) (sc3 >>> k & 0xff), m3 = n3 * (int) (mn3 >>> k & 0xff);
-            for (int l = 0; l < 32; l += 16) {
-                FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * s + l);
-                a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s0))
-                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m0)).lanewise(VectorOperators.FMA, xv, a0);
-                a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s1))
-                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m1)).lanewise(VectorOperators.FMA, xv, a1);
-                a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s2))
-                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m2)).lanewise(VectorOperators.FMA, xv, a2);
-                a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + q + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE).convertShape(VectorOperators.I2F, F, 0)).lanewise(VectorOperators.MUL, FloatVector.broadcast(F, s3))
-                        .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, m3)).lanewise(VectorOperators.FMA, xv, a3);
-            }
+        for (int g = 0; g < 4; g++) {
+            long q = 16 + 32L * g;
+            int xg = xc + 64 * g;
+            FloatVector x0 = FloatVector.fromArray(F, x, xg), x1 = FloatVector.fromArray(F, x, xg + 16);
+            FloatVector x2 = FloatVector.fromArray(F, x, xg + 32), x3 = FloatVector.fromArray(F, x, xg + 48);
+            IntVector v0, v1, lo, hi;
+            v0 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + q, LE).convertShape(VectorOperators.B2I, I, 0);
+            v1 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + q + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+            lo = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[64 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[72 + 2 * g])).reinterpretAsInts();
+            hi = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[65 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[73 + 2 * g])).reinterpretAsInts();
+            a0 = v0.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x0, a0);
+            a0 = v1.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x1, a0);
+            a0 = v0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x2, a0);
+            a0 = v1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x3, a0);
+            v0 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + q, LE).convertShape(VectorOperators.B2I, I, 0);
+            v1 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + q + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+            lo = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[80 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[88 + 2 * g])).reinterpretAsInts();
+            hi = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[81 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[89 + 2 * g])).reinterpretAsInts();
+            a1 = v0.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x0, a1);
+            a1 = v1.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x1, a1);
+            a1 = v0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x2, a1);
+            a1 = v1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x3, a1);
+            v0 = (IntVector) ByteVector.fromMemorySegment(B, w, b2 + q, LE).convertShape(VectorOperators.B2I, I, 0);
+            v1 = (IntVector) ByteVector.fromMemorySegment(B, w, b2 + q + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+            lo = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[96 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[104 + 2 * g])).reinterpretAsInts();
+            hi = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[97 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[105 + 2 * g])).reinterpretAsInts();
+            a2 = v0.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x0, a2);
+            a2 = v1.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x1, a2);
+            a2 = v0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x2, a2);
+            a2 = v1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x3, a2);
+            v0 = (IntVector) ByteVector.fromMemorySegment(B, w, b3 + q, LE).convertShape(VectorOperators.B2I, I, 0);
+            v1 = (IntVector) ByteVector.fromMemorySegment(B, w, b3 + q + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+            lo = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[112 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[120 + 2 * g])).reinterpretAsInts();
+            hi = iota.lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[113 + 2 * g]))
+                    .lanewise(VectorOperators.SUB, FloatVector.broadcast(F, sm[121 + 2 * g])).reinterpretAsInts();
+            a3 = v0.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x0, a3);
+            a3 = v1.lanewise(VectorOperators.AND, nib).selectFrom(lo).reinterpretAsFloats().lanewise(VectorOperators.FMA, x1, a3);
+            a3 = v0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x2, a3);
+            a3 = v1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).selectFrom(hi).reinterpretAsFloats()
+                    .lanewise(VectorOperators.FMA, x3, a3);
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, L);
         a2.intoArray(acc, 2 * L);
         a3.intoArray(acc, 3 * L);
     }
+
+    /**
+     * The eight sub-block scales {@code d * sc} and mins {@code dmin * m} of the Q4_K / Q5_K
+     * block at {@code b} into {@code out[o..o+16)}: the 6-bit fields unpacked eight at a time
+     * with word masks, then converted and multiplied in one vector (the decoder's products).
+     */
+    private static void kScales(MemorySegment w, long b, float[] out, int o) {
+        long u01 = w.get(I64_LE, b + 4);
+        long u0 = u01 & 0xffff_ffffL, u1 = u01 >>> 32, u2 = w.get(I32_LE, b + 12) & 0xffff_ffffL;
+        // bytes 0-3 hold the low 6 bits of scales 0-3, bytes 4-7 those of mins 0-3, bytes 8-11 the
+        // low 4 bits of scales 4-7 (low nibbles) and mins 4-7 (high nibbles), whose top two bits
+        // are the top bits of bytes 0-3 (scales) and 4-7 (mins)
+        long scales = u0 & 0x3f3f_3f3fL | (u2 & 0x0f0f_0f0fL | (u0 >>> 6 & 0x0303_0303L) << 4) << 32;
+        long mins = u1 & 0x3f3f_3f3fL | (u2 >>> 4 & 0x0f0f_0f0fL | (u1 >>> 6 & 0x0303_0303L) << 4) << 32;
+        FloatVector dd = FloatVector.broadcast(F, half(w, b)).blend(FloatVector.broadcast(F, half(w, b + 2)), HIGH8);
+        ((FloatVector) LongVector.zero(L128).withLane(0, scales).withLane(1, mins).reinterpretAsBytes()
+                .convertShape(VectorOperators.B2F, F, 0)).lanewise(VectorOperators.MUL, dd).intoArray(out, o);
+    }
+
+    private static final VectorSpecies<Long> L128 = LongVector.SPECIES_128;
+    private static final VectorMask<Float> HIGH8 = L == 16 ? VectorMask.fromLong(F, 0xff00L) : null;
+    private static final FloatVector IOTA_F = L == 16
+            ? (FloatVector) IntVector.zero(I).addIndex(1).convertShape(VectorOperators.I2F, F, 0) : null;
 
     // vector operands of the in-place kernels (see q4kBlock4); null where the kernels are not used
     private static final IntVector ZERO_I = L == 16 ? IntVector.broadcast(I, 0) : null;
@@ -1052,35 +1111,12 @@ final class VectorKernels implements RowKernels {
     private static final IntVector THIRTY_TWO_I = L == 16 ? IntVector.broadcast(I, 32) : null;
     private static final IntVector NIBBLE = L == 16 ? IntVector.broadcast(I, 0xf) : null;
     private static final IntVector TWO_BITS = L == 16 ? IntVector.broadcast(I, 3) : null;
-    private static final IntVector[] SHIFTS = shifts();
-
-    private static IntVector[] shifts() {
-        IntVector[] v = new IntVector[8];
-        for (int i = 0; i < 8 && L == 16; i++) {
-            v[i] = IntVector.broadcast(I, i);
-        }
-        return v;
-    }
 
     /**
      * Scale (low byte) and min (high byte) of sub-block {@code s} of a Q4_K / Q5_K block, from its
      * 12 scale bytes read as {@code lo} (bytes 0..7) and {@code hi} (bytes 8..11): the bits of
      * {@link Dequantizer#scaleK4} and {@link Dequantizer#minK4}.
      */
-    /**
-     * The eight scales ({@code shift} 0) or mins ({@code shift} 8) of the Q4_K / Q5_K block at
-     * {@code b}, sub-block s in byte s of the result.
-     */
-    private static long scales(MemorySegment w, long b, int shift) {
-        long lo = w.get(I64_LE, b + 4);
-        int hi = w.get(I32_LE, b + 12);
-        long out = 0;
-        for (int s = 0; s < 8; s++) {
-            out |= (long) (scaleMin(lo, hi, s) >>> shift & 0xff) << (8 * s);
-        }
-        return out;
-    }
-
     private static int scaleMin(long lo, int hi, int s) {
         if (s < 4) {
             return (int) (lo >>> (8 * s)) & 63 | ((int) (lo >>> (8 * s + 32)) & 63) << 8;
@@ -1110,7 +1146,7 @@ final class VectorKernels implements RowKernels {
     /** 32 Q5_K weights {@code sc * q - m} of sub-block {@code s}, onto acc[a..a+L): nibbles of the bytes at {@code q}, bit s of those at {@code h} on top. */
     private static void q5Sub(MemorySegment w, long q, long h, int s, float sc, float m, float[] x, int xi, float[] acc,
                               int a) {
-        IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I, bit = SHIFTS[s];
+        IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I, bit = IntVector.broadcast(I, s); // see q6kHalf2
         FloatVector scale = FloatVector.broadcast(F, sc), min = FloatVector.broadcast(F, m);
         IntVector v0 = bytes(w, q).lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE)
                 .lanewise(VectorOperators.OR, bytes(w, h).lanewise(VectorOperators.LSHR, bit).lanewise(VectorOperators.AND, ONE_I).lanewise(VectorOperators.LSHL, FOUR_I));
@@ -1126,54 +1162,116 @@ final class VectorKernels implements RowKernels {
     }
 
     /**
-     * One Q6_K block of four rows, as {@link #q4kBlock4} (q6Pair's operations). Half hf (values
-     * 128hf..) has its low bits at {@code 64hf}, its high bits at {@code 128 + 32hf} and eight
-     * int8 scales at {@code 192 + 8hf}; quarter j of a half (32 values) takes the low (j < 2) or
-     * high nibbles of the bytes at {@code 32*(j&1)}, bits 2j and 2j+1 of the high bytes, and
-     * scales 2j (first 16 values) and 2j+1.
+     * One Q6_K block of four rows, as {@link #q4kBlock4} (the decoder's operations per value, in
+     * column order). Half hf (values 128hf..) has its low bits at {@code 64hf}, its high bits at
+     * {@code 128 + 32hf} and eight int8 scales at {@code 192 + 8hf}; quarter j of a half (32
+     * values) takes the low (j < 2) or high nibbles of the bytes at {@code 32*(j&1)}, bits 2j and
+     * 2j+1 of the high bytes, and scales 2j (first 16 values) and 2j+1. Each byte is loaded once
+     * per half for all four quarters.
      */
     private static void q6kBlock4(MemorySegment w, long b0, long rowStride, float[] x, int xc, float[] acc) {
+        float[] sm = acc; // from lane 64, per row: the sixteen sub-block scales d * sc
         long b1 = b0 + rowStride, b2 = b1 + rowStride, b3 = b2 + rowStride;
-        float d0 = half(w, b0 + 208), d1 = half(w, b1 + 208), d2 = half(w, b2 + 208), d3 = half(w, b3 + 208);
-        FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
-        FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
-        for (int hq = 0; hq < 8; hq++) {
-            int hf = hq / 4, j = hq % 4;
-            long ql = 64L * hf + 32 * (j & 1), qh = 128 + 32L * hf, sc = 192 + 8L * hf + 2 * j;
-            IntVector low = j >= 2 ? FOUR_I : ZERO_I, high = SHIFTS[2 * j];
-            for (int l = 0; l < 32; l += 16) {
-                FloatVector xv = FloatVector.fromArray(F, x, xc + 32 * hq + l);
-                long is = sc + l / 16;
-                a0 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
-                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
-                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
-                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d0 * w.get(ValueLayout.JAVA_BYTE, b0 + is))).lanewise(VectorOperators.FMA, xv, a0);
-                a1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
-                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
-                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
-                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d1 * w.get(ValueLayout.JAVA_BYTE, b1 + is))).lanewise(VectorOperators.FMA, xv, a1);
-                a2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
-                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b2 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
-                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
-                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d2 * w.get(ValueLayout.JAVA_BYTE, b2 + is))).lanewise(VectorOperators.FMA, xv, a2);
-                a3 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + ql + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                        .lanewise(VectorOperators.LSHR, low).lanewise(VectorOperators.AND, NIBBLE)
-                        .lanewise(VectorOperators.OR, ((IntVector) ByteVector.fromMemorySegment(B, w, b3 + qh + l, LE).convertShape(VectorOperators.B2I, I, 0))
-                                .lanewise(VectorOperators.LSHR, high).lanewise(VectorOperators.AND, TWO_BITS).lanewise(VectorOperators.LSHL, FOUR_I))
-                        .lanewise(VectorOperators.SUB, THIRTY_TWO_I).convertShape(VectorOperators.I2F, F, 0))
-                        .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, d3 * w.get(ValueLayout.JAVA_BYTE, b3 + is))).lanewise(VectorOperators.FMA, xv, a3);
-            }
+        q6Scales(w, b0, sm, 64);
+        q6Scales(w, b1, sm, 80);
+        q6Scales(w, b2, sm, 96);
+        q6Scales(w, b3, sm, 112);
+        // two rows and one half per call: a larger method is more than C1 can compile (it runs out
+        // of virtual registers), and without its profile C2 never compiles it either
+        for (int hf = 0; hf < 2; hf++) {
+            q6kHalf2(w, b0, b1, hf, x, xc, acc, 0, 64);
+            q6kHalf2(w, b2, b3, hf, x, xc, acc, 2 * L, 96);
         }
-        a0.intoArray(acc, 0);
-        a1.intoArray(acc, L);
-        a2.intoArray(acc, 2 * L);
-        a3.intoArray(acc, 3 * L);
+    }
+
+    /**
+     * Half {@code hf} of the Q6_K blocks at {@code b0} and {@code b1} (see {@link #q6kBlock4}),
+     * onto the accumulators at {@code acc[a..a+2L)}, their scales at {@code acc[so..so+32)}.
+     */
+    private static void q6kHalf2(MemorySegment w, long b0, long b1, int hf, float[] x, int xc, float[] acc, int a,
+                                 int so) {
+        float[] sm = acc;
+        IntVector nib = NIBBLE, two = TWO_BITS, four = FOUR_I, minus = THIRTY_TWO_I;
+        // broadcasts of the species, not elements of an array: C2 knows a constant's or a
+        // broadcast's class, but takes an array element's from the shared profile of the Vector API
+        // call that masks shift counts, and leaves that call out of line once another shape has run there
+        IntVector s2 = IntVector.broadcast(I, 2), s4 = IntVector.broadcast(I, 4), s6 = IntVector.broadcast(I, 6);
+        FloatVector a0 = FloatVector.fromArray(F, acc, a), a1 = FloatVector.fromArray(F, acc, a + L);
+        long ql = 64L * hf, qh = 128 + 32L * hf;
+        int xh = xc + 128 * hf, s = 8 * hf;
+        FloatVector x0 = FloatVector.fromArray(F, x, xh), x1 = FloatVector.fromArray(F, x, xh + 16);
+        FloatVector x2 = FloatVector.fromArray(F, x, xh + 32), x3 = FloatVector.fromArray(F, x, xh + 48);
+        FloatVector x4 = FloatVector.fromArray(F, x, xh + 64), x5 = FloatVector.fromArray(F, x, xh + 80);
+        FloatVector x6 = FloatVector.fromArray(F, x, xh + 96), x7 = FloatVector.fromArray(F, x, xh + 112);
+        IntVector l0, l1, l2, l3, h0, h1;
+        l0 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql, LE).convertShape(VectorOperators.B2I, I, 0);
+        l1 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+        l2 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + 32, LE).convertShape(VectorOperators.B2I, I, 0);
+        l3 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + 48, LE).convertShape(VectorOperators.B2I, I, 0);
+        h0 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh, LE).convertShape(VectorOperators.B2I, I, 0);
+        h1 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+        a0 = ((FloatVector) l0.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + s])).lanewise(VectorOperators.FMA, x0, a0);
+        a0 = ((FloatVector) l1.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 1 + s])).lanewise(VectorOperators.FMA, x1, a0);
+        a0 = ((FloatVector) l2.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 2 + s])).lanewise(VectorOperators.FMA, x2, a0);
+        a0 = ((FloatVector) l3.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 3 + s])).lanewise(VectorOperators.FMA, x3, a0);
+        a0 = ((FloatVector) l0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 4 + s])).lanewise(VectorOperators.FMA, x4, a0);
+        a0 = ((FloatVector) l1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 5 + s])).lanewise(VectorOperators.FMA, x5, a0);
+        a0 = ((FloatVector) l2.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 6 + s])).lanewise(VectorOperators.FMA, x6, a0);
+        a0 = ((FloatVector) l3.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 7 + s])).lanewise(VectorOperators.FMA, x7, a0);
+        l0 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql, LE).convertShape(VectorOperators.B2I, I, 0);
+        l1 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+        l2 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + 32, LE).convertShape(VectorOperators.B2I, I, 0);
+        l3 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + 48, LE).convertShape(VectorOperators.B2I, I, 0);
+        h0 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh, LE).convertShape(VectorOperators.B2I, I, 0);
+        h1 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+        a1 = ((FloatVector) l0.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + s])).lanewise(VectorOperators.FMA, x0, a1);
+        a1 = ((FloatVector) l1.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 1 + s])).lanewise(VectorOperators.FMA, x1, a1);
+        a1 = ((FloatVector) l2.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 2 + s])).lanewise(VectorOperators.FMA, x2, a1);
+        a1 = ((FloatVector) l3.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 3 + s])).lanewise(VectorOperators.FMA, x3, a1);
+        a1 = ((FloatVector) l0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 4 + s])).lanewise(VectorOperators.FMA, x4, a1);
+        a1 = ((FloatVector) l1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 5 + s])).lanewise(VectorOperators.FMA, x5, a1);
+        a1 = ((FloatVector) l2.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 6 + s])).lanewise(VectorOperators.FMA, x6, a1);
+        a1 = ((FloatVector) l3.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 7 + s])).lanewise(VectorOperators.FMA, x7, a1);
+        a0.intoArray(acc, a);
+        a1.intoArray(acc, a + L);
+    }
+
+    /** The sixteen sub-block scales {@code d * sc} of the Q6_K block at {@code b} into {@code out[o..o+16)}. */
+    private static void q6Scales(MemorySegment w, long b, float[] out, int o) {
+        ((FloatVector) ByteVector.fromMemorySegment(B, w, b + 192, LE).convertShape(VectorOperators.B2F, F, 0))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, half(w, b + 208))).intoArray(out, o);
     }
 
     private static final ValueLayout.OfLong I64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
