@@ -5,6 +5,7 @@ import dev.pagewarden.cli.command.Command;
 import dev.pagewarden.cli.bench.http.BenchHttpCommand;
 import dev.pagewarden.cli.tools.ConvertCommand;
 import dev.pagewarden.cli.tools.MakeModelCommand;
+import dev.pagewarden.cli.tools.PkiCommand;
 import dev.pagewarden.core.model.ModelFormatException;
 import dev.pagewarden.core.request.InvalidRequestException;
 
@@ -23,7 +24,8 @@ public final class Main {
     static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
         for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand(),
-                new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand())) {
+                new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand(),
+                new PkiCommand())) {
             m.put(c.name(), c);
         }
         return m;
