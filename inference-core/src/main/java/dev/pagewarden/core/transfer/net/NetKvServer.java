@@ -57,6 +57,7 @@ public final class NetKvServer implements AutoCloseable {
     private Consumer<ChannelPipeline> pipelineHook = p -> { };
 
     public NetKvServer(String nodeName) {
+        WireCodec.requireName(nodeName, "node name");
         this.nodeName = nodeName;
     }
 
@@ -119,7 +120,8 @@ public final class NetKvServer implements AutoCloseable {
         private final Set<Key> open = new LinkedHashSet<>();
         /** Transfers with a refused page: the refusal ended them, so their later pages are refused unseen. Worker only. */
         private final Set<Key> refused = new HashSet<>();
-        private String peer;
+        /** Who is at the other end, for the log (written on the network thread, read on the worker). */
+        private volatile String peer;
         private boolean greeted;
 
         Connection(KvReceiver receiver, KvLayout expected) {

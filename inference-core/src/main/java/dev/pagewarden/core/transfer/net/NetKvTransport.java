@@ -83,6 +83,7 @@ public final class NetKvTransport implements KvTransport {
         if (maxInFlight < 1) {
             throw new IllegalArgumentException("at least one page must be allowed in flight, got " + maxInFlight);
         }
+        WireCodec.requireName(nodeName, "node name");
         this.host = host;
         this.port = port;
         this.ssl = ssl;

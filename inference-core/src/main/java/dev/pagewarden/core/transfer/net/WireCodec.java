@@ -21,7 +21,8 @@ import java.util.List;
  * The byte format of {@link WireMessage}s, big-endian: {@code int length} (of what follows), {@code byte type},
  * {@code long sequence}, then the message's fields in record order. Strings are a {@code short} byte count and
  * UTF-8 (at most {@value #MAX_STRING_BYTES} bytes); a page's writers are an {@code int} count and longs, its
- * bytes an {@code int} count and the raw page image.
+ * bytes an {@code int} count and the raw page image. A hello's layout is its five fields and then the page
+ * size in bytes, which the receiver checks against the layout (a page image of another element size is refused).
  *
  * <p>Each direction of a connection numbers its messages from 0 up by exactly 1; a receiver that sees any
  * other number (a replayed, reordered or dropped message) stops reading that connection. A length above the
@@ -30,9 +31,9 @@ import java.util.List;
  */
 final class WireCodec {
     static final int PROTOCOL_VERSION = 1;
-    static final int MAX_STRING_BYTES = 255;
+    static final int MAX_STRING_BYTES = 1024;
     /** Longest frame of any message but a page: hello, done, ack and the answers. */
-    static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 5 * 4 + 1;
+    static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 4 * 4 + 1 + 8;
     private static final int MIN_FRAME = 1 + 8;
     private static final byte HELLO = 1, PAGE = 2, DONE = 3, ACK = 4, FRAME_RESULT = 5, DONE_RESULT = 6;
     /** A page frame without its writers and bytes. */
@@ -56,6 +57,18 @@ final class WireCodec {
      */
     static void write(ByteBufAllocator alloc, long seq, WireMessage msg, List<Object> out) {
         ByteBuf b = alloc.buffer(msg instanceof Page p ? PAGE_HEADER + 8 * p.writers().length : MAX_CONTROL_FRAME + 4);
+        try {
+            fill(b, seq, msg, out);
+        } catch (RuntimeException e) {
+            b.release();
+            if (msg instanceof Page p) {
+                p.bytes().release();
+            }
+            throw e;
+        }
+    }
+
+    private static void fill(ByteBuf b, long seq, WireMessage msg, List<Object> out) {
         b.writeInt(0); // length, filled in below
         switch (msg) {
             case Hello h -> {
@@ -65,6 +78,7 @@ final class WireCodec {
                 KvLayout l = h.layout();
                 b.writeInt(l.nLayers()).writeInt(l.kvDim()).writeInt(l.pageTokens()).writeInt(l.headDim());
                 b.writeByte(l.order().ordinal());
+                b.writeLong(l.pageBytes());
             }
             case Page p -> {
                 head(b, PAGE, seq);
@@ -110,11 +124,17 @@ final class WireCodec {
     }
 
     private static void string(ByteBuf b, String s) {
+        b.writeShort(requireName(s, "name").length).writeBytes(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The UTF-8 of a name that fits on the wire, or an exception that says why it does not. */
+    static byte[] requireName(String s, String what) {
         byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
         if (utf8.length > MAX_STRING_BYTES) {
-            throw new IllegalArgumentException("name longer than " + MAX_STRING_BYTES + " bytes: " + s);
+            throw new IllegalArgumentException(what + " of " + utf8.length + " bytes; at most " + MAX_STRING_BYTES
+                    + " fit on the wire");
         }
-        b.writeShort(utf8.length).writeBytes(utf8);
+        return utf8;
     }
 
     private static String string(ByteBuf b) {
@@ -141,6 +161,11 @@ final class WireCodec {
                     layout = new KvLayout(layers, kvDim, pageTokens, headDim, KvLayout.Order.values()[order]);
                 } catch (IllegalArgumentException e) {
                     throw new CorruptedFrameException(e.getMessage());
+                }
+                long pageBytes = b.readLong();
+                if (pageBytes != layout.pageBytes()) {
+                    throw new CorruptedFrameException("hello claims pages of " + pageBytes + " bytes, its layout makes "
+                            + layout.pageBytes());
                 }
                 yield new Hello(version, node, layout);
             }

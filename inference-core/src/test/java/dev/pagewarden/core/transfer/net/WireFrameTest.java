@@ -172,8 +172,25 @@ class WireFrameTest {
     @Test
     void aControlMessageFrameIsCappedEvenWithoutPages() {
         EmbeddedChannel in = new EmbeddedChannel(new WireCodec.Decoder(WireCodec.MAX_CONTROL_FRAME));
-        assertThatThrownBy(() -> in.writeInbound(frames(new long[] {0}, page(0, 512))))
+        assertThatThrownBy(() -> in.writeInbound(frames(new long[] {0}, page(0, 2 * WireCodec.MAX_STRING_BYTES))))
                 .isInstanceOf(CorruptedFrameException.class).hasMessageContaining("frame length");
+    }
+
+    @Test
+    void aHelloWhosePageSizeDisagreesWithItsLayoutIsRefused() {
+        ByteBuf wire = frames(new long[] {0}, new Hello(WireCodec.PROTOCOL_VERSION, "prefill-0", LAYOUT));
+        int last = wire.writerIndex() - 8;
+        assertThat(wire.getLong(last)).isEqualTo(2L * 2 * 4 * 8 * Float.BYTES); // layers, K and V, slots, kvDim, fp32
+        wire.setLong(last, LAYOUT.pageBytes() / 2); // a half-precision page of the same shape
+        EmbeddedChannel in = new EmbeddedChannel(new WireCodec.Decoder(WireCodec.MAX_CONTROL_FRAME));
+        assertThatThrownBy(() -> in.writeInbound(wire)).isInstanceOf(CorruptedFrameException.class)
+                .hasMessageContaining("pages of 256 bytes, its layout makes 512");
+    }
+
+    @Test
+    void aNodeNameTooLongForTheWireIsRefusedUpFront() {
+        assertThatThrownBy(() -> new NetKvServer("n".repeat(2000))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("node name of 2000 bytes");
     }
 
     /** Frames before {@code goodBefore} are delivered; the decoder then refuses, and reads nothing after. */
