@@ -37,6 +37,7 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -50,6 +51,8 @@ import java.util.function.Consumer;
  */
 public final class NetKvServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(NetKvServer.class.getName());
+    /** Pages of one connection held in memory before the intake has seen them, at most (a sender that ignores its answers waits). */
+    private static final int MAX_QUEUED_PAGES = 16;
     static final String TLS = "tls", DECODER = "decoder", ENCODER = "encoder", HANDLER = "handler";
     private final String nodeName;
     private EventLoopGroup group;
@@ -123,6 +126,8 @@ public final class NetKvServer implements AutoCloseable {
         /** Who is at the other end, for the log (written on the network thread, read on the worker). */
         private volatile String peer;
         private boolean greeted;
+        /** Pages read and not yet handled: past {@link #MAX_QUEUED_PAGES} the connection stops reading. */
+        private final AtomicInteger queued = new AtomicInteger();
 
         Connection(KvReceiver receiver, KvLayout expected) {
             super(WireMessage.class, false);
@@ -177,7 +182,15 @@ public final class NetKvServer implements AutoCloseable {
                         refuse(ctx, msg, bad);
                         return;
                     }
-                    worker.execute(() -> page(ctx, p));
+                    if (queued.incrementAndGet() >= MAX_QUEUED_PAGES) {
+                        ctx.channel().config().setAutoRead(false); // the worker resumes reading when it catches up
+                    }
+                    worker.execute(() -> {
+                        page(ctx, p);
+                        if (queued.decrementAndGet() == MAX_QUEUED_PAGES / 2) {
+                            ctx.channel().config().setAutoRead(true);
+                        }
+                    });
                 }
                 case Done d -> worker.execute(() -> {
                     boolean ready = call(() -> receiver.onDone(new TransferDone(d.requestId(), d.generation(),

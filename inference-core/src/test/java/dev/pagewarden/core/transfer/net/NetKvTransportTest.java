@@ -93,6 +93,10 @@ class NetKvTransportTest {
 
     /** Starts the server with {@code expected} as its pool's layout and a transport to it presenting {@code client}. */
     void connect(KvLayout expected, io.netty.handler.ssl.SslContext client) throws Exception {
+        connect(expected, client, Duration.ofSeconds(WAIT_SECONDS));
+    }
+
+    void connect(KvLayout expected, io.netty.handler.ssl.SslContext client, Duration answerTimeout) throws Exception {
         KvReceiver counting = new KvReceiver() {
             @Override
             public boolean onFrame(PageFrame frame) {
@@ -112,7 +116,7 @@ class NetKvTransportTest {
         };
         int port = server.start("127.0.0.1", 0, PKI.server(DECODE), counting, expected);
         transport = new NetKvTransport("127.0.0.1", port, client, "prefill-0", Duration.ofSeconds(10),
-                Duration.ofSeconds(10), Duration.ofSeconds(WAIT_SECONDS), 2);
+                Duration.ofSeconds(10), answerTimeout, 2);
     }
 
     void connect() throws Exception {
@@ -251,6 +255,29 @@ class NetKvTransportTest {
         Sequence next = expect(2, 6);
         assertThat(transfer(next, prefilled(2, 6))).as("the next transfer, on a new connection").isTrue();
         assertThat(ready).containsExactly(next);
+    }
+
+    @Test
+    void aSilentReceiverGetsNoMoreThanTheInFlightLimitAndTheTransferTimesOut() throws Exception {
+        List<Integer> swallowed = new CopyOnWriteArrayList<>();
+        server.pipelineHook(p -> p.addAfter(NetKvServer.DECODER, "silent", new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (msg instanceof Page page) { // read, never answered
+                    swallowed.add(page.pageIndex());
+                    page.bytes().release();
+                    return;
+                }
+                ctx.fireChannelRead(msg);
+            }
+        }));
+        connect(layout, TestPki.client(PREFILL, PKI), Duration.ofSeconds(1));
+        Sequence seq = expect(1, 16);
+
+        assertThat(transfer(seq, prefilled(1, 16))).isFalse();
+
+        assertThat(swallowed).as("pages sent without an answer (limit 2)").containsExactly(0, 1);
+        assertThat(seen).isEmpty();
     }
 
     @Test
