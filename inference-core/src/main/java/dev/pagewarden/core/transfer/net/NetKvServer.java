@@ -126,6 +126,8 @@ public final class NetKvServer implements AutoCloseable {
         /** Who is at the other end, for the log (written on the network thread, read on the worker). */
         private volatile String peer;
         private boolean greeted;
+        /** Set on a refusal: nothing more read on this connection is handled. Network thread only. */
+        private boolean closing;
         /** Pages read and not yet handled: past {@link #MAX_QUEUED_PAGES} the connection stops reading. */
         private final AtomicInteger queued = new AtomicInteger();
 
@@ -159,6 +161,12 @@ public final class NetKvServer implements AutoCloseable {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, WireMessage msg) {
+            if (closing) { // the rest of a read that ended in a refusal
+                if (msg instanceof Page p) {
+                    p.bytes().release();
+                }
+                return;
+            }
             if (!greeted) {
                 if (!(msg instanceof Hello h)) {
                     refuse(ctx, msg, "first message is " + msg.getClass().getSimpleName() + ", not a hello");
@@ -230,11 +238,11 @@ public final class NetKvServer implements AutoCloseable {
             try {
                 open.add(key);
                 MemorySegment bytes = view(p.bytes());
-                int crc = PageStaging.crc32c(bytes);
+                int crc;
                 if (refused.contains(key)) {
                     LOG.log(System.Logger.Level.DEBUG, "page " + p.pageIndex() + " of request " + p.requestId()
                             + " follows a refused page; refused");
-                } else if (crc != p.crc32c()) {
+                } else if ((crc = PageStaging.crc32c(bytes)) != p.crc32c()) {
                     LOG.log(System.Logger.Level.WARNING, "refused page " + p.pageIndex() + " of request " + p.requestId()
                             + " (generation " + p.generation() + ") from " + peer + ": checksum "
                             + Integer.toHexString(crc) + " where the sender computed " + Integer.toHexString(p.crc32c()));
@@ -276,6 +284,7 @@ public final class NetKvServer implements AutoCloseable {
                 p.bytes().release();
             }
             LOG.log(System.Logger.Level.WARNING, "closing KV connection from " + peer + ": " + why);
+            closing = true;
             ctx.close();
         }
 

@@ -124,14 +124,16 @@ public final class NetKvTransport implements KvTransport {
                 LOG.log(System.Logger.Level.WARNING, "KV transfer of request " + job.requestId() + " (generation "
                         + job.generation() + ") to " + host + ":" + port + " failed: " + e);
                 drop(e.toString());
-            }
-            if (c != null && c == connection) {
-                ok &= c.ack(job);
-            }
-            try {
-                job.onOutcome().accept(ok);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "outcome callback of request " + job.requestId() + " failed", e);
+            } finally {
+                // still the connection the pages went on: ack there (else its end is the ack, on the server)
+                if (c != null && c == connection) {
+                    ok &= c.ack(job);
+                }
+                try {
+                    job.onOutcome().accept(ok);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "outcome callback of request " + job.requestId() + " failed", e);
+                }
             }
         }
     }
