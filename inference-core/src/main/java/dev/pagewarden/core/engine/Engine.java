@@ -32,6 +32,8 @@ import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.DecodeTicks;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
+import dev.pagewarden.core.transfer.KvReceiver;
+import dev.pagewarden.core.transfer.KvTransport;
 
 import java.util.List;
 
@@ -63,7 +65,9 @@ public final class Engine implements AutoCloseable {
     private final PrefillWorker prefill;
     private final DecodeWorker decode;
     private final KvIntake intake;
-    private final InProcessKvTransport transport;
+    private final KvTransport transport;
+    /** The default transport, which a stepped engine moves on; null when a factory supplied another. */
+    private final InProcessKvTransport inProcess;
     private final DecodeTicks ticks = new DecodeTicks();
     private final boolean stepped;
     private final SafetyMonitor safety;
@@ -74,6 +78,13 @@ public final class Engine implements AutoCloseable {
     private final Clock clock;
     private final String modelId;
     private final ReceiptIssuer receipts;
+
+    /** Builds the transport that carries pages from the prefill pool to the decode pool's {@code receiver}. */
+    @FunctionalInterface
+    public interface TransportFactory {
+        /** {@code layout}: how the decode pool lays out a page, which the sent pages must match. */
+        KvTransport create(KvReceiver receiver, KvLayout layout);
+    }
 
     /** Starts building an engine for {@code loaded} with {@code config}. */
     public static Builder builder(LoadedModel loaded, EngineConfig config) {
@@ -91,6 +102,7 @@ public final class Engine implements AutoCloseable {
         private ReceiptSigner signer;
         private FaultHooks hooks = FaultHooks.NONE;
         private boolean stepped;
+        private TransportFactory transport;
 
         private Builder(LoadedModel loaded, EngineConfig config) {
             this.loaded = loaded;
@@ -119,6 +131,9 @@ public final class Engine implements AutoCloseable {
 
         /** No threads: the engine moves only in {@link Engine#step}. */
         public Builder stepped() { stepped = true; return this; }
+
+        /** Another way for pages to reach the decode pool (a network transport, say); in process by default. */
+        public Builder transport(TransportFactory v) { transport = v; return this; }
 
         public Engine build() {
             return new Engine(this);
@@ -175,7 +190,15 @@ public final class Engine implements AutoCloseable {
         this.intake = new KvIntake(decodePool, checks, hooks.releaseEarlyOnAbort(), safety, metrics, clock,
                 config.deferredReleaseTimeout(), decode::enqueueReady, this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
-        this.transport = new InProcessKvTransport(intake, hooks, ticks, stepped);
+        if (b.transport == null) {
+            this.inProcess = new InProcessKvTransport(intake, hooks, ticks, stepped);
+            this.transport = inProcess;
+        } else if (stepped) {
+            throw new IllegalArgumentException("a stepped engine moves its transfers itself and takes no transport");
+        } else {
+            this.inProcess = null;
+            this.transport = b.transport.create(intake, decodePool.layout());
+        }
         this.prefill = new PrefillWorker(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
                 config.prefillChunkTokens(), legacyFinishedCheck, safety, intake::expect, this::release, metrics,
                 clock::nanoTime);
@@ -345,7 +368,7 @@ public final class Engine implements AutoCloseable {
             throw new IllegalStateException("this engine runs on its own threads; build it stepped() to drive it");
         }
         prefill.tick();
-        transport.tick();
+        inProcess.tick();
         decode.tick();
         return busy();
     }

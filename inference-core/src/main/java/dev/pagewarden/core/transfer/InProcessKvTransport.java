@@ -3,8 +3,6 @@ package dev.pagewarden.core.transfer;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.fault.FaultHooks.FrameFate;
 import dev.pagewarden.core.kv.KvLayout;
-import dev.pagewarden.core.kv.PageRef;
-import dev.pagewarden.core.lineage.LineageEvent.Kind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -12,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.zip.CRC32C;
 
 /**
  * Transfers with real copies: each page leaves the prefill pool through a host staging buffer, is
@@ -108,10 +105,9 @@ public final class InProcessKvTransport implements KvTransport {
         /** One staging buffer per transfer, reused frame by frame: the receiver copies each frame before returning. */
         MemorySegment staging;
         int next;
-        boolean prepared;
+        /** The staged frame waiting for its delay; null when the next one is still to be read. */
+        PageFrame frame;
         FrameFate fate;
-        int crc;
-        long[] writers;
         long dueTick;
         boolean ok = true;
         boolean done;
@@ -133,33 +129,26 @@ public final class InProcessKvTransport implements KvTransport {
                     done = true;
                     return Progress.OVER;
                 }
-                PageRef src = job.sourcePages().get(next);
                 if (arena == null) {
                     arena = Arena.ofConfined();
                     staging = arena.allocate(layout.pageBytes(), 64);
                 }
-                if (!prepared) {
-                    job.source().storage().readPage(src.page(), staging);
-                    writers = job.source().storage().writers(src.page());
-                    crc = crc32c(staging);
+                if (frame == null) {
+                    frame = PageStaging.stage(job, next, staging);
                     fate = hooks.beforeSend(job.requestId(), next, frames, staging);
                     dueTick = now + fate.delaySteps();
-                    prepared = true;
                 }
                 if (now < dueTick) {
                     return Progress.WAITING;
                 }
-                prepared = false;
-                int index = next++;
+                PageFrame f = frame;
+                frame = null;
+                next++;
                 if (!fate.send()) {
                     return Progress.SENT; // lost on the wire; the sender does not notice
                 }
-                int tokens = Math.min(layout.pageTokens(), job.tokens() - index * layout.pageTokens());
-                // lineage: the bytes left, whether or not the receiver then takes them
-                job.source().lineage().transfer(Kind.TRANSFER_OUT, src.page(), src.epoch(), job.requestId(), job.tenant(),
-                        tokens, null, -1, -1, job.generation(), crc);
-                if (!receiver.onFrame(new PageFrame(job.requestId(), job.generation(), index, tokens, crc, staging, writers,
-                        src, job.source().name()))) {
+                PageStaging.recordSent(job, f);
+                if (!receiver.onFrame(f)) {
                     ok = false;
                     done = true;
                     return Progress.OVER;
@@ -186,9 +175,7 @@ public final class InProcessKvTransport implements KvTransport {
     }
 
     public static int crc32c(MemorySegment bytes) {
-        CRC32C crc = new CRC32C();
-        crc.update(bytes.asByteBuffer());
-        return (int) crc.getValue();
+        return PageStaging.crc32c(bytes);
     }
 
     @Override
