@@ -1146,7 +1146,7 @@ final class VectorKernels implements RowKernels {
     /** 32 Q5_K weights {@code sc * q - m} of sub-block {@code s}, onto acc[a..a+L): nibbles of the bytes at {@code q}, bit s of those at {@code h} on top. */
     private static void q5Sub(MemorySegment w, long q, long h, int s, float sc, float m, float[] x, int xi, float[] acc,
                               int a) {
-        IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I, bit = IntVector.broadcast(I, s); // see q6kHalf2
+        IntVector shift = (s & 1) == 0 ? ZERO_I : FOUR_I, bit = IntVector.broadcast(I, s); // see q6kHalf
         FloatVector scale = FloatVector.broadcast(F, sc), min = FloatVector.broadcast(F, m);
         IntVector v0 = bytes(w, q).lanewise(VectorOperators.LSHR, shift).lanewise(VectorOperators.AND, NIBBLE)
                 .lanewise(VectorOperators.OR, bytes(w, h).lanewise(VectorOperators.LSHR, bit).lanewise(VectorOperators.AND, ONE_I).lanewise(VectorOperators.LSHL, FOUR_I));
@@ -1176,27 +1176,28 @@ final class VectorKernels implements RowKernels {
         q6Scales(w, b1, sm, 80);
         q6Scales(w, b2, sm, 96);
         q6Scales(w, b3, sm, 112);
-        // two rows and one half per call: a larger method is more than C1 can compile (it runs out
-        // of virtual registers), and without its profile C2 never compiles it either
+        // one row and one half per call: C2 inlines the Vector API calls of a larger method only
+        // until its node budget runs out, and leaves the rest (bounds checks, fma) as slow calls
         for (int hf = 0; hf < 2; hf++) {
-            q6kHalf2(w, b0, b1, hf, x, xc, acc, 0, 64);
-            q6kHalf2(w, b2, b3, hf, x, xc, acc, 2 * L, 96);
+            q6kHalf(w, b0, hf, x, xc, acc, 0, 64);
+            q6kHalf(w, b1, hf, x, xc, acc, L, 80);
+            q6kHalf(w, b2, hf, x, xc, acc, 2 * L, 96);
+            q6kHalf(w, b3, hf, x, xc, acc, 3 * L, 112);
         }
     }
 
     /**
-     * Half {@code hf} of the Q6_K blocks at {@code b0} and {@code b1} (see {@link #q6kBlock4}),
-     * onto the accumulators at {@code acc[a..a+2L)}, their scales at {@code acc[so..so+32)}.
+     * Half {@code hf} of the Q6_K block at {@code b} (see {@link #q6kBlock4}), onto the accumulator
+     * at {@code acc[a..a+L)}, its scales at {@code acc[so..so+16)}.
      */
-    private static void q6kHalf2(MemorySegment w, long b0, long b1, int hf, float[] x, int xc, float[] acc, int a,
-                                 int so) {
+    private static void q6kHalf(MemorySegment w, long b, int hf, float[] x, int xc, float[] acc, int a, int so) {
         float[] sm = acc;
         IntVector nib = NIBBLE, two = TWO_BITS, four = FOUR_I, minus = THIRTY_TWO_I;
         // broadcasts of the species, not elements of an array: C2 knows a constant's or a
         // broadcast's class, but takes an array element's from the shared profile of the Vector API
         // call that masks shift counts, and leaves that call out of line once another shape has run there
         IntVector s2 = IntVector.broadcast(I, 2), s4 = IntVector.broadcast(I, 4), s6 = IntVector.broadcast(I, 6);
-        FloatVector a0 = FloatVector.fromArray(F, acc, a), a1 = FloatVector.fromArray(F, acc, a + L);
+        FloatVector acc0 = FloatVector.fromArray(F, acc, a);
         long ql = 64L * hf, qh = 128 + 32L * hf;
         int xh = xc + 128 * hf, s = 8 * hf;
         FloatVector x0 = FloatVector.fromArray(F, x, xh), x1 = FloatVector.fromArray(F, x, xh + 16);
@@ -1204,68 +1205,37 @@ final class VectorKernels implements RowKernels {
         FloatVector x4 = FloatVector.fromArray(F, x, xh + 64), x5 = FloatVector.fromArray(F, x, xh + 80);
         FloatVector x6 = FloatVector.fromArray(F, x, xh + 96), x7 = FloatVector.fromArray(F, x, xh + 112);
         IntVector l0, l1, l2, l3, h0, h1;
-        l0 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql, LE).convertShape(VectorOperators.B2I, I, 0);
-        l1 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + 16, LE).convertShape(VectorOperators.B2I, I, 0);
-        l2 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + 32, LE).convertShape(VectorOperators.B2I, I, 0);
-        l3 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + ql + 48, LE).convertShape(VectorOperators.B2I, I, 0);
-        h0 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh, LE).convertShape(VectorOperators.B2I, I, 0);
-        h1 = (IntVector) ByteVector.fromMemorySegment(B, w, b0 + qh + 16, LE).convertShape(VectorOperators.B2I, I, 0);
-        a0 = ((FloatVector) l0.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+        l0 = (IntVector) ByteVector.fromMemorySegment(B, w, b + ql, LE).convertShape(VectorOperators.B2I, I, 0);
+        l1 = (IntVector) ByteVector.fromMemorySegment(B, w, b + ql + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+        l2 = (IntVector) ByteVector.fromMemorySegment(B, w, b + ql + 32, LE).convertShape(VectorOperators.B2I, I, 0);
+        l3 = (IntVector) ByteVector.fromMemorySegment(B, w, b + ql + 48, LE).convertShape(VectorOperators.B2I, I, 0);
+        h0 = (IntVector) ByteVector.fromMemorySegment(B, w, b + qh, LE).convertShape(VectorOperators.B2I, I, 0);
+        h1 = (IntVector) ByteVector.fromMemorySegment(B, w, b + qh + 16, LE).convertShape(VectorOperators.B2I, I, 0);
+        acc0 = ((FloatVector) l0.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + s])).lanewise(VectorOperators.FMA, x0, a0);
-        a0 = ((FloatVector) l1.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + s])).lanewise(VectorOperators.FMA, x0, acc0);
+        acc0 = ((FloatVector) l1.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 1 + s])).lanewise(VectorOperators.FMA, x1, a0);
-        a0 = ((FloatVector) l2.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 1 + s])).lanewise(VectorOperators.FMA, x1, acc0);
+        acc0 = ((FloatVector) l2.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 2 + s])).lanewise(VectorOperators.FMA, x2, a0);
-        a0 = ((FloatVector) l3.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 2 + s])).lanewise(VectorOperators.FMA, x2, acc0);
+        acc0 = ((FloatVector) l3.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 3 + s])).lanewise(VectorOperators.FMA, x3, a0);
-        a0 = ((FloatVector) l0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 3 + s])).lanewise(VectorOperators.FMA, x3, acc0);
+        acc0 = ((FloatVector) l0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 4 + s])).lanewise(VectorOperators.FMA, x4, a0);
-        a0 = ((FloatVector) l1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 4 + s])).lanewise(VectorOperators.FMA, x4, acc0);
+        acc0 = ((FloatVector) l1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 5 + s])).lanewise(VectorOperators.FMA, x5, a0);
-        a0 = ((FloatVector) l2.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 5 + s])).lanewise(VectorOperators.FMA, x5, acc0);
+        acc0 = ((FloatVector) l2.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 6 + s])).lanewise(VectorOperators.FMA, x6, a0);
-        a0 = ((FloatVector) l3.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 6 + s])).lanewise(VectorOperators.FMA, x6, acc0);
+        acc0 = ((FloatVector) l3.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
                 .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 0 + 7 + s])).lanewise(VectorOperators.FMA, x7, a0);
-        l0 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql, LE).convertShape(VectorOperators.B2I, I, 0);
-        l1 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + 16, LE).convertShape(VectorOperators.B2I, I, 0);
-        l2 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + 32, LE).convertShape(VectorOperators.B2I, I, 0);
-        l3 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + ql + 48, LE).convertShape(VectorOperators.B2I, I, 0);
-        h0 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh, LE).convertShape(VectorOperators.B2I, I, 0);
-        h1 = (IntVector) ByteVector.fromMemorySegment(B, w, b1 + qh + 16, LE).convertShape(VectorOperators.B2I, I, 0);
-        a1 = ((FloatVector) l0.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + s])).lanewise(VectorOperators.FMA, x0, a1);
-        a1 = ((FloatVector) l1.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 1 + s])).lanewise(VectorOperators.FMA, x1, a1);
-        a1 = ((FloatVector) l2.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 2 + s])).lanewise(VectorOperators.FMA, x2, a1);
-        a1 = ((FloatVector) l3.lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s2).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 3 + s])).lanewise(VectorOperators.FMA, x3, a1);
-        a1 = ((FloatVector) l0.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 4 + s])).lanewise(VectorOperators.FMA, x4, a1);
-        a1 = ((FloatVector) l1.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s4).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 5 + s])).lanewise(VectorOperators.FMA, x5, a1);
-        a1 = ((FloatVector) l2.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h0.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 6 + s])).lanewise(VectorOperators.FMA, x6, a1);
-        a1 = ((FloatVector) l3.lanewise(VectorOperators.LSHR, four).lanewise(VectorOperators.AND, nib).lanewise(VectorOperators.OR, h1.lanewise(VectorOperators.LSHR, s6).lanewise(VectorOperators.AND, two).lanewise(VectorOperators.LSHL, four))
-                .lanewise(VectorOperators.SUB, minus).convertShape(VectorOperators.I2F, F, 0))
-                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 16 + 7 + s])).lanewise(VectorOperators.FMA, x7, a1);
-        a0.intoArray(acc, a);
-        a1.intoArray(acc, a + L);
+                .lanewise(VectorOperators.MUL, FloatVector.broadcast(F, sm[so + 7 + s])).lanewise(VectorOperators.FMA, x7, acc0);
+        acc0.intoArray(acc, a);
     }
 
     /** The sixteen sub-block scales {@code d * sc} of the Q6_K block at {@code b} into {@code out[o..o+16)}. */

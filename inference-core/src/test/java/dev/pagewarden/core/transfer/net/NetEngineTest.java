@@ -31,8 +31,8 @@ class NetEngineTest extends RealModelTest {
         return (receiver, layout) -> {
             NetKvServer server = new NetKvServer("decode-0");
             try {
-                int port = server.start("127.0.0.1", 0, PKI.server(PKI.node("decode-0")), receiver, layout);
-                NetKvTransport client = new NetKvTransport("127.0.0.1", port, TestPki.client(PKI.node("prefill-0"), PKI),
+                int port = server.start("127.0.0.1", 0, PKI.node("decode-0").serverContext(), receiver, layout);
+                NetKvTransport client = new NetKvTransport("127.0.0.1", port, PKI.node("prefill-0").clientContext(),
                         "prefill-0", Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofSeconds(30), 4);
                 return new KvTransport() {
                     @Override

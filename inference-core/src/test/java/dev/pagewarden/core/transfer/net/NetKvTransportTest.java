@@ -49,8 +49,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class NetKvTransportTest {
     static final TestPki PKI = new TestPki("pagewarden-test-ca");
-    static final TestPki.Node DECODE = PKI.node("decode-0");
-    static final TestPki.Node PREFILL = PKI.node("prefill-0");
+    static final ClusterTls DECODE = PKI.node("decode-0");
+    static final ClusterTls PREFILL = PKI.node("prefill-0");
     static final long WAIT_SECONDS = 30;
 
     Backend backend;
@@ -114,13 +114,13 @@ class NetKvTransportTest {
                 intake.onAck(requestId, generation);
             }
         };
-        int port = server.start("127.0.0.1", 0, PKI.server(DECODE), counting, expected);
+        int port = server.start("127.0.0.1", 0, DECODE.serverContext(), counting, expected);
         transport = new NetKvTransport("127.0.0.1", port, client, "prefill-0", Duration.ofSeconds(10),
                 Duration.ofSeconds(10), answerTimeout, 2);
     }
 
     void connect() throws Exception {
-        connect(layout, TestPki.client(PREFILL, PKI));
+        connect(layout, PREFILL.clientContext());
     }
 
     /** Request {@code id} with a {@code tokens}-token prompt: decode pages reserved, its transfer expected. */
@@ -271,7 +271,7 @@ class NetKvTransportTest {
                 ctx.fireChannelRead(msg);
             }
         }));
-        connect(layout, TestPki.client(PREFILL, PKI), Duration.ofSeconds(1));
+        connect(layout, PREFILL.clientContext(), Duration.ofSeconds(1));
         Sequence seq = expect(1, 16);
 
         assertThat(transfer(seq, prefilled(1, 16))).isFalse();
@@ -283,7 +283,7 @@ class NetKvTransportTest {
     @Test
     void aClientCertificateOfAnotherAuthorityIsRefusedAtTheHandshake() throws Exception {
         TestPki other = new TestPki("pagewarden-test-ca"); // same name, another key: not the cluster's CA
-        connect(layout, TestPki.client(other.node("prefill-0"), PKI));
+        connect(layout, other.node("prefill-0").clientContext());
         Sequence seq = expect(1, 6);
 
         assertThat(transfer(seq, prefilled(1, 6))).isFalse();
@@ -295,7 +295,7 @@ class NetKvTransportTest {
     @Test
     void aSenderWithAnotherKvLayoutIsRefusedAtHello() throws Exception {
         connect(new KvLayout(layout.nLayers(), layout.kvDim(), 8, layout.headDim(), layout.order()),
-                TestPki.client(PREFILL, PKI));
+                PREFILL.clientContext());
         Sequence seq = expect(1, 6);
 
         assertThat(transfer(seq, prefilled(1, 6))).isFalse();
