@@ -259,6 +259,31 @@ public final class KvIntake implements KvReceiver {
     }
 
     /**
+     * The sender's word, given another way than on the transfer's own connection, that it never sent a page
+     * of (request, generation) and never will (a prefill node that gave the request up before its transfer,
+     * or that could not be reached). A transfer still waiting for its first page is dropped and true returned:
+     * its request keeps its reservation, for the caller to end. An aborted one's deferred pages are settled as
+     * by its ack. A transfer that has started is left to its own connection's ack (false).
+     */
+    public boolean withdraw(long requestId, int generation) {
+        Transfer t = transfers.get(requestId);
+        if (t == null || t.generation != generation) {
+            return false;
+        }
+        synchronized (t) {
+            if (t.started) {
+                return false; // pages went on the KV connection: only its ack can say none is in flight
+            }
+            if (t.phase == Phase.RECEIVING) {
+                transfers.remove(requestId, t);
+                return true;
+            }
+        }
+        onAck(requestId, generation);
+        return false;
+    }
+
+    /**
      * Aborts a request whose transfer is under way. Returns false if none is (the stage that holds
      * the request will see the abort flag instead).
      */
