@@ -54,6 +54,7 @@ public final class DecodeNode implements AutoCloseable {
     private final DecodeWorker decode;
     private final NodeRuntime runtime;
     private final Thread decodeThread;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final ExecutorService prefillSender;
     private final Map<Long, Remote> requests = new ConcurrentHashMap<>();
     private final Map<String, ControlPeer> prefillPeers = new ConcurrentHashMap<>();
@@ -432,6 +433,9 @@ public final class DecodeNode implements AutoCloseable {
     /** Stops serving: no new connection, requests still here are aborted, then the stage shuts down. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return; // once: a signal and a try-with-resources may both close it
+        }
         for (Remote r : List.copyOf(requests.values())) {
             r.seq.requestAbort("decode node " + name() + " is closing");
         }

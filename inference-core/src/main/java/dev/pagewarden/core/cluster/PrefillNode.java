@@ -42,6 +42,7 @@ public final class PrefillNode implements AutoCloseable {
     private final PrefillWorker prefill;
     private final NodeRuntime runtime;
     private final Thread prefillThread;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
 
@@ -220,6 +221,9 @@ public final class PrefillNode implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return; // once: a signal and a try-with-resources may both close it
+        }
         for (Job j : List.copyOf(jobs.values())) {
             j.seq().requestAbort("prefill node " + name() + " is closing");
         }

@@ -33,8 +33,14 @@ final class ClusterFixture {
         }
     }
 
-    /** The TLS of node {@code name}: a certificate this CA issues now. */
+    private final java.util.Map<String, ClusterTls> issued = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The TLS of node {@code name}: a certificate this CA issued for it (the first time it is asked for). */
     ClusterTls tls(String name) {
+        return issued.computeIfAbsent(name, this::issue);
+    }
+
+    private ClusterTls issue(String name) {
         Instant now = Instant.now();
         try {
             ca.issue(name, now.minus(Duration.ofHours(1)), now.plus(Duration.ofDays(1)))
