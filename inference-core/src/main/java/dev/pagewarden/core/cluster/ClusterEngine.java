@@ -197,9 +197,13 @@ public final class ClusterEngine implements InferenceEngine {
             for (Member m : members.values()) {
                 switch (m.state) {
                     case MemberState.Down d -> {
-                        if (now - d.retryAt() >= 0) {
+                        if (now - d.retryAt() >= 0 && !closed) {
                             m.state = new MemberState.Connecting(d.failures());
-                            connector.execute(() -> open(m, d.failures()));
+                            try {
+                                connector.execute(() -> open(m, d.failures()));
+                            } catch (java.util.concurrent.RejectedExecutionException e) {
+                                return; // closing
+                            }
                         }
                     }
                     case MemberState.Connecting c -> { }
@@ -218,6 +222,9 @@ public final class ClusterEngine implements InferenceEngine {
     }
 
     private void open(Member m, int failures) {
+        if (closed) {
+            return;
+        }
         try {
             ControlPeer peer = client.connect(m.host, m.port, new Handler(m));
             // the hello came; the node counts once its first STATUS does
@@ -229,6 +236,9 @@ public final class ClusterEngine implements InferenceEngine {
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
+            }
+            if (closed) {
+                return;
             }
             long backoff = Math.min(options.maxBackoff().toNanos(), options.heartbeat().toNanos() << Math.min(failures, 20));
             if (failures == 0) {
@@ -633,6 +643,12 @@ public final class ClusterEngine implements InferenceEngine {
         closed = true;
         ticker.shutdownNow();
         connector.shutdownNow();
+        try {
+            ticker.awaitTermination(5, TimeUnit.SECONDS);
+            connector.awaitTermination(options.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         for (Pending p : List.copyOf(requests.values())) {
             end(p, new RequestAbortedException("request " + p.seq().id() + " aborted: the cluster client closed"), null);
         }
