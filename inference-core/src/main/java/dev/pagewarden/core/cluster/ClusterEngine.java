@@ -74,6 +74,8 @@ public final class ClusterEngine implements InferenceEngine {
         final String host;
         final int port;
         volatile MemberState state = new MemberState.Down("not connected yet", 0, 0);
+        /** Whether it was announced out of rotation for missed heartbeats (to say so once, and when it is back). */
+        volatile boolean outOfRotation;
 
         Member(NodeRole role, String host, int port) {
             this.role = role;
@@ -208,10 +210,15 @@ public final class ClusterEngine implements InferenceEngine {
                     }
                     case MemberState.Connecting c -> { }
                     case MemberState.Connected c -> {
-                        if (now - c.seen() > stale) {
+                        if (now - c.seen() > stale && !m.outOfRotation) {
+                            m.outOfRotation = true; // view() leaves it out; its next STATUS brings it back
                             LOG.log(System.Logger.Level.WARNING, "engine node " + c.peer().name() + " (" + m.where()
                                     + ") missed " + options.missedHeartbeats() + " heartbeats; out of rotation");
-                            c.peer().close(); // its requests fail in closed(); it comes back with its next STATUS
+                        }
+                        if (now - c.seen() > Math.max(stale, options.timeout().toNanos())) {
+                            // silent past the network timeout too: taken for gone, so that its requests fail
+                            // (in closed()) rather than wait on a connection that delivers nothing
+                            c.peer().close();
                         }
                     }
                 }
@@ -301,6 +308,10 @@ public final class ClusterEngine implements InferenceEngine {
         }
         synchronized (m) {
             MemberState st = m.state;
+            if (m.outOfRotation) {
+                m.outOfRotation = false;
+                LOG.log(System.Logger.Level.INFO, "engine node " + s.node() + " (" + m.where() + ") back in rotation");
+            }
             if (st instanceof MemberState.Connected c && c.peer() == from) {
                 if (c.status() == null) {
                     LOG.log(System.Logger.Level.INFO, "engine node " + s.node() + " (" + m.where() + ") in rotation");

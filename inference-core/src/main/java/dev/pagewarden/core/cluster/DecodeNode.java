@@ -58,6 +58,8 @@ public final class DecodeNode implements AutoCloseable {
     private final ExecutorService prefillSender;
     private final Map<Long, Remote> requests = new ConcurrentHashMap<>();
     private final Map<String, ControlPeer> prefillPeers = new ConcurrentHashMap<>();
+    /** When each prefill node's connection last carried a message (its STATUS comes every heartbeat). */
+    private final Map<ControlPeer, Long> prefillSeen = new ConcurrentHashMap<>();
 
     /** One request this node serves: where it came from, where it is prefilled, and its first token's rendezvous. */
     private static final class Remote {
@@ -117,7 +119,7 @@ public final class DecodeNode implements AutoCloseable {
                                    LineageSink lineage) throws InterruptedException {
         DecodeNode node = new DecodeNode(loaded, config, options, tls, lineage);
         try {
-            node.runtime.start(node.intake, () -> { });
+            node.runtime.start(node.intake, node::silentPrefillNodes);
         } catch (RuntimeException | InterruptedException e) {
             node.close();
             throw e;
@@ -155,6 +157,24 @@ public final class DecodeNode implements AutoCloseable {
         admission.release(seq);
     }
 
+    /**
+     * A prefill node whose connection carried nothing (not even its STATUS) for three heartbeats and the
+     * network timeout is taken for gone: its connection is closed, which fails the requests still waiting
+     * for it, rather than letting them wait on a connection that no longer delivers.
+     */
+    private void silentPrefillNodes() {
+        NodeOptions o = runtime.options();
+        long limit = Math.max(3 * o.heartbeat().toNanos(), o.timeout().toNanos());
+        long now = clock.nanoTime();
+        prefillSeen.forEach((peer, seen) -> {
+            if (now - seen > limit) {
+                LOG.log(System.Logger.Level.WARNING, "prefill node " + peer + " silent for " + (now - seen) / 1_000_000
+                        + " ms; closing its connection");
+                peer.close();
+            }
+        });
+    }
+
     private void pagesFreed() {
         admission.pagesFreed();
     }
@@ -162,6 +182,7 @@ public final class DecodeNode implements AutoCloseable {
     private final class Handler implements ControlHandler {
         @Override
         public void received(ControlPeer from, ControlMessage message) {
+            prefillSeen.computeIfPresent(from, (p, t) -> clock.nanoTime());
             switch (message) {
                 case ControlMessage.Submit s -> submit(from, s);
                 case ControlMessage.Abort a -> {
@@ -189,6 +210,7 @@ public final class DecodeNode implements AutoCloseable {
         @Override
         public void closed(ControlPeer peer) {
             prefillPeers.values().remove(peer);
+            prefillSeen.remove(peer);
             for (Remote r : requests.values()) {
                 if (r.platform == peer) {
                     r.seq.requestAbort("the platform's control connection was lost");
@@ -270,8 +292,9 @@ public final class DecodeNode implements AutoCloseable {
         seq.moveTo(new RequestState.Prefilling());
         int generation = seq.nextTransferGeneration();
         r.generation = generation;
-        // expected before the prefill node can send a page, and before anyone can see "transferring"
-        intake.expect(seq);
+        // expected before the prefill node can send a page, and before anyone can see "transferring"; the start
+        // timeout runs from PREFILLED, as the prefill node may have a queue of prompts before this one
+        intake.expect(seq, false);
         seq.moveTo(new RequestState.Transferring());
         ControlPeer p;
         try {
@@ -304,6 +327,7 @@ public final class DecodeNode implements AutoCloseable {
             return p;
         }
         p = runtime.connect(node, host, port);
+        prefillSeen.put(p, clock.nanoTime());
         prefillPeers.put(key, p);
         return p;
     }
@@ -321,6 +345,7 @@ public final class DecodeNode implements AutoCloseable {
         if (r == null || r.prefill != from || r.generation != p.generation()) {
             return; // ended meanwhile
         }
+        intake.senderStarting(p.requestId(), p.generation());
         boolean go;
         synchronized (r) {
             r.firstToken = p.firstToken();

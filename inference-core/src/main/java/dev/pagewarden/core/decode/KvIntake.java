@@ -61,8 +61,9 @@ public final class KvIntake implements KvReceiver {
         long deadline;
         /** Whether the sender has been heard from (a page or done) for this transfer. */
         boolean started;
-        /** When an unstarted transfer fails (see {@link #startTimeout}). */
+        /** When an unstarted transfer fails (see {@link #startTimeout}); only while {@code timed}. */
         long startDeadline;
+        boolean timed;
 
         Transfer(Sequence seq, int generation, List<PageRef> pages, int frames) {
             this.seq = seq;
@@ -101,12 +102,35 @@ public final class KvIntake implements KvReceiver {
         this.startNanos = timeout.toNanos();
     }
 
-    /** Registers the transfer a sequence is about to receive (its current generation). */
+    /** Registers the transfer a sequence is about to receive (its current generation); the start timeout runs from now. */
     public void expect(Sequence seq) {
+        expect(seq, true);
+    }
+
+    /**
+     * Registers the transfer a sequence will receive. {@code timed} false: the start timeout runs only from
+     * {@link #senderStarting} (the sender may first have a queue of prompts to work through).
+     */
+    public void expect(Sequence seq, boolean timed) {
         int frames = pool.layout().pagesFor(seq.request().promptLength());
         Transfer t = new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames);
+        t.timed = timed;
         t.startDeadline = clock.nanoTime() + startNanos;
         transfers.put(seq.id(), t);
+    }
+
+    /** The sender says the transfer of (request, generation) starts now: its first page is due within the start timeout. */
+    public void senderStarting(long requestId, int generation) {
+        Transfer t = transfers.get(requestId);
+        if (t == null || t.generation != generation) {
+            return;
+        }
+        synchronized (t) {
+            if (!t.timed) {
+                t.timed = true;
+                t.startDeadline = clock.nanoTime() + startNanos;
+            }
+        }
     }
 
     @Override
@@ -322,7 +346,7 @@ public final class KvIntake implements KvReceiver {
         long now = clock.nanoTime();
         for (Transfer t : transfers.values()) {
             synchronized (t) {
-                if (t.phase == Phase.RECEIVING && !t.started && startNanos > 0 && now - t.startDeadline >= 0) {
+                if (t.phase == Phase.RECEIVING && !t.started && t.timed && startNanos > 0 && now - t.startDeadline >= 0) {
                     neverStarted(t);
                     continue;
                 }

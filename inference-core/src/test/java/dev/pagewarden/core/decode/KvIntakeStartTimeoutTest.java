@@ -93,4 +93,31 @@ class KvIntakeStartTimeoutTest {
         pool.storage().close();
         backend.close();
     }
+
+    /** A transfer expected untimed waits for its sender's word, then has the start timeout from there. */
+    @Test
+    void anUntimedTransferIsTimedFromTheSendersWord() throws Exception {
+        Backend backend = TransferFixture.cpuBackend();
+        KvPool pool = TransferFixture.twoPagePool(backend);
+        KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(e -> { }, EngineMetrics.NONE, clock),
+                EngineMetrics.NONE, clock, Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
+        intake.startTimeout(Duration.ofSeconds(2));
+        TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
+        intake.expect(transfer.seq, false); // as a decode node does: the prefill node may have a queue first
+
+        now.addAndGet(Duration.ofSeconds(60).toNanos());
+        intake.reap();
+        assertThat(transfer.seq.state()).isInstanceOf(RequestState.Transferring.class);
+
+        intake.senderStarting(1, transfer.generation);
+        now.addAndGet(Duration.ofMillis(1999).toNanos());
+        intake.reap();
+        assertThat(transfer.seq.state()).isInstanceOf(RequestState.Transferring.class);
+        now.addAndGet(Duration.ofMillis(1).toNanos());
+        intake.reap();
+        assertThat(transfer.seq.state()).isInstanceOf(RequestState.Failed.class);
+        assertThat(pool.countByState().get(PageState.FREE)).isEqualTo(2);
+        pool.storage().close();
+        backend.close();
+    }
 }
