@@ -77,6 +77,25 @@ class ClusterRoutingTest extends RealModelTest {
         }
     }
 
+    @Test
+    void nodesThatDisagreeOnTheKvLayoutGetNoRequest() throws Exception {
+        ClusterFixture pki = new ClusterFixture(dir, "cluster-ca");
+        try (PrefillNode prefill = pki.prefill(model, ClusterFixture.config(), "prefill-a", 0);
+             DecodeNode decode = pki.decode(model, ClusterFixture.config().toBuilder().pageTokens(8).build(), "decode-a", 0);
+             ClusterEngine cluster = pki.client(List.of(ClusterFixture.at(NodeRole.PREFILL, prefill.port()),
+                     ClusterFixture.at(NodeRole.DECODE, decode.port())))) {
+            assertThat(cluster.awaitReady(Duration.ofSeconds(30))).isTrue();
+            RequestHandle h = cluster.submit(new GenerationRequest("t", IsolationFixtures.prompt(8, 1), 8,
+                    SamplingParams.greedy()), TokenListener.NONE);
+            assertThatThrownBy(() -> h.result().get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RequestRejectedException.class)
+                    .hasMessageContaining("engine nodes disagree").hasMessageContaining("prefill-a")
+                    .hasMessageContaining("decode-a");
+            assertThat(((RequestRejectedException) catchCause(h)).code()).isEqualTo("engine_misconfigured");
+            assertThat(decode.pool().peakUsedPages()).isZero();
+            assertThat(prefill.pool().peakUsedPages()).isZero();
+        }
+    }
+
     private static Throwable catchCause(RequestHandle h) {
         try {
             h.result().get(1, TimeUnit.SECONDS);

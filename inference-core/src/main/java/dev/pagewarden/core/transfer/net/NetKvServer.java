@@ -166,7 +166,7 @@ public final class NetKvServer implements AutoCloseable {
                     SslHandler ssl = ctx.pipeline().get(SslHandler.class);
                     X509Certificate cert = (X509Certificate) ssl.engine().getSession().getPeerCertificates()[0];
                     peer = cert.getSubjectX500Principal().getName() + " at " + ctx.channel().remoteAddress();
-                    LOG.log(System.Logger.Level.INFO, "KV connection from " + peer);
+                    LOG.log(System.Logger.Level.INFO, "connection from " + peer);
                 } else {
                     LOG.log(System.Logger.Level.WARNING, "TLS handshake with " + ctx.channel().remoteAddress()
                             + " failed: " + hs.cause());
