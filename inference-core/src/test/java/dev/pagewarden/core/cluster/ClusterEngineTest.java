@@ -2,7 +2,10 @@ package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.SamplingParams;
@@ -20,6 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * One prefill node and one decode node on loopback, reached through {@link ClusterEngine}, decode exactly what
@@ -93,6 +97,41 @@ class ClusterEngineTest extends RealModelTest {
             assertThat(IsolationFixtures.eventually(10_000, () -> cluster.prefillPool().allFree()
                     && cluster.decodePool().allFree())).isTrue();
             assertThat(cluster.pools()).extracting(p -> p.name()).containsExactly("prefill-a", "decode-a");
+
+            // every page that left prefill-a landed in decode-a, in the nodes' own lineage
+            long out = pki.lineage.stream().filter(e -> e.kind() == LineageEvent.Kind.TRANSFER_OUT
+                    && e.worker().equals("prefill-a")).count();
+            long in = pki.lineage.stream().filter(e -> e.kind() == LineageEvent.Kind.TRANSFER_IN
+                    && e.worker().equals("decode-a") && "prefill-a".equals(e.peerWorker())).count();
+            long pages = 0;
+            for (GenerationRequest r : greedy) {
+                pages += 2L * ((r.promptLength() + 15) / 16); // both batches: 16-token pages of each prompt
+            }
+            assertThat(out).isEqualTo(pages);
+            assertThat(in).isEqualTo(pages);
+        }
+    }
+
+    @Test
+    void anAbortEndsTheRequestOnTheNodesAndReturnsItsPages() throws Exception {
+        ClusterFixture pki = new ClusterFixture(dir, "cluster-ca");
+        EngineConfig config = ClusterFixture.config();
+        try (PrefillNode prefill = pki.prefill(model, config, "prefill-a", 0);
+             DecodeNode decode = pki.decode(model, config, "decode-a", 0);
+             ClusterEngine cluster = pki.client(List.of(ClusterFixture.at(NodeRole.PREFILL, prefill.port()),
+                     ClusterFixture.at(NodeRole.DECODE, decode.port())))) {
+            assertThat(cluster.awaitReady(Duration.ofSeconds(30))).isTrue();
+            java.util.concurrent.CountDownLatch firstToken = new java.util.concurrent.CountDownLatch(1);
+            RequestHandle h = cluster.submit(new GenerationRequest("t", IsolationFixtures.prompt(20, 3), 480,
+                    new SamplingParams(0f, 1f, 0, true)), (id, token) -> firstToken.countDown());
+            assertThat(firstToken.await(30, TimeUnit.SECONDS)).isTrue();
+            h.abort("the client went away");
+
+            assertThatThrownBy(() -> h.result().get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RequestAbortedException.class)
+                    .hasMessageContaining("the client went away");
+            assertThat(h.state()).isInstanceOf(RequestState.Aborted.class);
+            assertThat(IsolationFixtures.eventually(10_000, () -> decode.pool().allFree() && prefill.pool().allFree()
+                    && decode.inFlight() == 0)).isTrue();
         }
     }
 }

@@ -1,7 +1,7 @@
 package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.transfer.net.CertificateAuthority;
 import dev.pagewarden.core.transfer.net.ClusterTls;
@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /** Certificates in a {@code pki} folder made by the cluster's own CA code, and nodes on loopback that use them. */
 final class ClusterFixture {
@@ -55,12 +56,15 @@ final class ClusterFixture {
         return new NodeOptions(name, "127.0.0.1", port, "127.0.0.1", HEARTBEAT, Duration.ofSeconds(5));
     }
 
+    /** Every page life step of every node this fixture starts, in one in-memory list. */
+    final List<LineageEvent> lineage = new CopyOnWriteArrayList<>();
+
     PrefillNode prefill(LoadedModel model, EngineConfig config, String name, int port) throws InterruptedException {
-        return PrefillNode.start(model, config, options(name, port), tls(name), LineageSink.NONE);
+        return PrefillNode.start(model, config, options(name, port), tls(name), lineage::add);
     }
 
     DecodeNode decode(LoadedModel model, EngineConfig config, String name, int port) throws InterruptedException {
-        return DecodeNode.start(model, config, options(name, port), tls(name), LineageSink.NONE);
+        return DecodeNode.start(model, config, options(name, port), tls(name), lineage::add);
     }
 
     ClusterEngine client(List<NodeAddress> nodes) {
