@@ -336,7 +336,11 @@ public final class DecodeNode implements AutoCloseable {
     private void endBeforePages(Remote r, String code, String message) {
         if (intake.withdraw(r.seq.id(), r.generation)) {
             release(r.seq);
-            r.seq.fail(code, message);
+            if (r.seq.abortRequested()) {
+                r.seq.abortNow(); // the caller's abort reached the prefill node first: it ends as aborted
+            } else {
+                r.seq.fail(code, message);
+            }
         }
     }
 
