@@ -413,9 +413,10 @@ public final class ClusterEngine implements InferenceEngine {
         }
         Live decode;
         Live prefill;
-        synchronized (this) { // one routing decision at a time, so that the pages taken add up
-            decode = pick(v.live(NodeRole.DECODE), request, true);
-            prefill = pick(v.live(NodeRole.PREFILL), request, false);
+        synchronized (this) { // one routing decision at a time, each seeing the pages the last one took
+            View now = view();
+            decode = pick(now.live(NodeRole.DECODE), request, true);
+            prefill = pick(now.live(NodeRole.PREFILL), request, false);
             if (decode == null || prefill == null) {
                 seq.reject("overloaded", "no live " + (decode == null ? "decode" : "prefill") + " node has room for "
                         + (decode == null ? need + " tokens" : request.promptLength() + " prompt tokens")
