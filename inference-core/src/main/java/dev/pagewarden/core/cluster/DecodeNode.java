@@ -25,7 +25,6 @@ import dev.pagewarden.core.transfer.net.ClusterTls;
 import dev.pagewarden.core.transfer.net.ControlHandler;
 import dev.pagewarden.core.transfer.net.ControlMessage;
 import dev.pagewarden.core.transfer.net.ControlPeer;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.IOException;
 import java.util.List;
@@ -58,6 +57,7 @@ public final class DecodeNode implements AutoCloseable {
     private final ExecutorService prefillSender;
     private final Map<Long, Remote> requests = new ConcurrentHashMap<>();
     private final Map<String, ControlPeer> prefillPeers = new ConcurrentHashMap<>();
+    private final Map<String, Object> connecting = new ConcurrentHashMap<>();
     /** When each prefill node's connection last carried a message (its STATUS comes every heartbeat). */
     private final Map<ControlPeer, Long> prefillSeen = new ConcurrentHashMap<>();
 
@@ -104,7 +104,9 @@ public final class DecodeNode implements AutoCloseable {
         this.admission = new Admission(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
                 stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, lineage::accepting, metrics,
                 clock::nanoTime);
-        this.prefillSender = Executors.newSingleThreadExecutor(new DefaultThreadFactory("pagewarden-prefill-requests", true));
+        // one thread per PREFILL: connecting to a prefill node that does not answer holds up no request for another
+        this.prefillSender = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("pagewarden-prefill-request-", 0)
+                .factory());
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
                 () -> stage.status(admission.queued()));
         this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);
@@ -322,14 +324,16 @@ public final class DecodeNode implements AutoCloseable {
 
     private ControlPeer prefillPeer(String node, String host, int port) throws IOException, InterruptedException {
         String key = node + "@" + host + ":" + port;
-        ControlPeer p = prefillPeers.get(key);
-        if (p != null && p.isOpen()) {
+        synchronized (connecting.computeIfAbsent(key, k -> new Object())) { // one connection per prefill node
+            ControlPeer p = prefillPeers.get(key);
+            if (p != null && p.isOpen()) {
+                return p;
+            }
+            p = runtime.connect(node, host, port);
+            prefillSeen.put(p, clock.nanoTime());
+            prefillPeers.put(key, p);
             return p;
         }
-        p = runtime.connect(node, host, port);
-        prefillSeen.put(p, clock.nanoTime());
-        prefillPeers.put(key, p);
-        return p;
     }
 
     /** The prefill side will never send a page of this transfer: end the request (its reservation comes back). */
