@@ -50,7 +50,8 @@ import java.util.concurrent.TimeUnit;
  * pages that can hold prompt + max new tokens and the live prefill node with the most free pages that can
  * hold the prompt (none: rejected, {@code overloaded}), and sends SUBMIT to that decode node. Its results
  * complete exactly as the local engine's do: same exception types and codes. A decode node lost while it
- * serves a request fails that request with {@value #NODE_LOST}.
+ * serves a request fails that request with {@value #NODE_LOST}. Results carry no isolation receipt (nodes do
+ * not sign).
  */
 public final class ClusterEngine implements InferenceEngine {
     private static final System.Logger LOG = System.getLogger(ClusterEngine.class.getName());

@@ -14,7 +14,6 @@ import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
-import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
@@ -88,7 +87,7 @@ public final class DecodeNode implements AutoCloseable {
     private DecodeNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
         this.config = config;
         EngineMetrics metrics = EngineMetrics.NONE;
-        SafetyMonitor safety = new SafetyMonitor(SafetyListener.NONE, metrics, clock);
+        SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
         this.stage = Stage.create(NodeRole.DECODE, options.name(), loaded, config, lineage, clock, safety);
         int vocab = loaded.config().vocabSize();
         this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE), vocab, new DecodeTicks(),

@@ -11,7 +11,6 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
-import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
@@ -52,7 +51,7 @@ public final class PrefillNode implements AutoCloseable {
 
     private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
         EngineMetrics metrics = EngineMetrics.NONE;
-        SafetyMonitor safety = new SafetyMonitor(SafetyListener.NONE, metrics, clock);
+        SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
         this.stage = Stage.create(NodeRole.PREFILL, options.name(), loaded, config, lineage, clock, safety);
         this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), false, safety,

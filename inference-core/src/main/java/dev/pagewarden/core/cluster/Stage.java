@@ -12,6 +12,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.lineage.LineageIds;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.transfer.net.ControlMessage;
@@ -43,6 +44,13 @@ record Stage(NodeRole role, String node, String modelId, String backendName, Bac
             backend.close();
             throw e;
         }
+    }
+
+    /** A node has no application to hand safety events to: it logs each one (the platform's engine records them). */
+    static SafetyListener logged(System.Logger log) {
+        return e -> log.log(System.Logger.Level.WARNING, "safety event " + e.type() + " (" + e.severity() + ") on "
+                + e.worker() + ", request " + e.requestId() + ", tenant " + e.tenant() + ", pages " + e.pages() + ": "
+                + e.details());
     }
 
     ControlMessage.Status status(int queued) {
