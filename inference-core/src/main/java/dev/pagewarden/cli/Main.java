@@ -25,7 +25,7 @@ public final class Main {
         Map<String, Command> m = new LinkedHashMap<>();
         for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new ReplayCommand(), new MakeModelCommand(), new ConvertCommand(),
                 new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand(),
-                new PkiCommand())) {
+                new PkiCommand(), new NodeCommand())) {
             m.put(c.name(), c);
         }
         return m;

@@ -56,16 +56,26 @@ public final class Admission {
      * max_tokens exceeds is a rejection of {@link #submit} instead (context length exceeded).
      */
     public void validate(GenerationRequest request) {
+        validate(request, limits.vocabSize(), limits.contextWindow());
+    }
+
+    /** {@link #validate(GenerationRequest)} against a vocabulary and window known otherwise (a cluster's, from its nodes). */
+    public static void validate(GenerationRequest request, int vocabSize, int contextWindow) {
         for (int t : request.promptTokens()) {
-            if (t < 0 || t >= limits.vocabSize()) {
-                throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of "
-                        + limits.vocabSize());
+            if (t < 0 || t >= vocabSize) {
+                throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of " + vocabSize);
             }
         }
-        if (request.maxNewTokens() > limits.contextWindow()) {
+        if (request.maxNewTokens() > contextWindow) {
             throw new InvalidRequestException("max_tokens", "max_tokens " + request.maxNewTokens()
-                    + " is larger than the model's context window of " + limits.contextWindow() + " tokens");
+                    + " is larger than the model's context window of " + contextWindow + " tokens");
         }
+    }
+
+    /** The decode pages a request reserves: prompt and max new tokens, in pages of {@code pageTokens}. */
+    public static long pagesNeeded(GenerationRequest request, int pageTokens) {
+        long tokens = (long) request.promptLength() + request.maxNewTokens();
+        return (tokens + pageTokens - 1) / pageTokens;
     }
 
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */

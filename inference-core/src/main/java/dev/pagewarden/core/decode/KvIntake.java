@@ -45,6 +45,8 @@ public final class KvIntake implements KvReceiver {
     private final Consumer<Sequence> releaseReservation;
     private final Runnable pagesFreed;
     private final ConcurrentHashMap<Long, Transfer> transfers = new ConcurrentHashMap<>();
+    /** How long an expected transfer may go without its first page or done (0: for ever, as in process). */
+    private volatile long startNanos;
 
     private enum Phase { RECEIVING, DONE, DEFERRED, QUARANTINED, RELEASED_EARLY }
 
@@ -57,6 +59,11 @@ public final class KvIntake implements KvReceiver {
         int tokens;
         Phase phase = Phase.RECEIVING;
         long deadline;
+        /** Whether the sender has been heard from (a page or done) for this transfer. */
+        boolean started;
+        /** When an unstarted transfer fails (see {@link #startTimeout}); only while {@code timed}. */
+        long startDeadline;
+        boolean timed;
 
         Transfer(Sequence seq, int generation, List<PageRef> pages, int frames) {
             this.seq = seq;
@@ -81,10 +88,49 @@ public final class KvIntake implements KvReceiver {
         this.pagesFreed = pagesFreed;
     }
 
-    /** Registers the transfer a sequence is about to receive (its current generation). */
+    /**
+     * Fails, closed, a transfer that is expected but never starts: when neither a page nor the sender's done
+     * has arrived within {@code timeout} of {@link #expect} (the sender's connection, handshake or hello
+     * failed, or the sender went away before its first page), the request fails with kv_transfer_failed and
+     * its pages are scrubbed and released; a page arriving later is refused. Zero (the default) waits for ever,
+     * which suits a sender in this process: it starts every transfer at once.
+     */
+    public void startTimeout(Duration timeout) {
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("transfer start timeout must be >= 0, got " + timeout);
+        }
+        this.startNanos = timeout.toNanos();
+    }
+
+    /** Registers the transfer a sequence is about to receive (its current generation); the start timeout runs from now. */
     public void expect(Sequence seq) {
+        expect(seq, true);
+    }
+
+    /**
+     * Registers the transfer a sequence will receive. {@code timed} false: the start timeout runs only from
+     * {@link #senderStarting} (the sender may first have a queue of prompts to work through).
+     */
+    public void expect(Sequence seq, boolean timed) {
         int frames = pool.layout().pagesFor(seq.request().promptLength());
-        transfers.put(seq.id(), new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames));
+        Transfer t = new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames);
+        t.timed = timed;
+        t.startDeadline = clock.nanoTime() + startNanos;
+        transfers.put(seq.id(), t);
+    }
+
+    /** The sender says the transfer of (request, generation) starts now: its first page is due within the start timeout. */
+    public void senderStarting(long requestId, int generation) {
+        Transfer t = transfers.get(requestId);
+        if (t == null || t.generation != generation) {
+            return;
+        }
+        synchronized (t) {
+            if (!t.timed) {
+                t.timed = true;
+                t.startDeadline = clock.nanoTime() + startNanos;
+            }
+        }
     }
 
     @Override
@@ -96,6 +142,7 @@ public final class KvIntake implements KvReceiver {
             return false;
         }
         synchronized (t) {
+            t.started = true;
             if (frame.pageIndex() < 0 || frame.pageIndex() >= t.pages.size()) {
                 return fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "page index " + frame.pageIndex()
                         + " outside the reservation of " + t.pages.size() + " pages");
@@ -165,6 +212,7 @@ public final class KvIntake implements KvReceiver {
             return false;
         }
         synchronized (t) {
+            t.started = true;
             if (t.phase != Phase.RECEIVING) {
                 return false; // aborted or failed meanwhile; the ack settles its pages
             }
@@ -235,6 +283,31 @@ public final class KvIntake implements KvReceiver {
     }
 
     /**
+     * The sender's word, given another way than on the transfer's own connection, that it never sent a page
+     * of (request, generation) and never will (a prefill node that gave the request up before its transfer,
+     * or that could not be reached). A transfer still waiting for its first page is dropped and true returned:
+     * its request keeps its reservation, for the caller to end. An aborted one's deferred pages are settled as
+     * by its ack. A transfer that has started is left to its own connection's ack (false).
+     */
+    public boolean withdraw(long requestId, int generation) {
+        Transfer t = transfers.get(requestId);
+        if (t == null || t.generation != generation) {
+            return false;
+        }
+        synchronized (t) {
+            if (t.started) {
+                return false; // pages went on the KV connection: only its ack can say none is in flight
+            }
+            if (t.phase == Phase.RECEIVING) {
+                transfers.remove(requestId, t);
+                return true;
+            }
+        }
+        onAck(requestId, generation);
+        return false;
+    }
+
+    /**
      * Aborts a request whose transfer is under way. Returns false if none is (the stage that holds
      * the request will see the abort flag instead).
      */
@@ -265,11 +338,18 @@ public final class KvIntake implements KvReceiver {
         return true;
     }
 
-    /** Quarantines and scrubs deferred pages whose ack is overdue. Called from the decode loop. */
+    /**
+     * Quarantines and scrubs deferred pages whose ack is overdue, and fails transfers that never started
+     * in time ({@link #startTimeout}). Called from the decode loop.
+     */
     public void reap() {
         long now = clock.nanoTime();
         for (Transfer t : transfers.values()) {
             synchronized (t) {
+                if (t.phase == Phase.RECEIVING && !t.started && t.timed && startNanos > 0 && now - t.startDeadline >= 0) {
+                    neverStarted(t);
+                    continue;
+                }
                 if ((t.phase != Phase.DEFERRED && t.phase != Phase.QUARANTINED) || now - t.deadline < 0) {
                     continue;
                 }
@@ -295,6 +375,21 @@ public final class KvIntake implements KvReceiver {
     /** Transfers still owning pages (receiving, deferred or quarantined). */
     public int inFlight() {
         return transfers.size();
+    }
+
+    /**
+     * An expected transfer of which nothing arrived in time. Its pages are taken out of service at once:
+     * every write goes through {@link #onFrame} under the transfer's monitor, and from here none is
+     * accepted (a later page finds no transfer and is dropped as a late write).
+     */
+    private void neverStarted(Transfer t) {
+        // caller holds t's monitor
+        List<PageRef> pages = t.pages;
+        fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "no page of transfer generation " + t.generation + " arrived within "
+                + startNanos / 1_000_000 + " ms (the sender never started it)");
+        pool.scrubAndFree(t.seq.id(), pages);
+        transfers.remove(t.seq.id(), t);
+        pagesFreed.run();
     }
 
     private boolean fail(Transfer t, SafetyEvent.Type type, String problem) {

@@ -11,7 +11,6 @@ import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.lineage.LineageIds;
-import dev.pagewarden.core.lineage.LineageRecorder;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.prefill.PrefillWorker;
@@ -51,7 +50,7 @@ import java.util.List;
  * {@link Builder#stepped() stepped} starts no thread and moves only when {@link #step} is called,
  * which makes a run reproducible step for step (the replay lab drives it that way).
  */
-public final class Engine implements AutoCloseable {
+public final class Engine implements InferenceEngine {
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
 
     private final ModelConfig model;
@@ -151,7 +150,7 @@ public final class Engine implements AutoCloseable {
         FaultHooks hooks = b.hooks;
         this.stepped = b.stepped;
         this.model = loaded.config();
-        this.modelId = modelId(loaded);
+        this.modelId = EngineParts.modelId(loaded);
         this.receipts = signer == null ? null
                 : new ReceiptIssuer(modelId, signer, ServingIdentity.of(config.nodeId(), config.replicaId()));
         this.config = config;
@@ -165,28 +164,26 @@ public final class Engine implements AutoCloseable {
         this.prefillBackend = provider.create(loaded, options);
         this.decodeBackend = provider.create(loaded, options);
 
-        int configured = config.contextWindow() == 0 ? model.seqLen() : config.contextWindow();
-        int sizingWindow = Math.min(configured, model.seqLen());
+        int configured = EngineParts.configuredWindow(config, model);
         KvLayout layout = KvLayout.of(model, config.pageTokens());
         LineageIds ids = new LineageIds();
         boolean checks = hooks.checksOn();
-        this.prefillPool = new KvPool("prefill-0", prefillBackend.allocateKv(layout,
-                pages(layout, prefillBackend, config.prefillKvBytes(), config.prefillPoolTokens(), 2L * sizingWindow)),
-                new LineageRecorder(lineage, ids, clock, "prefill-0"), checks);
-        this.decodePool = new KvPool("decode-0", decodeBackend.allocateKv(layout,
-                pages(layout, decodeBackend, config.decodeKvBytes(), config.decodePoolTokens(), 4L * sizingWindow)),
-                new LineageRecorder(lineage, ids, clock, "decode-0"), checks);
+        this.prefillPool = EngineParts.prefillPool("prefill-0", prefillBackend, layout, config, model, lineage, ids, clock,
+                checks);
+        this.decodePool = EngineParts.decodePool("decode-0", decodeBackend, layout, config, model, lineage, ids, clock,
+                checks);
         if (!prefillPool.layout().equals(decodePool.layout())) {
             // a page image means nothing to a pool that arranges pages differently
             throw new IllegalStateException("prefill pool " + prefillPool.layout() + " and decode pool "
                     + decodePool.layout() + " lay out KV pages differently");
         }
-        int window = effectiveWindow(configured, hooks.skipCapacityCheck());
+        int window = EngineParts.effectiveWindow(configured, model, List.of(prefillPool, decodePool),
+                config.capacityPolicy(), hooks.skipCapacityCheck(), safety);
         boolean legacyFinishedCheck = hooks.admitPromptsBeyondPrefillPool();
         int vocab = model.vocabSize();
 
         this.decode = new DecodeWorker(new StepGuard(decodeBackend, decodePool, hooks), vocab, ticks, config.maxBatch(),
-                stopTokens(loaded), this::release, safety, metrics, clock::nanoTime);
+                EngineParts.stopTokens(loaded), this::release, safety, metrics, clock::nanoTime);
         this.intake = new KvIntake(decodePool, checks, hooks.releaseEarlyOnAbort(), safety, metrics, clock,
                 config.deferredReleaseTimeout(), decode::enqueueReady, this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
@@ -197,6 +194,8 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("a stepped engine moves its transfers itself and takes no transport");
         } else {
             this.inProcess = null;
+            // a sender in another process can fail before its first page (connection, handshake, hello)
+            intake.startTimeout(config.transferStartTimeout());
             this.transport = b.transport.create(intake, decodePool.layout());
         }
         this.prefill = new PrefillWorker(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
@@ -218,66 +217,6 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /** Pages for a pool: from its byte budget when set, else from a token count (explicit or a multiple of the window). */
-    private static int pages(KvLayout layout, Backend backend, long budgetBytes, int tokens, long defaultTokens) {
-        long pages = budgetBytes > 0 ? budgetBytes / backend.kvPageBytes(layout)
-                : layout.pagesFor(tokens > 0 ? tokens : defaultTokens);
-        if (pages < 1) {
-            throw new IllegalArgumentException("KV memory budget of " + budgetBytes + " bytes holds no page of "
-                    + backend.kvPageBytes(layout) + " bytes");
-        }
-        if (pages > Integer.MAX_VALUE / layout.pageTokens()) {
-            throw new IllegalArgumentException("KV pool of " + pages + " pages is too large");
-        }
-        return (int) pages;
-    }
-
-    private int effectiveWindow(int configured, boolean skipCapacityCheck) {
-        long capacity = Math.min(model.seqLen(), Math.min(prefillPool.capacityTokens(), decodePool.capacityTokens()));
-        if (configured <= capacity) {
-            return configured;
-        }
-        String numbers = "configured context window " + configured + " tokens exceeds what one request can hold: "
-                + "model limit " + model.seqLen() + ", " + prefillPool.name() + " " + prefillPool.capacityTokens()
-                + " tokens, " + decodePool.name() + " " + decodePool.capacityTokens() + " tokens";
-        if (skipCapacityCheck) {
-            LOG.log(System.Logger.Level.WARNING, "FAULT INJECTED, capacity check skipped: " + numbers);
-            return Math.min(configured, model.seqLen());
-        }
-        return switch (config.capacityPolicy()) {
-            case STRICT -> throw new IllegalStateException(numbers + " (capacity policy strict: lower the window "
-                    + "or give the KV pools more memory; policy clamp would start with window " + capacity + ")");
-            case CLAMP -> {
-                LOG.log(System.Logger.Level.WARNING, numbers + "; window clamped to " + capacity + " (policy clamp)");
-                safety.report(SafetyEvent.Type.CAPACITY_CLAMPED, "engine", 0, null, List.of(),
-                        numbers + "; advertised window lowered to " + capacity);
-                yield (int) capacity;
-            }
-        };
-    }
-
-    /** The model's id in receipts and the requests table: its file name ("model" when loaded from nowhere). */
-    private static String modelId(LoadedModel loaded) {
-        if (loaded.source() == null || loaded.source().getFileName() == null) {
-            return "model";
-        }
-        return loaded.source().getFileName().toString();
-    }
-
-    /** Where generation ends: the tokenizer's end-of-generation ids (EOS, end of turn), never sent to the client. */
-    private static int[] stopTokens(LoadedModel loaded) {
-        java.util.Set<Integer> stops = new java.util.TreeSet<>();
-        if (loaded.tokenizer() != null) {
-            stops.addAll(loaded.tokenizer().endOfGeneration());
-        }
-        if (loaded.vocabulary() != null) {
-            // A BOS in generated text starts a new sequence (llama2.c's models end stories that way).
-            stops.add(loaded.vocabulary().eosId());
-            stops.add(loaded.vocabulary().bosId());
-        }
-        return stops.stream().mapToInt(Integer::intValue).toArray();
-    }
-
     private Admission admission() {
         return admission;
     }
@@ -290,6 +229,7 @@ public final class Engine implements AutoCloseable {
      * Submits a request. Invalid input throws {@link InvalidRequestException} at once; a request
      * that does not fit completes its result with a rejection before any page is reserved.
      */
+    @Override
     public RequestHandle submit(GenerationRequest request, TokenListener listener) {
         admission.validate(request);
         Sequence seq = new Sequence(ids.next(), request, listener, clock.nanoTime());
@@ -307,20 +247,24 @@ public final class Engine implements AutoCloseable {
      * first): throws {@link InvalidRequestException} naming the parameter. A caller that charges quota
      * or opens a stream calls it before.
      */
+    @Override
     public void validate(GenerationRequest request) {
         admission.validate(request);
     }
 
     /** The effective context window: what admission accepts for prompt + max new tokens. */
+    @Override
     public int contextWindow() {
         return admission.contextWindow();
     }
 
+    @Override
     public ModelConfig model() {
         return model;
     }
 
     /** The model's id (its file name), as receipts name it. */
+    @Override
     public String modelId() {
         return modelId;
     }
@@ -329,16 +273,19 @@ public final class Engine implements AutoCloseable {
         return config;
     }
 
+    @Override
     public String backendName() {
         return backendName;
     }
 
     /** The prefill pool's state now (a snapshot). */
+    @Override
     public PoolStats prefillPool() {
         return PoolStats.of(prefillPool);
     }
 
     /** The decode pool's state now (a snapshot). */
+    @Override
     public PoolStats decodePool() {
         return PoolStats.of(decodePool);
     }
@@ -353,6 +300,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /** Both pools, prefill first (snapshots). */
+    @Override
     public List<PoolStats> pools() {
         return List.of(prefillPool(), decodePool());
     }
@@ -377,6 +325,7 @@ public final class Engine implements AutoCloseable {
         return admission.queued() > 0 || prefill.pending() > 0 || intake.inFlight() > 0 || decode.pending() > 0;
     }
 
+    @Override
     public int queued() {
         return admission.queued();
     }

@@ -20,6 +20,9 @@ import java.time.Duration;
  * @param prefillChunkTokens     most prompt tokens per prefill step
  * @param capacityPolicy         strict (refuse to start) or clamp, when the window exceeds pool capacity
  * @param deferredReleaseTimeout how long an aborted request's pages wait for the transfer ack before quarantine
+ * @param transferStartTimeout   how long the decode side waits for the first page of a transfer from another
+ *                               process before the request fails (kv_transfer_failed) and its pages are scrubbed;
+ *                               a transfer in this process starts at once and is not timed
  * @param canaryInterval         how often the known-answer canary runs on the decode worker (zero = never)
  * @param requestIdBase          request ids are base+1, base+2, ...: a platform gives each engine start its own block
  *                               so that ids stay unique across engines and restarts sharing one audit database
@@ -32,7 +35,7 @@ import java.time.Duration;
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
-                           Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
+                           Duration transferStartTimeout, Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -49,6 +52,9 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         ServingIdentity.validate(nodeId, replicaId);
         if (deferredReleaseTimeout.isNegative() || deferredReleaseTimeout.isZero()) {
             throw new IllegalArgumentException("deferred_release_timeout must be > 0, got " + deferredReleaseTimeout);
+        }
+        if (transferStartTimeout.isNegative() || transferStartTimeout.isZero()) {
+            throw new IllegalArgumentException("transfer_start_timeout must be > 0, got " + transferStartTimeout);
         }
         if (canaryInterval.isNegative()) {
             throw new IllegalArgumentException("canary_interval must be >= 0, got " + canaryInterval);
@@ -84,6 +90,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.prefillChunkTokens = prefillChunkTokens;
         b.capacityPolicy = capacityPolicy;
         b.deferredReleaseTimeout = deferredReleaseTimeout;
+        b.transferStartTimeout = transferStartTimeout;
         b.canaryInterval = canaryInterval;
         b.requestIdBase = requestIdBase;
         b.requestIdKey = requestIdKey;
@@ -107,6 +114,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private int prefillChunkTokens = 256;
         private CapacityPolicy capacityPolicy = CapacityPolicy.STRICT;
         private Duration deferredReleaseTimeout = Duration.ofSeconds(5);
+        private Duration transferStartTimeout = Duration.ofSeconds(30);
         private Duration canaryInterval = Duration.ZERO;
         private long requestIdBase;
         private long requestIdKey;
@@ -124,6 +132,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder prefillChunkTokens(int v) { prefillChunkTokens = v; return this; }
         public Builder capacityPolicy(CapacityPolicy v) { capacityPolicy = v; return this; }
         public Builder deferredReleaseTimeout(Duration v) { deferredReleaseTimeout = v; return this; }
+        public Builder transferStartTimeout(Duration v) { transferStartTimeout = v; return this; }
         public Builder canaryInterval(Duration v) { canaryInterval = v; return this; }
         public Builder requestIdBase(long v) { requestIdBase = v; return this; }
         /** Non-zero: ids within the block are permuted by this key (see {@link EngineConfig}); 0: sequential. */
@@ -136,7 +145,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
-                    deferredReleaseTimeout, canaryInterval, requestIdBase, requestIdKey,
+                    deferredReleaseTimeout, transferStartTimeout, canaryInterval, requestIdBase, requestIdKey,
                     nodeId, replicaId);
         }
     }

@@ -25,7 +25,8 @@ public record PoolStats(String name, int pageTokens, int capacityPages, long cap
         pagesByState = Collections.unmodifiableMap(new LinkedHashMap<>(pagesByState));
     }
 
-    static PoolStats of(KvPool pool) {
+    /** A snapshot of {@code pool} (engine nodes report theirs this way). */
+    public static PoolStats of(KvPool pool) {
         Map<String, Integer> states = new LinkedHashMap<>();
         pool.countByState().forEach((state, n) -> states.put(label(state), n));
         return new PoolStats(pool.name(), pool.layout().pageTokens(), pool.capacityPages(), pool.capacityTokens(),

@@ -9,18 +9,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * but say nothing about how many requests other tenants sent; key 0 keeps them sequential, for the
  * command line, benchmarks and the replay lab, whose output must be reproducible.
  */
-final class RequestIdSource {
+public final class RequestIdSource {
     private static final int ROUNDS = 8;
     private final long base;
     private final int[] roundKeys;
     private final AtomicLong counter = new AtomicLong();
 
-    RequestIdSource(long base, long key) {
+    public RequestIdSource(long base, long key) {
         this.base = base;
         this.roundKeys = key == 0 ? null : roundKeys(key);
     }
 
-    long next() {
+    public long next() {
         int n = (int) counter.incrementAndGet();
         return base + (Integer.toUnsignedLong(roundKeys == null ? n : permute(n, roundKeys)));
     }

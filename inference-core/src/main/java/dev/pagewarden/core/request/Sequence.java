@@ -225,6 +225,10 @@ public final class Sequence {
         this.prefillNanos = nanos;
     }
 
+    public long prefillNanos() {
+        return prefillNanos;
+    }
+
     public int pendingToken() {
         return pendingToken;
     }

@@ -42,6 +42,17 @@ public final class Sampler {
         return params.topP() < 1f ? nucleus(coin) : multinomial(coin);
     }
 
+    /**
+     * Continues after a token that another sampler with the same parameters drew first (a prefill node
+     * samples a request's first token, its decode node the rest): consumes the draw that sampling used, so
+     * the tokens after it are the ones this sampler would have drawn had it sampled the first one itself.
+     */
+    public void skipDraw() {
+        if (!params.isGreedy()) {
+            nextFloat();
+        }
+    }
+
     /** Index of the largest logit; the lowest index wins a tie. */
     public static int argmax(float[] logits) {
         int best = 0;

@@ -56,4 +56,32 @@ class SamplerTest {
         assertThat(counts[0] / (double) n).isBetween(0.47, 0.53);
         assertThat(counts[1] / (double) n).isBetween(0.22, 0.28);
     }
+
+    /** A sampler that skips the first draw continues exactly like one that drew the first token itself. */
+    @Test
+    void skippingTheFirstDrawContinuesTheSameSequence() {
+        float[] first = {0.4f, 0.1f, 0.3f, 0.2f, 0.0f};
+        float[] next = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
+        for (SamplingParams p : new SamplingParams[] {new SamplingParams(1f, 1f, 7), new SamplingParams(0.8f, 0.9f, 8),
+                SamplingParams.greedy()}) {
+            Sampler drewIt = new Sampler(p);
+            Sampler skipped = new Sampler(p);
+            drewIt.sample(first);
+            skipped.skipDraw();
+            for (int i = 0; i < 64; i++) {
+                assertThat(skipped.sample(next)).as("%s draw %d", p, i).isEqualTo(drewIt.sample(next));
+            }
+        }
+        // and without the skip the sequence differs: the draw is really consumed
+        Sampler drewIt = new Sampler(new SamplingParams(1f, 1f, 7));
+        Sampler fresh = new Sampler(new SamplingParams(1f, 1f, 7));
+        drewIt.sample(first);
+        StringBuilder a = new StringBuilder();
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 64; i++) {
+            a.append(drewIt.sample(next));
+            b.append(fresh.sample(next));
+        }
+        assertThat(a.toString()).isNotEqualTo(b.toString());
+    }
 }

@@ -58,6 +58,7 @@ public final class NetKvServer implements AutoCloseable {
     private EventLoopGroup group;
     private Channel serverChannel;
     private Consumer<ChannelPipeline> pipelineHook = p -> { };
+    private volatile ControlHandler control;
 
     public NetKvServer(String nodeName) {
         WireCodec.requireName(nodeName, "node name");
@@ -69,11 +70,26 @@ public final class NetKvServer implements AutoCloseable {
         this.pipelineHook = hook;
     }
 
-    /** Listens on {@code bindHost:port} (0: any free port) and returns the port bound. */
+    /**
+     * Serves control connections too (a hello that says "control"), on the same port, with {@code handler};
+     * without one they are refused. Set before {@link #start}.
+     */
+    public void controlHandler(ControlHandler handler) {
+        this.control = handler;
+    }
+
+    /**
+     * Listens on {@code bindHost:port} (0: any free port) and returns the port bound. {@code receiver} null:
+     * this node takes no pages (a prefill node), and a KV data hello is refused; {@code expected} is still the
+     * layout its hello names.
+     */
     public synchronized int start(String bindHost, int port, SslContext ssl, KvReceiver receiver, KvLayout expected)
             throws InterruptedException {
         if (!ssl.isServer()) {
             throw new IllegalArgumentException("the KV server needs a server-side TLS context");
+        }
+        if (receiver == null && control == null) {
+            throw new IllegalArgumentException("a server that takes no pages needs a control handler");
         }
         if (serverChannel != null) {
             throw new IllegalStateException("already listening on " + serverChannel.localAddress());
@@ -150,7 +166,7 @@ public final class NetKvServer implements AutoCloseable {
                     SslHandler ssl = ctx.pipeline().get(SslHandler.class);
                     X509Certificate cert = (X509Certificate) ssl.engine().getSession().getPeerCertificates()[0];
                     peer = cert.getSubjectX500Principal().getName() + " at " + ctx.channel().remoteAddress();
-                    LOG.log(System.Logger.Level.INFO, "KV connection from " + peer);
+                    LOG.log(System.Logger.Level.INFO, "connection from " + peer);
                 } else {
                     LOG.log(System.Logger.Level.WARNING, "TLS handshake with " + ctx.channel().remoteAddress()
                             + " failed: " + hs.cause());
@@ -170,9 +186,13 @@ public final class NetKvServer implements AutoCloseable {
             if (!greeted) {
                 if (!(msg instanceof Hello h)) {
                     refuse(ctx, msg, "first message is " + msg.getClass().getSimpleName() + ", not a hello");
+                } else if (h.version() == WireCodec.PROTOCOL_VERSION && h.purpose() == WireMessage.Purpose.CONTROL) {
+                    control(ctx, h);
+                } else if (receiver == null && h.version() == WireCodec.PROTOCOL_VERSION) {
+                    refuse(ctx, msg, "node " + h.node() + " sends pages, and node " + nodeName + " takes none");
                 } else if (h.version() != WireCodec.PROTOCOL_VERSION) {
                     refuse(ctx, msg, "protocol version " + h.version() + ", this node speaks " + WireCodec.PROTOCOL_VERSION);
-                } else if (!h.layout().equals(expected)) {
+                } else if (!expected.equals(h.layout())) {
                     refuse(ctx, msg, "node " + h.node() + " sends pages of " + h.layout() + ", this pool holds " + expected);
                 } else {
                     greeted = true;
@@ -215,6 +235,33 @@ public final class NetKvServer implements AutoCloseable {
                 });
                 default -> refuse(ctx, msg, "unexpected " + msg.getClass().getSimpleName() + " from a sender");
             }
+        }
+
+        /** The connection is a control connection: the rest of it belongs to a {@link ControlConnection}. */
+        private void control(ChannelHandlerContext ctx, Hello h) {
+            ControlHandler handler = control;
+            if (handler == null) {
+                refuse(ctx, h, "node " + nodeName + " serves no control connections");
+                return;
+            }
+            String certified;
+            try {
+                certified = ClusterTls.peerName(ctx.pipeline().get(SslHandler.class).engine().getSession());
+            } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+                refuse(ctx, h, e.getMessage());
+                return;
+            }
+            if (!certified.equals(h.node())) {
+                refuse(ctx, h, "the peer calls itself " + h.node() + " but its certificate is for " + certified);
+                return;
+            }
+            greeted = true;
+            worker.shutdown();
+            ((WireCodec.Decoder) ctx.pipeline().get(DECODER)).maxFrame(WireCodec.MAX_CONTROL_MESSAGE);
+            ctx.writeAndFlush(new Hello(WireCodec.PROTOCOL_VERSION, nodeName, WireMessage.Purpose.CONTROL, expected));
+            ControlConnection c = new ControlConnection(ctx.channel(), certified, h.layout(), handler);
+            ctx.pipeline().replace(this, HANDLER, c);
+            c.start();
         }
 
         /** Why a page cannot be one of this pool's, or null. */

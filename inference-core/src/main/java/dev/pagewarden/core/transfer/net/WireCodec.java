@@ -1,7 +1,11 @@
 package dev.pagewarden.core.transfer.net;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.model.Architecture;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.RopeScaling;
 import dev.pagewarden.core.transfer.net.WireMessage.Ack;
+import dev.pagewarden.core.transfer.net.WireMessage.Control;
 import dev.pagewarden.core.transfer.net.WireMessage.Done;
 import dev.pagewarden.core.transfer.net.WireMessage.DoneResult;
 import dev.pagewarden.core.transfer.net.WireMessage.FrameResult;
@@ -30,12 +34,17 @@ import java.util.List;
  * the frame is buffered.
  */
 final class WireCodec {
-    static final int PROTOCOL_VERSION = 1;
+    /** 2: the hello names the connection's purpose (KV data or control), and control messages exist. */
+    static final int PROTOCOL_VERSION = 2;
     static final int MAX_STRING_BYTES = 1024;
     /** Longest frame of any message but a page: hello, done, ack and the answers. */
-    static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 4 * 4 + 1 + 8;
+    static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 1 + 4 * 4 + 1 + 8;
+    /** Longest frame on a control connection: a prompt of up to about four million tokens. */
+    static final int MAX_CONTROL_MESSAGE = 16 << 20;
     private static final int MIN_FRAME = 1 + 8;
     private static final byte HELLO = 1, PAGE = 2, DONE = 3, ACK = 4, FRAME_RESULT = 5, DONE_RESULT = 6;
+    private static final byte SUBMIT = 16, PREFILL = 17, PREFILLED = 18, PREFILL_FAILED = 19, TOKEN = 20, FINISHED = 21,
+            FAILED = 22, ABORT = 23, STOP = 24, STATUS = 25;
     /** A page frame without its writers and bytes. */
     private static final int PAGE_HEADER = 1 + 8 + 8 + 2 * (2 + MAX_STRING_BYTES) + 4 + 8 + 4 * 5 + 4 + 4;
 
@@ -56,7 +65,8 @@ final class WireCodec {
      * own bytes buffer (not copied; ownership passes to {@code out}).
      */
     static void write(ByteBufAllocator alloc, long seq, WireMessage msg, List<Object> out) {
-        ByteBuf b = alloc.buffer(msg instanceof Page p ? PAGE_HEADER + 8 * p.writers().length : MAX_CONTROL_FRAME + 4);
+        ByteBuf b = alloc.buffer(msg instanceof Page p ? PAGE_HEADER + 8 * p.writers().length : MAX_CONTROL_FRAME + 4,
+                MAX_CONTROL_MESSAGE + 4);
         try {
             fill(b, seq, msg, out);
         } catch (RuntimeException e) {
@@ -75,11 +85,10 @@ final class WireCodec {
                 head(b, HELLO, seq);
                 b.writeInt(h.version());
                 string(b, h.node());
-                KvLayout l = h.layout();
-                b.writeInt(l.nLayers()).writeInt(l.kvDim()).writeInt(l.pageTokens()).writeInt(l.headDim());
-                b.writeByte(l.order().ordinal());
-                b.writeLong(l.pageBytes());
+                b.writeByte(h.purpose().ordinal());
+                layout(b, h.layout());
             }
+            case Control c -> control(b, seq, c.body());
             case Page p -> {
                 head(b, PAGE, seq);
                 b.writeLong(p.requestId());
@@ -119,6 +128,249 @@ final class WireCodec {
         out.add(b);
     }
 
+    /** A layout as its five fields and its page size in bytes; no layout (a control client's) as zeros. */
+    private static void layout(ByteBuf b, KvLayout l) {
+        if (l == null) {
+            b.writeInt(0).writeInt(0).writeInt(0).writeInt(0).writeByte(0).writeLong(0);
+            return;
+        }
+        b.writeInt(l.nLayers()).writeInt(l.kvDim()).writeInt(l.pageTokens()).writeInt(l.headDim());
+        b.writeByte(l.order().ordinal());
+        b.writeLong(l.pageBytes());
+    }
+
+    private static KvLayout layout(ByteBuf b) {
+        int layers = b.readInt(), kvDim = b.readInt(), pageTokens = b.readInt(), headDim = b.readInt();
+        int order = b.readByte();
+        long pageBytes = b.readLong();
+        if (layers == 0 && kvDim == 0 && pageTokens == 0 && headDim == 0 && order == 0 && pageBytes == 0) {
+            return null;
+        }
+        if (order < 0 || order >= KvLayout.Order.values().length) {
+            throw new CorruptedFrameException("unknown KV order " + order);
+        }
+        KvLayout layout;
+        try {
+            layout = new KvLayout(layers, kvDim, pageTokens, headDim, KvLayout.Order.values()[order]);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptedFrameException(e.getMessage());
+        }
+        if (pageBytes != layout.pageBytes()) {
+            throw new CorruptedFrameException("hello claims pages of " + pageBytes + " bytes, its layout makes "
+                    + layout.pageBytes());
+        }
+        return layout;
+    }
+
+    private static void control(ByteBuf b, long seq, ControlMessage m) {
+        switch (m) {
+            case ControlMessage.Submit s -> {
+                head(b, SUBMIT, seq);
+                b.writeLong(s.requestId());
+                string(b, s.tenant());
+                ints(b, s.prompt());
+                b.writeInt(s.maxNewTokens());
+                sampling(b, s.sampling());
+                string(b, s.prefillNode());
+                string(b, s.prefillHost());
+                b.writeInt(s.prefillPort());
+            }
+            case ControlMessage.Prefill p -> {
+                head(b, PREFILL, seq);
+                b.writeLong(p.requestId());
+                string(b, p.tenant());
+                ints(b, p.prompt());
+                sampling(b, p.sampling());
+                b.writeInt(p.generation());
+                string(b, p.decodeNode());
+                string(b, p.decodeHost());
+                b.writeInt(p.decodePort());
+            }
+            case ControlMessage.Prefilled p -> {
+                head(b, PREFILLED, seq);
+                b.writeLong(p.requestId()).writeInt(p.generation()).writeInt(p.firstToken()).writeLong(p.prefillNanos());
+            }
+            case ControlMessage.PrefillFailed f -> {
+                head(b, PREFILL_FAILED, seq);
+                b.writeLong(f.requestId()).writeInt(f.generation());
+                string(b, f.code());
+                text(b, f.message());
+                b.writeBoolean(f.pagesSent());
+            }
+            case ControlMessage.Token t -> {
+                head(b, TOKEN, seq);
+                b.writeLong(t.requestId()).writeInt(t.token());
+            }
+            case ControlMessage.Finished f -> {
+                head(b, FINISHED, seq);
+                b.writeLong(f.requestId());
+                string(b, f.reason());
+                b.writeInt(f.outputTokens()).writeLong(f.queuedNanos()).writeLong(f.prefillNanos())
+                        .writeLong(f.firstTokenNanos()).writeLong(f.totalNanos());
+            }
+            case ControlMessage.Failed f -> {
+                head(b, FAILED, seq);
+                b.writeLong(f.requestId()).writeByte(f.outcome().ordinal());
+                string(b, f.code());
+                text(b, f.message());
+            }
+            case ControlMessage.Abort a -> {
+                head(b, ABORT, seq);
+                b.writeLong(a.requestId());
+                text(b, a.reason());
+            }
+            case ControlMessage.Stop s -> {
+                head(b, STOP, seq);
+                b.writeLong(s.requestId());
+            }
+            case ControlMessage.Status s -> {
+                head(b, STATUS, seq);
+                string(b, s.role());
+                string(b, s.node());
+                string(b, s.modelId());
+                string(b, s.backend());
+                model(b, s.model());
+                layout(b, s.layout());
+                b.writeInt(s.contextWindow());
+                ControlMessage.Pool p = s.pool();
+                string(b, p.name());
+                b.writeInt(p.pageTokens()).writeInt(p.capacityPages()).writeLong(p.capacityTokens()).writeInt(p.peakUsedPages());
+                b.writeInt(p.pagesByState().size());
+                for (var e : new java.util.TreeMap<>(p.pagesByState()).entrySet()) {
+                    string(b, e.getKey());
+                    b.writeInt(e.getValue());
+                }
+                b.writeInt(s.queued());
+            }
+        }
+    }
+
+    private static ControlMessage control(byte type, ByteBuf b) {
+        return switch (type) {
+            case SUBMIT -> new ControlMessage.Submit(b.readLong(), string(b), ints(b), b.readInt(), sampling(b), string(b),
+                    string(b), b.readInt());
+            case PREFILL -> new ControlMessage.Prefill(b.readLong(), string(b), ints(b), sampling(b), b.readInt(), string(b),
+                    string(b), b.readInt());
+            case PREFILLED -> new ControlMessage.Prefilled(b.readLong(), b.readInt(), b.readInt(), b.readLong());
+            case PREFILL_FAILED -> new ControlMessage.PrefillFailed(b.readLong(), b.readInt(), string(b), text(b),
+                    b.readBoolean());
+            case TOKEN -> new ControlMessage.Token(b.readLong(), b.readInt());
+            case FINISHED -> new ControlMessage.Finished(b.readLong(), string(b), b.readInt(), b.readLong(), b.readLong(),
+                    b.readLong(), b.readLong());
+            case FAILED -> {
+                long id = b.readLong();
+                int outcome = b.readByte();
+                if (outcome < 0 || outcome >= ControlMessage.Outcome.values().length) {
+                    throw new CorruptedFrameException("unknown outcome " + outcome);
+                }
+                yield new ControlMessage.Failed(id, ControlMessage.Outcome.values()[outcome], string(b), text(b));
+            }
+            case ABORT -> new ControlMessage.Abort(b.readLong(), text(b));
+            case STOP -> new ControlMessage.Stop(b.readLong());
+            case STATUS -> {
+                String role = string(b), node = string(b), modelId = string(b), backend = string(b);
+                ModelConfig model = model(b);
+                KvLayout layout = layout(b);
+                int window = b.readInt();
+                String pool = string(b);
+                int pageTokens = b.readInt(), capacityPages = b.readInt();
+                long capacityTokens = b.readLong();
+                int peak = b.readInt();
+                int n = b.readInt();
+                if (n < 0 || n > 64) {
+                    throw new CorruptedFrameException("status claims " + n + " page states");
+                }
+                java.util.Map<String, Integer> states = new java.util.LinkedHashMap<>();
+                for (int i = 0; i < n; i++) {
+                    states.put(string(b), b.readInt());
+                }
+                yield new ControlMessage.Status(role, node, modelId, backend, model, layout, window,
+                        new ControlMessage.Pool(pool, pageTokens, capacityPages, capacityTokens, peak, states), b.readInt());
+            }
+            default -> throw new CorruptedFrameException("unknown message type " + type);
+        };
+    }
+
+    private static void ints(ByteBuf b, int[] v) {
+        b.writeInt(v.length);
+        for (int x : v) {
+            b.writeInt(x);
+        }
+    }
+
+    private static int[] ints(ByteBuf b) {
+        int n = b.readInt();
+        if (n < 0 || 4L * n > b.readableBytes()) {
+            throw new CorruptedFrameException("array claims " + n + " ints");
+        }
+        int[] v = new int[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = b.readInt();
+        }
+        return v;
+    }
+
+    private static void sampling(ByteBuf b, ControlMessage.Sampling s) {
+        b.writeFloat(s.temperature()).writeFloat(s.topP()).writeLong(s.seed()).writeBoolean(s.ignoreEos());
+    }
+
+    private static ControlMessage.Sampling sampling(ByteBuf b) {
+        return new ControlMessage.Sampling(b.readFloat(), b.readFloat(), b.readLong(), b.readBoolean());
+    }
+
+    private static void model(ByteBuf b, ModelConfig m) {
+        b.writeInt(m.dim()).writeInt(m.hiddenDim()).writeInt(m.nLayers()).writeInt(m.nHeads()).writeInt(m.nKvHeads())
+                .writeInt(m.vocabSize()).writeInt(m.seqLen()).writeFloat(m.rmsEps()).writeFloat(m.ropeTheta())
+                .writeBoolean(m.sharedClassifier()).writeByte(m.architecture().ordinal()).writeInt(m.headSize());
+        float[] factors = m.ropeScaling() == null ? null : m.ropeScaling().factors();
+        b.writeInt(factors == null ? -1 : factors.length);
+        if (factors != null) {
+            for (float f : factors) {
+                b.writeFloat(f);
+            }
+        }
+    }
+
+    private static ModelConfig model(ByteBuf b) {
+        int dim = b.readInt(), hidden = b.readInt(), layers = b.readInt(), heads = b.readInt(), kvHeads = b.readInt();
+        int vocab = b.readInt(), seqLen = b.readInt();
+        float eps = b.readFloat(), theta = b.readFloat();
+        boolean shared = b.readBoolean();
+        int arch = b.readByte();
+        int headSize = b.readInt();
+        int n = b.readInt();
+        if (arch < 0 || arch >= Architecture.values().length || n < -1 || 4L * n > b.readableBytes()) {
+            throw new CorruptedFrameException("model configuration with architecture " + arch + " and " + n + " RoPE factors");
+        }
+        RopeScaling scaling = null;
+        if (n >= 0) {
+            float[] f = new float[n];
+            for (int i = 0; i < n; i++) {
+                f[i] = b.readFloat();
+            }
+            scaling = new RopeScaling(f);
+        }
+        try {
+            return new ModelConfig(dim, hidden, layers, heads, kvHeads, vocab, seqLen, eps, theta, shared,
+                    Architecture.values()[arch], headSize, scaling);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptedFrameException(e.getMessage());
+        }
+    }
+
+    /** A message text: like a name, but cut to what fits rather than refused. */
+    private static void text(ByteBuf b, String s) {
+        String t = s == null ? "" : s;
+        while (t.getBytes(StandardCharsets.UTF_8).length > MAX_STRING_BYTES) {
+            t = t.substring(0, Math.min(t.length() - 1, MAX_STRING_BYTES - 3)) ;
+        }
+        string(b, t);
+    }
+
+    private static String text(ByteBuf b) {
+        return string(b);
+    }
+
     private static void head(ByteBuf b, byte type, long seq) {
         b.writeByte(type).writeLong(seq);
     }
@@ -151,23 +403,11 @@ final class WireCodec {
             case HELLO -> {
                 int version = b.readInt();
                 String node = string(b);
-                int layers = b.readInt(), kvDim = b.readInt(), pageTokens = b.readInt(), headDim = b.readInt();
-                int order = b.readByte();
-                if (order < 0 || order >= KvLayout.Order.values().length) {
-                    throw new CorruptedFrameException("unknown KV order " + order);
+                int purpose = b.readByte();
+                if (purpose < 0 || purpose >= WireMessage.Purpose.values().length) {
+                    throw new CorruptedFrameException("unknown connection purpose " + purpose);
                 }
-                KvLayout layout;
-                try {
-                    layout = new KvLayout(layers, kvDim, pageTokens, headDim, KvLayout.Order.values()[order]);
-                } catch (IllegalArgumentException e) {
-                    throw new CorruptedFrameException(e.getMessage());
-                }
-                long pageBytes = b.readLong();
-                if (pageBytes != layout.pageBytes()) {
-                    throw new CorruptedFrameException("hello claims pages of " + pageBytes + " bytes, its layout makes "
-                            + layout.pageBytes());
-                }
-                yield new Hello(version, node, layout);
+                yield new Hello(version, node, WireMessage.Purpose.values()[purpose], layout(b));
             }
             case PAGE -> {
                 long requestId = b.readLong();
@@ -196,7 +436,7 @@ final class WireCodec {
             case ACK -> new Ack(b.readLong(), b.readInt());
             case FRAME_RESULT -> new FrameResult(b.readLong(), b.readInt(), b.readInt(), b.readBoolean());
             case DONE_RESULT -> new DoneResult(b.readLong(), b.readInt(), b.readBoolean());
-            default -> throw new CorruptedFrameException("unknown message type " + type);
+            default -> new WireMessage.Control(control(type, b));
         };
     }
 
@@ -219,12 +459,17 @@ final class WireCodec {
      * number but the next. After a refusal it reads nothing more (the connection's handler closes it).
      */
     static final class Decoder extends ByteToMessageDecoder {
-        private final int maxFrame;
+        private volatile int maxFrame;
         private long expected;
         private boolean failed;
 
         Decoder(int maxFrame) {
             this.maxFrame = maxFrame;
+        }
+
+        /** A connection that turned out to be a control connection takes longer frames (prompts) than its hello. */
+        void maxFrame(int max) {
+            this.maxFrame = max;
         }
 
         @Override

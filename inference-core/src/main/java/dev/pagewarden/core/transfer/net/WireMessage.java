@@ -9,8 +9,22 @@ import io.netty.buffer.ByteBuf;
  */
 sealed interface WireMessage {
 
-    /** The first message each way: who speaks, and the KV layout its pages have (pools that disagree must not exchange pages). */
-    record Hello(int version, String node, KvLayout layout) implements WireMessage {
+    /** What a connection carries, said in its hello: pages of a transfer, or control messages. */
+    enum Purpose { KV_DATA, CONTROL }
+
+    /**
+     * The first message each way: who speaks, what the connection is for, and the KV layout its pages have
+     * (pools that disagree must not exchange pages). A control client that holds no pages sends no layout (null).
+     */
+    record Hello(int version, String node, Purpose purpose, KvLayout layout) implements WireMessage {
+        /** A hello of a KV data connection. */
+        Hello(int version, String node, KvLayout layout) {
+            this(version, node, Purpose.KV_DATA, layout);
+        }
+    }
+
+    /** A control message (see {@link ControlMessage}); only on a connection whose hello said {@link Purpose#CONTROL}. */
+    record Control(ControlMessage body) implements WireMessage {
     }
 
     /**

@@ -1,0 +1,47 @@
+package dev.pagewarden.core.cluster;
+
+import java.time.Duration;
+
+/**
+ * How an engine node serves.
+ *
+ * @param name           the node's name: the CN of its certificate in the {@code pki} folder
+ * @param bindHost       the address it listens on (KV pages and control share the port)
+ * @param port           the port (0: any free one; the node reports the one bound)
+ * @param advertisedHost the host other nodes reach it at (a decode node gives this to prefill nodes for its pages)
+ * @param heartbeat      how often it sends its status to each control peer
+ * @param timeout        each network step's limit: connect, TLS handshake, hello, a transfer's answers
+ */
+public record NodeOptions(String name, String bindHost, int port, String advertisedHost, Duration heartbeat,
+                          Duration timeout) {
+
+    public static final Duration DEFAULT_HEARTBEAT = Duration.ofMillis(500);
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+
+    public NodeOptions {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("a node needs a name (the CN of its certificate)");
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("listen port " + port + " outside 0..65535");
+        }
+        if (heartbeat.isNegative() || heartbeat.isZero()) {
+            throw new IllegalArgumentException("heartbeat must be > 0, got " + heartbeat);
+        }
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be > 0, got " + timeout);
+        }
+        if (advertisedHost == null || advertisedHost.isBlank()) {
+            advertisedHost = bindHost;
+        }
+    }
+
+    /** Listening on {@code bindHost:port}, reached there, with the default heartbeat and timeout. */
+    public static NodeOptions of(String name, String bindHost, int port) {
+        return new NodeOptions(name, bindHost, port, bindHost, DEFAULT_HEARTBEAT, DEFAULT_TIMEOUT);
+    }
+
+    public NodeOptions withHeartbeat(Duration v) {
+        return new NodeOptions(name, bindHost, port, advertisedHost, v, timeout);
+    }
+}

@@ -1,0 +1,241 @@
+package dev.pagewarden.core.cluster;
+
+import dev.pagewarden.core.admission.Admission;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.engine.PoolStats;
+import dev.pagewarden.core.fault.FaultHooks;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.prefill.PrefillWorker;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.safety.SafetyMonitor;
+import dev.pagewarden.core.sampling.SamplingParams;
+import dev.pagewarden.core.spi.Clock;
+import dev.pagewarden.core.spi.EngineMetrics;
+import dev.pagewarden.core.step.StepGuard;
+import dev.pagewarden.core.transfer.KvTransport;
+import dev.pagewarden.core.transfer.TransferJob;
+import dev.pagewarden.core.transfer.net.ClusterTls;
+import dev.pagewarden.core.transfer.net.ControlHandler;
+import dev.pagewarden.core.transfer.net.ControlMessage;
+import dev.pagewarden.core.transfer.net.ControlPeer;
+import dev.pagewarden.core.transfer.net.NetKvTransport;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * An engine node that prefills: a prefill pool and its worker. A decode node asks it (PREFILL) to prefill a
+ * prompt whose decode pages that decode node has already reserved; it answers PREFILLED with the first
+ * sampled token and sends the pages to the decode node's port over a {@link NetKvTransport} (one per decode
+ * node). A request it gives up before its transfer starts (aborted, failed) is reported as PREFILL_FAILED.
+ */
+public final class PrefillNode implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(PrefillNode.class.getName());
+    private final Stage stage;
+    private final Clock clock = Clock.SYSTEM;
+    private final PrefillWorker prefill;
+    private final NodeRuntime runtime;
+    private final Thread prefillThread;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
+    private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
+
+    /** One prompt to prefill for a decode node. */
+    private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
+    }
+
+    private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
+        EngineMetrics metrics = EngineMetrics.NONE;
+        SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
+        this.stage = Stage.create(NodeRole.PREFILL, options.name(), loaded, config, lineage, clock, safety);
+        this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE),
+                loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), false, safety,
+                this::transferStarting, seq -> { }, metrics, clock::nanoTime);
+        this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
+                () -> stage.status(prefill.pending()));
+        this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
+    }
+
+    /** Starts a prefill node (see {@link DecodeNode#start} for the arguments). */
+    public static PrefillNode start(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls,
+                                    LineageSink lineage) throws InterruptedException {
+        PrefillNode node = new PrefillNode(loaded, config, options, tls, lineage);
+        try {
+            node.runtime.start(null, () -> { });
+        } catch (RuntimeException | InterruptedException e) {
+            node.close();
+            throw e;
+        }
+        return node;
+    }
+
+    public int port() {
+        return runtime.port();
+    }
+
+    public String name() {
+        return runtime.options().name();
+    }
+
+    public int contextWindow() {
+        return stage.window();
+    }
+
+    public String modelId() {
+        return stage.modelId();
+    }
+
+    /** The prefill pool now (a snapshot). */
+    public PoolStats pool() {
+        return PoolStats.of(stage.pool());
+    }
+
+    /** Sends each transfer to the decode node its request names, over that node's own connection. */
+    private final class Router implements KvTransport {
+        private final ClusterTls tls;
+        private final NodeOptions options;
+
+        Router(ClusterTls tls, NodeOptions options) {
+            this.tls = tls;
+            this.options = options;
+        }
+
+        @Override
+        public void send(TransferJob job) {
+            Job j = jobs.get(job.requestId());
+            if (j == null) {
+                job.onOutcome().accept(false);
+                return;
+            }
+            ControlMessage.Prefill p = j.request();
+            NetKvTransport t = transports.computeIfAbsent(p.decodeNode() + "@" + p.decodeHost() + ":" + p.decodePort(),
+                    k -> new NetKvTransport(p.decodeHost(), p.decodePort(), tls.clientContext(), options.name(),
+                            options.timeout(), options.timeout(), options.timeout().multipliedBy(3), 4));
+            t.send(new TransferJob(job.requestId(), job.tenant(), job.generation(), job.source(), job.sourcePages(),
+                    job.tokens(), ok -> {
+                        jobs.remove(job.requestId(), j);
+                        job.onOutcome().accept(ok);
+                    }));
+        }
+
+        @Override
+        public void close() {
+            for (NetKvTransport t : transports.values()) {
+                t.close();
+            }
+        }
+    }
+
+    private final class Handler implements ControlHandler {
+        @Override
+        public void received(ControlPeer from, ControlMessage message) {
+            switch (message) {
+                case ControlMessage.Prefill p -> prefill(from, p);
+                case ControlMessage.Abort a -> {
+                    Job j = jobs.get(a.requestId());
+                    if (j != null && j.decode() == from) {
+                        j.seq().requestAbort(a.reason());
+                    }
+                }
+                case ControlMessage.Status s -> { }
+                case ControlMessage.Submit s -> ignore(from, s);
+                case ControlMessage.Prefilled p -> ignore(from, p);
+                case ControlMessage.PrefillFailed f -> ignore(from, f);
+                case ControlMessage.Token t -> ignore(from, t);
+                case ControlMessage.Finished f -> ignore(from, f);
+                case ControlMessage.Failed f -> ignore(from, f);
+                case ControlMessage.Stop s -> ignore(from, s);
+            }
+        }
+
+        @Override
+        public void closed(ControlPeer peer) {
+            for (Job j : jobs.values()) {
+                if (j.decode() == peer) {
+                    j.seq().requestAbort("the control connection of decode node " + peer.name() + " was lost");
+                }
+            }
+        }
+    }
+
+    private void ignore(ControlPeer from, ControlMessage m) {
+        LOG.log(System.Logger.Level.WARNING, "prefill node " + name() + " ignores " + m.getClass().getSimpleName() + " from "
+                + from);
+    }
+
+    private void prefill(ControlPeer from, ControlMessage.Prefill p) {
+        Sequence seq;
+        try {
+            if (p.generation() != 1) {
+                throw new IllegalArgumentException("transfer generation " + p.generation() + "; a node prefills generation 1");
+            }
+            ControlMessage.Sampling s = p.sampling();
+            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1,
+                    new SamplingParams(s.temperature(), s.topP(), s.seed(), s.ignoreEos()));
+            Admission.validate(request, stage.loaded().config().vocabSize(), Integer.MAX_VALUE);
+            seq = new Sequence(p.requestId(), request, TokenListener.NONE, clock.nanoTime());
+        } catch (RuntimeException e) {
+            from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "invalid_request", e.getMessage(), false));
+            return;
+        }
+        Job j = new Job(seq, from, p, new boolean[1]);
+        if (jobs.putIfAbsent(p.requestId(), j) != null) {
+            from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "duplicate_request",
+                    "request " + p.requestId() + " is already being prefilled on node " + name(), false));
+            return;
+        }
+        seq.result().whenComplete((r, error) -> {
+            // ends here only when given up (a prefilled request stays "transferring" on this side)
+            jobs.remove(p.requestId(), j);
+            boolean started;
+            synchronized (j) {
+                started = j.started()[0];
+            }
+            ControlMessage.Failed f = Outcomes.failed(p.requestId(), error);
+            from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), f.code(), f.message(), started));
+        });
+        // the decode node holds the reservation; this side moves the request as its engine would have
+        seq.moveTo(new RequestState.Admitted());
+        seq.moveTo(new RequestState.Reserved());
+        prefill.enqueue(seq);
+    }
+
+    /** The pages are about to leave: the decode node learns the first token first. */
+    private void transferStarting(Sequence seq) {
+        Job j = jobs.get(seq.id());
+        if (j == null) {
+            return;
+        }
+        synchronized (j) {
+            j.started()[0] = true;
+        }
+        j.decode().send(new ControlMessage.Prefilled(seq.id(), seq.transferGeneration(), seq.pendingToken(),
+                seq.prefillNanos()));
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return; // once: a signal and a try-with-resources may both close it
+        }
+        for (Job j : List.copyOf(jobs.values())) {
+            j.seq().requestAbort("prefill node " + name() + " is closing");
+        }
+        runtime.close();
+        prefill.stop();
+        try {
+            prefillThread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (NetKvTransport t : transports.values()) {
+            t.close();
+        }
+        stage.close();
+    }
+}

@@ -1,0 +1,126 @@
+package dev.pagewarden.core.engine;
+
+import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.lineage.LineageIds;
+import dev.pagewarden.core.lineage.LineageRecorder;
+import dev.pagewarden.core.lineage.LineageSink;
+import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.core.safety.SafetyMonitor;
+import dev.pagewarden.core.spi.Clock;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The decisions a whole {@link Engine} and an engine node (a prefill or a decode stage on its own) make
+ * alike: how large a KV pool is, what window a request may use, which tokens end a generation and what
+ * the model is called. One place, so that a node serves exactly what the engine in one process serves.
+ */
+public final class EngineParts {
+    private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+
+    private EngineParts() {
+    }
+
+    /** Prefill pool default: twice the window (a prompt being prefilled while the next one starts). */
+    public static final int PREFILL_WINDOWS = 2;
+    /** Decode pool default: four times the window. */
+    public static final int DECODE_WINDOWS = 4;
+
+    /** The window asked for: the configured one, or the model's own limit when none is configured. */
+    public static int configuredWindow(EngineConfig config, ModelConfig model) {
+        return config.contextWindow() == 0 ? model.seqLen() : config.contextWindow();
+    }
+
+    /** The prefill pool of a stage: sized from the config's prefill budget, else {@link #PREFILL_WINDOWS} windows. */
+    public static KvPool prefillPool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
+                                     LineageSink lineage, LineageIds ids, Clock clock, boolean checks) {
+        long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
+        return new KvPool(name, backend.allocateKv(layout, pages(layout, backend, config.prefillKvBytes(),
+                config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow)),
+                new LineageRecorder(lineage, ids, clock, name), checks);
+    }
+
+    /** The decode pool of a stage: sized from the config's decode budget, else {@link #DECODE_WINDOWS} windows. */
+    public static KvPool decodePool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
+                                    LineageSink lineage, LineageIds ids, Clock clock, boolean checks) {
+        long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
+        return new KvPool(name, backend.allocateKv(layout, pages(layout, backend, config.decodeKvBytes(),
+                config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow)),
+                new LineageRecorder(lineage, ids, clock, name), checks);
+    }
+
+    /** Pages for a pool: from its byte budget when set, else from a token count (explicit or a multiple of the window). */
+    static int pages(KvLayout layout, Backend backend, long budgetBytes, int tokens, long defaultTokens) {
+        long pages = budgetBytes > 0 ? budgetBytes / backend.kvPageBytes(layout)
+                : layout.pagesFor(tokens > 0 ? tokens : defaultTokens);
+        if (pages < 1) {
+            throw new IllegalArgumentException("KV memory budget of " + budgetBytes + " bytes holds no page of "
+                    + backend.kvPageBytes(layout) + " bytes");
+        }
+        if (pages > Integer.MAX_VALUE / layout.pageTokens()) {
+            throw new IllegalArgumentException("KV pool of " + pages + " pages is too large");
+        }
+        return (int) pages;
+    }
+
+    /**
+     * The window admission enforces: the configured one when every pool in {@code pools} can hold it for one
+     * request; otherwise policy strict refuses to start and clamp lowers it to what they hold (and says so).
+     */
+    public static int effectiveWindow(int configured, ModelConfig model, List<KvPool> pools, CapacityPolicy policy,
+                                      boolean skipCapacityCheck, SafetyMonitor safety) {
+        long capacity = model.seqLen();
+        StringBuilder holds = new StringBuilder();
+        for (KvPool p : pools) {
+            capacity = Math.min(capacity, p.capacityTokens());
+            holds.append(", ").append(p.name()).append(' ').append(p.capacityTokens()).append(" tokens");
+        }
+        if (configured <= capacity) {
+            return configured;
+        }
+        String numbers = "configured context window " + configured + " tokens exceeds what one request can hold: "
+                + "model limit " + model.seqLen() + holds;
+        if (skipCapacityCheck) {
+            LOG.log(System.Logger.Level.WARNING, "FAULT INJECTED, capacity check skipped: " + numbers);
+            return Math.min(configured, model.seqLen());
+        }
+        return switch (policy) {
+            case STRICT -> throw new IllegalStateException(numbers + " (capacity policy strict: lower the window "
+                    + "or give the KV pools more memory; policy clamp would start with window " + capacity + ")");
+            case CLAMP -> {
+                LOG.log(System.Logger.Level.WARNING, numbers + "; window clamped to " + capacity + " (policy clamp)");
+                safety.report(SafetyEvent.Type.CAPACITY_CLAMPED, "engine", 0, null, List.of(),
+                        numbers + "; advertised window lowered to " + capacity);
+                yield (int) capacity;
+            }
+        };
+    }
+
+    /** The model's id in receipts and the requests table: its file name ("model" when loaded from nowhere). */
+    public static String modelId(LoadedModel loaded) {
+        if (loaded.source() == null || loaded.source().getFileName() == null) {
+            return "model";
+        }
+        return loaded.source().getFileName().toString();
+    }
+
+    /** Where generation ends: the tokenizer's end-of-generation ids (EOS, end of turn), never sent to the client. */
+    public static int[] stopTokens(LoadedModel loaded) {
+        Set<Integer> stops = new TreeSet<>();
+        if (loaded.tokenizer() != null) {
+            stops.addAll(loaded.tokenizer().endOfGeneration());
+        }
+        if (loaded.vocabulary() != null) {
+            // A BOS in generated text starts a new sequence (llama2.c's models end stories that way).
+            stops.add(loaded.vocabulary().eosId());
+            stops.add(loaded.vocabulary().bosId());
+        }
+        return stops.stream().mapToInt(Integer::intValue).toArray();
+    }
+}
