@@ -4,6 +4,7 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.cluster.ClusterEngine;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
@@ -310,9 +311,13 @@ public class InferenceService {
                 default -> ApiException.unavailable(r.code(), tenantMessage(r, requestId),
                         r.retryable() ? Duration.ofSeconds(1) : null);
             };
-            case RequestFailedException f -> "context_length_exceeded".equals(f.code())
-                    ? ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(f, requestId))
-                    : ApiException.serverError(f.code(), tenantMessage(f, requestId));
+            case RequestFailedException f -> switch (f.code()) {
+                case "context_length_exceeded" -> ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(f, requestId));
+                // the engine node serving it went away: a retry goes to a node that is live
+                case ClusterEngine.NODE_LOST -> ApiException.unavailable(f.code(), tenantMessage(f, requestId),
+                        Duration.ofSeconds(1));
+                default -> ApiException.serverError(f.code(), tenantMessage(f, requestId));
+            };
             case RequestAbortedException a -> ApiException.serverError("request_aborted", tenantMessage(a, requestId));
             default -> internalError(requestId, cause);
         };

@@ -1,8 +1,14 @@
 package dev.pagewarden.platform.engine;
 
+import dev.pagewarden.core.cluster.ClusterEngine;
+import dev.pagewarden.core.cluster.ClusterOptions;
+import dev.pagewarden.core.cluster.NodeAddress;
 import dev.pagewarden.core.engine.CapacityPolicy;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.engine.EngineParts;
+import dev.pagewarden.core.engine.InferenceEngine;
+import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.lab.IsolationOracle;
@@ -25,6 +31,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.List;
@@ -35,7 +42,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
- * Loads the configured model and runs its engine (prefill and decode workers in this process).
+ * Loads the configured model and runs its engine: prefill and decode workers in this process, or, with
+ * {@code pagewarden.engine.nodes}, engine nodes reached through a {@link ClusterEngine} (the model is still
+ * loaded here, memory-mapped, for its tokenizer, chat template and id; nothing is computed here).
  * Each start takes a fresh block of request ids from PostgreSQL, so ids never repeat across
  * restarts or engines sharing the audit database. Holds the operator's private/public switch.
  */
@@ -49,6 +58,8 @@ public class EngineHost implements AutoCloseable {
     private final LabHooks labHooks;
     private final String unavailableReason;
     private final LoadedModel loaded;
+    /** The id the engine names the local model by; engine nodes must report the same. */
+    private final String engineModelId;
     private final ModelVisibilityRepository visibility;
     private final Map<String, Boolean> privateModels = new ConcurrentHashMap<>();
 
@@ -59,6 +70,7 @@ public class EngineHost implements AutoCloseable {
         ModelResolver.Outcome outcome = resolver.resolve(ModelSource.of(properties.model()));
         if (outcome instanceof ModelResolver.Unavailable(String reason)) {
             this.loaded = null;
+            this.engineModelId = null;
             this.served = null;
             this.labHooks = null;
             this.unavailableReason = reason;
@@ -98,9 +110,11 @@ public class EngineHost implements AutoCloseable {
             throw new IllegalStateException("model " + resolved.model() + " has no vocabulary: set "
                     + "pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) to its tokenizer.bin");
         }
-        Engine engine;
+        this.engineModelId = EngineParts.modelId(loaded);
+        InferenceEngine engine;
         try {
-            engine = Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
+            engine = e.hasNodes() ? connect(e, block)
+                    : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
                     .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
         } catch (RuntimeException ex) {
             loaded.close();
@@ -111,11 +125,36 @@ public class EngineHost implements AutoCloseable {
                 resolved.model(), loaded.format());
         visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
         registerGauges(registry, engine);
+        if (engine instanceof ClusterEngine) {
+            LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); results carry "
+                            + "no isolation receipt, request ids from {}", served.id(), resolved.model(), loaded.format(),
+                    e.nodes(), e.tlsName(), e.tlsDir(), (block << 32) + 1);
+            return;
+        }
         LOG.info("Serving model '{}' ({}, {}) on backend {}: effective context window {} tokens, "
                         + "KV pools {} ({} tokens) and {} ({} tokens), request ids from {}",
                 served.id(), resolved.model(), loaded.format(), engine.backendName(), engine.contextWindow(),
                 engine.prefillPool().name(), engine.prefillPool().capacityTokens(), engine.decodePool().name(),
                 engine.decodePool().capacityTokens(), (block << 32) + 1);
+    }
+
+    /** The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. */
+    private static ClusterEngine connect(PagewardenProperties.Engine e, long block) {
+        List<NodeAddress> nodes;
+        try {
+            nodes = NodeAddress.parseList(e.nodes());
+        } catch (IllegalArgumentException ex) {
+            throw new IllegalStateException("pagewarden.engine.nodes: " + ex.getMessage(), ex);
+        }
+        ClusterOptions defaults = ClusterOptions.defaults(e.tlsName());
+        ClusterOptions options = new ClusterOptions(e.tlsName(), defaults.heartbeat(), defaults.missedHeartbeats(),
+                defaults.timeout(), defaults.maxBackoff(), defaults.resolveEvery(), block << 32, ID_KEYS.nextLong() | 1);
+        try {
+            return ClusterEngine.connect(nodes, e.tlsDir(), options);
+        } catch (IOException | RuntimeException ex) {
+            throw new IllegalStateException("pagewarden.engine.tls-dir: cannot use the certificate '" + e.tlsName()
+                    + "' in " + e.tlsDir() + ": " + ex.getMessage(), ex);
+        }
     }
 
     private static LabFaults labFaults(PagewardenProperties.Lab lab) {
@@ -129,22 +168,26 @@ public class EngineHost implements AutoCloseable {
         }
     }
 
-    private static void registerGauges(MeterRegistry registry, Engine engine) {
-        // each gauge reads a snapshot of its own pool only (a snapshot walks the pool's pages)
-        List<Function<Engine, PoolStats>> pools = List.of(Engine::prefillPool, Engine::decodePool);
-        for (Function<Engine, PoolStats> stats : pools) {
-            PoolStats now = stats.apply(engine);
-            String name = now.name();
-            for (String state : now.pagesByState().keySet()) {
+    private static void registerGauges(MeterRegistry registry, InferenceEngine engine) {
+        // each gauge reads a snapshot of its own pool only (a snapshot walks the pool's pages); engine nodes'
+        // pools are summed per role, tagged "prefill" and "decode" (their names change as nodes come and go)
+        List<Function<InferenceEngine, PoolStats>> pools = List.of(InferenceEngine::prefillPool, InferenceEngine::decodePool);
+        for (int i = 0; i < pools.size(); i++) {
+            Function<InferenceEngine, PoolStats> stats = pools.get(i);
+            String name = engine instanceof Engine ? stats.apply(engine).name() : i == 0 ? "prefill" : "decode";
+            for (PageState s : PageState.values()) {
+                String state = s.name().toLowerCase(Locale.ROOT);
                 Gauge.builder("kv.pool.pages", engine, e -> stats.apply(e).pagesByState().getOrDefault(state, 0))
                         .description("KV pages by state").tag("worker", name).tag("state", state).register(registry);
             }
             Gauge.builder("kv.pool.capacity.tokens", engine, e -> stats.apply(e).capacityTokens()).tag("worker", name)
                     .register(registry);
         }
-        Gauge.builder("engine.context.window.tokens", engine, Engine::contextWindow).register(registry);
-        Gauge.builder("engine.queue.depth", engine, Engine::queued).register(registry);
-        Gauge.builder("kv.transfers.in.flight", engine, Engine::transfersInFlight).register(registry);
+        Gauge.builder("engine.context.window.tokens", engine, InferenceEngine::contextWindow).register(registry);
+        Gauge.builder("engine.queue.depth", engine, InferenceEngine::queued).register(registry);
+        if (engine instanceof Engine local) { // engine nodes do not report their transfers
+            Gauge.builder("kv.transfers.in.flight", local, Engine::transfersInFlight).register(registry);
+        }
     }
 
     /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */
@@ -171,7 +214,26 @@ public class EngineHost implements AutoCloseable {
             throw ApiException.unavailable("model_unavailable", "The model '" + modelId
                     + "' has been made unavailable by the operator; try again later", null);
         }
+        String nodes = nodesModelId();
+        if (nodes != null && !nodes.equals(engineModelId)) {
+            LOG.error("engine nodes serve {}, but this platform loaded {}: requests are refused until they agree",
+                    nodes, engineModelId);
+            throw ApiException.unavailable("engine_misconfigured", "The engine nodes serve another model than '"
+                    + modelId + "'; the operator has been told", null);
+        }
         return served;
+    }
+
+    /** The model id the live engine nodes report; null in process or while no node is live. */
+    private String nodesModelId() {
+        if (!(served.engine() instanceof ClusterEngine cluster)) {
+            return null;
+        }
+        try {
+            return cluster.modelId();
+        } catch (IllegalStateException noneLive) {
+            return null;
+        }
     }
 
     public boolean isPrivate(String modelId) {
