@@ -110,7 +110,7 @@ public class InferenceService {
             throw ApiException.unavailable("overloaded", "the server is shutting down; retry on another instance",
                     Duration.ofSeconds(5));
         }
-        ServedModel model = host.require(request.model());
+        ServedModel model = host.requireServing(request.model());
         int[] prompt = tokenize(model, request);
         int window = model.contextWindow();
         int maxTokens = request.maxTokens() != null ? request.maxTokens() : Math.max(1, window - prompt.length);

@@ -33,6 +33,7 @@ import org.springframework.transaction.annotation.Transactional;
 
 import java.io.IOException;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -214,26 +215,38 @@ public class EngineHost implements AutoCloseable {
             throw ApiException.unavailable("model_unavailable", "The model '" + modelId
                     + "' has been made unavailable by the operator; try again later", null);
         }
-        String nodes = nodesModelId();
+        return served;
+    }
+
+    /**
+     * {@link #require}, and for engine nodes that they can take the request now: a live prefill and a live decode
+     * node ({@code engine_unavailable}, retry later) serving the model loaded here ({@code engine_misconfigured}).
+     */
+    public ServedModel requireServing(String modelId) {
+        ServedModel model = require(modelId);
+        if (!(model.engine() instanceof ClusterEngine cluster)) {
+            return model;
+        }
+        String nodes;
+        int window;
+        try {
+            nodes = cluster.modelId();
+            window = cluster.contextWindow();
+        } catch (IllegalStateException noneLive) {
+            nodes = null;
+            window = 0;
+        }
         if (nodes != null && !nodes.equals(engineModelId)) {
             LOG.error("engine nodes serve {}, but this platform loaded {}: requests are refused until they agree",
                     nodes, engineModelId);
             throw ApiException.unavailable("engine_misconfigured", "The engine nodes serve another model than '"
                     + modelId + "'; the operator has been told", null);
         }
-        return served;
-    }
-
-    /** The model id the live engine nodes report; null in process or while no node is live. */
-    private String nodesModelId() {
-        if (!(served.engine() instanceof ClusterEngine cluster)) {
-            return null;
+        if (window == 0) {
+            throw ApiException.unavailable("engine_unavailable", "No engine node can serve '" + modelId
+                    + "' now (a prefill and a decode node must both be up); retry later", Duration.ofSeconds(1));
         }
-        try {
-            return cluster.modelId();
-        } catch (IllegalStateException noneLive) {
-            return null;
-        }
+        return model;
     }
 
     public boolean isPrivate(String modelId) {
