@@ -8,7 +8,6 @@ import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.engine.EngineParts;
 import dev.pagewarden.core.engine.InferenceEngine;
-import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.lab.IsolationOracle;
@@ -53,6 +52,8 @@ import java.util.function.Function;
 public class EngineHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EngineHost.class);
     private static final SecureRandom ID_KEYS = new SecureRandom();
+    /** The states {@link PoolStats#pagesByState} counts; listed, since engine nodes report none until they are up. */
+    private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined");
 
     private final ServedModel served;
     /** A lab engine's fault hooks and oracle; null outside lab mode. */
@@ -61,6 +62,7 @@ public class EngineHost implements AutoCloseable {
     private final LoadedModel loaded;
     /** The id the engine names the local model by; engine nodes must report the same. */
     private final String engineModelId;
+    private volatile String mismatchLogged;
     private final ModelVisibilityRepository visibility;
     private final Map<String, Boolean> privateModels = new ConcurrentHashMap<>();
 
@@ -176,8 +178,7 @@ public class EngineHost implements AutoCloseable {
         for (int i = 0; i < pools.size(); i++) {
             Function<InferenceEngine, PoolStats> stats = pools.get(i);
             String name = engine instanceof Engine ? stats.apply(engine).name() : i == 0 ? "prefill" : "decode";
-            for (PageState s : PageState.values()) {
-                String state = s.name().toLowerCase(Locale.ROOT);
+            for (String state : PAGE_STATES) {
                 Gauge.builder("kv.pool.pages", engine, e -> stats.apply(e).pagesByState().getOrDefault(state, 0))
                         .description("KV pages by state").tag("worker", name).tag("state", state).register(registry);
             }
@@ -237,8 +238,11 @@ public class EngineHost implements AutoCloseable {
             window = 0;
         }
         if (nodes != null && !nodes.equals(engineModelId)) {
-            LOG.error("engine nodes serve {}, but this platform loaded {}: requests are refused until they agree",
-                    nodes, engineModelId);
+            if (!nodes.equals(mismatchLogged)) { // once per model the nodes serve, not once per request
+                mismatchLogged = nodes;
+                LOG.error("engine nodes serve {}, but this platform loaded {}: requests are refused until they agree",
+                        nodes, engineModelId);
+            }
             throw ApiException.unavailable("engine_misconfigured", "The engine nodes serve another model than '"
                     + modelId + "'; the operator has been told", null);
         }

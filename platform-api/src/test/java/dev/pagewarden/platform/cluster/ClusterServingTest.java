@@ -146,6 +146,20 @@ class ClusterServingTest {
         assertThat(plain.headers().firstValue("X-Pagewarden-Receipt")).isEmpty();
         assertThat(body.has("pagewarden_receipt")).isTrue();
         assertThat(body.get("pagewarden_receipt").isNull()).isTrue();
+        // and the audit view says why there is none (the request row is written just after the response)
+        String audit = "/v1/audit/requests/" + body.path("id").asText();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        HttpResponse<String> a = http.get(audit, key);
+        while (a.statusCode() == 404 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            a = http.get(audit, key);
+        }
+        assertThat(a.statusCode()).as(a.body()).isEqualTo(200);
+        JsonNode view = JSON.readTree(a.body());
+        assertThat(view.path("status").asText()).isEqualTo("FINISHED");
+        assertThat(view.get("receipt").isNull()).isTrue();
+        assertThat(view.path("receipt_verification").path("status").asText()).isEqualTo("none");
+        assertThat(view.path("receipt_verification").path("detail").asText()).contains("engine nodes");
 
         HttpResponse<String> streamed = complete(true);
         assertThat(streamed.statusCode()).as(streamed.body()).isEqualTo(200);
