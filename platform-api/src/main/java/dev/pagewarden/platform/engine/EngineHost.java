@@ -253,6 +253,11 @@ public class EngineHost implements AutoCloseable {
         return model;
     }
 
+    /** Whether requests go to engine nodes ({@code pagewarden.engine.nodes}) rather than an engine in this process. */
+    public boolean servesFromNodes() {
+        return served != null && served.engine() instanceof ClusterEngine;
+    }
+
     public boolean isPrivate(String modelId) {
         return privateModels.getOrDefault(modelId, false);
     }

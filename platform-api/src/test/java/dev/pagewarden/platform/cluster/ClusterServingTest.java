@@ -196,6 +196,25 @@ class ClusterServingTest {
         assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isIn("engine_unavailable", "engine_node_lost");
         assertThat(r.headers().firstValue("Retry-After")).isPresent();
         assertThat(http.get("/v1/models", key).statusCode()).isEqualTo(200);
+        // and says it is not ready, so that a load balancer sends requests elsewhere until the node is back
+        PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        HttpResponse<String> ready = management.get("/actuator/health/readiness", ADMIN);
+        while (ready.statusCode() == 200 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            ready = management.get("/actuator/health/readiness", ADMIN);
+        }
+        assertThat(ready.statusCode()).as(ready.body()).isEqualTo(503);
+        assertThat(ready.body()).contains("no prefill node and decode node are both up");
+    }
+
+    @Test
+    @Order(1)
+    void readinessIsUpWhileBothNodesAre() throws Exception {
+        PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+        HttpResponse<String> ready = management.get("/actuator/health/readiness", ADMIN);
+        assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
+        assertThat(ready.body()).contains("checked by each engine node at its start");
     }
 
     private static void assertUsage(JsonNode usage, int completion) {
