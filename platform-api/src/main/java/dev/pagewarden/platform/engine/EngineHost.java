@@ -142,7 +142,7 @@ public class EngineHost implements AutoCloseable {
     }
 
     /** The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. */
-    private static ClusterEngine connect(PagewardenProperties.Engine e, long block) {
+    static ClusterEngine connect(PagewardenProperties.Engine e, long block) {
         List<NodeAddress> nodes;
         try {
             nodes = NodeAddress.parseList(e.nodes());
