@@ -73,7 +73,7 @@ class LabIncidentReplayTest extends PlatformTestBase {
                 .bodyValue(Map.of("model", MODEL, "stream", true, "max_tokens", 50,
                         "messages", List.of(Map.of("role", "user", "content", "hello"))))
                 .retrieve().bodyToFlux(String.class).subscribe(got::add);
-        awaitUntil(() -> host.served().orElseThrow().engine().transfersInFlight() > 0 && !got.isEmpty(),
+        awaitUntil(() -> ((dev.pagewarden.core.engine.Engine) host.served().orElseThrow().engine()).transfersInFlight() > 0 && !got.isEmpty(),
                 "the stream to begin and the KV transfer to be in flight");
         client.dispose();
         awaitUntil(() -> decode.get().pagesByState().get("deferred") > 0

@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.lab.IsolationOracle;
 import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.lab.LabHooks;
@@ -99,7 +99,7 @@ class LabReplayRunner {
 
     private Map<String, Object> replay(ReplayLab.Scenario scenario, ServedModel served) throws InterruptedException {
         Map<String, String> ids = labTenants();
-        Engine engine = served.engine();
+        InferenceEngine engine = served.engine();
         Instant started = Instant.now();
         List<Sent> sent = new ArrayList<>();
         LabWorkload workload = new LabWorkload(text -> served.tokenizer().encode(text, served.tokenizer().addBos(), false));
@@ -184,7 +184,7 @@ class LabReplayRunner {
         return ids;
     }
 
-    private List<Sent> submit(Engine engine, Map<String, String> ids, List<LabWorkload.Planned> plans) {
+    private List<Sent> submit(InferenceEngine engine, Map<String, String> ids, List<LabWorkload.Planned> plans) {
         List<Sent> out = new ArrayList<>();
         for (LabWorkload.Planned p : plans) {
             String tenant = ids.get(TENANT_PREFIX + p.tenant());

@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.adminport;
 
 import dev.pagewarden.adminui.PlatformPort;
-import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.safety.SafetyEvent;
@@ -58,7 +58,7 @@ class PlatformAdapter implements PlatformPort {
     public List<Pool> pools() {
         List<Pool> out = new ArrayList<>();
         host.served().ifPresent(s -> {
-            Engine engine = s.engine();
+            InferenceEngine engine = s.engine();
             for (PoolStats pool : engine.pools()) {
                 out.add(new Pool(pool.name(), pool.capacityTokens(), pool.pagesByState()));
             }

@@ -67,8 +67,10 @@ class AuditController {
             v.put("foreign_writes", verdict.foreignWrites());
             out.put("receipt_verification", v);
         } else {
-            out.put("receipt_verification", Map.of("status", "none", "detail",
-                    "no receipt: the request did not finish normally"));
+            // a request that finished without one was served by engine nodes, which do not sign
+            out.put("receipt_verification", Map.of("status", "none", "detail", "FINISHED".equals(record.status())
+                    ? "no receipt: served by engine nodes, which do not sign receipts"
+                    : "no receipt: the request did not finish normally"));
         }
         // read after the verification: lineage arrives in emission order and is never taken back, so the
         // view shows at least every page epoch the verification judged (read first, it could show fewer)

@@ -4,6 +4,7 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.cluster.ClusterEngine;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
@@ -109,7 +110,7 @@ public class InferenceService {
             throw ApiException.unavailable("overloaded", "the server is shutting down; retry on another instance",
                     Duration.ofSeconds(5));
         }
-        ServedModel model = host.require(request.model());
+        ServedModel model = host.requireServing(request.model());
         int[] prompt = tokenize(model, request);
         int window = model.contextWindow();
         int maxTokens = request.maxTokens() != null ? request.maxTokens() : Math.max(1, window - prompt.length);
@@ -310,9 +311,13 @@ public class InferenceService {
                 default -> ApiException.unavailable(r.code(), tenantMessage(r, requestId),
                         r.retryable() ? Duration.ofSeconds(1) : null);
             };
-            case RequestFailedException f -> "context_length_exceeded".equals(f.code())
-                    ? ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(f, requestId))
-                    : ApiException.serverError(f.code(), tenantMessage(f, requestId));
+            case RequestFailedException f -> switch (f.code()) {
+                case "context_length_exceeded" -> ApiException.contextLengthExceeded(kind.promptParam, tenantMessage(f, requestId));
+                // the engine node serving it went away: a retry goes to a node that is live
+                case ClusterEngine.NODE_LOST -> ApiException.unavailable(f.code(), tenantMessage(f, requestId),
+                        Duration.ofSeconds(1));
+                default -> ApiException.serverError(f.code(), tenantMessage(f, requestId));
+            };
             case RequestAbortedException a -> ApiException.serverError("request_aborted", tenantMessage(a, requestId));
             default -> internalError(requestId, cause);
         };

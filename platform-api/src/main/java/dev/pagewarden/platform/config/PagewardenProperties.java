@@ -56,7 +56,9 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
 
     /**
      * Engine sizing; 0 means "derive" (threads from cores, window from the model, pools from the window).
-     * {@code nodeId}: the node receipts name (unset: the host name).
+     * {@code nodeId}: the node receipts name (unset: the host name). {@code nodes}: engine nodes to serve from
+     * ({@code prefill@host:port,decode@host:port}; empty: the engine runs in this process), reached with the
+     * certificate {@code tlsName} from the {@code pki} folder {@code tlsDir}.
      */
     public record Engine(@NotBlank @DefaultValue("auto") String backend,
                          @Min(0) @DefaultValue("0") int threads,
@@ -70,7 +72,21 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
                          @NotNull @DefaultValue("5s") Duration deferredReleaseTimeout,
                          @NotNull @DefaultValue("60s") Duration canaryInterval,
                          @Size(max = 128) @Pattern(regexp = "[^\\s\\p{Cntrl}]*",
-                                 message = "must not contain whitespace or control characters") String nodeId) {
+                                 message = "must not contain whitespace or control characters") String nodeId,
+                         @DefaultValue("") String nodes,
+                         Path tlsDir,
+                         @NotBlank @DefaultValue("platform") String tlsName) {
+        @AssertTrue(message = "pagewarden.engine.nodes needs pagewarden.engine.tls-dir (PAGEWARDEN_ENGINE_TLS_DIR): "
+                + "the pki folder with ca.crt and the platform's certificate and key")
+        public boolean isTlsDirGivenForNodes() {
+            return !hasNodes() || tlsDir != null;
+        }
+
+        /** Whether requests are served from engine nodes rather than an engine in this process. */
+        public boolean hasNodes() {
+            return nodes != null && !nodes.isBlank();
+        }
+
         @AssertTrue(message = "pagewarden.engine.capacity-policy must be strict or clamp")
         public boolean isKnownPolicy() {
             return "strict".equals(capacityPolicy) || "clamp".equals(capacityPolicy);
@@ -100,6 +116,12 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
         public boolean isFaultsOnlyInLab() {
             return enabled || faults.isEmpty();
         }
+    }
+
+    @AssertTrue(message = "pagewarden.lab.enabled and pagewarden.engine.nodes are exclusive: the lab needs the "
+            + "engine in this process")
+    public boolean isLabWithoutNodes() {
+        return !lab.enabled() || !engine.hasNodes();
     }
 
     public Path journalDir() {

@@ -1,8 +1,13 @@
 package dev.pagewarden.platform.engine;
 
+import dev.pagewarden.core.cluster.ClusterEngine;
+import dev.pagewarden.core.cluster.ClusterOptions;
+import dev.pagewarden.core.cluster.NodeAddress;
 import dev.pagewarden.core.engine.CapacityPolicy;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.engine.EngineParts;
+import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.lab.IsolationOracle;
@@ -25,7 +30,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
+import java.io.IOException;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -35,7 +42,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
- * Loads the configured model and runs its engine (prefill and decode workers in this process).
+ * Loads the configured model and runs its engine: prefill and decode workers in this process, or, with
+ * {@code pagewarden.engine.nodes}, engine nodes reached through a {@link ClusterEngine} (the model is still
+ * loaded here, memory-mapped, for its tokenizer, chat template and id; nothing is computed here).
  * Each start takes a fresh block of request ids from PostgreSQL, so ids never repeat across
  * restarts or engines sharing the audit database. Holds the operator's private/public switch.
  */
@@ -43,12 +52,17 @@ import java.util.function.Function;
 public class EngineHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EngineHost.class);
     private static final SecureRandom ID_KEYS = new SecureRandom();
+    /** The states {@link PoolStats#pagesByState} counts; listed, since engine nodes report none until they are up. */
+    private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined");
 
     private final ServedModel served;
     /** A lab engine's fault hooks and oracle; null outside lab mode. */
     private final LabHooks labHooks;
     private final String unavailableReason;
     private final LoadedModel loaded;
+    /** The id the engine names the local model by; engine nodes must report the same. */
+    private final String engineModelId;
+    private volatile String mismatchLogged;
     private final ModelVisibilityRepository visibility;
     private final Map<String, Boolean> privateModels = new ConcurrentHashMap<>();
 
@@ -59,6 +73,7 @@ public class EngineHost implements AutoCloseable {
         ModelResolver.Outcome outcome = resolver.resolve(ModelSource.of(properties.model()));
         if (outcome instanceof ModelResolver.Unavailable(String reason)) {
             this.loaded = null;
+            this.engineModelId = null;
             this.served = null;
             this.labHooks = null;
             this.unavailableReason = reason;
@@ -98,9 +113,11 @@ public class EngineHost implements AutoCloseable {
             throw new IllegalStateException("model " + resolved.model() + " has no vocabulary: set "
                     + "pagewarden.model.tokenizer (PAGEWARDEN_MODEL_TOKENIZER) to its tokenizer.bin");
         }
-        Engine engine;
+        this.engineModelId = EngineParts.modelId(loaded);
+        InferenceEngine engine;
         try {
-            engine = Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
+            engine = e.hasNodes() ? connect(e, block)
+                    : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
                     .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
         } catch (RuntimeException ex) {
             loaded.close();
@@ -111,11 +128,36 @@ public class EngineHost implements AutoCloseable {
                 resolved.model(), loaded.format());
         visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
         registerGauges(registry, engine);
+        if (engine instanceof ClusterEngine) {
+            LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); results carry "
+                            + "no isolation receipt, request ids from {}", served.id(), resolved.model(), loaded.format(),
+                    e.nodes(), e.tlsName(), e.tlsDir(), (block << 32) + 1);
+            return;
+        }
         LOG.info("Serving model '{}' ({}, {}) on backend {}: effective context window {} tokens, "
                         + "KV pools {} ({} tokens) and {} ({} tokens), request ids from {}",
                 served.id(), resolved.model(), loaded.format(), engine.backendName(), engine.contextWindow(),
                 engine.prefillPool().name(), engine.prefillPool().capacityTokens(), engine.decodePool().name(),
                 engine.decodePool().capacityTokens(), (block << 32) + 1);
+    }
+
+    /** The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. */
+    static ClusterEngine connect(PagewardenProperties.Engine e, long block) {
+        List<NodeAddress> nodes;
+        try {
+            nodes = NodeAddress.parseList(e.nodes());
+        } catch (IllegalArgumentException ex) {
+            throw new IllegalStateException("pagewarden.engine.nodes: " + ex.getMessage(), ex);
+        }
+        ClusterOptions defaults = ClusterOptions.defaults(e.tlsName());
+        ClusterOptions options = new ClusterOptions(e.tlsName(), defaults.heartbeat(), defaults.missedHeartbeats(),
+                defaults.timeout(), defaults.maxBackoff(), defaults.resolveEvery(), block << 32, ID_KEYS.nextLong() | 1);
+        try {
+            return ClusterEngine.connect(nodes, e.tlsDir(), options);
+        } catch (IOException | RuntimeException ex) {
+            throw new IllegalStateException("pagewarden.engine.tls-dir: cannot use the certificate '" + e.tlsName()
+                    + "' in " + e.tlsDir() + ": " + ex.getMessage(), ex);
+        }
     }
 
     private static LabFaults labFaults(PagewardenProperties.Lab lab) {
@@ -129,22 +171,25 @@ public class EngineHost implements AutoCloseable {
         }
     }
 
-    private static void registerGauges(MeterRegistry registry, Engine engine) {
-        // each gauge reads a snapshot of its own pool only (a snapshot walks the pool's pages)
-        List<Function<Engine, PoolStats>> pools = List.of(Engine::prefillPool, Engine::decodePool);
-        for (Function<Engine, PoolStats> stats : pools) {
-            PoolStats now = stats.apply(engine);
-            String name = now.name();
-            for (String state : now.pagesByState().keySet()) {
+    private static void registerGauges(MeterRegistry registry, InferenceEngine engine) {
+        // each gauge reads a snapshot of its own pool only (a snapshot walks the pool's pages); engine nodes'
+        // pools are summed per role, tagged "prefill" and "decode" (their names change as nodes come and go)
+        List<Function<InferenceEngine, PoolStats>> pools = List.of(InferenceEngine::prefillPool, InferenceEngine::decodePool);
+        for (int i = 0; i < pools.size(); i++) {
+            Function<InferenceEngine, PoolStats> stats = pools.get(i);
+            String name = engine instanceof Engine ? stats.apply(engine).name() : i == 0 ? "prefill" : "decode";
+            for (String state : PAGE_STATES) {
                 Gauge.builder("kv.pool.pages", engine, e -> stats.apply(e).pagesByState().getOrDefault(state, 0))
                         .description("KV pages by state").tag("worker", name).tag("state", state).register(registry);
             }
             Gauge.builder("kv.pool.capacity.tokens", engine, e -> stats.apply(e).capacityTokens()).tag("worker", name)
                     .register(registry);
         }
-        Gauge.builder("engine.context.window.tokens", engine, Engine::contextWindow).register(registry);
-        Gauge.builder("engine.queue.depth", engine, Engine::queued).register(registry);
-        Gauge.builder("kv.transfers.in.flight", engine, Engine::transfersInFlight).register(registry);
+        Gauge.builder("engine.context.window.tokens", engine, InferenceEngine::contextWindow).register(registry);
+        Gauge.builder("engine.queue.depth", engine, InferenceEngine::queued).register(registry);
+        if (engine instanceof Engine local) { // engine nodes do not report their transfers
+            Gauge.builder("kv.transfers.in.flight", local, Engine::transfersInFlight).register(registry);
+        }
     }
 
     /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */
@@ -172,6 +217,45 @@ public class EngineHost implements AutoCloseable {
                     + "' has been made unavailable by the operator; try again later", null);
         }
         return served;
+    }
+
+    /**
+     * {@link #require}, and for engine nodes that they can take the request now: a live prefill and a live decode
+     * node ({@code engine_unavailable}, retry later) serving the model loaded here ({@code engine_misconfigured}).
+     */
+    public ServedModel requireServing(String modelId) {
+        ServedModel model = require(modelId);
+        if (!(model.engine() instanceof ClusterEngine cluster)) {
+            return model;
+        }
+        String nodes;
+        int window;
+        try {
+            nodes = cluster.modelId();
+            window = cluster.contextWindow();
+        } catch (IllegalStateException noneLive) {
+            nodes = null;
+            window = 0;
+        }
+        if (nodes != null && !nodes.equals(engineModelId)) {
+            if (!nodes.equals(mismatchLogged)) { // once per model the nodes serve, not once per request
+                mismatchLogged = nodes;
+                LOG.error("engine nodes serve {}, but this platform loaded {}: requests are refused until they agree",
+                        nodes, engineModelId);
+            }
+            throw ApiException.unavailable("engine_misconfigured", "The engine nodes serve another model than '"
+                    + modelId + "'; the operator has been told", null);
+        }
+        if (window == 0) {
+            throw ApiException.unavailable("engine_unavailable", "No engine node can serve '" + modelId
+                    + "' now (a prefill and a decode node must both be up); retry later", Duration.ofSeconds(1));
+        }
+        return model;
+    }
+
+    /** Whether requests go to engine nodes ({@code pagewarden.engine.nodes}) rather than an engine in this process. */
+    public boolean servesFromNodes() {
+        return served != null && served.engine() instanceof ClusterEngine;
     }
 
     public boolean isPrivate(String modelId) {

@@ -6,7 +6,10 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.stereotype.Component;
 
-/** Ready to serve: a model is loaded, its engine passed the capacity check at start, and admission is open. */
+/**
+ * Ready to serve: a model is loaded, its engine passed the capacity check at start, and admission is open; with
+ * engine nodes, a prefill and a decode node are both up (each checked its own capacity at its start).
+ */
 @Component("engine")
 class EngineHealth implements HealthIndicator {
     private final EngineHost host;
@@ -23,11 +26,16 @@ class EngineHealth implements HealthIndicator {
             return Health.down().withDetail("reason", host.unavailableReason()).build();
         }
         var m = host.served().get();
-        Health.Builder b = draining.active() ? Health.outOfService().withDetail("reason", "shutting down") : Health.up();
+        boolean nodes = host.servesFromNodes();
+        Health.Builder b = draining.active() ? Health.outOfService().withDetail("reason", "shutting down")
+                : nodes && m.contextWindow() == 0
+                ? Health.down().withDetail("reason", "no prefill node and decode node are both up")
+                : Health.up();
         return b.withDetail("model", m.id())
                 .withDetail("backend", m.engine().backendName())
                 .withDetail("context_window", m.contextWindow())
-                .withDetail("capacity_check", "passed: the window fits both KV pools")
+                .withDetail("capacity_check", nodes ? "checked by each engine node at its start"
+                        : "passed: the window fits both KV pools")
                 .withDetail("prefill_pool_tokens", m.engine().prefillPool().capacityTokens())
                 .withDetail("decode_pool_tokens", m.engine().decodePool().capacityTokens())
                 .withDetail("queued", m.engine().queued())

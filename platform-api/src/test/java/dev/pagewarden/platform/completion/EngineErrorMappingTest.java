@@ -35,6 +35,14 @@ class EngineErrorMappingTest {
     }
 
     @Test
+    void engineNodes() {
+        // a retry goes to a node that is live
+        expect(new RequestFailedException("engine_node_lost", "decode node decode-a was lost"), 503, "engine_node_lost", true);
+        // the nodes disagree on the model: nothing to retry until the operator fixes it
+        expect(new RequestRejectedException("engine_misconfigured", "engine nodes disagree"), 503, "engine_misconfigured", false);
+    }
+
+    @Test
     void anAbortNobodyAskedForIsAServerError() {
         ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), "cmpl-x", CompletionRequest.Kind.CHAT);
         assertThat(api.status().value()).isEqualTo(500);

@@ -1,0 +1,242 @@
+package dev.pagewarden.platform.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pagewarden.core.cluster.DecodeNode;
+import dev.pagewarden.core.cluster.NodeOptions;
+import dev.pagewarden.core.cluster.PrefillNode;
+import dev.pagewarden.core.engine.Engine;
+import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.sampling.SamplingParams;
+import dev.pagewarden.core.testing.TestModels;
+import dev.pagewarden.core.transfer.net.CertificateAuthority;
+import dev.pagewarden.core.transfer.net.ClusterTls;
+import dev.pagewarden.platform.testing.ModelRequired;
+import dev.pagewarden.platform.testing.PlainHttp;
+import dev.pagewarden.platform.testing.StandalonePlatform;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The platform serving from one prefill and one decode engine node (started in this JVM, with certificates
+ * from the cluster's own CA code in a pki folder), set up as an operator does: {@code PAGEWARDEN_ENGINE_NODES}
+ * and {@code PAGEWARDEN_ENGINE_TLS_DIR}. Oracle: an engine in this process on the same model file, run on its
+ * own, decodes the same prompt greedily.
+ */
+@ExtendWith(ModelRequired.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterServingTest {
+    static final String ADMIN = "cluster-serving-admin-token-0123456789";
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final int MAX_TOKENS = 24;
+    static final int[] PROMPT = {1, 403, 407, 261, 378, 432, 296, 269, 301, 402, 262, 437, 295};
+
+    @TempDir
+    static Path dir;
+    static LoadedModel model;
+    static PrefillNode prefill;
+    static DecodeNode decode;
+    static ConfigurableApplicationContext app;
+    static PlainHttp http;
+    static String key;
+
+    @BeforeAll
+    static void serve() throws Exception {
+        Path pki = dir.resolve("pki");
+        java.nio.file.Files.createDirectories(pki);
+        Instant now = Instant.now();
+        CertificateAuthority ca = CertificateAuthority.create("cluster-ca", now.minus(Duration.ofHours(1)),
+                now.plus(Duration.ofDays(1)));
+        ca.write(pki.resolve("ca.crt"), pki.resolve("ca.key"));
+        for (String name : new String[] {"prefill-a", "decode-a", "platform"}) {
+            ca.issue(name, now.minus(Duration.ofHours(1)), now.plus(Duration.ofDays(1)))
+                    .write(pki.resolve(name + ".crt"), pki.resolve(name + ".key"));
+        }
+        model = ModelLoader.load(TestModels.stories260K(), TestModels.tok512());
+        prefill = PrefillNode.start(model, config(), options("prefill-a"), ClusterTls.load(pki, "prefill-a"), e -> { });
+        decode = DecodeNode.start(model, config(), options("decode-a"), ClusterTls.load(pki, "decode-a"), e -> { });
+        app = StandalonePlatform.start("pagewarden.home=" + dir.resolve("home"), "pagewarden.admin-token=" + ADMIN,
+                "pagewarden.model.path=" + TestModels.stories260K(), "pagewarden.model.tokenizer=" + TestModels.tok512(),
+                "pagewarden.engine.canary-interval=0s",
+                "pagewarden.engine.nodes=prefill@127.0.0.1:" + prefill.port() + ",decode@127.0.0.1:" + decode.port(),
+                "pagewarden.engine.tls-dir=" + pki);
+        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
+        key = http.newTenantKey(ADMIN, "cluster-user");
+        // the platform connects to its nodes in the background: the window is 0 until both are live
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (window() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+    }
+
+    private static EngineConfig config() {
+        return EngineConfig.builder().backend("cpu").threads(1).build();
+    }
+
+    private static NodeOptions options(String name) {
+        return new NodeOptions(name, "127.0.0.1", 0, "127.0.0.1", NodeOptions.DEFAULT_HEARTBEAT, NodeOptions.DEFAULT_TIMEOUT);
+    }
+
+    private static int window() throws Exception {
+        for (JsonNode m : JSON.readTree(http.get("/v1/models", key).body()).path("data")) {
+            if (m.path("id").asText().equals("stories260K")) {
+                return m.path("context_window").asInt();
+            }
+        }
+        return -1;
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (app != null) {
+            app.close();
+        }
+        for (AutoCloseable c : new AutoCloseable[] {prefill, decode, model}) {
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    @Order(1)
+    void theModelListShowsTheNodesWindow() throws Exception {
+        assertThat(window()).isEqualTo(decode.contextWindow()).isEqualTo(prefill.contextWindow()).isPositive();
+    }
+
+    @Test
+    @Order(2)
+    void plainAndStreamedCompletionsAreTheInProcessEnginesGreedyTokensWithoutAReceipt() throws Exception {
+        int[] want;
+        try (Engine local = Engine.builder(model, config()).build()) {
+            want = local.submit(new GenerationRequest("oracle", PROMPT, MAX_TOKENS, SamplingParams.greedy()),
+                    TokenListener.NONE).result().get(120, TimeUnit.SECONDS).outputTokens();
+        }
+        assertThat(want).isNotEmpty();
+        String text = model.tokenizer().decode(want);
+
+        HttpResponse<String> plain = complete(false);
+        assertThat(plain.statusCode()).as(plain.body()).isEqualTo(200);
+        JsonNode body = JSON.readTree(plain.body());
+        assertThat(body.path("choices").get(0).path("text").asText()).isEqualTo(text);
+        assertUsage(body.path("usage"), want.length);
+        // engine nodes do not sign: no receipt header, and the field says there is none
+        assertThat(plain.headers().firstValue("X-Pagewarden-Receipt")).isEmpty();
+        assertThat(body.has("pagewarden_receipt")).isTrue();
+        assertThat(body.get("pagewarden_receipt").isNull()).isTrue();
+        // and the audit view says why there is none (the request row is written just after the response)
+        String audit = "/v1/audit/requests/" + body.path("id").asText();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        HttpResponse<String> a = http.get(audit, key);
+        while (a.statusCode() == 404 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            a = http.get(audit, key);
+        }
+        assertThat(a.statusCode()).as(a.body()).isEqualTo(200);
+        JsonNode view = JSON.readTree(a.body());
+        assertThat(view.path("status").asText()).isEqualTo("FINISHED");
+        assertThat(view.get("receipt").isNull()).isTrue();
+        assertThat(view.path("receipt_verification").path("status").asText()).isEqualTo("none");
+        assertThat(view.path("receipt_verification").path("detail").asText()).contains("engine nodes");
+
+        HttpResponse<String> streamed = complete(true);
+        assertThat(streamed.statusCode()).as(streamed.body()).isEqualTo(200);
+        StringBuilder got = new StringBuilder();
+        JsonNode usage = null;
+        JsonNode last = null;
+        for (String line : streamed.body().split("\n")) {
+            if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
+                continue;
+            }
+            JsonNode chunk = JSON.readTree(line.substring(6));
+            for (JsonNode c : chunk.path("choices")) {
+                got.append(c.path("text").asText(""));
+                last = chunk;
+            }
+            if (chunk.hasNonNull("usage")) {
+                usage = chunk.get("usage");
+            }
+        }
+        assertThat(got.toString()).isEqualTo(text);
+        assertThat(usage).as(streamed.body()).isNotNull();
+        assertUsage(usage, want.length);
+        assertThat(last.has("pagewarden_receipt")).isTrue();
+        assertThat(last.get("pagewarden_receipt").isNull()).isTrue();
+    }
+
+    @Test
+    @Order(3)
+    void aStoppedNodeFailsTheNextRequestAtOnceAndThePlatformKeepsRunning() throws Exception {
+        decode.close();
+        HttpResponse<String> r = http.sendAsync(http.post("/v1/completions", key, request(false)))
+                .get(60, TimeUnit.SECONDS);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
+        assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isIn("engine_unavailable", "engine_node_lost");
+        assertThat(r.headers().firstValue("Retry-After")).isPresent();
+        assertThat(http.get("/v1/models", key).statusCode()).isEqualTo(200);
+        // and says it is not ready, so that a load balancer sends requests elsewhere until the node is back
+        PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        HttpResponse<String> ready = management.get("/actuator/health/readiness", ADMIN);
+        while (ready.statusCode() == 200 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            ready = management.get("/actuator/health/readiness", ADMIN);
+        }
+        assertThat(ready.statusCode()).as(ready.body()).isEqualTo(503);
+        assertThat(ready.body()).contains("no prefill node and decode node are both up");
+    }
+
+    @Test
+    @Order(1)
+    void readinessIsUpWhileBothNodesAre() throws Exception {
+        PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+        HttpResponse<String> ready = management.get("/actuator/health/readiness", ADMIN);
+        assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
+        assertThat(ready.body()).contains("checked by each engine node at its start");
+    }
+
+    private static void assertUsage(JsonNode usage, int completion) {
+        assertThat(usage.path("prompt_tokens").asInt()).isEqualTo(PROMPT.length);
+        assertThat(usage.path("completion_tokens").asInt()).isEqualTo(completion);
+        assertThat(usage.path("total_tokens").asInt()).isEqualTo(PROMPT.length + completion);
+    }
+
+    private static HttpResponse<String> complete(boolean stream) throws Exception {
+        return http.send(http.post("/v1/completions", key, request(stream)));
+    }
+
+    private static String request(boolean stream) throws Exception {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("model", "stories260K");
+        body.put("prompt", Arrays.stream(PROMPT).boxed().toList());
+        body.put("max_tokens", MAX_TOKENS);
+        body.put("temperature", 0);
+        body.put("stream", stream);
+        if (stream) {
+            body.put("stream_options", Map.of("include_usage", true));
+        }
+        return JSON.writeValueAsString(body);
+    }
+}
