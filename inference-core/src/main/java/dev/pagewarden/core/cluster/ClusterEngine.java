@@ -21,7 +21,6 @@ import dev.pagewarden.core.transfer.net.ControlClient;
 import dev.pagewarden.core.transfer.net.ControlHandler;
 import dev.pagewarden.core.transfer.net.ControlMessage;
 import dev.pagewarden.core.transfer.net.ControlPeer;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -117,8 +116,8 @@ public final class ClusterEngine implements InferenceEngine {
         this.options = options;
         this.client = new ControlClient(tls.clientContext(), options.clientName(), null, options.timeout());
         this.ids = new RequestIdSource(options.requestIdBase(), options.requestIdKey());
-        this.ticker = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("pagewarden-cluster", true));
-        this.connector = Executors.newCachedThreadPool(new DefaultThreadFactory("pagewarden-cluster-connect", true));
+        this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("pagewarden-cluster" + "-", 0).daemon().factory());
+        this.connector = Executors.newCachedThreadPool(Thread.ofPlatform().name("pagewarden-cluster-connect" + "-", 0).daemon().factory());
     }
 
     /**

@@ -8,7 +8,6 @@ import dev.pagewarden.core.transfer.net.ControlHandler;
 import dev.pagewarden.core.transfer.net.ControlMessage;
 import dev.pagewarden.core.transfer.net.ControlPeer;
 import dev.pagewarden.core.transfer.net.NetKvServer;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.IOException;
 import java.util.Set;
@@ -56,7 +55,7 @@ final class NodeRuntime implements ControlHandler {
         this.status = status;
         this.server = new NetKvServer(options.name());
         this.client = new ControlClient(tls.clientContext(), options.name(), layout, options.timeout());
-        this.ticker = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("pagewarden-node-" + options.name(), true));
+        this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("pagewarden-node-" + options.name() + "-", 0).daemon().factory());
     }
 
     /** Listens (pages go to {@code receiver}; null: this node takes none) and starts the heartbeat; returns the port. */

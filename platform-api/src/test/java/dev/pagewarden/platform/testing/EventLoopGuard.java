@@ -13,9 +13,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class EventLoopGuard {
     private static final List<String> VIOLATIONS = new CopyOnWriteArrayList<>();
     private static boolean installed;
-    /** The engine's Netty event loops among its {@code pagewarden-} threads. */
-    private static final List<String> EVENT_LOOPS = List.of("pagewarden-control-client-", "pagewarden-kv-server-",
-            "pagewarden-kv-client-");
 
     private EventLoopGuard() {
     }
@@ -26,10 +23,6 @@ public final class EventLoopGuard {
         }
         installed = true;
         BlockHound.install(builder -> builder
-                // the engine's cluster and node code names its event loops; its other pools (connecting, control
-                // workers, KV intake and sending, heartbeats) are Netty-made threads that are meant to block
-                .nonBlockingThreadPredicate(current -> current.and(t -> !t.getName().startsWith("pagewarden-")
-                        || EVENT_LOOPS.stream().anyMatch(t.getName()::startsWith)))
                 // class loading and logging may touch the disk once; neither is request work
                 .allowBlockingCallsInside("java.lang.ClassLoader", "loadClass")
                 .allowBlockingCallsInside("ch.qos.logback.core.OutputStreamAppender", "writeBytes")

@@ -5,7 +5,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,7 +25,7 @@ final class ControlConnection extends SimpleChannelInboundHandler<WireMessage> i
         this.name = name;
         this.layout = layout;
         this.handler = handler;
-        this.worker = Executors.newSingleThreadExecutor(new DefaultThreadFactory("pagewarden-control-" + name, true));
+        this.worker = Executors.newSingleThreadExecutor(Thread.ofPlatform().name("pagewarden-control-" + name + "-", 0).daemon().factory());
     }
 
     /** Tells the handler, first of all, that the connection is open. */

@@ -134,7 +134,7 @@ public final class NetKvServer implements AutoCloseable {
         private final KvReceiver receiver;
         private final KvLayout expected;
         private final ExecutorService worker = Executors.newSingleThreadExecutor(
-                new DefaultThreadFactory("pagewarden-kv-intake", true));
+                Thread.ofPlatform().name("pagewarden-kv-intake" + "-", 0).daemon().factory());
         /** (request, generation) pairs with pages on this connection and no ack yet; worker thread only. */
         private final Set<Key> open = new LinkedHashSet<>();
         /** Transfers with a refused page: the refusal ended them, so their later pages are refused unseen. Worker only. */

@@ -67,7 +67,7 @@ public final class NetKvTransport implements KvTransport {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1,
             new DefaultThreadFactory("pagewarden-kv-client", true), NioIoHandler.newFactory());
     private final ExecutorService sender = Executors.newSingleThreadExecutor(
-            new DefaultThreadFactory("pagewarden-kv-sender", true));
+            Thread.ofPlatform().name("pagewarden-kv-sender" + "-", 0).daemon().factory());
     /** Staging buffers, one per page in flight; shared because the network thread reads them. Sender thread only. */
     private final Arena arena = Arena.ofShared();
     private MemorySegment[] staging;
