@@ -32,6 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.LongPredicate;
 
 /**
  * An engine node that decodes: a decode pool with its admission, KV intake and decode worker, serving the
@@ -81,6 +82,18 @@ public final class DecodeNode implements AutoCloseable {
             this.prefillNode = s.prefillNode();
             this.prefillHost = s.prefillHost();
             this.prefillPort = s.prefillPort();
+        }
+
+        /**
+         * Ends the wait of verified pages for their first token, when they wait and {@code since}
+         * accepts the time they became ready; returns whether it did (the caller then ends the request).
+         */
+        synchronized boolean stopAwaitingFirstToken(LongPredicate since) {
+            if (ready && firstToken < 0 && since.test(readySince)) {
+                ready = false;
+                return true;
+            }
+            return false;
         }
     }
 
@@ -402,14 +415,7 @@ public final class DecodeNode implements AutoCloseable {
         long now = clock.nanoTime();
         long limit = config.transferStartTimeout().toNanos();
         for (Remote r : requests.values()) {
-            boolean overdue;
-            synchronized (r) {
-                overdue = r.ready && r.firstToken < 0 && now - r.readySince > limit;
-                if (overdue) {
-                    r.ready = false;
-                }
-            }
-            if (overdue) {
+            if (r.stopAwaitingFirstToken(readySince -> now - readySince > limit)) {
                 release(r.seq);
                 r.seq.fail("kv_transfer_failed", "the first token of request " + r.seq.id() + " never came from prefill node "
                         + r.prefillNode);
@@ -418,14 +424,7 @@ public final class DecodeNode implements AutoCloseable {
     }
 
     private void abortWhileAwaitingFirstToken(Remote r) {
-        boolean waiting;
-        synchronized (r) {
-            waiting = r.ready && r.firstToken < 0;
-            if (waiting) {
-                r.ready = false;
-            }
-        }
-        if (waiting) {
+        if (r.stopAwaitingFirstToken(readySince -> true)) {
             release(r.seq);
             r.seq.abortNow();
         }
@@ -449,14 +448,7 @@ public final class DecodeNode implements AutoCloseable {
 
     private void prefillLost(Remote r, String why) {
         endBeforePages(r, "kv_transfer_failed", why);
-        boolean waiting;
-        synchronized (r) {
-            waiting = r.ready && r.firstToken < 0;
-            if (waiting) {
-                r.ready = false;
-            }
-        }
-        if (waiting) {
+        if (r.stopAwaitingFirstToken(readySince -> true)) {
             release(r.seq);
             r.seq.fail("kv_transfer_failed", why + " before the first token came");
         }
