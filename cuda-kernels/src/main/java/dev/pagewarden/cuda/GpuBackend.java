@@ -45,6 +45,15 @@ public final class GpuBackend implements Backend {
      */
     private static final boolean SINGLE_ROW_MATVEC = Boolean.getBoolean("pagewarden.gpu.matvec1");
 
+    /**
+     * -Dpagewarden.gpu.fusedRope=true: RoPE rotates K inside the KV append and Q as the attention loads
+     * it, and {@code pw_rope} does not run. The same float operations on the same pairs, so the logits
+     * are bit-identical to the unfused path; off by default until the device check has compared them.
+     */
+    private boolean fusedRope = Boolean.getBoolean("pagewarden.gpu.fusedRope");
+    /** Per-head Q/K RMSNorm (qwen3): one block per (token row, head) over headSize values. */
+    private static final int HEAD_NORM_BLOCK = 128;
+
     private final CudaDevice device;
     private final DeviceWeights weights;
     private final LlamaWeights hostWeights;
@@ -80,11 +89,17 @@ public final class GpuBackend implements Backend {
         return new GpuKvStorage(device, layout.in(KvLayout.Order.SLOT_MAJOR), pages);
     }
 
+    /** Turns the fused RoPE on or off for the following steps (the device check compares both on one model). */
+    void fusedRope(boolean on) {
+        device.run(() -> fusedRope = on);
+    }
+
     /** Device name, compute capability and which kernel image runs (for logs and the device check). */
     public String describe() {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
                 + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
+                + (fusedRope ? ", fused RoPE" : "")
                 + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
@@ -141,10 +156,10 @@ public final class GpuBackend implements Backend {
             long f = Float.BYTES;
             x = d.alloc(f * rows * c.dim());
             xb = d.alloc(f * rows * c.dim());
-            q = d.alloc(f * rows * c.dim());
+            q = d.alloc(f * rows * c.qDim());
             k = d.alloc(f * rows * c.kvDim());
             v = d.alloc(f * rows * c.kvDim());
-            att = d.alloc(f * rows * c.dim());
+            att = d.alloc(f * rows * c.qDim());
             hb = d.alloc(f * rows * c.hiddenDim());
             hb2 = d.alloc(f * rows * c.hiddenDim());
             xo = d.alloc(f * rows * c.dim());
@@ -178,6 +193,9 @@ public final class GpuBackend implements Backend {
         }
         int dim = cfg.dim();
         int kvDim = cfg.kvDim();
+        int qDim = cfg.qDim();
+        int hs = cfg.headSize();
+        int neox = cfg.architecture().neoxRope() ? 1 : 0;
         int rows = plan.rows;
         long attShared = (long) (plan.maxPositions + cfg.headSize()) * Float.BYTES;
         if (attShared > device.maxSharedBytes()) {
@@ -231,14 +249,32 @@ public final class GpuBackend implements Backend {
                 matvec(w.wk(), s.xb, s.k, rows);
                 matvec(w.wv(), s.xb, s.v, rows);
             }
-            long pairs = (long) rows * (dim / 2);
-            device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
-                    weights.ropeSin, rows, dim, kvDim, cfg.headSize());
+            DeviceWeights.Extras extra = weights.extras.get(l);
+            if (extra.bq() != null) {
+                long n = (long) rows * (qDim + 2L * kvDim);
+                device.launch("pw_qkv_bias", (int) ((n + 255) / 256), 1, 256, 0, s.q, s.k, s.v, extra.bq(), extra.bk(),
+                        extra.bv(), rows, qDim, kvDim);
+            }
+            if (extra.qNorm() != null) {
+                // in place, head by head, with the shared [headSize] weights (the CPU's loop over head slices)
+                device.launch("pw_rmsnorm", rows * cfg.nHeads(), 1, HEAD_NORM_BLOCK, 0, s.q, s.q, extra.qNorm(), null,
+                        hs, cfg.rmsEps());
+                device.launch("pw_rmsnorm", rows * cfg.nKvHeads(), 1, HEAD_NORM_BLOCK, 0, s.k, s.k, extra.kNorm(), null,
+                        hs, cfg.rmsEps());
+            }
+            CUdeviceptr cos = fusedRope ? weights.ropeCos : null;
+            CUdeviceptr sin = fusedRope ? weights.ropeSin : null;
+            if (!fusedRope) {
+                long pairs = (long) rows * (qDim / 2);
+                device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
+                        weights.ropeSin, rows, qDim, kvDim, hs, neox);
+            }
             device.launch("pw_kv_append", rows, 1, ROW_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
-                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags, kv.writers);
+                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags, kv.writers, cos, sin, hs,
+                    neox);
             device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
-                    kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), dim, kvDim, cfg.headSize(), cfg.kvMul(),
-                    pageTokens, checkFlag, s.flags);
+                    kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), qDim, kvDim, hs, cfg.kvMul(),
+                    pageTokens, checkFlag, s.flags, cos, sin, neox);
             if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.wo()}, new CUdeviceptr[] {s.x}, s.att)) {
                 matvec(w.wo(), s.att, s.xo, rows);
                 add(s.x, s.xo, (long) rows * dim);

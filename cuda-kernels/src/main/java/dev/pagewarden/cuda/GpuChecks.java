@@ -101,6 +101,37 @@ public final class GpuChecks {
         return worst;
     }
 
+    /**
+     * The fused RoPE (rotations inside the KV append and the attention's Q load) against {@code pw_rope}:
+     * the logits of a prefill chunk and decode steps through two GPU backends, one each way. Returns
+     * the largest difference; the fused path does the same float operations, so it must be 0.
+     */
+    public static double fusedRopeDifference(LoadedModel model, int[] tokens, int prefill) {
+        List<float[]> plain;
+        List<float[]> fused;
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).fusedRope(false);
+            plain = logits(g, tokens, prefill);
+        }
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).fusedRope(true);
+            fused = logits(g, tokens, prefill);
+        }
+        return maxDifference(plain, fused);
+    }
+
+    /** Largest |a - b| over steps of logits (NaN, which compares false, counts as infinite). */
+    static double maxDifference(List<float[]> a, List<float[]> b) {
+        double worst = 0;
+        for (int i = 0; i < a.size(); i++) {
+            for (int v = 0; v < a.get(i).length; v++) {
+                double d = Math.abs((double) a.get(i)[v] - b.get(i)[v]);
+                worst = d == d ? Math.max(worst, d) : Double.POSITIVE_INFINITY;
+            }
+        }
+        return worst;
+    }
+
     /** Random token ids below the vocabulary, from a seed. */
     public static int[] randomTokens(int n, int vocab, long seed) {
         Random rnd = new Random(seed);
