@@ -33,6 +33,7 @@ import java.util.TreeMap;
  * of a row) with a fixed launch shape and a fixed reduction order that do not depend on the batch.
  */
 public final class GpuBackend implements Backend {
+    private static final System.Logger LOG = System.getLogger(GpuBackend.class.getName());
     private static final int MATVEC_BLOCK = 256;
     /** Row kernels (RMSNorm, KV append) run one block per token row: the widest block, so each thread has few elements (a row's latency, not its bytes, is their cost). */
     private static final int ROW_BLOCK = 1024;
@@ -87,6 +88,22 @@ public final class GpuBackend implements Backend {
         layout.requireFits(cfg);
         // the kernels address slot-major rows (attention.cu)
         return new GpuKvStorage(device, layout.in(KvLayout.Order.SLOT_MAJOR), pages);
+    }
+
+    /**
+     * The device memory free now (after the weights and any pool allocated before), less two steps'
+     * activations and a safety margin, times {@code share}, in whole pages ({@link KvSizing}). Logged.
+     */
+    @Override
+    public long suggestedKvBytes(KvLayout layout, int stepRows, double share) {
+        long[] mem = device.call(device::memoryInfo);
+        KvSizing s = KvSizing.of(mem[0], mem[1], cfg, layout, stepRows, share);
+        if (s.pages() == 0) {
+            throw new IllegalStateException("the GPU's free memory cannot hold a KV pool: " + s.describe()
+                    + "; lower max batch or the prefill chunk, or size the pools explicitly");
+        }
+        LOG.log(System.Logger.Level.INFO, "KV pool from GPU memory (share {0}): {1}", share, s.describe());
+        return s.kvBytes();
     }
 
     /** Turns the fused RoPE on or off for the following steps (the device check compares both on one model). */
