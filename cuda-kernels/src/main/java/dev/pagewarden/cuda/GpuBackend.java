@@ -11,6 +11,9 @@ import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
+import jcuda.driver.CUgraph;
+import jcuda.driver.CUgraphExec;
+import jcuda.driver.CUstreamCaptureMode;
 import jcuda.driver.JCudaDriver;
 
 import java.lang.foreign.MemorySegment;
@@ -52,6 +55,16 @@ public final class GpuBackend implements Backend {
      * are bit-identical to the unfused path; off by default until the device check has compared them.
      */
     private boolean fusedRope = Boolean.getBoolean("pagewarden.gpu.fusedRope");
+    /**
+     * -Dpagewarden.gpu.graphs=true: a step's kernels are captured once per step shape into a CUDA graph
+     * and replayed for later steps of that shape (one launch instead of one per kernel). Off by default
+     * until the device check has compared the logits with and without.
+     */
+    private boolean graphs = Boolean.getBoolean("pagewarden.gpu.graphs");
+    /** Captured steps kept per backend (-Dpagewarden.gpu.graphCache, default 32), least recently used evicted. */
+    private static final int GRAPH_CACHE = Integer.getInteger("pagewarden.gpu.graphCache", 32);
+    private final GraphCache<GraphKey, CUgraphExec> graphCache = new GraphCache<>(GRAPH_CACHE,
+            JCudaDriver::cuGraphExecDestroy);
     /** Per-head Q/K RMSNorm (qwen3): one block per (token row, head) over headSize values. */
     private static final int HEAD_NORM_BLOCK = 128;
 
@@ -106,6 +119,16 @@ public final class GpuBackend implements Backend {
         return s.kvBytes();
     }
 
+    /** Turns CUDA graphs on or off for the following steps (the device check compares both on one model). */
+    void graphs(boolean on) {
+        device.run(() -> graphs = on);
+    }
+
+    /** Graphs captured and held now (for the device check). */
+    int capturedGraphs() {
+        return device.call(graphCache::size);
+    }
+
     /** Turns the fused RoPE on or off for the following steps (the device check compares both on one model). */
     void fusedRope(boolean on) {
         device.run(() -> fusedRope = on);
@@ -116,7 +139,7 @@ public final class GpuBackend implements Backend {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
                 + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
-                + (fusedRope ? ", fused RoPE" : "")
+                + (fusedRope ? ", fused RoPE" : "") + (graphs ? ", CUDA graphs" : "")
                 + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
@@ -209,10 +232,6 @@ public final class GpuBackend implements Backend {
             throw new IllegalStateException("GPU backend is closed");
         }
         int dim = cfg.dim();
-        int kvDim = cfg.kvDim();
-        int qDim = cfg.qDim();
-        int hs = cfg.headSize();
-        int neox = cfg.architecture().neoxRope() ? 1 : 0;
         int rows = plan.rows;
         long attShared = (long) (plan.maxPositions + cfg.headSize()) * Float.BYTES;
         if (attShared > device.maxSharedBytes()) {
@@ -225,6 +244,7 @@ public final class GpuBackend implements Backend {
             int s = Math.max(plan.sequences, scratch == null ? 0 : scratch.seqs);
             long b = Math.max(plan.bytes, scratch == null ? 0 : scratch.planBytes);
             if (scratch != null) {
+                graphCache.clear(); // they read the old buffers
                 scratch.free(device);
             }
             scratch = null;
@@ -249,12 +269,52 @@ public final class GpuBackend implements Backend {
         if (timing != null) {
             timing.start(device);
         }
+        int checkFlag = check ? 1 : 0;
+        if (!replayGraph(plan, s, kv, checkFlag)) {
+            kernels(plan, s, kv, checkFlag, attShared);
+        }
+        long logitBytes = 4L * plan.outRows * cfg.vocabSize();
+        if (plan.outRows > 0) {
+            device.copyToHost(s.down, 0, s.logitsOut, logitBytes);
+        }
+        device.copyToHost(s.down, logitBytes, s.flags, 8L * plan.sequences);
+        if (timing != null) {
+            timing.stop(device);
+        }
+        long t1 = System.nanoTime();
+        device.sync();
+        if (timing != null) {
+            timing.add(rows, t1 - t0, System.nanoTime() - t1);
+        }
+        int[] flags = new int[2 * plan.sequences];
+        MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_INT, logitBytes, flags, 0, flags.length);
+        for (int o = 0; o < plan.outRows; o++) {
+            int seq = plan.logitSeq[o];
+            if (flags[2 * seq] == 0) {
+                MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_FLOAT, 4L * o * cfg.vocabSize(),
+                        logits[seq], 0, cfg.vocabSize());
+            }
+        }
+        return flags;
+    }
+
+    /**
+     * The step's kernels, in order, on the stream (launched, or captured into a graph): the layers, then
+     * the final norm and the classifier for the rows that want logits. Reads the plan and the embedding
+     * rows from the scratch, writes K/V into the pages, the logits into {@code s.logitsOut}.
+     */
+    private void kernels(StepPlan plan, Scratch s, GpuKvStorage kv, int checkFlag, long attShared) {
+        int dim = cfg.dim();
+        int kvDim = cfg.kvDim();
+        int qDim = cfg.qDim();
+        int hs = cfg.headSize();
+        int neox = cfg.architecture().neoxRope() ? 1 : 0;
+        int rows = plan.rows;
         CUdeviceptr seqs = s.plan.withByteOffset(plan.seqsAt);
         CUdeviceptr table = s.plan.withByteOffset(plan.tableAt);
         CUdeviceptr rowSeq = s.plan.withByteOffset(plan.rowSeqAt);
         CUdeviceptr rowPos = s.plan.withByteOffset(plan.rowPosAt);
         int pageTokens = kv.layout().pageTokens();
-        int checkFlag = check ? 1 : 0;
         // one token row (and the experiment on): Q, K, V in one launch, adds and SwiGLU in the epilogues
         boolean one = rows == 1 && SINGLE_ROW_MATVEC;
         for (int l = 0; l < cfg.nLayers(); l++) {
@@ -308,7 +368,6 @@ public final class GpuBackend implements Backend {
                 add(s.x, s.xo, (long) rows * dim);
             }
         }
-        long logitBytes = 4L * plan.outRows * cfg.vocabSize();
         if (plan.outRows > 0) {
             device.launch("pw_rmsnorm", plan.outRows, 1, ROW_BLOCK, 0, s.logitsIn, s.x, weights.rmsFinal,
                     s.plan.withByteOffset(plan.logitRowsAt), dim, cfg.rmsEps());
@@ -316,27 +375,60 @@ public final class GpuBackend implements Backend {
                     new CUdeviceptr[] {s.logitsOut}, s.logitsIn)) {
                 matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
             }
-            device.copyToHost(s.down, 0, s.logitsOut, logitBytes);
         }
-        device.copyToHost(s.down, logitBytes, s.flags, 8L * plan.sequences);
-        if (timing != null) {
-            timing.stop(device);
+    }
+
+    /**
+     * With graphs on: launches the step as the CUDA graph captured for its shape, capturing it first
+     * when this shape has none yet; false (nothing launched) when graphs are off or the model's window
+     * does not fit the attention's shared memory. The plan and embedding rows are already in the
+     * scratch buffers the graph reads, and the flags zeroed: the host work before a launch (tag sync
+     * included) is the same as without graphs.
+     */
+    private boolean replayGraph(StepPlan plan, Scratch s, GpuKvStorage kv, int checkFlag) {
+        // attention's shared memory for the model's whole window, so that it does not vary per step
+        long attShared = (long) (cfg.seqLen() + cfg.headSize()) * Float.BYTES;
+        if (!graphs || attShared > device.maxSharedBytes()) {
+            return false;
         }
-        long t1 = System.nanoTime();
-        device.sync();
-        if (timing != null) {
-            timing.add(rows, t1 - t0, System.nanoTime() - t1);
+        GraphKey key = new GraphKey(plan.rows, plan.outRows, plan.sequences, kv, s, checkFlag, fusedRope);
+        CUgraphExec exec = graphCache.get(key);
+        if (exec == null) {
+            exec = capture(() -> kernels(plan, s, kv, checkFlag, attShared));
+            graphCache.put(key, exec);
         }
-        int[] flags = new int[2 * plan.sequences];
-        MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_INT, logitBytes, flags, 0, flags.length);
-        for (int o = 0; o < plan.outRows; o++) {
-            int seq = plan.logitSeq[o];
-            if (flags[2 * seq] == 0) {
-                MemorySegment.copy(s.down.segment(), ValueLayout.JAVA_FLOAT, 4L * o * cfg.vocabSize(),
-                        logits[seq], 0, cfg.vocabSize());
+        JCudaDriver.cuGraphLaunch(exec, device.stream());
+        return true;
+    }
+
+    /** What a captured step depends on beyond the device buffers' contents: its shape and the buffers themselves. */
+    private record GraphKey(int rows, int outRows, int sequences, GpuKvStorage kv, Scratch scratch, int checkFlag,
+                            boolean fusedRope) {
+    }
+
+    /** Captures the launches {@code enqueue} makes on the stream into an instantiated graph (none run now). */
+    private CUgraphExec capture(Runnable enqueue) {
+        CUgraph graph = new CUgraph();
+        JCudaDriver.cuStreamBeginCapture(device.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        try {
+            enqueue.run();
+        } catch (RuntimeException | Error e) {
+            try {
+                JCudaDriver.cuStreamEndCapture(device.stream(), graph); // leaves the stream usable again
+                JCudaDriver.cuGraphDestroy(graph);
+            } catch (jcuda.CudaException invalidated) {
+                e.addSuppressed(invalidated);
             }
+            throw e;
         }
-        return flags;
+        JCudaDriver.cuStreamEndCapture(device.stream(), graph);
+        try {
+            CUgraphExec exec = new CUgraphExec();
+            JCudaDriver.cuGraphInstantiate(exec, graph, 0);
+            return exec;
+        } finally {
+            JCudaDriver.cuGraphDestroy(graph); // the instantiated graph keeps what it needs
+        }
     }
 
     /** Blocks for one warp per output row. */
@@ -450,6 +542,8 @@ public final class GpuBackend implements Backend {
             if (timing != null) {
                 timing.print();
             }
+            device.sync();
+            graphCache.clear();
             if (scratch != null) {
                 scratch.free(device);
                 scratch = null;

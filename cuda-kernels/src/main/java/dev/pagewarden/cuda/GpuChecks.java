@@ -120,6 +120,34 @@ public final class GpuChecks {
         return maxDifference(plain, fused);
     }
 
+    /** CUDA graphs against launching every kernel: the largest logits difference and the graphs the run captured. */
+    public record GraphChecks(double maxAbsDiff, int captured, double decodeInvariance) {
+    }
+
+    /**
+     * The logits of a prefill chunk and decode steps (the decode steps share one shape, so all but the
+     * first replay a captured graph) through a GPU backend launching each kernel and one replaying
+     * graphs; and the decode-step invariance check with graphs on (steps of other shapes). Both
+     * differences must be 0.
+     */
+    public static GraphChecks graphs(LoadedModel model, int[] tokens, int prefill) {
+        List<float[]> plain;
+        List<float[]> graphed;
+        int captured;
+        double inv;
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).graphs(false);
+            plain = logits(g, tokens, prefill);
+        }
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).graphs(true);
+            graphed = logits(g, tokens, prefill);
+            captured = ((GpuBackend) g).capturedGraphs();
+            inv = decodeInvariance(g, Arrays.copyOf(tokens, Math.min(tokens.length, 20)), 7);
+        }
+        return new GraphChecks(maxDifference(plain, graphed), captured, inv);
+    }
+
     /** Largest |a - b| over steps of logits (NaN, which compares false, counts as infinite). */
     static double maxDifference(List<float[]> a, List<float[]> b) {
         double worst = 0;

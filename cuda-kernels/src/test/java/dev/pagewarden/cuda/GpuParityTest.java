@@ -125,6 +125,16 @@ class GpuParityTest extends RealModelTest {
     }
 
     @Test
+    void cudaGraphsReplayStepsWithTheSameBits() {
+        GpuChecks.GraphChecks g = GpuChecks.graphs(model, storyTokens(30), storyTokens(0).length);
+        System.out.printf("graphs: %d captured, max diff %s, decode invariance %s%n", g.captured(), g.maxAbsDiff(),
+                g.decodeInvariance());
+        assertThat(g.captured()).isPositive();
+        assertThat(g.maxAbsDiff()).isZero();
+        assertThat(g.decodeInvariance()).isZero();
+    }
+
+    @Test
     void greedyTokensThroughTheEngineEqualTheCpuEngine() throws Exception {
         int[] prompt = new Tokenizer(model.vocabulary()).encode("Once upon a time", true, false);
         int[][] out = new int[2][];

@@ -152,6 +152,13 @@ public final class GpuCheckCommand implements Command {
                 r.put("fused_rope_max_abs_diff", d);
                 return d == 0.0;
             });
+            guarded("graphs", r, verdicts, err, () -> {
+                GpuChecks.GraphChecks g = GpuChecks.graphs(model, tokens, prompt.length);
+                r.put("graphs_max_abs_diff", g.maxAbsDiff());
+                r.put("graphs_captured", g.captured());
+                r.put("graphs_decode_invariance_max_abs_diff", g.decodeInvariance());
+                return g.maxAbsDiff() == 0.0 && g.captured() > 0 && g.decodeInvariance() == 0.0;
+            });
             guarded("checksums", r, verdicts, err, () -> {
                 GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
                 r.putAll(GpuChecks.asMap(crc));
