@@ -65,6 +65,8 @@ public final class GpuBackend implements Backend {
     private static final int GRAPH_CACHE = Integer.getInteger("pagewarden.gpu.graphCache", 32);
     private final GraphCache<GraphKey, CUgraphExec> graphCache = new GraphCache<>(GRAPH_CACHE,
             JCudaDriver::cuGraphExecDestroy);
+    /** Shapes that ran once without a graph: the second step of a shape captures it. */
+    private final GraphCache<GraphKey, Boolean> shapesSeen = new GraphCache<>(4 * GRAPH_CACHE, seen -> { });
     /** Per-head Q/K RMSNorm (qwen3): one block per (token row, head) over headSize values. */
     private static final int HEAD_NORM_BLOCK = 128;
 
@@ -245,6 +247,7 @@ public final class GpuBackend implements Backend {
             long b = Math.max(plan.bytes, scratch == null ? 0 : scratch.planBytes);
             if (scratch != null) {
                 graphCache.clear(); // they read the old buffers
+                shapesSeen.clear();
                 scratch.free(device);
             }
             scratch = null;
@@ -379,9 +382,9 @@ public final class GpuBackend implements Backend {
     }
 
     /**
-     * With graphs on: launches the step as the CUDA graph captured for its shape, capturing it first
-     * when this shape has none yet; false (nothing launched) when graphs are off or the model's window
-     * does not fit the attention's shared memory. The plan and embedding rows are already in the
+     * With graphs on: launches the step as the CUDA graph captured for its shape, capturing it at the
+     * shape's second step; false (nothing launched) at a shape's first step, when graphs are off or when
+     * the model's window does not fit the attention's shared memory. The plan and embedding rows are already in the
      * scratch buffers the graph reads, and the flags zeroed: the host work before a launch (tag sync
      * included) is the same as without graphs.
      */
@@ -393,6 +396,12 @@ public final class GpuBackend implements Backend {
         }
         GraphKey key = new GraphKey(plan.rows, plan.outRows, plan.sequences, kv, s, checkFlag, fusedRope);
         CUgraphExec exec = graphCache.get(key);
+        if (exec == null && shapesSeen.get(key) == null) {
+            // a shape's first step runs launch by launch: every kernel it uses is then loaded (the driver
+            // loads modules' kernels lazily), and a shape seen once is not captured for nothing
+            shapesSeen.put(key, Boolean.TRUE);
+            return false;
+        }
         if (exec == null) {
             exec = capture(() -> kernels(plan, s, kv, checkFlag, attShared));
             graphCache.put(key, exec);
@@ -544,6 +553,7 @@ public final class GpuBackend implements Backend {
             }
             device.sync();
             graphCache.clear();
+            shapesSeen.clear();
             if (scratch != null) {
                 scratch.free(device);
                 scratch = null;

@@ -126,12 +126,12 @@ class GpuParityTest extends RealModelTest {
 
     @Test
     void cudaGraphsReplayStepsWithTheSameBits() {
-        GpuChecks.GraphChecks g = GpuChecks.graphs(model, storyTokens(30), storyTokens(0).length);
-        System.out.printf("graphs: %d captured, max diff %s, decode invariance %s%n", g.captured(), g.maxAbsDiff(),
-                g.decodeInvariance());
-        assertThat(g.captured()).isPositive();
+        GpuChecks.GraphChecks g = GpuChecks.graphs(model, storyTokens(30), storyTokens(0).length, 8, 40);
+        System.out.printf("graphs: %d captured, max diff %s, batched %s%n", g.captured(), g.maxAbsDiff(),
+                g.batchedMaxAbsDiff());
+        assertThat(g.captured()).isGreaterThan(1);
         assertThat(g.maxAbsDiff()).isZero();
-        assertThat(g.decodeInvariance()).isZero();
+        assertThat(g.batchedMaxAbsDiff()).isZero();
     }
 
     @Test
