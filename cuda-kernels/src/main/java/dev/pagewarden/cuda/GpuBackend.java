@@ -383,10 +383,10 @@ public final class GpuBackend implements Backend {
 
     /**
      * With graphs on: launches the step as the CUDA graph captured for its shape, capturing it at the
-     * shape's second step; false (nothing launched) at a shape's first step, when graphs are off or when
-     * the model's window does not fit the attention's shared memory. The plan and embedding rows are already in the
-     * scratch buffers the graph reads, and the flags zeroed: the host work before a launch (tag sync
-     * included) is the same as without graphs.
+     * shape's second step; false (nothing launched) at a shape's first step, when graphs are off or
+     * when the model's window does not fit the attention's shared memory. The plan and embedding rows
+     * are already in the scratch buffers the graph reads, and the flags zeroed: the host work before a
+     * launch (tag sync included) is the same as without graphs.
      */
     private boolean replayGraph(StepPlan plan, Scratch s, GpuKvStorage kv, int checkFlag) {
         // attention's shared memory for the model's whole window, so that it does not vary per step
