@@ -244,7 +244,10 @@ public final class GpuBackend implements Backend {
             int r = Math.max(rows, scratch == null ? 0 : scratch.rows);
             int o = Math.max(Math.max(1, plan.outRows), scratch == null ? 0 : scratch.outRows);
             int s = Math.max(plan.sequences, scratch == null ? 0 : scratch.seqs);
-            long b = Math.max(plan.bytes, scratch == null ? 0 : scratch.planBytes);
+            long oldPlan = scratch == null ? 0 : scratch.planBytes;
+            // the plan grows with the page tables, a page at a time: doubling keeps the regrowths (and the
+            // captured graphs each one throws away) few
+            long b = plan.bytes > oldPlan ? Math.max(plan.bytes, 2 * oldPlan) : oldPlan;
             if (scratch != null) {
                 graphCache.clear(); // they read the old buffers
                 shapesSeen.clear();
