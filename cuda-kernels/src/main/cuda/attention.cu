@@ -13,11 +13,13 @@ __device__ __forceinline__ size_t pw_row(int page, size_t pageFloats, int layer,
 
 // One block per token row: writes its K and V rows of `layer` into slot pos % pageTokens of its page,
 // and the row's request id into that slot of the writer shadow (one long long per page slot, read by no
-// check: it records where the bytes really went).
+// check: it records where the bytes really went). With cosT non-null (fused RoPE) it rotates K on the way
+// (pw_rope's operations on the same pairs; neox as there), so pw_rope need not run over K.
 extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int pages, const SeqDesc* seqs,
                                         const TableEntry* table, const int* rowSeq, const int* rowPos,
                                         const float* k, const float* v, int layer, int nLayers, int kvDim,
-                                        int pageTokens, int check, int* flags, long long* writers) {
+                                        int pageTokens, int check, int* flags, long long* writers,
+                                        const float* cosT, const float* sinT, int headSize, int neox) {
     int r = blockIdx.x;
     int s = rowSeq[r];
     SeqDesc sd = seqs[s];
@@ -45,9 +47,25 @@ extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int page
     float* vd = kv + pw_row(e.page, pageFloats, layer, 1, slot, pageTokens, kvDim);
     const float* ks = k + (size_t) r * kvDim;
     const float* vs = v + (size_t) r * kvDim;
-    for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
-        kd[i] = ks[i];
-        vd[i] = vs[i];
+    if (cosT) {
+        int half = headSize / 2;
+        for (int j = threadIdx.x; j < kvDim / 2; j += blockDim.x) {
+            int ia;
+            int ib;
+            int pair = pw_rope_pair(j, headSize, neox, &ia, &ib);
+            float a = ks[ia];
+            float b = ks[ib];
+            pw_rotate(&a, &b, cosT[(size_t) pos * half + pair], sinT[(size_t) pos * half + pair]);
+            kd[ia] = a;
+            kd[ib] = b;
+            vd[ia] = vs[ia];
+            vd[ib] = vs[ib];
+        }
+    } else {
+        for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
+            kd[i] = ks[i];
+            vd[i] = vs[i];
+        }
     }
     if (threadIdx.x == 0) {
         writers[(size_t) e.page * pageTokens + slot] = sd.request;
@@ -55,12 +73,15 @@ extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int page
 }
 
 // One block per (token row, query head): attends over positions 0..pos of the row's own sequence.
+// q and out rows are qDim = nHeads * headSize wide. With cosT non-null (fused RoPE) the head's Q is
+// rotated as it is loaded into shared memory (pw_rope's operations on the same pairs).
 // Dynamic shared memory: (maxPositions + headSize) floats. Fixed order per sequence: scores by position,
 // a fixed reduction tree for max and sum, and the V sum over positions 0..pos in order, as the CPU does.
 extern "C" __global__ void pw_attention(float* out, const float* q, const float* kv, const PageTag* tags, int pages,
                                         const SeqDesc* seqs, const TableEntry* table, const int* rowSeq,
-                                        const int* rowPos, int layer, int nLayers, int dim, int kvDim,
-                                        int headSize, int kvMul, int pageTokens, int check, int* flags) {
+                                        const int* rowPos, int layer, int nLayers, int qDim, int kvDim,
+                                        int headSize, int kvMul, int pageTokens, int check, int* flags,
+                                        const float* cosT, const float* sinT, int neox) {
     extern __shared__ float smem[];
     __shared__ float scratch[32];
     __shared__ int bad;
@@ -71,7 +92,7 @@ extern "C" __global__ void pw_attention(float* out, const float* q, const float*
     int pos = rowPos[r];
     int n = pos + 1;
     int npages = (n + pageTokens - 1) / pageTokens;
-    float* o = out + (size_t) r * dim + (size_t) head * headSize;
+    float* o = out + (size_t) r * qDim + (size_t) head * headSize;
     if (threadIdx.x == 0) {
         bad = 0;
     }
@@ -102,9 +123,23 @@ extern "C" __global__ void pw_attention(float* out, const float* q, const float*
     }
     float* scores = smem;
     float* qs = smem + n;
-    const float* qr = q + (size_t) r * dim + (size_t) head * headSize;
-    for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
-        qs[d] = qr[d];
+    const float* qr = q + (size_t) r * qDim + (size_t) head * headSize;
+    if (cosT) {
+        int half = headSize / 2;
+        for (int j = threadIdx.x; j < half; j += blockDim.x) {
+            int ia;
+            int ib;
+            int pair = pw_rope_pair(j, headSize, neox, &ia, &ib);
+            float a = qr[ia];
+            float b = qr[ib];
+            pw_rotate(&a, &b, cosT[(size_t) pos * half + pair], sinT[(size_t) pos * half + pair]);
+            qs[ia] = a;
+            qs[ib] = b;
+        }
+    } else {
+        for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
+            qs[d] = qr[d];
+        }
     }
     __syncthreads();
     size_t pageFloats = (size_t) nLayers * 2 * pageTokens * kvDim;

@@ -119,6 +119,28 @@ __device__ __forceinline__ float pw_block_max(float v, float* scratch) {
     return r;
 }
 
+// RoPE of one pair (a, b) by the angle with cosine c and sine s, in the CPU's float operations and no
+// others: every product rounded on its own, no fma contraction, so pw_rope and the fused RoPE of the KV
+// append and the attention's Q load give the same bits.
+__device__ __forceinline__ void pw_rotate(float* a, float* b, float c, float s) {
+    float x = *a;
+    float y = *b;
+    *a = __fsub_rn(__fmul_rn(x, c), __fmul_rn(y, s));
+    *b = __fadd_rn(__fmul_rn(x, s), __fmul_rn(y, c));
+}
+
+// The element offsets (within a row) of RoPE pair j of a row of heads: head j / half, pair j % half;
+// adjacent elements (llama) or the two halves of the head (NEOX: qwen2, qwen3). Returns the pair index
+// within its head, which picks the angle.
+__device__ __forceinline__ int pw_rope_pair(int j, int headSize, int neox, int* ia, int* ib) {
+    int half = headSize >> 1;
+    int head = j / half;
+    int p = j - head * half;
+    *ia = head * headSize + (neox ? p : 2 * p);
+    *ib = *ia + (neox ? half : 1);
+    return p;
+}
+
 // bf16 -> f32 by bit shift (exact; needs no sm_80 intrinsic, so the PTX stays portable).
 __device__ __forceinline__ float pw_bf16(unsigned short b) {
     return __uint_as_float(((unsigned int) b) << 16);

@@ -22,33 +22,52 @@ extern "C" __global__ void pw_rmsnorm(float* out, const float* x, const float* w
     }
 }
 
-// RoPE on adjacent pairs of each head (llama2.c), q [rows x dim], k [rows x kvDim], angles from the host's
-// tables (cos/sin [seqLen x headSize/2], computed exactly as the CPU backend computes them).
+// RoPE of each head, q [rows x qDim], k [rows x kvDim]: adjacent pairs (llama2.c, llama) or halves
+// (neox != 0: qwen2, qwen3), angles from the host's tables (cos/sin [seqLen x headSize/2], the CPU
+// backend's own). One thread per pair of q; the pairs of k below kvDim / 2 ride along.
 extern "C" __global__ void pw_rope(float* q, float* k, const int* rowPos, const float* cosT, const float* sinT,
-                                   int rows, int dim, int kvDim, int headSize) {
+                                   int rows, int qDim, int kvDim, int headSize, int neox) {
     int half = headSize / 2;
-    int pairs = dim / 2;
+    int pairs = qDim / 2;
     long long idx = (long long) blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (long long) rows * pairs) {
         return;
     }
     int r = (int) (idx / pairs);
-    int i = (int) (idx % pairs) * 2;
+    int j = (int) (idx % pairs);
+    int ia;
+    int ib;
+    int pair = pw_rope_pair(j, headSize, neox, &ia, &ib);
     int pos = rowPos[r];
-    int pair = (i % headSize) / 2;
     float c = cosT[(size_t) pos * half + pair];
     float s = sinT[(size_t) pos * half + pair];
-    float* qr = q + (size_t) r * dim;
-    float a = qr[i];
-    float b = qr[i + 1];
-    qr[i] = a * c - b * s;
-    qr[i + 1] = a * s + b * c;
-    if (i < kvDim) {
+    float* qr = q + (size_t) r * qDim;
+    pw_rotate(&qr[ia], &qr[ib], c, s);
+    if (j < kvDim / 2) {
         float* kr = k + (size_t) r * kvDim;
-        a = kr[i];
-        b = kr[i + 1];
-        kr[i] = a * c - b * s;
-        kr[i + 1] = a * s + b * c;
+        pw_rotate(&kr[ia], &kr[ib], c, s);
+    }
+}
+
+// The Q, K and V biases (qwen2): q[r] += bq, k[r] += bk, v[r] += bv for every token row r, one float add
+// each (the CPU's x + b). One thread per element of a row's q|k|v.
+extern "C" __global__ void pw_qkv_bias(float* q, float* k, float* v, const float* bq, const float* bk, const float* bv,
+                                       int rows, int qDim, int kvDim) {
+    int width = qDim + 2 * kvDim;
+    long long idx = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long) rows * width) {
+        return;
+    }
+    int r = (int) (idx / width);
+    int i = (int) (idx % width);
+    if (i < qDim) {
+        q[(size_t) r * qDim + i] += bq[i];
+    } else if (i < qDim + kvDim) {
+        i -= qDim;
+        k[(size_t) r * kvDim + i] += bk[i];
+    } else {
+        i -= qDim + kvDim;
+        v[(size_t) r * kvDim + i] += bv[i];
     }
 }
 

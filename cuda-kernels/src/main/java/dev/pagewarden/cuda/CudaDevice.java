@@ -290,10 +290,15 @@ final class CudaDevice {
     }
 
     long freeMemory() {
+        return memoryInfo()[0];
+    }
+
+    /** {free, total} bytes of device memory (cuMemGetInfo; on the device thread). */
+    long[] memoryInfo() {
         long[] free = new long[1];
         long[] total = new long[1];
         cuMemGetInfo(free, total);
-        return free[0];
+        return new long[] {free[0], total[0]};
     }
 
     /**

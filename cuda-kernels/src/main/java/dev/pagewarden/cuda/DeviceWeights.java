@@ -3,6 +3,7 @@ package dev.pagewarden.cuda;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.RopeTables;
 import dev.pagewarden.core.model.Tensor;
 import jcuda.driver.CUdeviceptr;
 
@@ -27,9 +28,14 @@ final class DeviceWeights {
                  Matrix w1, Matrix w2, Matrix w3) {
     }
 
+    /** A layer's vectors beyond the plain Llama block, null where the architecture has none: Q/K/V biases (qwen2), per-head Q/K norm weights (qwen3). */
+    record Extras(CUdeviceptr bq, CUdeviceptr bk, CUdeviceptr bv, CUdeviceptr qNorm, CUdeviceptr kNorm) {
+    }
+
     private static final long STAGING = 64L << 20;
 
     final List<Layer> layers;
+    final List<Extras> extras;
     final CUdeviceptr rmsFinal;
     final Matrix classifier;
     final CUdeviceptr ropeCos;
@@ -37,9 +43,10 @@ final class DeviceWeights {
     final long bytes;
     private final List<CUdeviceptr> allocations;
 
-    private DeviceWeights(List<Layer> layers, CUdeviceptr rmsFinal, Matrix classifier, CUdeviceptr ropeCos,
+    private DeviceWeights(List<Layer> layers, List<Extras> extras, CUdeviceptr rmsFinal, Matrix classifier, CUdeviceptr ropeCos,
                           CUdeviceptr ropeSin, long bytes, List<CUdeviceptr> allocations) {
         this.layers = layers;
+        this.extras = extras;
         this.rmsFinal = rmsFinal;
         this.classifier = classifier;
         this.ropeCos = ropeCos;
@@ -61,20 +68,10 @@ final class DeviceWeights {
         });
     }
 
-    /** RoPE angles exactly as the CPU backend computes them (double, StrictMath), rounded to float. */
+    /** The RoPE tables the device rotates by: the CPU backend's own ({@link RopeTables}), scaling included. */
     static float[][] ropeTables(ModelConfig cfg) {
-        int half = cfg.headSize() / 2;
-        float[] cos = new float[cfg.seqLen() * half];
-        float[] sin = new float[cfg.seqLen() * half];
-        for (int pos = 0; pos < cfg.seqLen(); pos++) {
-            for (int i = 0; i < half; i++) {
-                double freq = 1.0 / StrictMath.pow(cfg.ropeTheta(), (2.0 * i) / cfg.headSize());
-                double angle = pos * freq;
-                cos[pos * half + i] = (float) StrictMath.cos(angle);
-                sin[pos * half + i] = (float) StrictMath.sin(angle);
-            }
-        }
-        return new float[][] {cos, sin};
+        RopeTables t = RopeTables.of(cfg);
+        return new float[][] {t.cos(), t.sin()};
     }
 
     private static final class Uploader {
@@ -96,13 +93,18 @@ final class DeviceWeights {
                     layers.add(new Layer(vector(l.rmsAtt()), matrix(l.wq()), matrix(l.wk()), matrix(l.wv()), matrix(l.wo()),
                             vector(l.rmsFfn()), matrix(l.w1()), matrix(l.w2()), matrix(l.w3())));
                 }
+                List<Extras> extras = new ArrayList<>();
+                for (LlamaWeights.Layer l : w.layers()) {
+                    extras.add(new Extras(optional(l.bq()), optional(l.bk()), optional(l.bv()), optional(l.qNorm()),
+                            optional(l.kNorm())));
+                }
                 CUdeviceptr rmsFinal = vector(w.rmsFinal());
                 Matrix classifier = matrix(w.classifier());
                 float[][] rope = ropeTables(w.config());
                 CUdeviceptr cos = floats(rope[0]);
                 CUdeviceptr sin = floats(rope[1]);
                 d.sync();
-                return new DeviceWeights(List.copyOf(layers), rmsFinal, classifier, cos, sin, bytes, allocations);
+                return new DeviceWeights(List.copyOf(layers), List.copyOf(extras), rmsFinal, classifier, cos, sin, bytes, allocations);
             } catch (RuntimeException | Error e) {
                 d.sync();
                 allocations.forEach(d::free);
@@ -132,6 +134,10 @@ final class DeviceWeights {
 
         private CUdeviceptr vector(Tensor t) {
             return floats(WeightPacking.row(t));
+        }
+
+        private CUdeviceptr optional(Tensor t) {
+            return t == null ? null : vector(t);
         }
 
         private CUdeviceptr floats(float[] v) {

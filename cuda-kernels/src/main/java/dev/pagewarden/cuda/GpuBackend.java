@@ -11,6 +11,9 @@ import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
+import jcuda.driver.CUgraph;
+import jcuda.driver.CUgraphExec;
+import jcuda.driver.CUstreamCaptureMode;
 import jcuda.driver.JCudaDriver;
 
 import java.lang.foreign.MemorySegment;
@@ -33,6 +36,7 @@ import java.util.TreeMap;
  * of a row) with a fixed launch shape and a fixed reduction order that do not depend on the batch.
  */
 public final class GpuBackend implements Backend {
+    private static final System.Logger LOG = System.getLogger(GpuBackend.class.getName());
     private static final int MATVEC_BLOCK = 256;
     /** Row kernels (RMSNorm, KV append) run one block per token row: the widest block, so each thread has few elements (a row's latency, not its bytes, is their cost). */
     private static final int ROW_BLOCK = 1024;
@@ -44,6 +48,27 @@ public final class GpuBackend implements Backend {
      * has run them (parity, decode-step invariance against the tiled kernels).
      */
     private static final boolean SINGLE_ROW_MATVEC = Boolean.getBoolean("pagewarden.gpu.matvec1");
+
+    /**
+     * -Dpagewarden.gpu.fusedRope=true: RoPE rotates K inside the KV append and Q as the attention loads
+     * it, and {@code pw_rope} does not run. The same float operations on the same pairs, so the logits
+     * are bit-identical to the unfused path; off by default until the device check has compared them.
+     */
+    private boolean fusedRope = Boolean.getBoolean("pagewarden.gpu.fusedRope");
+    /**
+     * -Dpagewarden.gpu.graphs=true: a step's kernels are captured once per step shape into a CUDA graph
+     * and replayed for later steps of that shape (one launch instead of one per kernel). Off by default
+     * until the device check has compared the logits with and without.
+     */
+    private boolean graphs = Boolean.getBoolean("pagewarden.gpu.graphs");
+    /** Captured steps kept per backend (-Dpagewarden.gpu.graphCache, default 32), least recently used evicted. */
+    private static final int GRAPH_CACHE = Integer.getInteger("pagewarden.gpu.graphCache", 32);
+    private final GraphCache<GraphKey, CUgraphExec> graphCache = new GraphCache<>(GRAPH_CACHE,
+            JCudaDriver::cuGraphExecDestroy);
+    /** Shapes that ran once without a graph: the second step of a shape captures it. */
+    private final GraphCache<GraphKey, Boolean> shapesSeen = new GraphCache<>(4 * GRAPH_CACHE, seen -> { });
+    /** Per-head Q/K RMSNorm (qwen3): one block per (token row, head) over headSize values. */
+    private static final int HEAD_NORM_BLOCK = 128;
 
     private final CudaDevice device;
     private final DeviceWeights weights;
@@ -80,11 +105,43 @@ public final class GpuBackend implements Backend {
         return new GpuKvStorage(device, layout.in(KvLayout.Order.SLOT_MAJOR), pages);
     }
 
+    /**
+     * The device memory free now (after the weights and any pool allocated before), less two steps'
+     * activations and a safety margin, times {@code share}, in whole pages ({@link KvSizing}). Logged.
+     */
+    @Override
+    public long suggestedKvBytes(KvLayout layout, int stepRows, double share) {
+        long[] mem = device.call(device::memoryInfo);
+        KvSizing s = KvSizing.of(mem[0], mem[1], cfg, layout, stepRows, share);
+        if (s.pages() == 0) {
+            throw new IllegalStateException("the GPU's free memory cannot hold a KV pool: " + s.describe()
+                    + "; lower max batch or the prefill chunk, or size the pools explicitly");
+        }
+        LOG.log(System.Logger.Level.INFO, "KV pool from GPU memory (share {0}): {1}", share, s.describe());
+        return s.kvBytes();
+    }
+
+    /** Turns CUDA graphs on or off for the following steps (the device check compares both on one model). */
+    void graphs(boolean on) {
+        device.run(() -> graphs = on);
+    }
+
+    /** Graphs captured and held now (for the device check). */
+    int capturedGraphs() {
+        return device.call(graphCache::size);
+    }
+
+    /** Turns the fused RoPE on or off for the following steps (the device check compares both on one model). */
+    void fusedRope(boolean on) {
+        device.run(() -> fusedRope = on);
+    }
+
     /** Device name, compute capability and which kernel image runs (for logs and the device check). */
     public String describe() {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
                 + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
+                + (fusedRope ? ", fused RoPE" : "") + (graphs ? ", CUDA graphs" : "")
                 + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
@@ -141,10 +198,10 @@ public final class GpuBackend implements Backend {
             long f = Float.BYTES;
             x = d.alloc(f * rows * c.dim());
             xb = d.alloc(f * rows * c.dim());
-            q = d.alloc(f * rows * c.dim());
+            q = d.alloc(f * rows * c.qDim());
             k = d.alloc(f * rows * c.kvDim());
             v = d.alloc(f * rows * c.kvDim());
-            att = d.alloc(f * rows * c.dim());
+            att = d.alloc(f * rows * c.qDim());
             hb = d.alloc(f * rows * c.hiddenDim());
             hb2 = d.alloc(f * rows * c.hiddenDim());
             xo = d.alloc(f * rows * c.dim());
@@ -177,7 +234,6 @@ public final class GpuBackend implements Backend {
             throw new IllegalStateException("GPU backend is closed");
         }
         int dim = cfg.dim();
-        int kvDim = cfg.kvDim();
         int rows = plan.rows;
         long attShared = (long) (plan.maxPositions + cfg.headSize()) * Float.BYTES;
         if (attShared > device.maxSharedBytes()) {
@@ -188,8 +244,13 @@ public final class GpuBackend implements Backend {
             int r = Math.max(rows, scratch == null ? 0 : scratch.rows);
             int o = Math.max(Math.max(1, plan.outRows), scratch == null ? 0 : scratch.outRows);
             int s = Math.max(plan.sequences, scratch == null ? 0 : scratch.seqs);
-            long b = Math.max(plan.bytes, scratch == null ? 0 : scratch.planBytes);
+            long oldPlan = scratch == null ? 0 : scratch.planBytes;
+            // the plan grows with the page tables, a page at a time: doubling keeps the regrowths (and the
+            // captured graphs each one throws away) few
+            long b = plan.bytes > oldPlan ? Math.max(plan.bytes, 2 * oldPlan) : oldPlan;
             if (scratch != null) {
+                graphCache.clear(); // they read the old buffers
+                shapesSeen.clear();
                 scratch.free(device);
             }
             scratch = null;
@@ -214,55 +275,12 @@ public final class GpuBackend implements Backend {
         if (timing != null) {
             timing.start(device);
         }
-        CUdeviceptr seqs = s.plan.withByteOffset(plan.seqsAt);
-        CUdeviceptr table = s.plan.withByteOffset(plan.tableAt);
-        CUdeviceptr rowSeq = s.plan.withByteOffset(plan.rowSeqAt);
-        CUdeviceptr rowPos = s.plan.withByteOffset(plan.rowPosAt);
-        int pageTokens = kv.layout().pageTokens();
         int checkFlag = check ? 1 : 0;
-        // one token row (and the experiment on): Q, K, V in one launch, adds and SwiGLU in the epilogues
-        boolean one = rows == 1 && SINGLE_ROW_MATVEC;
-        for (int l = 0; l < cfg.nLayers(); l++) {
-            DeviceWeights.Layer w = weights.layers.get(l);
-            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
-            if (!rows1(one, PW_STORE, new DeviceWeights.Matrix[] {w.wq(), w.wk(), w.wv()}, new CUdeviceptr[] {s.q, s.k, s.v},
-                    s.xb)) {
-                matvec(w.wq(), s.xb, s.q, rows);
-                matvec(w.wk(), s.xb, s.k, rows);
-                matvec(w.wv(), s.xb, s.v, rows);
-            }
-            long pairs = (long) rows * (dim / 2);
-            device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
-                    weights.ropeSin, rows, dim, kvDim, cfg.headSize());
-            device.launch("pw_kv_append", rows, 1, ROW_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
-                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags, kv.writers);
-            device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
-                    kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), dim, kvDim, cfg.headSize(), cfg.kvMul(),
-                    pageTokens, checkFlag, s.flags);
-            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.wo()}, new CUdeviceptr[] {s.x}, s.att)) {
-                matvec(w.wo(), s.att, s.xo, rows);
-                add(s.x, s.xo, (long) rows * dim);
-            }
-            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsFfn(), null, dim, cfg.rmsEps());
-            if (!rows1(one, PW_SWIGLU, new DeviceWeights.Matrix[] {w.w1(), w.w3()}, new CUdeviceptr[] {s.hb}, s.xb)) {
-                matvec(w.w1(), s.xb, s.hb, rows);
-                matvec(w.w3(), s.xb, s.hb2, rows);
-                long hidden = (long) rows * cfg.hiddenDim();
-                device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
-            }
-            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.w2()}, new CUdeviceptr[] {s.x}, s.hb)) {
-                matvec(w.w2(), s.hb, s.xo, rows);
-                add(s.x, s.xo, (long) rows * dim);
-            }
+        if (!replayGraph(plan, s, kv, checkFlag)) {
+            kernels(plan, s, kv, checkFlag, attShared);
         }
         long logitBytes = 4L * plan.outRows * cfg.vocabSize();
         if (plan.outRows > 0) {
-            device.launch("pw_rmsnorm", plan.outRows, 1, ROW_BLOCK, 0, s.logitsIn, s.x, weights.rmsFinal,
-                    s.plan.withByteOffset(plan.logitRowsAt), dim, cfg.rmsEps());
-            if (!rows1(plan.outRows == 1 && SINGLE_ROW_MATVEC, PW_STORE, new DeviceWeights.Matrix[] {weights.classifier},
-                    new CUdeviceptr[] {s.logitsOut}, s.logitsIn)) {
-                matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
-            }
             device.copyToHost(s.down, 0, s.logitsOut, logitBytes);
         }
         device.copyToHost(s.down, logitBytes, s.flags, 8L * plan.sequences);
@@ -284,6 +302,145 @@ public final class GpuBackend implements Backend {
             }
         }
         return flags;
+    }
+
+    /**
+     * The step's kernels, in order, on the stream (launched, or captured into a graph): the layers, then
+     * the final norm and the classifier for the rows that want logits. Reads the plan and the embedding
+     * rows from the scratch, writes K/V into the pages, the logits into {@code s.logitsOut}.
+     */
+    private void kernels(StepPlan plan, Scratch s, GpuKvStorage kv, int checkFlag, long attShared) {
+        int dim = cfg.dim();
+        int kvDim = cfg.kvDim();
+        int qDim = cfg.qDim();
+        int hs = cfg.headSize();
+        int neox = cfg.architecture().neoxRope() ? 1 : 0;
+        int rows = plan.rows;
+        CUdeviceptr seqs = s.plan.withByteOffset(plan.seqsAt);
+        CUdeviceptr table = s.plan.withByteOffset(plan.tableAt);
+        CUdeviceptr rowSeq = s.plan.withByteOffset(plan.rowSeqAt);
+        CUdeviceptr rowPos = s.plan.withByteOffset(plan.rowPosAt);
+        int pageTokens = kv.layout().pageTokens();
+        // one token row (and the experiment on): Q, K, V in one launch, adds and SwiGLU in the epilogues
+        boolean one = rows == 1 && SINGLE_ROW_MATVEC;
+        for (int l = 0; l < cfg.nLayers(); l++) {
+            DeviceWeights.Layer w = weights.layers.get(l);
+            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
+            if (!rows1(one, PW_STORE, new DeviceWeights.Matrix[] {w.wq(), w.wk(), w.wv()}, new CUdeviceptr[] {s.q, s.k, s.v},
+                    s.xb)) {
+                matvec(w.wq(), s.xb, s.q, rows);
+                matvec(w.wk(), s.xb, s.k, rows);
+                matvec(w.wv(), s.xb, s.v, rows);
+            }
+            DeviceWeights.Extras extra = weights.extras.get(l);
+            if (extra.bq() != null) {
+                long n = (long) rows * (qDim + 2L * kvDim);
+                device.launch("pw_qkv_bias", (int) ((n + 255) / 256), 1, 256, 0, s.q, s.k, s.v, extra.bq(), extra.bk(),
+                        extra.bv(), rows, qDim, kvDim);
+            }
+            if (extra.qNorm() != null) {
+                // in place, head by head, with the shared [headSize] weights (the CPU's loop over head slices)
+                device.launch("pw_rmsnorm", rows * cfg.nHeads(), 1, HEAD_NORM_BLOCK, 0, s.q, s.q, extra.qNorm(), null,
+                        hs, cfg.rmsEps());
+                device.launch("pw_rmsnorm", rows * cfg.nKvHeads(), 1, HEAD_NORM_BLOCK, 0, s.k, s.k, extra.kNorm(), null,
+                        hs, cfg.rmsEps());
+            }
+            CUdeviceptr cos = fusedRope ? weights.ropeCos : null;
+            CUdeviceptr sin = fusedRope ? weights.ropeSin : null;
+            if (!fusedRope) {
+                long pairs = (long) rows * (qDim / 2);
+                device.launch("pw_rope", (int) ((pairs + 255) / 256), 1, 256, 0, s.q, s.k, rowPos, weights.ropeCos,
+                        weights.ropeSin, rows, qDim, kvDim, hs, neox);
+            }
+            device.launch("pw_kv_append", rows, 1, ROW_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
+                    rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags, kv.writers, cos, sin, hs,
+                    neox);
+            device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
+                    kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), qDim, kvDim, hs, cfg.kvMul(),
+                    pageTokens, checkFlag, s.flags, cos, sin, neox);
+            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.wo()}, new CUdeviceptr[] {s.x}, s.att)) {
+                matvec(w.wo(), s.att, s.xo, rows);
+                add(s.x, s.xo, (long) rows * dim);
+            }
+            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsFfn(), null, dim, cfg.rmsEps());
+            if (!rows1(one, PW_SWIGLU, new DeviceWeights.Matrix[] {w.w1(), w.w3()}, new CUdeviceptr[] {s.hb}, s.xb)) {
+                matvec(w.w1(), s.xb, s.hb, rows);
+                matvec(w.w3(), s.xb, s.hb2, rows);
+                long hidden = (long) rows * cfg.hiddenDim();
+                device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
+            }
+            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.w2()}, new CUdeviceptr[] {s.x}, s.hb)) {
+                matvec(w.w2(), s.hb, s.xo, rows);
+                add(s.x, s.xo, (long) rows * dim);
+            }
+        }
+        if (plan.outRows > 0) {
+            device.launch("pw_rmsnorm", plan.outRows, 1, ROW_BLOCK, 0, s.logitsIn, s.x, weights.rmsFinal,
+                    s.plan.withByteOffset(plan.logitRowsAt), dim, cfg.rmsEps());
+            if (!rows1(plan.outRows == 1 && SINGLE_ROW_MATVEC, PW_STORE, new DeviceWeights.Matrix[] {weights.classifier},
+                    new CUdeviceptr[] {s.logitsOut}, s.logitsIn)) {
+                matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
+            }
+        }
+    }
+
+    /**
+     * With graphs on: launches the step as the CUDA graph captured for its shape, capturing it at the
+     * shape's second step; false (nothing launched) at a shape's first step, when graphs are off or
+     * when the model's window does not fit the attention's shared memory. The plan and embedding rows
+     * are already in the scratch buffers the graph reads, and the flags zeroed: the host work before a
+     * launch (tag sync included) is the same as without graphs.
+     */
+    private boolean replayGraph(StepPlan plan, Scratch s, GpuKvStorage kv, int checkFlag) {
+        // attention's shared memory for the model's whole window, so that it does not vary per step
+        long attShared = (long) (cfg.seqLen() + cfg.headSize()) * Float.BYTES;
+        if (!graphs || attShared > device.maxSharedBytes()) {
+            return false;
+        }
+        GraphKey key = new GraphKey(plan.rows, plan.outRows, plan.sequences, kv, s, checkFlag, fusedRope);
+        CUgraphExec exec = graphCache.get(key);
+        if (exec == null && shapesSeen.get(key) == null) {
+            // a shape's first step runs launch by launch: every kernel it uses is then loaded (the driver
+            // loads modules' kernels lazily), and a shape seen once is not captured for nothing
+            shapesSeen.put(key, Boolean.TRUE);
+            return false;
+        }
+        if (exec == null) {
+            exec = capture(() -> kernels(plan, s, kv, checkFlag, attShared));
+            graphCache.put(key, exec);
+        }
+        JCudaDriver.cuGraphLaunch(exec, device.stream());
+        return true;
+    }
+
+    /** What a captured step depends on beyond the device buffers' contents: its shape and the buffers themselves. */
+    private record GraphKey(int rows, int outRows, int sequences, GpuKvStorage kv, Scratch scratch, int checkFlag,
+                            boolean fusedRope) {
+    }
+
+    /** Captures the launches {@code enqueue} makes on the stream into an instantiated graph (none run now). */
+    private CUgraphExec capture(Runnable enqueue) {
+        CUgraph graph = new CUgraph();
+        JCudaDriver.cuStreamBeginCapture(device.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        try {
+            enqueue.run();
+        } catch (RuntimeException | Error e) {
+            try {
+                JCudaDriver.cuStreamEndCapture(device.stream(), graph); // leaves the stream usable again
+                JCudaDriver.cuGraphDestroy(graph);
+            } catch (jcuda.CudaException invalidated) {
+                e.addSuppressed(invalidated);
+            }
+            throw e;
+        }
+        JCudaDriver.cuStreamEndCapture(device.stream(), graph);
+        try {
+            CUgraphExec exec = new CUgraphExec();
+            JCudaDriver.cuGraphInstantiate(exec, graph, 0);
+            return exec;
+        } finally {
+            JCudaDriver.cuGraphDestroy(graph); // the instantiated graph keeps what it needs
+        }
     }
 
     /** Blocks for one warp per output row. */
@@ -397,6 +554,9 @@ public final class GpuBackend implements Backend {
             if (timing != null) {
                 timing.print();
             }
+            device.sync();
+            graphCache.clear();
+            shapesSeen.clear();
             if (scratch != null) {
                 scratch.free(device);
                 scratch = null;

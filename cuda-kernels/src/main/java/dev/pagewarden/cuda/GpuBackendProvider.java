@@ -3,7 +3,6 @@ package dev.pagewarden.cuda;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
-import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.load.LoadedModel;
 import jcuda.driver.CUdevice;
@@ -110,15 +109,13 @@ public final class GpuBackendProvider implements BackendProvider {
         return (nl < 0 ? m : m.substring(0, nl)).strip();
     }
 
-    /** The device kernels implement the plain Llama block, and multiply by the weight types of {@link WeightPacking#TYPES}. */
+    /**
+     * The device kernels run every architecture the CPU does (llama with or without RoPE scaling,
+     * mistral as llama, qwen2's Q/K/V biases, qwen3's per-head Q/K norms and head size) and multiply by
+     * the weight types of {@link WeightPacking#TYPES}: a model with other matrix types is refused.
+     */
     @Override
     public String refusal(LoadedModel model) {
-        var c = model.config();
-        if (c.architecture() != Architecture.LLAMA || c.ropeScaling() != null
-                || c.qDim() != c.dim()) {
-            return "its kernels run plain llama models; this " + c.architecture() + " model (head size "
-                    + c.headSize() + ", RoPE scaling " + (c.ropeScaling() != null) + ") needs backend 'cpu'";
-        }
         EnumSet<DType> types = EnumSet.copyOf(model.weights().matrixTypes());
         types.removeAll(WeightPacking.TYPES);
         if (!types.isEmpty()) {

@@ -101,6 +101,104 @@ public final class GpuChecks {
         return worst;
     }
 
+    /**
+     * The fused RoPE (rotations inside the KV append and the attention's Q load) against {@code pw_rope}:
+     * the logits of a prefill chunk and decode steps through two GPU backends, one each way. Returns
+     * the largest difference; the fused path does the same float operations, so it must be 0.
+     */
+    public static double fusedRopeDifference(LoadedModel model, int[] tokens, int prefill) {
+        List<float[]> plain;
+        List<float[]> fused;
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).fusedRope(false);
+            plain = logits(g, tokens, prefill);
+        }
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).fusedRope(true);
+            fused = logits(g, tokens, prefill);
+        }
+        return maxDifference(plain, fused);
+    }
+
+    /** CUDA graphs against launching every kernel: the largest logits differences and the graphs the run captured. */
+    public record GraphChecks(double maxAbsDiff, double batchedMaxAbsDiff, int captured) {
+    }
+
+    /**
+     * Logits through a GPU backend launching each kernel and through one replaying graphs: one sequence's
+     * prefill chunk and decode steps (one shape, so from the second decode step on a graph runs), and
+     * {@code batch} sequences of other lengths decoding together for {@code steps} steps (their page
+     * tables grow across page boundaries while the shape stays). Both differences must be 0.
+     */
+    public static GraphChecks graphs(LoadedModel model, int[] tokens, int prefill, int batch, int steps) {
+        List<float[]> plain;
+        List<float[]> graphed;
+        int captured;
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).graphs(false);
+            plain = logits(g, tokens, prefill);
+            plain.addAll(batchedDecode(g, batch, steps));
+        }
+        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+            ((GpuBackend) g).graphs(true);
+            graphed = logits(g, tokens, prefill);
+            graphed.addAll(batchedDecode(g, batch, steps));
+            captured = ((GpuBackend) g).capturedGraphs();
+        }
+        int single = tokens.length - prefill + 1;
+        return new GraphChecks(maxDifference(plain.subList(0, single), graphed.subList(0, single)),
+                maxDifference(plain.subList(single, plain.size()), graphed.subList(single, graphed.size())), captured);
+    }
+
+    /**
+     * {@code batch} sequences (prompts of 3 + 5j random tokens) each prefilled in its own step, then
+     * decoded together for {@code steps} steps on fixed random tokens; every step's logits in order.
+     */
+    static List<float[]> batchedDecode(Backend backend, int batch, int steps) {
+        ModelConfig c = backend.config();
+        KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
+        int longest = 3 + 5 * (batch - 1) + steps;
+        if (longest > c.seqLen()) {
+            throw new IllegalArgumentException(longest + " positions exceed the model's " + c.seqLen());
+        }
+        int perSeq = layout.pagesFor(longest);
+        try (var storage = backend.allocateKv(layout, perSeq * batch)) {
+            StepGuard guard = guard(backend, new KvPool("graphs", storage));
+            List<float[]> out = new ArrayList<>();
+            List<List<PageRef>> pages = new ArrayList<>();
+            int[] pos = new int[batch];
+            for (int j = 0; j < batch; j++) {
+                pages.add(guard.pool().allocate(300 + j, "g", perSeq));
+                int[] prompt = randomTokens(3 + 5 * j, c.vocabSize(), 300 + j);
+                out.add(step(guard, c.vocabSize(), new SequenceStep(300 + j, "g", prompt, 0, pages.get(j), true)));
+                pos[j] = prompt.length;
+            }
+            int[] feed = randomTokens(steps * batch, c.vocabSize(), 77);
+            for (int t = 0; t < steps; t++) {
+                List<SequenceStep> step = new ArrayList<>();
+                for (int j = 0; j < batch; j++) {
+                    step.add(new SequenceStep(300 + j, "g", new int[] {feed[t * batch + j]}, pos[j]++, pages.get(j), true));
+                }
+                float[][] l = new float[batch][c.vocabSize()];
+                requireClean(guard.forward(step, l, i -> { }));
+                out.addAll(Arrays.asList(l));
+            }
+            return out;
+        }
+    }
+
+    /** Largest |a - b| over steps of logits (NaN, which compares false, counts as infinite). */
+    static double maxDifference(List<float[]> a, List<float[]> b) {
+        double worst = 0;
+        for (int i = 0; i < a.size(); i++) {
+            for (int v = 0; v < a.get(i).length; v++) {
+                double d = Math.abs((double) a.get(i)[v] - b.get(i)[v]);
+                worst = d == d ? Math.max(worst, d) : Double.POSITIVE_INFINITY;
+            }
+        }
+        return worst;
+    }
+
     /** Random token ids below the vocabulary, from a seed. */
     public static int[] randomTokens(int n, int vocab, long seed) {
         Random rnd = new Random(seed);

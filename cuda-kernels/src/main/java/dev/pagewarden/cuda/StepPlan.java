@@ -118,12 +118,14 @@ final class StepPlan {
                 w++;
             }
         }
+        // the page table last: every other section's offset depends only on the step's shape (sequences,
+        // rows, logits rows), so a captured CUDA graph of that shape finds its sections where it left them
         seqsAt = 0;
-        tableAt = align(seqsAt + (long) sequences * SEQ_BYTES);
-        rowSeqAt = align(tableAt + (long) tableEntries * ENTRY_BYTES);
+        rowSeqAt = align(seqsAt + (long) sequences * SEQ_BYTES);
         rowPosAt = align(rowSeqAt + 4L * rows);
         logitRowsAt = align(rowPosAt + 4L * rows);
-        bytes = align(logitRowsAt + 4L * Math.max(1, outRows));
+        tableAt = align(logitRowsAt + 4L * Math.max(1, outRows));
+        bytes = align(tableAt + (long) Math.max(1, tableEntries) * ENTRY_BYTES);
     }
 
     static StepPlan of(List<SequenceStep> batch, KvLayout layout, ModelConfig cfg) {

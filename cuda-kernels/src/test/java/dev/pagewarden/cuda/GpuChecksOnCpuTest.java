@@ -52,6 +52,28 @@ class GpuChecksOnCpuTest {
     }
 
     @Test
+    void theGraphChecksBatchedDecodeFeedsEachSequenceItsOwnTokens() {
+        int batch = 4;
+        int steps = 20;
+        List<float[]> batched = GpuChecks.batchedDecode(cpu, batch, steps);
+        assertThat(batched).hasSize(batch + batch * steps);
+        int vocab = model.config().vocabSize();
+        int[] feed = GpuChecks.randomTokens(steps * batch, vocab, 77);
+        for (int j = 0; j < batch; j++) {
+            int[] prompt = GpuChecks.randomTokens(3 + 5 * j, vocab, 300 + j);
+            int[] tokens = java.util.Arrays.copyOf(prompt, prompt.length + steps);
+            for (int t = 0; t < steps; t++) {
+                tokens[prompt.length + t] = feed[t * batch + j];
+            }
+            List<float[]> alone = GpuChecks.logits(cpu, tokens, prompt.length);
+            assertThat(alone.get(0)).as("prefill %d", j).isEqualTo(batched.get(j));
+            for (int t = 0; t < steps; t++) {
+                assertThat(alone.get(1 + t)).as("sequence %d step %d", j, t).isEqualTo(batched.get(batch + t * batch + j));
+            }
+        }
+    }
+
+    @Test
     void theCpuBackendPassesTheWriterShadowCheck() {
         int[] tokens = GpuChecks.randomTokens(20, model.config().vocabSize(), 6);
         GpuChecks.ShadowChecks s = GpuChecks.writerShadow(cpu, tokens);

@@ -23,7 +23,14 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.DType;
+import dev.pagewarden.core.model.load.ModelLoader;
+import org.junit.jupiter.api.io.TempDir;
+
 import java.lang.foreign.Arena;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -97,6 +104,34 @@ class GpuParityTest extends RealModelTest {
                 assertThat(e).as(c.toString()).isLessThan(MAX_REL_ERROR);
             }
         }
+    }
+
+    @Test
+    void qwenAndScaledLlamaModelsMatchTheCpuAndTheFusedRopeChangesNoBit(@TempDir Path dir) throws Exception {
+        String base = "dim=64,hidden=160,layers=2,heads=8,kv_heads=2,vocab=300,seq=96,shared=false";
+        String[][] cases = {{"qwen2", null, base}, {"qwen3", null, base + ",head_dim=12"}, {"llama", "llama3", base}};
+        for (String[] c : cases) {
+            ModelConfig cfg = ModelShape.parse(c[2]).forArchitecture(c[0], c[1]).config();
+            Path f = dir.resolve(c[0] + ".gguf");
+            ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 3, f, size -> done -> { });
+            try (LoadedModel m = ModelLoader.load(f, null)) {
+                int[] tokens = GpuChecks.randomTokens(50, cfg.vocabSize(), 5);
+                double e = GpuChecks.parity(m, tokens, 20);
+                System.out.printf("%s %s: gpu vs cpu %.3g%n", c[0], c[1], e);
+                assertThat(e).as(c[0]).isLessThan(MAX_REL_ERROR);
+                assertThat(GpuChecks.fusedRopeDifference(m, tokens, 20)).as(c[0]).isZero();
+            }
+        }
+    }
+
+    @Test
+    void cudaGraphsReplayStepsWithTheSameBits() {
+        GpuChecks.GraphChecks g = GpuChecks.graphs(model, storyTokens(30), storyTokens(0).length, 8, 40);
+        System.out.printf("graphs: %d captured, max diff %s, batched %s%n", g.captured(), g.maxAbsDiff(),
+                g.batchedMaxAbsDiff());
+        assertThat(g.captured()).isGreaterThan(1);
+        assertThat(g.maxAbsDiff()).isZero();
+        assertThat(g.batchedMaxAbsDiff()).isZero();
     }
 
     @Test

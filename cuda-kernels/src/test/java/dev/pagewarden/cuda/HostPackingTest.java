@@ -71,6 +71,27 @@ class HostPackingTest {
     static final ModelConfig CFG = new ModelConfig(32, 64, 2, 4, 2, 50, 64, 1e-5f, 10000f, true);
 
     @Test
+    void sectionOffsetsDependOnlyOnTheStepShapeSoACapturedGraphFindsThem() {
+        KvLayout layout = KvLayout.of(CFG, 4);
+        // the same shape (2 sequences, 4 rows, 1 logits row), page tables of 1 + 1 and of 3 + 2 entries
+        StepPlan small = StepPlan.of(List.of(
+                new SequenceStep(1, "t", new int[] {1, 2, 3}, 0, List.of(new PageRef(0, 1)), true),
+                new SequenceStep(2, "t", new int[] {4}, 0, List.of(new PageRef(1, 1)), false)), layout, CFG);
+        StepPlan large = StepPlan.of(List.of(
+                new SequenceStep(1, "t", new int[] {1, 2, 3}, 9, List.of(new PageRef(0, 1), new PageRef(2, 1),
+                        new PageRef(3, 1)), true),
+                new SequenceStep(2, "t", new int[] {4}, 7, List.of(new PageRef(1, 1), new PageRef(4, 1)), false)),
+                layout, CFG);
+        assertThat(large.tableEntries).isEqualTo(5);
+        assertThat(small.tableEntries).isEqualTo(2);
+        for (StepPlan p : List.of(small, large)) {
+            assertThat(new long[] {p.seqsAt, p.rowSeqAt, p.rowPosAt, p.logitRowsAt, p.tableAt})
+                    .containsExactly(small.seqsAt, small.rowSeqAt, small.rowPosAt, small.logitRowsAt, small.tableAt);
+            assertThat(p.bytes).isGreaterThanOrEqualTo(p.tableAt + 16L * p.tableEntries);
+        }
+    }
+
+    @Test
     void stepPlanBytesFollowCommonCuhAndAddressTheSameSlotsAsTheCpuLayout() {
         KvLayout layout = KvLayout.of(CFG, 4);
         List<PageRef> a = List.of(new PageRef(5, 2), new PageRef(1, 7), new PageRef(3, 1));

@@ -4,6 +4,7 @@ import dev.pagewarden.cli.command.Args;
 import dev.pagewarden.cli.command.Command;
 import dev.pagewarden.cli.command.Json;
 import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.cli.tools.ModelShape;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
@@ -146,6 +147,18 @@ public final class GpuCheckCommand implements Command {
                     return shadow.slotsWritten() > 0 && shadow.wrong() == 0 && shadow.scrubZeroes() && shadow.neighbourKept();
                 }
             });
+            guarded("fused_rope", r, verdicts, err, () -> {
+                double d = GpuChecks.fusedRopeDifference(model, tokens, prompt.length);
+                r.put("fused_rope_max_abs_diff", d);
+                return d == 0.0;
+            });
+            guarded("graphs", r, verdicts, err, () -> {
+                GpuChecks.GraphChecks g = GpuChecks.graphs(model, tokens, prompt.length, 8, 40);
+                r.put("graphs_max_abs_diff", g.maxAbsDiff());
+                r.put("graphs_batched_max_abs_diff", g.batchedMaxAbsDiff());
+                r.put("graphs_captured", g.captured());
+                return g.maxAbsDiff() == 0.0 && g.batchedMaxAbsDiff() == 0.0 && g.captured() > 1;
+            });
             guarded("checksums", r, verdicts, err, () -> {
                 GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
                 r.putAll(GpuChecks.asMap(crc));
@@ -165,6 +178,33 @@ public final class GpuCheckCommand implements Command {
                         double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
                         r.put(key + "_max_rel_error", e);
                         return e < MAX_REL_ERROR;
+                    }
+                });
+                Files.deleteIfExists(f);
+            }
+            // the other architectures: qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (per-head Q/K norms, Q wider
+            // than dim), llama with Llama 3.2's RoPE scaling
+            String base = "dim=256,hidden=512,layers=2,heads=8,kv_heads=2,vocab=512,seq=128,shared=false";
+            String[][] archs = {{"qwen2", null, base, "F16"}, {"qwen3", null, base + ",head_dim=48", "F32"},
+                    {"llama", "llama3", base, "Q8_0"}};
+            for (String[] a : archs) {
+                String key = "arch_" + a[0] + (a[1] == null ? "" : "_" + a[1]);
+                Path f = dir.resolve(key + ".gguf");
+                guarded(key, r, verdicts, err, () -> {
+                    ModelConfig cfg = ModelShape.parse(a[2]).forArchitecture(a[0], a[1]).config();
+                    ModelGenerator.generate(cfg, DType.valueOf(a[3]), ModelGenerator.FileFormat.GGUF, 7, f, size -> done -> { });
+                    try (LoadedModel m = ModelLoader.load(f, null)) {
+                        int[] t = GpuChecks.randomTokens(60, cfg.vocabSize(), 17);
+                        double e = GpuChecks.parity(m, t, 24);
+                        double fused = GpuChecks.fusedRopeDifference(m, t, 24);
+                        double inv;
+                        try (Backend b = gpu.create(m, BackendOptions.defaults())) {
+                            inv = GpuChecks.decodeInvariance(b, Arrays.copyOf(t, 20), 7);
+                        }
+                        r.put(key + "_max_rel_error", e);
+                        r.put(key + "_fused_rope_max_abs_diff", fused);
+                        r.put(key + "_decode_invariance_max_abs_diff", inv);
+                        return e < MAX_REL_ERROR && fused == 0.0 && inv == 0.0;
                     }
                 });
                 Files.deleteIfExists(f);

@@ -34,6 +34,18 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * Bytes of KV pages ({@link #kvPageBytes} each) a pool may take when the configuration sizes it
+     * neither in bytes nor in tokens; 0 when the backend has no figure (then the pool holds a multiple of
+     * the window, as configured). The GPU derives it from the device memory free after the weights, less
+     * what a step of {@code stepRows} token rows needs for its activations and a safety margin; the CPU
+     * gives none. {@code share}: the fraction of that usable memory this pool may take (pools allocated
+     * after it on the same device share the rest).
+     */
+    default long suggestedKvBytes(KvLayout layout, int stepRows, double share) {
+        return 0;
+    }
+
+    /**
      * Runs one step for a batch of sequences whose reads the step guard has already allowed, over
      * the pages of {@code storage}; writes each sequence's K/V (and its writer shadow) into its page
      * table and, for each sequence that wants logits, the logits of its last token into

@@ -169,9 +169,9 @@ public final class Engine implements InferenceEngine {
         LineageIds ids = new LineageIds();
         boolean checks = hooks.checksOn();
         this.prefillPool = EngineParts.prefillPool("prefill-0", prefillBackend, layout, config, model, lineage, ids, clock,
-                checks);
+                checks, EngineParts.PREFILL_MEMORY_SHARE);
         this.decodePool = EngineParts.decodePool("decode-0", decodeBackend, layout, config, model, lineage, ids, clock,
-                checks);
+                checks, 1.0);
         if (!prefillPool.layout().equals(decodePool.layout())) {
             // a page image means nothing to a pool that arranges pages differently
             throw new IllegalStateException("prefill pool " + prefillPool.layout() + " and decode pool "

@@ -37,26 +37,72 @@ public final class EngineParts {
         return config.contextWindow() == 0 ? model.seqLen() : config.contextWindow();
     }
 
-    /** The prefill pool of a stage: sized from the config's prefill budget, else {@link #PREFILL_WINDOWS} windows. */
+    /**
+     * The share of the device memory the backend offers ({@link Backend#suggestedKvBytes}) that an engine's
+     * prefill pool takes when both pools are sized from it, as their window defaults split it (2 : 4); the
+     * decode pool, allocated after it, takes what is left.
+     */
+    public static final double PREFILL_MEMORY_SHARE = (double) PREFILL_WINDOWS / (PREFILL_WINDOWS + DECODE_WINDOWS);
+
+    /**
+     * The prefill pool of a stage: sized from the config's prefill budget or token count, else from the
+     * backend's memory figure ({@code memoryShare} of it), else {@link #PREFILL_WINDOWS} windows.
+     */
     public static KvPool prefillPool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
-                                     LineageSink lineage, LineageIds ids, Clock clock, boolean checks) {
+                                     LineageSink lineage, LineageIds ids, Clock clock, boolean checks, double memoryShare) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
-        return new KvPool(name, backend.allocateKv(layout, pages(layout, backend, config.prefillKvBytes(),
-                config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow)),
+        return new KvPool(name, backend.allocateKv(layout, pages(name, layout, backend, config.prefillKvBytes(),
+                config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow, config, memoryShare)),
                 new LineageRecorder(lineage, ids, clock, name), checks);
     }
 
-    /** The decode pool of a stage: sized from the config's decode budget, else {@link #DECODE_WINDOWS} windows. */
+    /**
+     * The decode pool of a stage: sized from the config's decode budget or token count, else from the
+     * backend's memory figure ({@code memoryShare} of it), else {@link #DECODE_WINDOWS} windows.
+     */
     public static KvPool decodePool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
-                                    LineageSink lineage, LineageIds ids, Clock clock, boolean checks) {
+                                    LineageSink lineage, LineageIds ids, Clock clock, boolean checks, double memoryShare) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
-        return new KvPool(name, backend.allocateKv(layout, pages(layout, backend, config.decodeKvBytes(),
-                config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow)),
+        return new KvPool(name, backend.allocateKv(layout, pages(name, layout, backend, config.decodeKvBytes(),
+                config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow, config, memoryShare)),
                 new LineageRecorder(lineage, ids, clock, name), checks);
     }
 
-    /** Pages for a pool: from its byte budget when set, else from a token count (explicit or a multiple of the window). */
-    static int pages(KvLayout layout, Backend backend, long budgetBytes, int tokens, long defaultTokens) {
+    /** The most token rows one step runs: a prefill chunk or a full decode batch. */
+    static int stepRows(EngineConfig config) {
+        return Math.max(config.prefillChunkTokens(), config.maxBatch());
+    }
+
+    /**
+     * Pages for a pool: from its byte budget when set, else from an explicit token count, else from the
+     * backend's memory figure when it has one (at most {@code maxBatch} times the window default: more
+     * could never be in use at once by a full batch of the longest requests), else the window default.
+     */
+    static int pages(String name, KvLayout layout, Backend backend, long budgetBytes, int tokens, long defaultTokens,
+                     EngineConfig config, double memoryShare) {
+        if (budgetBytes == 0 && tokens == 0) {
+            long suggested = backend.suggestedKvBytes(layout, stepRows(config), memoryShare);
+            if (suggested > 0) {
+                long cap = layout.pagesFor(Math.min((long) config.maxBatch() * defaultTokens,
+                        (long) (Integer.MAX_VALUE / layout.pageTokens()) * layout.pageTokens()));
+                long fit = suggested / backend.kvPageBytes(layout);
+                long pages = Math.min(fit, cap);
+                if (pages < 1) {
+                    throw new IllegalArgumentException("KV pool " + name + ": the " + backend.name() + " backend's free "
+                            + "memory figure of " + suggested + " bytes holds no page of " + backend.kvPageBytes(layout)
+                            + " bytes; give the pool an explicit size or free device memory");
+                }
+                LOG.log(System.Logger.Level.INFO, "KV pool " + name + ": " + pages + " pages of " + layout.pageTokens()
+                        + " tokens from the " + backend.name() + " backend's free memory figure of " + suggested
+                        + " bytes (" + fit + " pages fit; at most max batch " + config.maxBatch() + " x " + defaultTokens
+                        + " tokens)");
+                return pages(layout, backend, pages * backend.kvPageBytes(layout), 0, defaultTokens);
+            }
+        }
+        return pages(layout, backend, budgetBytes, tokens, defaultTokens);
+    }
+
+    private static int pages(KvLayout layout, Backend backend, long budgetBytes, int tokens, long defaultTokens) {
         long pages = budgetBytes > 0 ? budgetBytes / backend.kvPageBytes(layout)
                 : layout.pagesFor(tokens > 0 ? tokens : defaultTokens);
         if (pages < 1) {

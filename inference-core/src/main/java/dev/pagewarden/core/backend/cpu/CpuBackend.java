@@ -8,6 +8,7 @@ import dev.pagewarden.core.kv.PageTags;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.RopeTables;
 import dev.pagewarden.core.tensor.MatMul;
 import dev.pagewarden.core.tensor.Matrix;
 import dev.pagewarden.core.tensor.Ops;
@@ -39,20 +40,9 @@ public final class CpuBackend implements Backend {
         this.cfg = weights.config();
         this.pool = pool;
         this.computeLock = computeLock;
-        int half = cfg.headSize() / 2;
-        this.ropeCos = new float[cfg.seqLen() * half];
-        this.ropeSin = new float[cfg.seqLen() * half];
-        for (int pos = 0; pos < cfg.seqLen(); pos++) {
-            for (int i = 0; i < half; i++) {
-                double freq = 1.0 / StrictMath.pow(cfg.ropeTheta(), (2.0 * i) / cfg.headSize());
-                if (cfg.ropeScaling() != null) {
-                    freq /= cfg.ropeScaling().factor(i);
-                }
-                double angle = pos * freq;
-                ropeCos[pos * half + i] = (float) StrictMath.cos(angle);
-                ropeSin[pos * half + i] = (float) StrictMath.sin(angle);
-            }
-        }
+        RopeTables rope = RopeTables.of(cfg);
+        this.ropeCos = rope.cos();
+        this.ropeSin = rope.sin();
     }
 
     @Override
