@@ -110,7 +110,7 @@ public final class GpuBackendProvider implements BackendProvider {
         return (nl < 0 ? m : m.substring(0, nl)).strip();
     }
 
-    /** The device kernels implement the plain Llama block, and multiply by the weight types of {@link WeightPacking#TYPES}. */
+    /** The device kernels implement the plain Llama block, and multiply by the weight types of {@link WeightPacking#types()}. */
     @Override
     public String refusal(LoadedModel model) {
         var c = model.config();
@@ -120,9 +120,9 @@ public final class GpuBackendProvider implements BackendProvider {
                     + c.headSize() + ", RoPE scaling " + (c.ropeScaling() != null) + ") needs backend 'cpu'";
         }
         EnumSet<DType> types = EnumSet.copyOf(model.weights().matrixTypes());
-        types.removeAll(WeightPacking.TYPES);
+        types.removeAll(WeightPacking.types());
         if (!types.isEmpty()) {
-            return "its kernels multiply by " + WeightPacking.TYPES + " weights; this model has " + types
+            return "its kernels multiply by " + WeightPacking.types() + " weights; this model has " + types
                     + " matrices and needs backend 'cpu'";
         }
         return null;
