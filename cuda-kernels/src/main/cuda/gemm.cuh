@@ -77,14 +77,22 @@ __device__ __forceinline__ uint32_t pw_pack2(float lo, float hi) {
     }
 }
 
-// Activation (t, k) as the B operand sees it, before rounding: x, or with the RMSNorm prologue
-// g[k] * (invRms[t] * x) - pw_rmsnorm's float ops. 0 outside the matrix (padding).
-__device__ __forceinline__ float pw_gemm_x(const float* xr, float inv, const float* g, int k, int inDim) {
-    if (k >= inDim) {
-        return 0.0f;
+// Values k and k+1 of a row (k even), 0 past inDim (padding): one 8-byte load when inDim is even.
+__device__ __forceinline__ float2 pw_gemm_pair(const float* p, int k, int inDim) {
+    if ((inDim & 1) == 0 && k < inDim) {
+        return *reinterpret_cast<const float2*>(p + k);
     }
-    float v = xr[k];
-    return g ? g[k] * (inv * v) : v;
+    return make_float2(k < inDim ? p[k] : 0.0f, k + 1 < inDim ? p[k + 1] : 0.0f);
+}
+
+// Activations (t, k), (t, k+1) as the B operand sees them, before rounding: x, or with the RMSNorm
+// prologue g[k] * (invRms[t] * x) - pw_rmsnorm's float ops.
+template <bool BF16>
+__device__ __forceinline__ uint32_t pw_gemm_b(float2 x, float2 g, float inv, bool norm) {
+    if (norm) {
+        return pw_pack2<BF16>(g.x * (inv * x.x), g.y * (inv * x.y));
+    }
+    return pw_pack2<BF16>(x.x, x.y);
 }
 
 // One block: row tile `rowTile` of the N matrices d[0..N) (N = 2: SwiGLU's gate and up), tokens
@@ -116,8 +124,16 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
             }
         }
     }
-    // this lane's B column in each n-tile: token t0 + nt*8 + gq. U k-tiles of N matrices: the same
-    // bytes in flight for SwiGLU's two matrices as for one (fewer registers); the order is unchanged.
+    // this lane's B column in each n-tile: token t0 + nt*8 + gq, its RMSNorm scale loaded once
+    bool norm = g != nullptr;
+    float inv[PW_GEMM_NTILES];
+#pragma unroll
+    for (int nt = 0; nt < PW_GEMM_NTILES; nt++) {
+        int t = t0 + nt * 8 + gq;
+        inv[nt] = norm && t < tokens ? invRms[t] : 1.0f;
+    }
+    // U k-tiles of N matrices: the same bytes in flight for SwiGLU's two matrices as for one (fewer
+    // registers); each accumulator's order is unchanged.
     constexpr int U = PW_GEMM_UNROLL / N;
     for (int kt0 = kBegin; kt0 < kEnd; kt0 += U) {
         uint32_t a[U][N][4];
@@ -134,6 +150,12 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
         for (int u = 0; u < U; u++) {
             if (kt0 + u < kEnd) {
                 int k = (kt0 + u) * 16 + 2 * q;
+                float2 g0 = make_float2(0.0f, 0.0f);
+                float2 g8 = g0;
+                if (norm) {
+                    g0 = pw_gemm_pair(g, k, inDim);
+                    g8 = pw_gemm_pair(g, k + 8, inDim);
+                }
 #pragma unroll
                 for (int nt = 0; nt < PW_GEMM_NTILES; nt++) {
                     if (nt < live) {
@@ -141,10 +163,8 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
                         uint32_t b[2] = {0u, 0u};
                         if (t < tokens) {
                             const float* xr = x + (size_t) t * inDim;
-                            float inv = invRms ? invRms[t] : 1.0f;
-                            b[0] = pw_pack2<BF16>(pw_gemm_x(xr, inv, g, k, inDim), pw_gemm_x(xr, inv, g, k + 1, inDim));
-                            b[1] = pw_pack2<BF16>(pw_gemm_x(xr, inv, g, k + 8, inDim),
-                                                  pw_gemm_x(xr, inv, g, k + 9, inDim));
+                            b[0] = pw_gemm_b<BF16>(pw_gemm_pair(xr, k, inDim), g0, inv[nt], norm);
+                            b[1] = pw_gemm_b<BF16>(pw_gemm_pair(xr, k + 8, inDim), g8, inv[nt], norm);
                         }
 #pragma unroll
                         for (int n = 0; n < N; n++) {

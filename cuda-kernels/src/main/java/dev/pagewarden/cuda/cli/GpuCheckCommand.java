@@ -45,8 +45,8 @@ public final class GpuCheckCommand implements Command {
      * compounded over the layers. Logits tolerance against the CPU (itself ~1e-6 from float64), and the
      * CPU top-2 margin below which greedy tokens may part.
      */
-    static final double MAX_REL_ERROR_GEMM_F16 = 5e-3;
-    static final double MAX_REL_ERROR_GEMM_BF16 = 3e-2;
+    public static final double MAX_REL_ERROR_GEMM_F16 = 5e-3;
+    public static final double MAX_REL_ERROR_GEMM_BF16 = 3e-2;
     static final double NEAR_TIE_GEMM = 0.1;
 
     @Override
