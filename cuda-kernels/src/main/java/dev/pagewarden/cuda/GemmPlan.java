@@ -10,13 +10,14 @@ import java.util.Arrays;
  * slice 0 to S-1. The token count only sets grid.y ({@link #gridY}), never S or a slice's range, so an
  * output's reduction order is the same in every batch.
  *
- * <p>The rule for S: the smallest power of two that gives {@value #TARGET_WARPS} warps or more over the
+ * <p>The rule for S: the smallest power of two that gives 2048 warps or more over the
  * row tiles (about 16 per multiprocessor of a 132-SM H200: enough loads in flight to stream the weights
  * at batch 1), at most {@value #MAX_SLICES} and at most kTiles / {@value #MIN_TILES_PER_SLICE} (at
  * least 1), so a slice keeps a few unrolled tiles of work.
  */
 public record GemmPlan(int rowTiles, int kTiles, int slices) {
-    static final int TARGET_WARPS = 2048;
+    /** -Dpagewarden.gpu.gemm.targetWarps (default 2048): a JVM-wide knob for tuning on a GPU, never per batch. */
+    static final int TARGET_WARPS = Integer.getInteger("pagewarden.gpu.gemm.targetWarps", 2048);
     static final int MAX_SLICES = 8;
     static final int MIN_TILES_PER_SLICE = 4;
     /** Tokens of one block: 8 n-tiles of 8 (grid.y covers the rest). */

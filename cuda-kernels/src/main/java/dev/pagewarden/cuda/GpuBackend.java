@@ -340,6 +340,16 @@ public final class GpuBackend implements Backend {
      */
     private void gemm(int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x, CUdeviceptr invRms,
                       CUdeviceptr g, int tokens) {
+        GemmLaunch l = gemmLaunch(mode, ms, outs, x, invRms, g, tokens);
+        device.launch(l.kernel(), l.plan().gridX(), GemmPlan.gridY(tokens), l.plan().threads(), l.sharedBytes(), l.args());
+    }
+
+    /** A {@code pw_gemm_*} launch: its kernel, plan, shared memory and arguments in the kernel's order. */
+    record GemmLaunch(String kernel, GemmPlan plan, int sharedBytes, Object[] args) {
+    }
+
+    static GemmLaunch gemmLaunch(int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x,
+                                 CUdeviceptr invRms, CUdeviceptr g, int tokens) {
         int matrices = mode == PW_STORE ? ms.length : 1;
         int[] rows = new int[matrices];
         for (int j = 0; j < matrices; j++) {
@@ -363,8 +373,7 @@ public final class GpuBackend implements Backend {
         args.add(ms[0].cols());
         args.add(p.slices());
         args.add(mode);
-        device.launch(MmaPacking.kernel(ms[0].type()), p.gridX(), GemmPlan.gridY(tokens), p.threads(),
-                p.sharedBytes(mode == PW_SWIGLU ? 2 : 1), args.toArray());
+        return new GemmLaunch(MmaPacking.kernel(ms[0].type()), p, p.sharedBytes(mode == PW_SWIGLU ? 2 : 1), args.toArray());
     }
 
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
@@ -381,9 +390,9 @@ public final class GpuBackend implements Backend {
     }
 
     /** Epilogues of the batch-1 and tensor-core kernels ({@code PW_STORE} etc. in matvec.cu, {@code PW_GEMM_*} in gemm.cuh). */
-    private static final int PW_STORE = 0;
-    private static final int PW_ADD = 1;
-    private static final int PW_SWIGLU = 2;
+    static final int PW_STORE = 0;
+    static final int PW_ADD = 1;
+    static final int PW_SWIGLU = 2;
 
     /**
      * One token row through {@code pw_rows1_*}, when {@code use} and the matrices share a weight type:

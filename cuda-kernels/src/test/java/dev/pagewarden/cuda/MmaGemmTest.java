@@ -341,4 +341,40 @@ class MmaGemmTest {
             }
         }
     }
+
+    /** The backend's pw_gemm_* arguments, in order and type, against the parameter list of the built PTX. */
+    @Test
+    void theLaunchArgumentsMatchTheKernelsParameters() {
+        String ptx = new String(KernelManifest.load().verifiedOutput("gemm.compute_80.ptx"), java.nio.charset.StandardCharsets.US_ASCII);
+        jcuda.driver.CUdeviceptr p = new jcuda.driver.CUdeviceptr();
+        DeviceWeights.Matrix q = new DeviceWeights.Matrix(DType.F16, 3072, 3072, p, null, true);
+        DeviceWeights.Matrix k = new DeviceWeights.Matrix(DType.F16, 1024, 3072, p, null, true);
+        DeviceWeights.Matrix up = new DeviceWeights.Matrix(DType.BF16, 8192, 3072, p, null, true);
+        List<GpuBackend.GemmLaunch> launches = List.of(
+                GpuBackend.gemmLaunch(GpuBackend.PW_STORE, new DeviceWeights.Matrix[] {q, k, k},
+                        new jcuda.driver.CUdeviceptr[] {p, p, p}, p, p, p, 5),
+                GpuBackend.gemmLaunch(GpuBackend.PW_ADD, new DeviceWeights.Matrix[] {q}, new jcuda.driver.CUdeviceptr[] {p}, p,
+                        null, null, 1),
+                GpuBackend.gemmLaunch(GpuBackend.PW_SWIGLU, new DeviceWeights.Matrix[] {up, up},
+                        new jcuda.driver.CUdeviceptr[] {p}, p, p, p, 200));
+        for (GpuBackend.GemmLaunch l : launches) {
+            int at = ptx.indexOf(".entry " + l.kernel() + "(");
+            assertThat(at).as(l.kernel() + " in the PTX").isPositive();
+            List<String> params = new ArrayList<>();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\.param \\.(\\w+) " + l.kernel() + "_param_\\d+")
+                    .matcher(ptx.substring(at, ptx.indexOf(')', at)));
+            while (m.find()) {
+                params.add(m.group(1));
+            }
+            List<String> args = Arrays.stream(l.args()).map(a -> a == null || a instanceof jcuda.driver.CUdeviceptr
+                    || a instanceof Long ? "u64" : a instanceof Integer ? "u32" : "?").toList();
+            assertThat(args).as(l.kernel()).isEqualTo(params);
+            assertThat(l.args()[14]).isEqualTo(l.plan().slices());
+        }
+        // the stacked Q/K/V plan covers all three matrices' row tiles; SwiGLU's only the gate's, with two regions more
+        assertThat(launches.get(0).plan().gridX()).isEqualTo(192 + 64 + 64);
+        assertThat(launches.get(2).plan().gridX()).isEqualTo(512);
+        assertThat(launches.get(2).kernel()).isEqualTo("pw_gemm_bf16");
+        assertThat(launches.get(2).sharedBytes()).isEqualTo((launches.get(2).plan().slices() + 1) * 4096);
+    }
 }
