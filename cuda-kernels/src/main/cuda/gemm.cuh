@@ -96,8 +96,10 @@ __device__ __forceinline__ uint32_t pw_gemm_b(float2 x, float2 g, float inv, boo
 }
 
 // One block: row tile `rowTile` of the N matrices d[0..N) (N = 2: SwiGLU's gate and up), tokens
-// [blockIdx.y * 64, +64) of `tokens`.
-template <int N, typename Dec>
+// [blockIdx.y * 64, +64) of `tokens`, of which the first NT n-tiles are kept in registers: NT = 8, or
+// NT = 1 for launches of at most 8 tokens (decode: an eighth of the accumulators, so more warps and
+// more tiles in flight). NT changes which registers exist, never what an accumulator sums or in which order.
+template <int N, int NT, typename Dec>
 __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, float* out, int outRows, int mode,
                                               const float* x, const float* invRms, const float* g, int tokens,
                                               int inDim, int slices) {
@@ -111,13 +113,13 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
     int kBegin = slice * kTiles / slices;
     int kEnd = (slice + 1) * kTiles / slices;
     int t0 = blockIdx.y * PW_GEMM_TOKENS;
-    int live = min(PW_GEMM_NTILES, (tokens - t0 + 7) / 8);
+    int live = min(NT, (tokens - t0 + 7) / 8);
 
-    float acc[N][PW_GEMM_NTILES][4];
+    float acc[N][NT][4];
 #pragma unroll
     for (int n = 0; n < N; n++) {
 #pragma unroll
-        for (int nt = 0; nt < PW_GEMM_NTILES; nt++) {
+        for (int nt = 0; nt < NT; nt++) {
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 acc[n][nt][j] = 0.0f;
@@ -126,15 +128,15 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
     }
     // this lane's B column in each n-tile: token t0 + nt*8 + gq, its RMSNorm scale loaded once
     bool norm = g != nullptr;
-    float inv[PW_GEMM_NTILES];
+    float inv[NT];
 #pragma unroll
-    for (int nt = 0; nt < PW_GEMM_NTILES; nt++) {
+    for (int nt = 0; nt < NT; nt++) {
         int t = t0 + nt * 8 + gq;
         inv[nt] = norm && t < tokens ? invRms[t] : 1.0f;
     }
     // U k-tiles of N matrices: the same bytes in flight for SwiGLU's two matrices as for one (fewer
     // registers); each accumulator's order is unchanged.
-    constexpr int U = PW_GEMM_UNROLL / N;
+    constexpr int U = (NT == 1 ? 2 : 1) * PW_GEMM_UNROLL / N;
     for (int kt0 = kBegin; kt0 < kEnd; kt0 += U) {
         uint32_t a[U][N][4];
 #pragma unroll
@@ -157,7 +159,7 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
                     g8 = pw_gemm_pair(g, k + 8, inDim);
                 }
 #pragma unroll
-                for (int nt = 0; nt < PW_GEMM_NTILES; nt++) {
+                for (int nt = 0; nt < NT; nt++) {
                     if (nt < live) {
                         int t = t0 + nt * 8 + gq;
                         uint32_t b[2] = {0u, 0u};
@@ -183,7 +185,7 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
     for (int n = 0; n < N; n++) {
         float* mine = pw_red + (size_t) (n + slice) * PW_GEMM_REGION;
 #pragma unroll
-        for (int nt = 0; nt < PW_GEMM_NTILES; nt++) {
+        for (int nt = 0; nt < NT; nt++) {
             if (nt < live) {
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
@@ -227,8 +229,8 @@ __device__ __forceinline__ void pw_gemm_block(const Dec (&d)[N], int rowTile, fl
 
 // The whole launch: grid.x = the row tiles of matrix 0, then 1, then 2 (STORE only; SWIGLU: matrix 0's
 // row tiles, gate d0 and up d1 in the same block), grid.y = ceil(tokens / 64), blockDim = 32 * slices,
-// dynamic shared memory (slices + N - 1) * 4 KiB (N = 2 for SWIGLU, else 1).
-template <typename Dec>
+// dynamic shared memory (slices + N - 1) * 4 KiB (N = 2 for SWIGLU, else 1). NT = 1 only for tokens <= 8.
+template <int NT = PW_GEMM_NTILES, typename Dec>
 __device__ __forceinline__ void pw_gemm_run(const Dec& d0, const Dec& d1, const Dec& d2, float* out0, float* out1,
                                             float* out2, int rows0, int rows1, int rows2, const float* x,
                                             const float* invRms, const float* g, int tokens, int inDim, int slices,
@@ -236,7 +238,7 @@ __device__ __forceinline__ void pw_gemm_run(const Dec& d0, const Dec& d1, const 
     int rt = blockIdx.x;
     if (mode == PW_GEMM_SWIGLU) {
         const Dec gateUp[2] = {d0, d1};
-        pw_gemm_block<2>(gateUp, rt, out0, rows0, mode, x, invRms, g, tokens, inDim, slices);
+        pw_gemm_block<2, NT>(gateUp, rt, out0, rows0, mode, x, invRms, g, tokens, inDim, slices);
         return;
     }
     int tiles0 = (rows0 + 15) / 16;
@@ -256,5 +258,5 @@ __device__ __forceinline__ void pw_gemm_run(const Dec& d0, const Dec& d1, const 
         rt -= tiles0;
     }
     const Dec one[1] = {d};
-    pw_gemm_block<1>(one, rt, out, rows, mode, x, invRms, g, tokens, inDim, slices);
+    pw_gemm_block<1, NT>(one, rt, out, rows, mode, x, invRms, g, tokens, inDim, slices);
 }

@@ -373,7 +373,9 @@ public final class GpuBackend implements Backend {
         args.add(ms[0].cols());
         args.add(p.slices());
         args.add(mode);
-        return new GemmLaunch(MmaPacking.kernel(ms[0].type()), p, p.sharedBytes(mode == PW_SWIGLU ? 2 : 1), args.toArray());
+        // up to 8 tokens (decode): the variant with one n-tile of registers - same schedule, same sums
+        String kernel = MmaPacking.kernel(ms[0].type()) + (tokens <= 8 ? "_n8" : "");
+        return new GemmLaunch(kernel, p, p.sharedBytes(mode == PW_SWIGLU ? 2 : 1), args.toArray());
     }
 
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {

@@ -15,7 +15,9 @@ import java.lang.foreign.MemorySegment;
  * one rounding to float at the end. The hardware's internal order within one mma is not documented; it
  * is the same for every column, which is all batch invariance needs, and its rounding is within the
  * tolerance the tests state. What this model pins down is the schedule: which products go into which
- * accumulator, in which order, and how the partial sums meet.
+ * accumulator, in which order, and how the partial sums meet. The kernels for at most 8 tokens
+ * ({@code pw_gemm_*_n8}) keep one n-tile of accumulators instead of eight and unroll further; that
+ * changes no accumulator's products or order, so this one model covers both.
  */
 final class MmaEmulator {
     static final int STORE = 0;

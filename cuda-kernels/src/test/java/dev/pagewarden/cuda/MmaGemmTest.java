@@ -374,6 +374,8 @@ class MmaGemmTest {
         // the stacked Q/K/V plan covers all three matrices' row tiles; SwiGLU's only the gate's, with two regions more
         assertThat(launches.get(0).plan().gridX()).isEqualTo(192 + 64 + 64);
         assertThat(launches.get(2).plan().gridX()).isEqualTo(512);
+        assertThat(launches.get(0).kernel()).isEqualTo("pw_gemm_f16_n8");
+        assertThat(launches.get(1).kernel()).isEqualTo("pw_gemm_f16_n8");
         assertThat(launches.get(2).kernel()).isEqualTo("pw_gemm_bf16");
         assertThat(launches.get(2).sharedBytes()).isEqualTo((launches.get(2).plan().slices() + 1) * 4096);
     }
