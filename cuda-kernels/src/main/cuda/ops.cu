@@ -142,3 +142,19 @@ extern "C" __global__ void pw_argmax_rows(const float* x, int n, int* out) {
         out[blockIdx.x] = bestI[0];
     }
 }
+
+// invRms[row] = 1 / sqrt(mean(x[row]^2) + eps): pw_rmsnorm's scale, with its block shape (launch it with
+// the same block size) and reduction tree, so it is the same float. The products then apply it in their
+// prologue (gemm.cuh) instead of reading a normalised copy of x. One block per row.
+extern "C" __global__ void pw_rms_scale(float* invRms, const float* x, int n, float eps) {
+    __shared__ float scratch[32];
+    const float* xr = x + (size_t) blockIdx.x * n;
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        ss = fmaf(xr[i], xr[i], ss);
+    }
+    ss = pw_block_sum(ss, scratch);
+    if (threadIdx.x == 0) {
+        invRms[blockIdx.x] = (float) (1.0 / sqrt((double) (ss / n + eps)));
+    }
+}

@@ -18,10 +18,13 @@ import java.util.Map;
 /**
  * A model's weights in device memory, uploaded once (through a pinned staging buffer) and shared by
  * every GPU backend of that model. The token embedding stays on the host: a step looks up only its
- * own tokens' rows, exactly as the CPU backend does, and uploads them with the step.
+ * own tokens' rows, exactly as the CPU backend does, and uploads them with the step. With
+ * {@code -Dpagewarden.gpu.gemm=true} F16 and BF16 matrices go up in the tensor-core fragment order
+ * ({@link MmaPacking}), packed chunk by chunk into the staging buffer straight from the (mapped) model.
  */
 final class DeviceWeights {
-    record Matrix(DType type, int rows, int cols, CUdeviceptr data, CUdeviceptr scales) {
+    /** {@code mma}: {@code data} is in MmaPacking's fragment order, for the tensor-core kernels only. */
+    record Matrix(DType type, int rows, int cols, CUdeviceptr data, CUdeviceptr scales, boolean mma) {
     }
 
     record Layer(CUdeviceptr rmsAtt, Matrix wq, Matrix wk, Matrix wv, Matrix wo, CUdeviceptr rmsFfn,
@@ -123,13 +126,32 @@ final class DeviceWeights {
             if (t.type() == DType.Q8_0) {
                 try (Arena arena = Arena.ofConfined()) {
                     WeightPacking.Q8Split split = WeightPacking.splitQ8(t, arena);
-                    m = new Matrix(t.type(), t.rows(), t.cols(), segment(split.quants()), segment(split.scales()));
+                    m = new Matrix(t.type(), t.rows(), t.cols(), segment(split.quants()), segment(split.scales()), false);
                 }
+            } else if (GpuBackend.GEMM && MmaPacking.packs(t.type())) {
+                m = new Matrix(t.type(), t.rows(), t.cols(), packed(t), null, true);
             } else {
-                m = new Matrix(t.type(), t.rows(), t.cols(), segment(t.data()), null);
+                m = new Matrix(t.type(), t.rows(), t.cols(), segment(t.data()), null, false);
             }
             matrices.put(t, m);
             return m;
+        }
+
+        /** A matrix in fragment order: packed into the staging buffer a chunk of tiles at a time, then copied. */
+        private CUdeviceptr packed(Tensor t) {
+            long n = MmaPacking.packedBytes(t.rows(), t.cols());
+            CUdeviceptr dst = d.alloc(n);
+            allocations.add(dst);
+            bytes += n;
+            long tiles = n / MmaPacking.TILE_BYTES;
+            int perChunk = (int) (STAGING / MmaPacking.TILE_BYTES);
+            for (long at = 0; at < tiles; at += perChunk) {
+                int count = (int) Math.min(perChunk, tiles - at);
+                d.sync(); // the previous chunk has left the staging buffer
+                MmaPacking.pack(t, at, count, staging.segment());
+                d.copyToDevice(dst.withByteOffset(at * MmaPacking.TILE_BYTES), staging, 0, (long) count * MmaPacking.TILE_BYTES);
+            }
+            return dst;
         }
 
         private CUdeviceptr vector(Tensor t) {

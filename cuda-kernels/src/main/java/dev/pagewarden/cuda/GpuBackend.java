@@ -69,6 +69,14 @@ public final class GpuBackend implements Backend {
     private final GraphCache<GraphKey, Boolean> shapesSeen = new GraphCache<>(4 * GRAPH_CACHE, seen -> { });
     /** Per-head Q/K RMSNorm (qwen3): one block per (token row, head) over headSize values. */
     private static final int HEAD_NORM_BLOCK = 128;
+    /**
+     * -Dpagewarden.gpu.gemm=true: F16 and BF16 matrices are uploaded in fragment order and multiplied by
+     * the tensor-core kernels (gemm.cuh) for every row count - one accumulation order whatever the batch;
+     * the RMSNorm before Q/K/V and before w1/w3 moves into their prologue, the residual adds and SwiGLU
+     * into their epilogues. Activations are rounded to f16/bf16 on the way in, so logits differ from the
+     * CPU's by about 1e-3 relative instead of 1e-6. Off by default until the device check has run it.
+     */
+    public static final boolean GEMM = Boolean.getBoolean("pagewarden.gpu.gemm");
 
     private final CudaDevice device;
     private final DeviceWeights weights;
@@ -142,6 +150,7 @@ public final class GpuBackend implements Backend {
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
                 + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
                 + (fusedRope ? ", fused RoPE" : "") + (graphs ? ", CUDA graphs" : "")
+                + (GEMM ? ", tensor-core gemm (mma.sync) for F16/BF16 matrices at every batch size" : "")
                 + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
 
@@ -185,7 +194,7 @@ public final class GpuBackend implements Backend {
         final int outRows;
         final int seqs;
         final long planBytes;
-        final CUdeviceptr x, xb, q, k, v, att, hb, hb2, xo, logitsIn, logitsOut, plan, flags;
+        final CUdeviceptr x, xb, q, k, v, att, hb, hb2, xo, logitsIn, logitsOut, plan, flags, invRms;
         final CudaDevice.Pinned up;
         final CudaDevice.Pinned down;
         final long xUpAt;
@@ -209,6 +218,7 @@ public final class GpuBackend implements Backend {
             logitsOut = d.alloc(f * outRows * c.vocabSize());
             plan = d.alloc(planBytes);
             flags = d.alloc(8L * seqs);
+            invRms = d.alloc(f * rows);
             xUpAt = (planBytes + 255) / 256 * 256;
             up = d.pinned(xUpAt + f * rows * c.dim());
             down = d.pinned(f * outRows * c.vocabSize() + 8L * seqs);
@@ -220,7 +230,7 @@ public final class GpuBackend implements Backend {
 
         void free(CudaDevice d) {
             d.sync();
-            for (CUdeviceptr p : new CUdeviceptr[] {x, xb, q, k, v, att, hb, hb2, xo, logitsIn, logitsOut, plan, flags}) {
+            for (CUdeviceptr p : new CUdeviceptr[] {x, xb, q, k, v, att, hb, hb2, xo, logitsIn, logitsOut, plan, flags, invRms}) {
                 d.free(p);
             }
             d.free(up);
@@ -325,12 +335,18 @@ public final class GpuBackend implements Backend {
         boolean one = rows == 1 && SINGLE_ROW_MATVEC;
         for (int l = 0; l < cfg.nLayers(); l++) {
             DeviceWeights.Layer w = weights.layers.get(l);
-            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
-            if (!rows1(one, PW_STORE, new DeviceWeights.Matrix[] {w.wq(), w.wk(), w.wv()}, new CUdeviceptr[] {s.q, s.k, s.v},
-                    s.xb)) {
-                matvec(w.wq(), s.xb, s.q, rows);
-                matvec(w.wk(), s.xb, s.k, rows);
-                matvec(w.wv(), s.xb, s.v, rows);
+            DeviceWeights.Matrix[] qkv = {w.wq(), w.wk(), w.wv()};
+            if (allMma(qkv)) {
+                // RMSNorm in the products' prologue: only its scale per row is computed here
+                device.launch("pw_rms_scale", rows, 1, ROW_BLOCK, 0, s.invRms, s.x, dim, cfg.rmsEps());
+                gemm(PW_STORE, qkv, new CUdeviceptr[] {s.q, s.k, s.v}, s.x, s.invRms, w.rmsAtt(), rows);
+            } else {
+                device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsAtt(), null, dim, cfg.rmsEps());
+                if (!rows1(one, PW_STORE, qkv, new CUdeviceptr[] {s.q, s.k, s.v}, s.xb)) {
+                    product(w.wq(), s.xb, s.q, rows);
+                    product(w.wk(), s.xb, s.k, rows);
+                    product(w.wv(), s.xb, s.v, rows);
+                }
             }
             DeviceWeights.Extras extra = weights.extras.get(l);
             if (extra.bq() != null) {
@@ -358,28 +374,28 @@ public final class GpuBackend implements Backend {
             device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
                     kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), qDim, kvDim, hs, cfg.kvMul(),
                     pageTokens, checkFlag, s.flags, cos, sin, neox);
-            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.wo()}, new CUdeviceptr[] {s.x}, s.att)) {
-                matvec(w.wo(), s.att, s.xo, rows);
-                add(s.x, s.xo, (long) rows * dim);
+            residual(one, w.wo(), s.att, s.x, s.xo, rows);
+            DeviceWeights.Matrix[] gateUp = {w.w1(), w.w3()};
+            if (allMma(gateUp)) {
+                device.launch("pw_rms_scale", rows, 1, ROW_BLOCK, 0, s.invRms, s.x, dim, cfg.rmsEps());
+                gemm(PW_SWIGLU, gateUp, new CUdeviceptr[] {s.hb}, s.x, s.invRms, w.rmsFfn(), rows);
+            } else {
+                device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsFfn(), null, dim, cfg.rmsEps());
+                if (!rows1(one, PW_SWIGLU, gateUp, new CUdeviceptr[] {s.hb}, s.xb)) {
+                    product(w.w1(), s.xb, s.hb, rows);
+                    product(w.w3(), s.xb, s.hb2, rows);
+                    long hidden = (long) rows * cfg.hiddenDim();
+                    device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
+                }
             }
-            device.launch("pw_rmsnorm", rows, 1, ROW_BLOCK, 0, s.xb, s.x, w.rmsFfn(), null, dim, cfg.rmsEps());
-            if (!rows1(one, PW_SWIGLU, new DeviceWeights.Matrix[] {w.w1(), w.w3()}, new CUdeviceptr[] {s.hb}, s.xb)) {
-                matvec(w.w1(), s.xb, s.hb, rows);
-                matvec(w.w3(), s.xb, s.hb2, rows);
-                long hidden = (long) rows * cfg.hiddenDim();
-                device.launch("pw_swiglu", (int) ((hidden + 255) / 256), 1, 256, 0, s.hb, s.hb2, hidden);
-            }
-            if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {w.w2()}, new CUdeviceptr[] {s.x}, s.hb)) {
-                matvec(w.w2(), s.hb, s.xo, rows);
-                add(s.x, s.xo, (long) rows * dim);
-            }
+            residual(one, w.w2(), s.hb, s.x, s.xo, rows);
         }
         if (plan.outRows > 0) {
             device.launch("pw_rmsnorm", plan.outRows, 1, ROW_BLOCK, 0, s.logitsIn, s.x, weights.rmsFinal,
                     s.plan.withByteOffset(plan.logitRowsAt), dim, cfg.rmsEps());
             if (!rows1(plan.outRows == 1 && SINGLE_ROW_MATVEC, PW_STORE, new DeviceWeights.Matrix[] {weights.classifier},
                     new CUdeviceptr[] {s.logitsOut}, s.logitsIn)) {
-                matvec(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
+                product(weights.classifier, s.logitsIn, s.logitsOut, plan.outRows);
             }
         }
     }
@@ -448,7 +464,80 @@ public final class GpuBackend implements Backend {
         return (outputRows + MATVEC_BLOCK / 32 - 1) / (MATVEC_BLOCK / 32);
     }
 
+    /** out = m x (rows token rows): the tensor-core kernel for a packed matrix, else the matvec kernel. */
+    private void product(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
+        if (m.mma()) {
+            gemm(PW_STORE, new DeviceWeights.Matrix[] {m}, new CUdeviceptr[] {out}, x, null, null, rows);
+        } else {
+            matvec(m, x, out, rows);
+        }
+    }
+
+    /** x += m in: in the product's epilogue for a packed matrix, else the matvec (or batch-1) kernel then pw_add. */
+    private void residual(boolean one, DeviceWeights.Matrix m, CUdeviceptr in, CUdeviceptr x, CUdeviceptr tmp, int rows) {
+        if (m.mma()) {
+            gemm(PW_ADD, new DeviceWeights.Matrix[] {m}, new CUdeviceptr[] {x}, in, null, null, rows);
+        } else if (!rows1(one, PW_ADD, new DeviceWeights.Matrix[] {m}, new CUdeviceptr[] {x}, in)) {
+            matvec(m, in, tmp, rows);
+            add(x, tmp, (long) rows * cfg.dim());
+        }
+    }
+
+    private static boolean allMma(DeviceWeights.Matrix[] ms) {
+        return Arrays.stream(ms).allMatch(m -> m.mma() && m.type() == ms[0].type() && m.cols() == ms[0].cols());
+    }
+
+    /**
+     * The tensor-core product ({@code pw_gemm_*}) of packed matrices, launch shape from {@link GemmPlan}
+     * (the matrix shapes only; the token count sets grid.y): {@code PW_STORE} writes up to three stacked
+     * matrices to their outputs, {@code PW_ADD} adds matrix 0 into {@code outs[0]}, {@code PW_SWIGLU}
+     * writes silu(matrix 0) x matrix 1. With {@code invRms} and {@code g} the input is RMSNorm(x) by g,
+     * applied as the activations are read.
+     */
+    private void gemm(int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x, CUdeviceptr invRms,
+                      CUdeviceptr g, int tokens) {
+        GemmLaunch l = gemmLaunch(mode, ms, outs, x, invRms, g, tokens);
+        device.launch(l.kernel(), l.plan().gridX(), GemmPlan.gridY(tokens), l.plan().threads(), l.sharedBytes(), l.args());
+    }
+
+    /** A {@code pw_gemm_*} launch: its kernel, plan, shared memory and arguments in the kernel's order. */
+    record GemmLaunch(String kernel, GemmPlan plan, int sharedBytes, Object[] args) {
+    }
+
+    static GemmLaunch gemmLaunch(int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x,
+                                 CUdeviceptr invRms, CUdeviceptr g, int tokens) {
+        int matrices = mode == PW_STORE ? ms.length : 1;
+        int[] rows = new int[matrices];
+        for (int j = 0; j < matrices; j++) {
+            rows[j] = ms[j].rows();
+        }
+        GemmPlan p = GemmPlan.of(rows, ms[0].cols());
+        List<Object> args = new ArrayList<>(16);
+        for (int j = 0; j < 3; j++) {
+            args.add(j < ms.length ? ms[j].data() : null);
+        }
+        for (int j = 0; j < 3; j++) {
+            args.add(j < outs.length ? outs[j] : null);
+        }
+        for (int j = 0; j < 3; j++) {
+            args.add(j < ms.length ? ms[j].rows() : 0);
+        }
+        args.add(x);
+        args.add(invRms);
+        args.add(g);
+        args.add(tokens);
+        args.add(ms[0].cols());
+        args.add(p.slices());
+        args.add(mode);
+        // up to 8 tokens (decode): the variant with one n-tile of registers - same schedule, same sums
+        String kernel = MmaPacking.kernel(ms[0].type()) + (tokens <= 8 ? "_n8" : "");
+        return new GemmLaunch(kernel, p, p.sharedBytes(mode == PW_SWIGLU ? 2 : 1), args.toArray());
+    }
+
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
+        if (m.mma()) {
+            throw new IllegalStateException("matrix in tensor-core order given to the matvec kernel");
+        }
         int grid = warpGrid(m.rows());
         String kernel = WeightPacking.matvecKernel(m.type());
         if (m.type() == DType.Q8_0) {
@@ -458,10 +547,10 @@ public final class GpuBackend implements Backend {
         }
     }
 
-    /** Epilogues of the batch-1 kernel ({@code PW_STORE} etc. in matvec.cu). */
-    private static final int PW_STORE = 0;
-    private static final int PW_ADD = 1;
-    private static final int PW_SWIGLU = 2;
+    /** Epilogues of the batch-1 and tensor-core kernels ({@code PW_STORE} etc. in matvec.cu, {@code PW_GEMM_*} in gemm.cuh). */
+    static final int PW_STORE = 0;
+    static final int PW_ADD = 1;
+    static final int PW_SWIGLU = 2;
 
     /**
      * One token row through {@code pw_rows1_*}, when {@code use} and the matrices share a weight type:
@@ -471,7 +560,7 @@ public final class GpuBackend implements Backend {
      */
     private boolean rows1(boolean use, int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x) {
         DType type = ms[0].type();
-        if (!use || Arrays.stream(ms).anyMatch(m -> m.type() != type || m.cols() != ms[0].cols())) {
+        if (!use || Arrays.stream(ms).anyMatch(m -> m.mma() || m.type() != type || m.cols() != ms[0].cols())) {
             return false;
         }
         int total = 0;

@@ -112,14 +112,14 @@ public final class GpuBackendProvider implements BackendProvider {
     /**
      * The device kernels run every architecture the CPU does (llama with or without RoPE scaling,
      * mistral as llama, qwen2's Q/K/V biases, qwen3's per-head Q/K norms and head size) and multiply by
-     * the weight types of {@link WeightPacking#TYPES}: a model with other matrix types is refused.
+     * the weight types of {@link WeightPacking#types()}: a model with other matrix types is refused.
      */
     @Override
     public String refusal(LoadedModel model) {
         EnumSet<DType> types = EnumSet.copyOf(model.weights().matrixTypes());
-        types.removeAll(WeightPacking.TYPES);
+        types.removeAll(WeightPacking.types());
         if (!types.isEmpty()) {
-            return "its kernels multiply by " + WeightPacking.TYPES + " weights; this model has " + types
+            return "its kernels multiply by " + WeightPacking.types() + " weights; this model has " + types
                     + " matrices and needs backend 'cpu'";
         }
         return null;

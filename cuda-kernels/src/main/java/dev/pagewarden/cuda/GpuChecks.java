@@ -252,6 +252,11 @@ public final class GpuChecks {
      * with {@code neighbours} other sequences of other lengths. Returns the largest difference.
      */
     public static double batchInvariance(Backend backend, int[] tokens, int neighbours) {
+        return batchInvariance(backend, tokens, neighbours, 11);
+    }
+
+    /** As above, the neighbours' lengths, tokens and the sequence's place in the batch drawn from {@code seed}. */
+    public static double batchInvariance(Backend backend, int[] tokens, int neighbours, long seed) {
         ModelConfig c = backend.config();
         KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
         int n = tokens.length;
@@ -263,7 +268,7 @@ public final class GpuChecks {
             float[] la = step(guard, c.vocabSize(), new SequenceStep(1, "a", tokens, 0, alone, true));
             List<SequenceStep> batch = new ArrayList<>();
             List<PageRef> mine = pool.allocate(2, "a", perSeq);
-            Random rnd = new Random(11);
+            Random rnd = new Random(seed);
             for (int j = 0; j < neighbours; j++) {
                 List<PageRef> theirs = pool.allocate(100 + j, "b", perSeq);
                 int[] other = randomTokens(1 + rnd.nextInt(n + neighbours), c.vocabSize(), 100 + j);
@@ -282,6 +287,28 @@ public final class GpuChecks {
             }
             return worst;
         }
+    }
+
+    /** The worst of {@link #batchInvariance} over 1..maxNeighbours neighbours, and where it was. */
+    public record Sweep(int batches, double maxAbsDiff, int worstNeighbours) {
+    }
+
+    /**
+     * Batch invariance over batch sizes: a sequence's logits alone against its logits among n random
+     * neighbours (random lengths and tokens) at a random place, for every n from 1 to {@code maxNeighbours}
+     * - with the tensor-core path that puts its rows at every offset of the 64-token blocks.
+     */
+    public static Sweep batchInvarianceSweep(Backend backend, int[] tokens, int maxNeighbours) {
+        double worst = 0;
+        int at = 0;
+        for (int n = 1; n <= maxNeighbours; n++) {
+            double d = batchInvariance(backend, tokens, n, 1000 + n);
+            if (d > worst || at == 0) {
+                worst = Math.max(worst, d);
+                at = n;
+            }
+        }
+        return new Sweep(maxNeighbours, worst, at);
     }
 
     /**

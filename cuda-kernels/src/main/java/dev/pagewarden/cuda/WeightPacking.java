@@ -61,6 +61,16 @@ public final class WeightPacking {
     /** Weight types the GPU kernels multiply by; a model of another type runs on the CPU backend. */
     public static final java.util.Set<DType> TYPES = java.util.EnumSet.of(DType.F32, DType.F16, DType.Q8_0);
 
+    /** {@link #TYPES}, and BF16 with {@code -Dpagewarden.gpu.gemm=true} (the tensor-core kernels take it). */
+    public static java.util.Set<DType> types() {
+        if (!GpuBackend.GEMM) {
+            return TYPES;
+        }
+        java.util.Set<DType> all = java.util.EnumSet.copyOf(TYPES);
+        all.add(DType.BF16);
+        return all;
+    }
+
     /** The kernel that multiplies by a matrix of this type. */
     public static String matvecKernel(DType type) {
         return switch (type) {

@@ -165,4 +165,47 @@ class GpuChecksOnCpuTest {
         int[] tokens = GpuChecks.randomTokens(19, model.config().vocabSize(), 5);
         assertThat(GpuChecks.decodeInvariance(skewed, tokens, 3)).isGreaterThan(0.0);
     }
+
+    /** The sweep over batch sizes passes the CPU and finds a backend that goes wrong at one batch size only. */
+    @Test
+    void theBatchSizeSweepPassesTheCpuAndFindsTheOneBadBatchSize() {
+        int[] tokens = GpuChecks.randomTokens(9, model.config().vocabSize(), 8);
+        GpuChecks.Sweep ok = GpuChecks.batchInvarianceSweep(cpu, tokens, 5);
+        assertThat(ok.batches()).isEqualTo(5);
+        assertThat(ok.maxAbsDiff()).isZero();
+        Backend atFour = new Backend() {
+            @Override
+            public String name() {
+                return "wrong-at-four";
+            }
+
+            @Override
+            public ModelConfig config() {
+                return cpu.config();
+            }
+
+            @Override
+            public KvStorage allocateKv(KvLayout layout, int pages) {
+                return cpu.allocateKv(layout, pages);
+            }
+
+            @Override
+            public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
+                ReadCheck[] r = cpu.forward(batch, storage, tags, logits);
+                if (batch.size() == 4) {
+                    for (int i = 0; i < batch.size(); i++) {
+                        logits[i][3] = Math.nextUp(logits[i][3]);
+                    }
+                }
+                return r;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        GpuChecks.Sweep bad = GpuChecks.batchInvarianceSweep(atFour, tokens, 5);
+        assertThat(bad.maxAbsDiff()).isGreaterThan(0.0);
+        assertThat(bad.worstNeighbours()).isEqualTo(3);
+    }
 }

@@ -1,5 +1,6 @@
 package dev.pagewarden.cuda;
 
+import dev.pagewarden.cli.tools.ModelGenerator;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
@@ -7,9 +8,11 @@ import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.reference.ReferenceLlama;
 import dev.pagewarden.core.reference.TinyModelsAccess;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -19,6 +22,7 @@ import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.cuda.cli.GpuCheckCommand;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,6 +34,7 @@ import dev.pagewarden.core.model.load.ModelLoader;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -157,6 +162,57 @@ class GpuParityTest extends RealModelTest {
             }
         } else {
             assertThat(out[0]).isEqualTo(out[1]);
+        }
+    }
+
+    /**
+     * With -Dpagewarden.gpu.gemm=true (skipped otherwise): the tensor-core path on generated F16 and BF16
+     * models against the float64 reference, within the f16/bf16 activation-rounding tolerance of
+     * gpu-check, and bit-identical logits alone and among 1..64 neighbours.
+     */
+    @Test
+    void theTensorCorePathMatchesTheFloat64ReferenceAndIsBatchInvariant() throws Exception {
+        Assumptions.assumeTrue(GpuBackend.GEMM, "the tensor-core path runs with -Dpagewarden.gpu.gemm=true");
+        ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
+        Path dir = Files.createTempDirectory("pagewarden-gemm");
+        try {
+            for (var type : List.of(DType.F16, DType.BF16)) {
+                Path f = dir.resolve("random-" + type + ".gguf");
+                ModelGenerator.generate(shape, type,
+                        ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
+                try (LoadedModel m = ModelLoader.load(f, null)) {
+                    int[] tokens = GpuChecks.randomTokens(40, shape.vocabSize(), 9);
+                    int prefill = 24;
+                    List<float[]> gpu;
+                    try (Backend g = Backends.select("gpu").create(m, BackendOptions.defaults())) {
+                        gpu = GpuChecks.logits(g, tokens, prefill);
+                        assertThat(GpuChecks.batchInvarianceSweep(g, Arrays.copyOf(tokens, 20), 64).maxAbsDiff()).isZero();
+                    }
+                    ReferenceLlama ref = new ReferenceLlama(m.weights());
+                    double worst = 0;
+                    for (int p = 0; p < tokens.length; p++) {
+                        double[] r = ref.forward(tokens[p], p);
+                        if (p >= prefill - 1) {
+                            float[] g = gpu.get(p - prefill + 1);
+                            double maxDiff = 0;
+                            double maxRef = 0;
+                            for (int i = 0; i < r.length; i++) {
+                                maxDiff = Math.max(maxDiff, Math.abs(g[i] - r[i]));
+                                maxRef = Math.max(maxRef, Math.abs(r[i]));
+                            }
+                            worst = Math.max(worst, maxDiff / maxRef);
+                        }
+                    }
+                    double tolerance = type == DType.BF16
+                            ? GpuCheckCommand.MAX_REL_ERROR_GEMM_BF16 : GpuCheckCommand.MAX_REL_ERROR_GEMM_F16;
+                    System.out.printf("gemm %s vs float64 reference: worst relative error %.3g (tolerance %.1g)%n", type, worst,
+                            tolerance);
+                    assertThat(worst).isLessThan(tolerance);
+                }
+                Files.deleteIfExists(f);
+            }
+        } finally {
+            Files.deleteIfExists(dir);
         }
     }
 

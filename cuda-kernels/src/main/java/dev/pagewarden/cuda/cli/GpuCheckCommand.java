@@ -14,7 +14,9 @@ import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.cuda.GpuBackend;
 import dev.pagewarden.cuda.GpuChecks;
+import dev.pagewarden.cuda.MmaPacking;
 
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -38,6 +40,15 @@ public final class GpuCheckCommand implements Command {
     /** Per precision: the GPU sums in another order than the CPU, in fp32 both. */
     static final double MAX_REL_ERROR = 1e-4;
     static final double NEAR_TIE = 1e-3;
+    /**
+     * The tensor-core path (-Dpagewarden.gpu.gemm=true) rounds each product's activations to f16 (11
+     * significant bits) or bf16 (8): about 2e-4 / 2e-3 relative per product in the emulation (MmaGemmTest),
+     * compounded over the layers. Logits tolerance against the CPU (itself ~1e-6 from float64), and the
+     * CPU top-2 margin below which greedy tokens may part.
+     */
+    public static final double MAX_REL_ERROR_GEMM_F16 = 5e-3;
+    public static final double MAX_REL_ERROR_GEMM_BF16 = 3e-2;
+    static final double NEAR_TIE_GEMM = 0.1;
 
     @Override
     public String name() {
@@ -66,6 +77,7 @@ public final class GpuCheckCommand implements Command {
             return 3;
         }
         r.put("gpu", true);
+        r.put("gemm", GpuBackend.GEMM);
         // every check runs even when one before it threw: a first run on a new GPU should report all it can
         List<Boolean> verdicts = new ArrayList<>();
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
@@ -89,36 +101,7 @@ public final class GpuCheckCommand implements Command {
                 return parity < MAX_REL_ERROR;
             });
             // greedy: GPU tokens equal CPU tokens, except at a CPU near-tie (then the continuations may part)
-            guarded("greedy", r, verdicts, err, () -> {
-                GpuChecks.Greedy g;
-                GpuChecks.Greedy cpuG;
-                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
-                    g = GpuChecks.greedy(b, prompt, maxNew);
-                }
-                try (Backend b = Backends.select("cpu").create(model, BackendOptions.defaults())) {
-                    cpuG = GpuChecks.greedy(b, prompt, maxNew);
-                }
-                int same = 0;
-                while (same < g.tokens().length && g.tokens()[same] == cpuG.tokens()[same]) {
-                    same++;
-                }
-                boolean tokensOk = same == g.tokens().length || cpuG.margins()[same] < NEAR_TIE;
-                r.put("greedy_tokens", g.tokens().length);
-                r.put("greedy_identical_prefix", same);
-                r.put("greedy_divergence_cpu_margin", same == g.tokens().length ? null : cpuG.margins()[same]);
-                if (model.vocabulary() != null) {
-                    Tokenizer tk = new Tokenizer(model.vocabulary());
-                    StringBuilder text = new StringBuilder();
-                    int prev = prompt[prompt.length - 1];
-                    for (int t : g.tokens()) {
-                        text.append(tk.decode(prev, t));
-                        prev = t;
-                    }
-                    r.put("greedy_gpu_text", text.toString());
-                }
-                r.put("greedy_tokens_equal", tokensOk);
-                return tokensOk;
-            });
+            guarded("greedy", r, verdicts, err, () -> greedy(gpu, model, prompt, maxNew, NEAR_TIE, "greedy", r));
             guarded("batch_invariance", r, verdicts, err, () -> {
                 try (Backend b = gpu.create(model, BackendOptions.defaults())) {
                     double inv = GpuChecks.batchInvariance(b, short20, 7);
@@ -169,17 +152,50 @@ public final class GpuCheckCommand implements Command {
         Path dir = Files.createTempDirectory("pagewarden-gpu-check");
         try {
             ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
-            for (DType t : List.of(DType.F32, DType.F16, DType.Q8_0)) {
-                String key = "parity_random_" + t.name().toLowerCase(Locale.ROOT);
+            List<DType> types = GpuBackend.GEMM ? List.of(DType.F32, DType.F16, DType.BF16, DType.Q8_0)
+                    : List.of(DType.F32, DType.F16, DType.Q8_0);
+            for (DType t : types) {
+                String name = t.name().toLowerCase(Locale.ROOT);
+                String key = "parity_random_" + name;
                 Path f = dir.resolve("random-" + t + ".gguf");
+                boolean mma = GpuBackend.GEMM && MmaPacking.packs(t);
+                double tolerance = !mma ? MAX_REL_ERROR : t == DType.BF16 ? MAX_REL_ERROR_GEMM_BF16 : MAX_REL_ERROR_GEMM_F16;
                 guarded(key, r, verdicts, err, () -> {
                     ModelGenerator.generate(shape, t, ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
                     try (LoadedModel m = ModelLoader.load(f, null)) {
                         double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
                         r.put(key + "_max_rel_error", e);
-                        return e < MAX_REL_ERROR;
+                        r.put(key + "_tolerance", tolerance);
+                        return e < tolerance;
                     }
                 });
+                if (mma && Files.exists(f)) {
+                    // the tensor-core path at every batch size: one accumulation order, so bit-identical logits
+                    try (LoadedModel m = ModelLoader.load(f, null)) {
+                        int[] seq = GpuChecks.randomTokens(20, shape.vocabSize(), 21);
+                        guarded("gemm_" + name + "_greedy", r, verdicts, err,
+                                () -> greedy(gpu, m, Arrays.copyOf(seq, 8), 64, NEAR_TIE_GEMM, "gemm_" + name + "_greedy", r));
+                        guarded("gemm_" + name + "_batch_invariance", r, verdicts, err, () -> {
+                            try (Backend b = gpu.create(m, BackendOptions.defaults())) {
+                                GpuChecks.Sweep sw = GpuChecks.batchInvarianceSweep(b, seq, 64);
+                                r.put("gemm_" + name + "_batch_invariance_batches", sw.batches());
+                                r.put("gemm_" + name + "_batch_invariance_max_abs_diff", sw.maxAbsDiff());
+                                r.put("gemm_" + name + "_batch_invariance_worst_neighbours", sw.worstNeighbours());
+                                return sw.maxAbsDiff() == 0.0;
+                            }
+                        });
+                        guarded("gemm_" + name + "_decode_invariance", r, verdicts, err, () -> {
+                            try (Backend b = gpu.create(m, BackendOptions.defaults())) {
+                                double worst = 0;
+                                for (int n : new int[] {1, 7, 63}) {
+                                    worst = Math.max(worst, GpuChecks.decodeInvariance(b, seq, n));
+                                }
+                                r.put("gemm_" + name + "_decode_invariance_max_abs_diff", worst);
+                                return worst == 0.0;
+                            }
+                        });
+                    }
+                }
                 Files.deleteIfExists(f);
             }
             // the other architectures: qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (per-head Q/K norms, Q wider
@@ -221,6 +237,43 @@ public final class GpuCheckCommand implements Command {
         emit(r, out, outFile);
         err.println("gpu-check: " + (ok ? "PASS" : "FAIL"));
         return ok ? 0 : 1;
+    }
+
+    /**
+     * Greedy tokens of the GPU against the CPU's: equal, or parting where the CPU's top-2 margin was
+     * below {@code nearTie} (then the continuations may part). Results under {@code key}_*.
+     */
+    private static boolean greedy(BackendProvider gpu, LoadedModel model, int[] prompt, int maxNew, double nearTie,
+                                  String key, Map<String, Object> r) {
+        GpuChecks.Greedy g;
+        GpuChecks.Greedy cpuG;
+        try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+            g = GpuChecks.greedy(b, prompt, maxNew);
+        }
+        try (Backend b = Backends.select("cpu").create(model, BackendOptions.defaults())) {
+            cpuG = GpuChecks.greedy(b, prompt, maxNew);
+        }
+        int same = 0;
+        while (same < g.tokens().length && g.tokens()[same] == cpuG.tokens()[same]) {
+            same++;
+        }
+        boolean tokensOk = same == g.tokens().length || cpuG.margins()[same] < nearTie;
+        r.put(key + "_tokens", g.tokens().length);
+        r.put(key + "_identical_prefix", same);
+        r.put(key + "_divergence_cpu_margin", same == g.tokens().length ? null : cpuG.margins()[same]);
+        r.put(key + "_min_cpu_margin", java.util.Arrays.stream(cpuG.margins()).min().orElse(Double.NaN));
+        if (model.vocabulary() != null) {
+            Tokenizer tk = new Tokenizer(model.vocabulary());
+            StringBuilder text = new StringBuilder();
+            int prev = prompt[prompt.length - 1];
+            for (int t : g.tokens()) {
+                text.append(tk.decode(prev, t));
+                prev = t;
+            }
+            r.put(key + "_gpu_text", text.toString());
+        }
+        r.put(key + "_tokens_equal", tokensOk);
+        return tokensOk;
     }
 
     /** Runs one check; a check that throws fails, with its exception in the results, and the next one runs. */
