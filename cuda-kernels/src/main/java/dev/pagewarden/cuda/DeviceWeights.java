@@ -20,7 +20,11 @@ import java.util.Map;
  * own tokens' rows, exactly as the CPU backend does, and uploads them with the step.
  */
 final class DeviceWeights {
-    record Matrix(DType type, int rows, int cols, CUdeviceptr data, CUdeviceptr scales) {
+    /**
+     * {@code tiles}: {@code data} holds the matrix in {@link QuantPacking}'s row-tile layout (for the
+     * tensor-core GEMM's decoders), else as {@link WeightPacking} describes.
+     */
+    record Matrix(DType type, int rows, int cols, CUdeviceptr data, CUdeviceptr scales, boolean tiles) {
     }
 
     record Layer(CUdeviceptr rmsAtt, Matrix wq, Matrix wk, Matrix wv, Matrix wo, CUdeviceptr rmsFfn,
@@ -48,9 +52,13 @@ final class DeviceWeights {
         this.allocations = allocations;
     }
 
-    /** Uploads on the device thread; on failure frees what it had allocated. */
+    /**
+     * Uploads on the device thread; on failure frees what it had allocated. With the GEMM on
+     * ({@link GpuBackendProvider#gemmOn}) every quantized matrix goes in {@link QuantPacking}'s layout.
+     */
     static DeviceWeights upload(CudaDevice d, LlamaWeights w) {
-        return d.call(() -> new Uploader(d).upload(w));
+        boolean tiles = GpuBackendProvider.gemmOn();
+        return d.call(() -> new Uploader(d, tiles).upload(w));
     }
 
     void free(CudaDevice d) {
@@ -79,13 +87,15 @@ final class DeviceWeights {
 
     private static final class Uploader {
         private final CudaDevice d;
+        private final boolean tiles;
         private final List<CUdeviceptr> allocations = new ArrayList<>();
         private final Map<Tensor, Matrix> matrices = new IdentityHashMap<>();
         private CudaDevice.Pinned staging;
         private long bytes;
 
-        Uploader(CudaDevice d) {
+        Uploader(CudaDevice d, boolean tiles) {
             this.d = d;
+            this.tiles = tiles;
         }
 
         DeviceWeights upload(LlamaWeights w) {
@@ -118,13 +128,15 @@ final class DeviceWeights {
             if (m != null) {
                 return m; // a tied classifier shares the upload
             }
-            if (t.type() == DType.Q8_0) {
+            if (tiles && QuantPacking.TYPES.contains(t.type())) {
+                m = new Matrix(t.type(), t.rows(), t.cols(), packed(t), null, true);
+            } else if (t.type() == DType.Q8_0) {
                 try (Arena arena = Arena.ofConfined()) {
                     WeightPacking.Q8Split split = WeightPacking.splitQ8(t, arena);
-                    m = new Matrix(t.type(), t.rows(), t.cols(), segment(split.quants()), segment(split.scales()));
+                    m = new Matrix(t.type(), t.rows(), t.cols(), segment(split.quants()), segment(split.scales()), false);
                 }
             } else {
-                m = new Matrix(t.type(), t.rows(), t.cols(), segment(t.data()), null);
+                m = new Matrix(t.type(), t.rows(), t.cols(), segment(t.data()), null, false); // F32, F16, BF16 as stored
             }
             matrices.put(t, m);
             return m;
@@ -136,6 +148,29 @@ final class DeviceWeights {
 
         private CUdeviceptr floats(float[] v) {
             return segment(MemorySegment.ofArray(v));
+        }
+
+        /**
+         * A quantized matrix in the row-tile layout: packed from the mapped tensor straight into the
+         * staging buffer, as many row tiles at a time as it holds, each chunk then copied up.
+         */
+        private CUdeviceptr packed(Tensor t) {
+            QuantPacking.Layout l = QuantPacking.layout(t.type(), t.rows(), t.cols());
+            if (l.stride() > STAGING) {
+                throw new IllegalArgumentException("tensor " + t.name() + ": a row tile of " + l.stride()
+                        + " bytes exceeds the staging buffer");
+            }
+            CUdeviceptr dst = d.alloc(l.bytes());
+            allocations.add(dst);
+            bytes += l.bytes();
+            int per = (int) (STAGING / l.stride());
+            for (int from = 0; from < l.rowTiles(); from += per) {
+                int to = Math.min(l.rowTiles(), from + per);
+                d.sync(); // the previous chunk has left the staging buffer
+                QuantPacking.pack(t, from, to, staging.segment());
+                d.copyToDevice(dst.withByteOffset(from * l.stride()), staging, 0, (to - from) * l.stride());
+            }
+            return dst;
         }
 
         /** Copies host bytes (mapped file, heap or native) to a new device allocation, chunk by chunk. */

@@ -292,6 +292,11 @@ public final class GpuBackend implements Backend {
     }
 
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
+        if (m.tiles()) {
+            throw new IllegalStateException(m.type() + " matrices in the row-tile layout multiply only through the tensor-core"
+                    + " GEMM with quant.cuh's decoders (pw_gemm_" + m.type().name().toLowerCase(java.util.Locale.ROOT)
+                    + "), which this build does not launch");
+        }
         int grid = warpGrid(m.rows());
         String kernel = WeightPacking.matvecKernel(m.type());
         if (m.type() == DType.Q8_0) {
@@ -314,7 +319,7 @@ public final class GpuBackend implements Backend {
      */
     private boolean rows1(boolean use, int mode, DeviceWeights.Matrix[] ms, CUdeviceptr[] outs, CUdeviceptr x) {
         DType type = ms[0].type();
-        if (!use || Arrays.stream(ms).anyMatch(m -> m.type() != type || m.cols() != ms[0].cols())) {
+        if (!use || Arrays.stream(ms).anyMatch(m -> m.type() != type || m.cols() != ms[0].cols() || m.tiles())) {
             return false;
         }
         int total = 0;

@@ -110,9 +110,23 @@ public final class GpuBackendProvider implements BackendProvider {
         return (nl < 0 ? m : m.substring(0, nl)).strip();
     }
 
-    /** The device kernels implement the plain Llama block, and multiply by the weight types of {@link WeightPacking#TYPES}. */
+    /** Turns on the tensor-core GEMM, the only path for Q4_0 and K-quant matrices (off by default). */
+    static final String GEMM_PROPERTY = "pagewarden.gpu.gemm";
+
+    static boolean gemmOn() {
+        return Boolean.getBoolean(GEMM_PROPERTY);
+    }
+
+    /**
+     * The device kernels implement the plain Llama block, and multiply by the weight types of
+     * {@link WeightPacking#TYPES}, plus those of {@link QuantPacking#TYPES} with the GEMM on.
+     */
     @Override
     public String refusal(LoadedModel model) {
+        return refusal(model, gemmOn());
+    }
+
+    static String refusal(LoadedModel model, boolean gemm) {
         var c = model.config();
         if (c.architecture() != Architecture.LLAMA || c.ropeScaling() != null
                 || c.qDim() != c.dim()) {
@@ -121,9 +135,16 @@ public final class GpuBackendProvider implements BackendProvider {
         }
         EnumSet<DType> types = EnumSet.copyOf(model.weights().matrixTypes());
         types.removeAll(WeightPacking.TYPES);
+        EnumSet<DType> tiled = types.isEmpty() ? EnumSet.noneOf(DType.class) : EnumSet.copyOf(types);
+        tiled.retainAll(QuantPacking.TYPES);
+        types.removeAll(QuantPacking.TYPES);
         if (!types.isEmpty()) {
-            return "its kernels multiply by " + WeightPacking.TYPES + " weights; this model has " + types
-                    + " matrices and needs backend 'cpu'";
+            return "its kernels multiply by " + WeightPacking.TYPES + " weights, and " + QuantPacking.TYPES
+                    + " through the tensor-core GEMM; this model has " + types + " matrices and needs backend 'cpu'";
+        }
+        if (!tiled.isEmpty() && !gemm) {
+            return "its " + tiled + " matrices need the tensor-core GEMM, off unless -D" + GEMM_PROPERTY
+                    + "=true; without it this model needs backend 'cpu'";
         }
         return null;
     }
