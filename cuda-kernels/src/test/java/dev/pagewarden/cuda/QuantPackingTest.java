@@ -2,14 +2,11 @@ package dev.pagewarden.cuda;
 
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.Tensor;
-import dev.pagewarden.core.model.gguf.RowEncoder;
 import dev.pagewarden.core.tensor.TestTensorsAccess;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Random;
 
@@ -33,22 +30,6 @@ class QuantPackingTest {
 
     static int fragCol(int lane, int r, int e) {
         return 2 * (lane % 4) + e + (r >= 2 ? 8 : 0);
-    }
-
-    /** Weights as the engine's own quantizer writes them (smooth values, realistic scales). */
-    static Tensor encoded(DType type, int rows, int cols, long seed) {
-        Random rnd = new Random(seed);
-        ByteBuffer buf = ByteBuffer.allocate((int) type.bytesFor((long) rows * cols)).order(ByteOrder.LITTLE_ENDIAN);
-        float[] row = new float[cols];
-        for (int r = 0; r < rows; r++) {
-            for (int c = 0; c < cols; c++) {
-                row[c] = (float) (rnd.nextGaussian() * 0.02 * (1 + r % 3));
-            }
-            RowEncoder.encode(type, row, buf);
-        }
-        MemorySegment data = Arena.ofAuto().allocate(buf.capacity(), 64);
-        data.copyFrom(MemorySegment.ofArray(buf.array()));
-        return new Tensor("w", type, rows, cols, data);
     }
 
     /** Shapes per type: odd row counts (a padded last row tile), several blocks and super-blocks per row. */
@@ -111,7 +92,7 @@ class QuantPackingTest {
     void everyFragmentOfQuantizedWeightsIsTheCpuDecodeRoundedToFp16() {
         for (DType type : TYPES) {
             for (int[] s : shapes(type)) {
-                assertThat(checkEveryFragment(encoded(type, s[0], s[1], s[0] * 7L + s[1]))).isEqualTo((long) s[0] * s[1]);
+                assertThat(checkEveryFragment(GpuChecks.quantizedSample(type, s[0], s[1], s[0] * 7L + s[1]))).isEqualTo((long) s[0] * s[1]);
             }
         }
     }
@@ -155,5 +136,55 @@ class QuantPackingTest {
         assertThatThrownBy(() -> QuantPacking.layout(DType.F16, 16, 256)).hasMessageContaining("no GPU tile decoder for F16");
         assertThatThrownBy(() -> QuantPacking.layout(DType.Q4_K, 16, 96)).hasMessageContaining("multiple of 256");
         assertThat(QuantPacking.unpackKernel(DType.Q4_K)).isEqualTo("pw_unpack_tiles_q4_k");
+    }
+
+    /** What pw_unpack_tiles_* writes, made from the emulated fragments: [16 * rowTiles][cols] floats. */
+    static float[] emulatedUnpack(Tensor t) {
+        QuantPacking.Layout l = QuantPacking.layout(t.type(), t.rows(), t.cols());
+        MemorySegment packed = QuantPacking.pack(t, Arena.ofAuto());
+        float[] out = new float[16 * l.rowTiles() * t.cols()];
+        for (int rt = 0; rt < l.rowTiles(); rt++) {
+            for (int kt = 0; kt < l.kTiles(); kt++) {
+                for (int lane = 0; lane < 32; lane++) {
+                    int[] a = QuantDecoderEmulation.frag(t.type(), packed, l.kTiles(), rt, kt, lane);
+                    for (int r = 0; r < 4; r++) {
+                        for (int e = 0; e < 2; e++) {
+                            int row = 16 * rt + fragRow(lane, r);
+                            int col = 16 * kt + fragCol(lane, r, e);
+                            out[row * t.cols() + col] = Float.float16ToFloat((short) (a[r] >>> (16 * e)));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void theDeviceChecksComparisonPassesTheEmulatedDecodersAndNamesTheFirstWrongValue() {
+        for (DType type : TYPES) {
+            Tensor t = GpuChecks.quantizedSample(type, 37, 1024, type.ordinal());
+            float[] decoded = emulatedUnpack(t);
+            GpuChecks.QuantDecode ok = GpuChecks.compareDecoded(t, decoded);
+            assertThat(ok.values()).isEqualTo(48L * 1024);
+            assertThat(ok.mismatches()).as(type.name()).isZero();
+            assertThat(ok.first()).isNull();
+            // one value off by one fp16 step, one padding value not zero
+            decoded[5 * 1024 + 700] = Math.nextUp(decoded[5 * 1024 + 700]);
+            decoded[40 * 1024 + 3] = 1e-3f;
+            GpuChecks.QuantDecode bad = GpuChecks.compareDecoded(t, decoded);
+            assertThat(bad.mismatches()).isEqualTo(2);
+            assertThat(bad.first()).startsWith("W[5][700]: device");
+        }
+        // the sample spans magnitudes down to fp16 subnormals (|w| < 2^-14), where rounding matters most
+        Tensor q8 = GpuChecks.quantizedSample(DType.Q8_0, 37, 1024, 1);
+        float[] row0 = new float[1024];
+        q8.rowInto(0, row0, 0);
+        float smallest = Float.MAX_VALUE;
+        for (float v : row0) {
+            smallest = v == 0 ? smallest : Math.min(smallest, Math.abs(v));
+        }
+        assertThat(smallest).isLessThan(0x1p-14f);
+        assertThatThrownBy(() -> GpuChecks.compareDecoded(q8, new float[10])).hasMessageContaining("expected " + 48 * 1024);
     }
 }

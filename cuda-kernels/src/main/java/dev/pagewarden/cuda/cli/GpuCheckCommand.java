@@ -156,7 +156,7 @@ public final class GpuCheckCommand implements Command {
         Path dir = Files.createTempDirectory("pagewarden-gpu-check");
         try {
             ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
-            for (DType t : List.of(DType.F32, DType.F16, DType.Q8_0)) {
+            for (DType t : List.of(DType.F32, DType.F16, DType.Q8_0, DType.BF16)) {
                 String key = "parity_random_" + t.name().toLowerCase(Locale.ROOT);
                 Path f = dir.resolve("random-" + t + ".gguf");
                 guarded(key, r, verdicts, err, () -> {
@@ -172,6 +172,12 @@ public final class GpuCheckCommand implements Command {
         } finally {
             Files.deleteIfExists(dir);
         }
+        // the GEMM's tile decoders: every decoded weight bit for bit the CPU's decode rounded to fp16
+        guarded("quant_decode", r, verdicts, err, () -> {
+            List<GpuChecks.QuantDecode> decode = GpuChecks.quantDecode();
+            r.put("quantDecode", GpuChecks.asMap(decode));
+            return decode.stream().allMatch(q -> q.values() > 0 && q.mismatches() == 0);
+        });
         guarded("copy_bandwidth", r, verdicts, err, () -> {
             r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
             return true;
