@@ -7,9 +7,11 @@ import dev.pagewarden.core.model.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * Quantized GGUF matrices repacked for the tensor-core GEMM's decoders ({@code quant.cuh}): per 16 x 16
@@ -23,6 +25,9 @@ import java.util.Set;
  * 0.5625) and Q5_K 0.7031 (GGUF 0.6875), their 6-bit sub-block scales and mins stored as bytes.
  */
 public final class QuantPacking {
+    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
     private QuantPacking() {
     }
 
@@ -95,7 +100,8 @@ public final class QuantPacking {
 
     /**
      * Packs row tiles {@code [from, to)} into the first {@code (to - from) * stride} bytes of {@code dst},
-     * overwriting them (zero where rows are padding).
+     * overwriting them (zero where rows are padding). Row tiles are packed in parallel, each into its
+     * own bytes, so the result does not depend on the threads.
      */
     public static void pack(Tensor t, int from, int to, MemorySegment dst) {
         Layout l = layout(t.type(), t.rows(), t.cols());
@@ -107,47 +113,52 @@ public final class QuantPacking {
             throw new IllegalArgumentException("destination holds " + dst.byteSize() + " bytes, row tiles [" + from + ", "
                     + to + ") need " + need);
         }
-        dst.asSlice(0, need).fill((byte) 0);
+        IntStream.range(from, to).parallel().forEach(rt -> packRowTile(t, l, rt, dst.asSlice((rt - from) * l.stride(), l.stride())));
+    }
+
+    private static void packRowTile(Tensor t, Layout l, int rt, MemorySegment tile) {
+        tile.fill((byte) 0);
         long[] o = l.offsets();
-        int kTiles = l.kTiles();
-        int[] q = new int[t.cols()];
-        for (int row = 16 * from; row < Math.min(t.rows(), 16 * to); row++) {
-            quants(t, row, q);
-            long tile = (row / 16 - from) * l.stride();
-            int within = row % 16;
-            int g = within % 8;
-            int upper = within / 8; // 0: row g of the tile, 1: row g + 8
-            for (int col = 0; col < t.cols(); col++) {
-                // the inverse of the fragment map: (row, col) -> (lane, value i)
-                int c = col % 16;
-                int lane = 4 * g + (c % 8) / 2;
-                int i = 2 * (upper + 2 * (c / 8)) + c % 2;
-                long frag = (long) (col / 16) * 32 + lane;
-                int v = q[col];
+        int[][] q = new int[16][t.cols()]; // padding rows stay zero
+        for (int r = 0; r < Math.min(16, t.rows() - 16 * rt); r++) {
+            quants(t, 16 * rt + r, q[r]);
+            scales(t, 16 * rt + r, l.kTiles(), tile, o, r % 8, r / 8);
+        }
+        int[] v = new int[8];
+        for (int kt = 0; kt < l.kTiles(); kt++) {
+            for (int lane = 0; lane < 32; lane++) {
+                // fragment value i of the lane: register i / 2 (row g, g + 8, g, g + 8), half i % 2
+                for (int i = 0; i < 8; i++) {
+                    v[i] = q[lane / 4 + 8 * ((i >> 1) & 1)][16 * kt + 2 * (lane % 4) + (i & 1) + 8 * (i >> 2)];
+                }
+                long frag = (long) kt * 32 + lane;
+                int low = 0;
+                int high = 0;
+                for (int i = 0; i < 8; i++) {
+                    low |= (v[i] & 15) << (4 * i);
+                    high |= t.type() == DType.Q6_K ? (v[i] >> 4) << (2 * i) : (v[i] >> 4) << i;
+                }
                 switch (t.type()) {
-                    case Q8_0 -> dst.set(ValueLayout.JAVA_BYTE, tile + frag * 8 + i, (byte) v);
-                    case Q4_0, Q4_K -> nibble(dst, tile + frag * 4, i, v);
+                    case Q8_0 -> {
+                        long bytes = 0;
+                        for (int i = 0; i < 8; i++) {
+                            bytes |= (v[i] & 0xffL) << (8 * i);
+                        }
+                        tile.set(U64, frag * 8, bytes);
+                    }
+                    case Q4_0, Q4_K -> tile.set(U32, frag * 4, low);
                     case Q5_K -> {
-                        nibble(dst, tile + frag * 4, i, v & 15);
-                        orByte(dst, tile + o[1] + frag, (v >> 4) << i);
+                        tile.set(U32, frag * 4, low);
+                        tile.set(ValueLayout.JAVA_BYTE, o[1] + frag, (byte) high);
                     }
                     case Q6_K -> {
-                        nibble(dst, tile + frag * 4, i, v & 15);
-                        orByte(dst, tile + o[1] + frag * 2 + i / 4, (v >> 4) << (2 * (i % 4)));
+                        tile.set(U32, frag * 4, low);
+                        tile.set(Tensor.I16_LE, o[1] + frag * 2, (short) high);
                     }
                     default -> throw new AssertionError(t.type());
                 }
             }
-            scales(t, row, kTiles, dst, tile, o, g, upper);
         }
-    }
-
-    private static void nibble(MemorySegment s, long word, int i, int v) {
-        orByte(s, word + i / 2, v << (4 * (i % 2)));
-    }
-
-    private static void orByte(MemorySegment s, long at, int bits) {
-        s.set(ValueLayout.JAVA_BYTE, at, (byte) (s.get(ValueLayout.JAVA_BYTE, at) | bits));
     }
 
     private static int u8(MemorySegment s, long at) {
@@ -187,19 +198,19 @@ public final class QuantPacking {
     }
 
     /** One row's scales, at the row's slot of its pair (g, g + 8) in the scale parts of its row tile. */
-    private static void scales(Tensor t, int row, int kTiles, MemorySegment dst, long tile, long[] o, int g, int upper) {
+    private static void scales(Tensor t, int row, int kTiles, MemorySegment dst, long[] o, int g, int upper) {
         MemorySegment s = t.data();
         long base = row * t.rowBytes();
         long bb = t.type().blockBytes();
         switch (t.type()) {
             case Q8_0, Q4_0 -> {
                 for (int blk = 0; blk < kTiles / 2; blk++) {
-                    dst.set(Tensor.I16_LE, tile + o[1] + ((long) blk * 8 + g) * 4 + 2 * upper, s.get(Tensor.I16_LE, base + blk * bb));
+                    dst.set(Tensor.I16_LE, o[1] + ((long) blk * 8 + g) * 4 + 2 * upper, s.get(Tensor.I16_LE, base + blk * bb));
                 }
             }
             case Q4_K, Q5_K -> {
-                long sm = tile + o[o.length - 2];
-                long dm = tile + o[o.length - 1];
+                long sm = o[o.length - 2];
+                long dm = o[o.length - 1];
                 for (int sb = 0; sb < kTiles / 16; sb++) {
                     long at = base + sb * bb;
                     long x = dm + ((long) sb * 8 + g) * 8 + 4 * upper;
@@ -215,9 +226,9 @@ public final class QuantPacking {
             case Q6_K -> {
                 for (int sb = 0; sb < kTiles / 16; sb++) {
                     long at = base + sb * bb;
-                    dst.set(Tensor.I16_LE, tile + o[3] + ((long) sb * 8 + g) * 4 + 2 * upper, s.get(Tensor.I16_LE, at + 208));
+                    dst.set(Tensor.I16_LE, o[3] + ((long) sb * 8 + g) * 4 + 2 * upper, s.get(Tensor.I16_LE, at + 208));
                     for (int j = 0; j < 16; j++) {
-                        dst.set(ValueLayout.JAVA_BYTE, tile + o[2] + ((long) (16 * sb + j) * 8 + g) * 2 + upper,
+                        dst.set(ValueLayout.JAVA_BYTE, o[2] + ((long) (16 * sb + j) * 8 + g) * 2 + upper,
                                 s.get(ValueLayout.JAVA_BYTE, at + 192 + j));
                     }
                 }
