@@ -33,7 +33,7 @@ import static jcuda.driver.JCudaDriver.*;
  * Reference-counted by the provider; the last {@link #release} frees everything deterministically.
  */
 final class CudaDevice {
-    static final String[] MODULES = {"ops", "matvec", "gemm", "attention", "pages"};
+    static final String[] MODULES = {"ops", "matvec", "gemm", "attention", "pages", "quant"};
 
     private final ExecutorService thread;
     private Thread owner;

@@ -23,7 +23,10 @@ import java.util.Map;
  * ({@link MmaPacking}), packed chunk by chunk into the staging buffer straight from the (mapped) model.
  */
 final class DeviceWeights {
-    /** {@code mma}: {@code data} is in MmaPacking's fragment order, for the tensor-core kernels only. */
+    /**
+     * {@code mma}: {@code data} is in the tensor-core kernels' layout - {@link MmaPacking}'s fragment order
+     * (F16, BF16) or {@link QuantPacking}'s row tiles (quantized types) - and multiplies only through them.
+     */
     record Matrix(DType type, int rows, int cols, CUdeviceptr data, CUdeviceptr scales, boolean mma) {
     }
 
@@ -58,9 +61,13 @@ final class DeviceWeights {
         this.allocations = allocations;
     }
 
-    /** Uploads on the device thread; on failure frees what it had allocated. */
+    /**
+     * Uploads on the device thread; on failure frees what it had allocated. With the GEMM on
+     * ({@link GpuBackend#GEMM}) F16/BF16 matrices go in {@link MmaPacking}'s
+     * fragment order and quantized ones in {@link QuantPacking}'s row tiles.
+     */
     static DeviceWeights upload(CudaDevice d, LlamaWeights w) {
-        return d.call(() -> new Uploader(d).upload(w));
+        return d.call(() -> new Uploader(d, GpuBackend.GEMM).upload(w));
     }
 
     void free(CudaDevice d) {
@@ -79,13 +86,15 @@ final class DeviceWeights {
 
     private static final class Uploader {
         private final CudaDevice d;
+        private final boolean gemm;
         private final List<CUdeviceptr> allocations = new ArrayList<>();
         private final Map<Tensor, Matrix> matrices = new IdentityHashMap<>();
         private CudaDevice.Pinned staging;
         private long bytes;
 
-        Uploader(CudaDevice d) {
+        Uploader(CudaDevice d, boolean gemm) {
             this.d = d;
+            this.gemm = gemm;
         }
 
         DeviceWeights upload(LlamaWeights w) {
@@ -123,12 +132,14 @@ final class DeviceWeights {
             if (m != null) {
                 return m; // a tied classifier shares the upload
             }
-            if (t.type() == DType.Q8_0) {
+            if (gemm && QuantPacking.TYPES.contains(t.type())) {
+                m = new Matrix(t.type(), t.rows(), t.cols(), quantTiles(t), null, true);
+            } else if (t.type() == DType.Q8_0) {
                 try (Arena arena = Arena.ofConfined()) {
                     WeightPacking.Q8Split split = WeightPacking.splitQ8(t, arena);
                     m = new Matrix(t.type(), t.rows(), t.cols(), segment(split.quants()), segment(split.scales()), false);
                 }
-            } else if (GpuBackend.GEMM && MmaPacking.packs(t.type())) {
+            } else if (gemm && MmaPacking.packs(t.type())) {
                 m = new Matrix(t.type(), t.rows(), t.cols(), packed(t), null, true);
             } else {
                 m = new Matrix(t.type(), t.rows(), t.cols(), segment(t.data()), null, false);
@@ -164,6 +175,29 @@ final class DeviceWeights {
 
         private CUdeviceptr floats(float[] v) {
             return segment(MemorySegment.ofArray(v));
+        }
+
+        /**
+         * A quantized matrix in the row-tile layout: packed from the mapped tensor straight into the
+         * staging buffer, as many row tiles at a time as it holds, each chunk then copied up.
+         */
+        private CUdeviceptr quantTiles(Tensor t) {
+            QuantPacking.Layout l = QuantPacking.layout(t.type(), t.rows(), t.cols());
+            if (l.stride() > STAGING) {
+                throw new IllegalArgumentException("tensor " + t.name() + ": a row tile of " + l.stride()
+                        + " bytes exceeds the staging buffer");
+            }
+            CUdeviceptr dst = d.alloc(l.bytes());
+            allocations.add(dst);
+            bytes += l.bytes();
+            int per = (int) (STAGING / l.stride());
+            for (int from = 0; from < l.rowTiles(); from += per) {
+                int to = Math.min(l.rowTiles(), from + per);
+                d.sync(); // the previous chunk has left the staging buffer
+                QuantPacking.pack(t, from, to, staging.segment());
+                d.copyToDevice(dst.withByteOffset(from * l.stride()), staging, 0, (to - from) * l.stride());
+            }
+            return dst;
         }
 
         /** Copies host bytes (mapped file, heap or native) to a new device allocation, chunk by chunk. */

@@ -76,7 +76,8 @@ public final class GpuBackend implements Backend {
      * into their epilogues. Activations are rounded to f16/bf16 on the way in, so logits differ from the
      * CPU's by about 1e-3 relative instead of 1e-6. Off by default until the device check has run it.
      */
-    public static final boolean GEMM = Boolean.getBoolean("pagewarden.gpu.gemm");
+    public static final String GEMM_PROPERTY = "pagewarden.gpu.gemm";
+    public static final boolean GEMM = Boolean.getBoolean(GEMM_PROPERTY);
 
     private final CudaDevice device;
     private final DeviceWeights weights;
@@ -536,7 +537,7 @@ public final class GpuBackend implements Backend {
 
     private void matvec(DeviceWeights.Matrix m, CUdeviceptr x, CUdeviceptr out, int rows) {
         if (m.mma()) {
-            throw new IllegalStateException("matrix in tensor-core order given to the matvec kernel");
+            throw new IllegalStateException(m.type() + " matrix in the tensor-core layout given to the matvec kernel");
         }
         int grid = warpGrid(m.rows());
         String kernel = WeightPacking.matvecKernel(m.type());

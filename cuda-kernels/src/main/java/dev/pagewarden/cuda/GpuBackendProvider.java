@@ -112,15 +112,27 @@ public final class GpuBackendProvider implements BackendProvider {
     /**
      * The device kernels run every architecture the CPU does (llama with or without RoPE scaling,
      * mistral as llama, qwen2's Q/K/V biases, qwen3's per-head Q/K norms and head size) and multiply by
-     * the weight types of {@link WeightPacking#types()}: a model with other matrix types is refused.
+     * the weight types of {@link WeightPacking#TYPES}, plus those of {@link QuantPacking#TYPES} with the
+     * tensor-core kernels on ({@link GpuBackend#GEMM}): a model with other matrix types is refused.
      */
     @Override
     public String refusal(LoadedModel model) {
+        return refusal(model, GpuBackend.GEMM);
+    }
+
+    static String refusal(LoadedModel model, boolean gemm) {
         EnumSet<DType> types = EnumSet.copyOf(model.weights().matrixTypes());
-        types.removeAll(WeightPacking.types());
+        types.removeAll(WeightPacking.TYPES);
+        EnumSet<DType> tiled = types.isEmpty() ? EnumSet.noneOf(DType.class) : EnumSet.copyOf(types);
+        tiled.retainAll(QuantPacking.TYPES);
+        types.removeAll(QuantPacking.TYPES);
         if (!types.isEmpty()) {
-            return "its kernels multiply by " + WeightPacking.types() + " weights; this model has " + types
-                    + " matrices and needs backend 'cpu'";
+            return "its kernels multiply by " + WeightPacking.TYPES + " weights, and " + QuantPacking.TYPES
+                    + " through the tensor-core GEMM; this model has " + types + " matrices and needs backend 'cpu'";
+        }
+        if (!tiled.isEmpty() && !gemm) {
+            return "its " + tiled + " matrices need the tensor-core GEMM, off unless -D" + GpuBackend.GEMM_PROPERTY
+                    + "=true; without it this model needs backend 'cpu'";
         }
         return null;
     }

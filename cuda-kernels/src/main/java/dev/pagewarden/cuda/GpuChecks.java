@@ -10,15 +10,21 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.model.Tensor;
+import dev.pagewarden.core.model.gguf.RowEncoder;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.InProcessKvTransport;
+import jcuda.driver.CUdeviceptr;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -517,6 +523,141 @@ public final class GpuChecks {
                 return new ChecksumChecks(table.size(), mismatches, corrupt, zero);
             }
         }
+    }
+
+    /**
+     * One quantized type's tile decoder on the device against the CPU: {@code values} weights compared
+     * (the padding rows must decode to zero as well), {@code mismatches} whose fp16 bits differ from
+     * the CPU's decode rounded to fp16, the first of them described (null when none).
+     */
+    public record QuantDecode(DType type, long values, long mismatches, String first) {
+    }
+
+    /**
+     * Weights as the engine's quantizer writes them, 37 rows (a padded last row tile) of four K-quant
+     * super-blocks; each row at its own magnitude, from 1e-4 to 1, so that fp16 subnormals, ties and
+     * the largest scales all occur.
+     */
+    public static Tensor quantizedSample(DType type, int rows, int cols, long seed) {
+        Random rnd = new Random(seed);
+        ByteBuffer buf = ByteBuffer.allocate((int) type.bytesFor((long) rows * cols)).order(ByteOrder.LITTLE_ENDIAN);
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            double scale = Math.pow(10, -4 + 4.0 * r / Math.max(1, rows - 1));
+            for (int c = 0; c < cols; c++) {
+                row[c] = (float) (rnd.nextGaussian() * scale);
+            }
+            RowEncoder.encode(type, row, buf);
+        }
+        MemorySegment data = Arena.ofAuto().allocate(buf.capacity(), 64);
+        data.copyFrom(MemorySegment.ofArray(buf.array()));
+        return new Tensor("sample-" + type, type, rows, cols, data);
+    }
+
+    /**
+     * Compares decoded tiles ({@code pw_unpack_tiles_*}'s output: [16 * rowTiles][cols] floats, each an
+     * exact fp16) with the CPU's decode of {@code t} rounded to fp16, bit for bit.
+     */
+    public static QuantDecode compareDecoded(Tensor t, float[] decoded) {
+        int rowsPadded = (t.rows() + 15) / 16 * 16;
+        if (decoded.length != rowsPadded * t.cols()) {
+            throw new IllegalArgumentException("decoded tiles hold " + decoded.length + " values, expected " + rowsPadded * t.cols());
+        }
+        float[] cpu = new float[t.cols()];
+        long mismatches = 0;
+        String first = null;
+        for (int r = 0; r < rowsPadded; r++) {
+            boolean padding = r >= t.rows();
+            if (!padding) {
+                t.rowInto(r, cpu, 0);
+            }
+            for (int c = 0; c < t.cols(); c++) {
+                float got = decoded[r * t.cols() + c];
+                short want = padding ? 0 : Float.floatToFloat16(cpu[c]);
+                boolean same = padding ? got == 0.0f
+                        : Float.floatToRawIntBits(got) == Float.floatToRawIntBits(Float.float16ToFloat(want));
+                if (!same) {
+                    if (first == null) {
+                        first = String.format(java.util.Locale.ROOT, "W[%d][%d]: device %s, CPU decode %s -> fp16 %s", r, c, got,
+                                padding ? "(padding)" : cpu[c], Float.float16ToFloat(want));
+                    }
+                    mismatches++;
+                }
+            }
+        }
+        return new QuantDecode(t.type(), (long) rowsPadded * t.cols(), mismatches, first);
+    }
+
+    /** Every tile decoder of {@code quant.cuh} on this GPU: all tiles of a sample per type, listed out of order. */
+    public static List<QuantDecode> quantDecode() {
+        CudaDevice d = CudaDevice.open();
+        d.retain();
+        try {
+            List<QuantDecode> out = new ArrayList<>();
+            for (DType type : QuantPacking.TYPES) {
+                Tensor t = quantizedSample(type, 37, 1024, type.ordinal());
+                out.add(compareDecoded(t, d.call(() -> unpackOnDevice(d, t))));
+            }
+            return out;
+        } finally {
+            d.release();
+        }
+    }
+
+    /** Packs {@code t}, uploads it, runs its {@code pw_unpack_tiles_*} over every tile (shuffled), returns the floats. */
+    private static float[] unpackOnDevice(CudaDevice d, Tensor t) {
+        QuantPacking.Layout l = QuantPacking.layout(t.type(), t.rows(), t.cols());
+        int n = l.rowTiles() * l.kTiles();
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            order.add(i);
+        }
+        java.util.Collections.shuffle(order, new Random(n));
+        long outBytes = 4L * 16 * l.rowTiles() * t.cols();
+        long tileBytes = 8L * n;
+        CudaDevice.Pinned host = d.pinned(Math.max(outBytes, Math.max(tileBytes, l.bytes())));
+        CUdeviceptr w = d.alloc(l.bytes());
+        CUdeviceptr tiles = d.alloc(tileBytes);
+        CUdeviceptr out = d.alloc(outBytes);
+        try {
+            QuantPacking.pack(t, 0, l.rowTiles(), host.segment());
+            d.copyToDevice(w, host, 0, l.bytes());
+            d.sync();
+            for (int i = 0; i < n; i++) {
+                int tile = order.get(i);
+                host.segment().setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, 2L * i, tile / l.kTiles());
+                host.segment().setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, 2L * i + 1, tile % l.kTiles());
+            }
+            d.copyToDevice(tiles, host, 0, tileBytes);
+            d.zero(out, outBytes);
+            d.launch(QuantPacking.unpackKernel(t.type()), (n + 7) / 8, 1, 256, 0, w, t.cols(), tiles, n, out);
+            d.copyToHost(host, 0, out, outBytes);
+            d.sync();
+            float[] r = new float[(int) (outBytes / 4)];
+            MemorySegment.copy(host.segment(), ValueLayout.JAVA_FLOAT_UNALIGNED, 0, r, 0, r.length);
+            return r;
+        } finally {
+            d.sync();
+            d.free(w);
+            d.free(tiles);
+            d.free(out);
+            d.free(host);
+        }
+    }
+
+    /** The decode results as an ordered map, for JSON: per type, values compared and mismatches. */
+    public static Map<String, Object> asMap(List<QuantDecode> decode) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (QuantDecode q : decode) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("values", q.values());
+            one.put("mismatches", q.mismatches());
+            if (q.first() != null) {
+                one.put("first_mismatch", q.first());
+            }
+            m.put(q.type().name().toLowerCase(java.util.Locale.ROOT), one);
+        }
+        return m;
     }
 
     /** The tag results as an ordered map, for JSON. */

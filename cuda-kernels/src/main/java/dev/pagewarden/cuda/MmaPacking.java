@@ -63,7 +63,13 @@ public final class MmaPacking {
         return switch (type) {
             case F16 -> "pw_gemm_f16";
             case BF16 -> "pw_gemm_bf16";
-            default -> throw new IllegalArgumentException("no tensor-core kernel for " + type + " weights (F16, BF16)");
+            // quantized matrices in QuantPacking's row tiles, decoded by quant.cuh inside the same template
+            case Q8_0 -> "pw_gemm_q8_0";
+            case Q4_0 -> "pw_gemm_q4_0";
+            case Q4_K -> "pw_gemm_q4_k";
+            case Q5_K -> "pw_gemm_q5_k";
+            case Q6_K -> "pw_gemm_q6_k";
+            default -> throw new IllegalArgumentException("no tensor-core kernel for " + type + " weights");
         };
     }
 

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * How a weight matrix is laid out in device memory. F32 and F16 go as they are. Q8_0 blocks (fp16
+ * How a weight matrix is laid out in device memory. F32, F16 and BF16 go as they are. Q8_0 blocks (fp16
  * scale + 32 int8, 34 bytes) would leave the quants 2-byte aligned, so they are split into all quants
  * (row-major, 16-byte loads) and all scales (one fp16 per 32 values): the same numbers, aligned.
  */
@@ -58,18 +58,11 @@ public final class WeightPacking {
         return matvecKernel(type).replace("pw_matvec_", "pw_rows1_");
     }
 
-    /** Weight types the GPU kernels multiply by; a model of another type runs on the CPU backend. */
-    public static final java.util.Set<DType> TYPES = java.util.EnumSet.of(DType.F32, DType.F16, DType.Q8_0);
-
-    /** {@link #TYPES}, and BF16 with {@code -Dpagewarden.gpu.gemm=true} (the tensor-core kernels take it). */
-    public static java.util.Set<DType> types() {
-        if (!GpuBackend.GEMM) {
-            return TYPES;
-        }
-        java.util.Set<DType> all = java.util.EnumSet.copyOf(TYPES);
-        all.add(DType.BF16);
-        return all;
-    }
+    /**
+     * Weight types the matvec kernels multiply by (BF16 uploaded as it is, widened by a shift in the
+     * kernel); Q4_0 and the K-quants need the tensor-core GEMM ({@link QuantPacking}).
+     */
+    public static final java.util.Set<DType> TYPES = java.util.EnumSet.of(DType.F32, DType.F16, DType.Q8_0, DType.BF16);
 
     /** The kernel that multiplies by a matrix of this type. */
     public static String matvecKernel(DType type) {
@@ -77,6 +70,7 @@ public final class WeightPacking {
             case F32 -> "pw_matvec_f32";
             case F16 -> "pw_matvec_f16";
             case Q8_0 -> "pw_matvec_q8_0";
+            case BF16 -> "pw_matvec_bf16";
             default -> throw new IllegalArgumentException("no GPU kernel for " + type + " weights (GPU: " + TYPES + ")");
         };
     }

@@ -15,7 +15,11 @@ import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The device kernels run every architecture the CPU runs, with three weight types: models with other matrix types are refused with a pointer to the CPU backend. */
+/**
+ * The device kernels run every architecture the CPU runs; the matvec kernels take F32, F16, BF16 and Q8_0,
+ * and Q4_0 and the K-quants need the tensor-core GEMM's property. Models with other matrix types are refused
+ * with a pointer to the CPU backend.
+ */
 class GpuArchitectureGuardTest {
     @TempDir
     Path dir;
@@ -47,10 +51,12 @@ class GpuArchitectureGuardTest {
                     size -> done -> { });
             try (LoadedModel model = ModelLoader.load(file, null)) {
                 String why = BackendSelectionTest.gpu().refusal(model);
-                if (type == DType.F32 || type == DType.F16 || type == DType.Q8_0) {
+                assertThat(GpuBackendProvider.refusal(model, true)).as("%s with the GEMM on", type).isNull();
+                if (type == DType.F32 || type == DType.F16 || type == DType.Q8_0 || type == DType.BF16) {
                     assertThat(why).as(type.name()).isNull();
                 } else {
-                    assertThat(why).as(type.name()).contains("[" + type + "]").contains("needs backend 'cpu'");
+                    assertThat(why).as(type.name()).contains("[" + type + "]").contains("needs backend 'cpu'")
+                            .contains("tensor-core GEMM").contains("-Dpagewarden.gpu.gemm=true");
                     assertThatThrownBy(() -> BackendSelectionTest.gpu().create(model, new BackendOptions(1)))
                             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(why);
                 }

@@ -254,4 +254,32 @@ class GpuParityTest extends RealModelTest {
         assertThat(c.corruptionDetected()).isTrue();
         assertThat(c.scrubZeroes()).isTrue();
     }
+
+    @Test
+    void everyQuantizedTileDecodesOnTheDeviceAsTheCpuDecodeRoundedToFp16() {
+        List<GpuChecks.QuantDecode> decode = GpuChecks.quantDecode();
+        assertThat(decode).extracting(GpuChecks.QuantDecode::type).containsExactlyElementsOf(QuantPacking.TYPES);
+        for (GpuChecks.QuantDecode q : decode) {
+            System.out.println("tile decode " + q);
+            assertThat(q.values()).isPositive();
+            assertThat(q.mismatches()).as("%s: %s", q.type(), q.first()).isZero();
+        }
+    }
+
+    @Test
+    void aBf16ModelMatchesTheCpu() throws Exception {
+        ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
+        java.nio.file.Path f = java.nio.file.Files.createTempFile("pw-bf16", ".gguf");
+        try {
+            dev.pagewarden.cli.tools.ModelGenerator.generate(shape, dev.pagewarden.core.model.DType.BF16,
+                    dev.pagewarden.cli.tools.ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
+            try (LoadedModel m = dev.pagewarden.core.model.load.ModelLoader.load(f, null)) {
+                double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
+                System.out.printf("bf16: gpu vs cpu %.3g%n", e);
+                assertThat(e).isLessThan(MAX_REL_ERROR);
+            }
+        } finally {
+            java.nio.file.Files.deleteIfExists(f);
+        }
+    }
 }

@@ -13,6 +13,7 @@ import dev.pagewarden.core.model.LlamaWeights;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.Tensor;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.tensor.TestTensorsAccess;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -275,6 +276,25 @@ class HostPackingTest {
             whole.update(page);
             assertThat(deviceCrc(page, 256)).as("size %d", size).isEqualTo((int) whole.getValue());
             assertThat(deviceCrc(page, 7)).as("size %d, 7 threads", size).isEqualTo((int) whole.getValue());
+        }
+    }
+
+    @Test
+    void bf16GoesUpAsStoredAndTheMatvecDecoderWidensItToTheCpuValues() {
+        Tensor t = TestTensorsAccess.random(DType.BF16, 5, 40, 3);
+        assertThat(WeightPacking.TYPES).contains(DType.BF16);
+        assertThat(WeightPacking.matvecKernel(DType.BF16)).isEqualTo("pw_matvec_bf16");
+        assertThat(WeightPacking.rows1Kernel(DType.BF16)).isEqualTo("pw_rows1_bf16");
+        // matvec.cu's DecBF16x8 over the uploaded bytes: 32-bit word j of a chunk of 8 holds values 2j (low) and 2j+1
+        for (int r = 0; r < 5; r++) {
+            for (int ch = 0; ch < 5; ch++) {
+                for (int j = 0; j < 4; j++) {
+                    long at = ((long) r * 40 + ch * 8) * 2 + 4L * j;
+                    int word = t.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), at);
+                    assertThat(Float.intBitsToFloat(word << 16)).isEqualTo(t.get(r, ch * 8 + 2 * j));
+                    assertThat(Float.intBitsToFloat(word & 0xffff0000)).isEqualTo(t.get(r, ch * 8 + 2 * j + 1));
+                }
+            }
         }
     }
 }

@@ -17,6 +17,7 @@ import dev.pagewarden.core.tokenizer.Tokenizer;
 import dev.pagewarden.cuda.GpuBackend;
 import dev.pagewarden.cuda.GpuChecks;
 import dev.pagewarden.cuda.MmaPacking;
+import dev.pagewarden.cuda.QuantPacking;
 
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -152,13 +153,15 @@ public final class GpuCheckCommand implements Command {
         Path dir = Files.createTempDirectory("pagewarden-gpu-check");
         try {
             ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
-            List<DType> types = GpuBackend.GEMM ? List.of(DType.F32, DType.F16, DType.BF16, DType.Q8_0)
-                    : List.of(DType.F32, DType.F16, DType.Q8_0);
+            // with the tensor-core kernels on, the quantized types too (they multiply only through them)
+            List<DType> types = GpuBackend.GEMM
+                    ? List.of(DType.F32, DType.F16, DType.Q8_0, DType.BF16, DType.Q4_0, DType.Q4_K, DType.Q5_K, DType.Q6_K)
+                    : List.of(DType.F32, DType.F16, DType.Q8_0, DType.BF16);
             for (DType t : types) {
                 String name = t.name().toLowerCase(Locale.ROOT);
                 String key = "parity_random_" + name;
                 Path f = dir.resolve("random-" + t + ".gguf");
-                boolean mma = GpuBackend.GEMM && MmaPacking.packs(t);
+                boolean mma = GpuBackend.GEMM && (MmaPacking.packs(t) || QuantPacking.TYPES.contains(t));
                 double tolerance = !mma ? MAX_REL_ERROR : t == DType.BF16 ? MAX_REL_ERROR_GEMM_BF16 : MAX_REL_ERROR_GEMM_F16;
                 guarded(key, r, verdicts, err, () -> {
                     ModelGenerator.generate(shape, t, ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
@@ -228,6 +231,12 @@ public final class GpuCheckCommand implements Command {
         } finally {
             Files.deleteIfExists(dir);
         }
+        // the GEMM's tile decoders: every decoded weight bit for bit the CPU's decode rounded to fp16
+        guarded("quant_decode", r, verdicts, err, () -> {
+            List<GpuChecks.QuantDecode> decode = GpuChecks.quantDecode();
+            r.put("quantDecode", GpuChecks.asMap(decode));
+            return decode.stream().allMatch(q -> q.values() > 0 && q.mismatches() == 0);
+        });
         guarded("copy_bandwidth", r, verdicts, err, () -> {
             r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
             return true;
