@@ -75,10 +75,10 @@ public class AuditService {
 
     /** Exposures as CSV (RFC 4180 quoting), one row per exposure. */
     public static String csv(List<Exposure> exposures) {
-        StringBuilder sb = new StringBuilder("read_at,worker,page,read_epoch,reader_request,reader_tenant,"
+        StringBuilder sb = new StringBuilder("read_at,node,worker,page,read_epoch,reader_request,reader_tenant,"
                 + "exposing_request,exposed_tenant,writer_epoch,slots,written_at\r\n");
         for (Exposure e : exposures) {
-            sb.append(e.readAt()).append(',').append(q(e.worker())).append(',').append(e.page()).append(',')
+            sb.append(e.readAt()).append(',').append(q(e.node())).append(',').append(q(e.worker())).append(',').append(e.page()).append(',')
                     .append(e.readEpoch()).append(',').append(e.readerRequest()).append(',').append(q(e.readerTenant()))
                     .append(',').append(e.exposingRequest()).append(',').append(q(e.exposedTenant())).append(',')
                     .append(e.writerEpoch()).append(',').append(e.slots()).append(',').append(e.writtenAt()).append("\r\n");

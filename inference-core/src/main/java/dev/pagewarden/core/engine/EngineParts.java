@@ -37,22 +37,22 @@ public final class EngineParts {
         return config.contextWindow() == 0 ? model.seqLen() : config.contextWindow();
     }
 
-    /** The prefill pool of a stage: sized from the config's prefill budget, else {@link #PREFILL_WINDOWS} windows. */
-    public static KvPool prefillPool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
+    /** The prefill pool {@code name} of node {@code node} (see {@link dev.pagewarden.core.lineage.LineageEvent#node}): sized from the config's prefill budget, else {@link #PREFILL_WINDOWS} windows. */
+    public static KvPool prefillPool(String node, String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
                                      LineageSink lineage, LineageIds ids, Clock clock, boolean checks) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
         return new KvPool(name, backend.allocateKv(layout, pages(layout, backend, config.prefillKvBytes(),
                 config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow)),
-                new LineageRecorder(lineage, ids, clock, name), checks);
+                new LineageRecorder(lineage, ids, clock, node, name), checks);
     }
 
-    /** The decode pool of a stage: sized from the config's decode budget, else {@link #DECODE_WINDOWS} windows. */
-    public static KvPool decodePool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
+    /** The decode pool {@code name} of node {@code node}: sized from the config's decode budget, else {@link #DECODE_WINDOWS} windows. */
+    public static KvPool decodePool(String node, String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
                                     LineageSink lineage, LineageIds ids, Clock clock, boolean checks) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
         return new KvPool(name, backend.allocateKv(layout, pages(layout, backend, config.decodeKvBytes(),
                 config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow)),
-                new LineageRecorder(lineage, ids, clock, name), checks);
+                new LineageRecorder(lineage, ids, clock, node, name), checks);
     }
 
     /** Pages for a pool: from its byte budget when set, else from a token count (explicit or a multiple of the window). */
