@@ -11,6 +11,7 @@ import java.util.Set;
 
 import static dev.pagewarden.platform.testing.PropertiesBinding.bind;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The node id lineage, safety events, incidents and receipts name: {@code pagewarden.engine.node-id}
@@ -40,6 +41,18 @@ class NodeIdPropertyTest {
             assertThat(violations(bind(Map.of("pagewarden.engine.node-id", bad))))
                     .as(bad).singleElement().satisfies(v -> assertThat(v.getPropertyPath().toString())
                             .isEqualTo("engine.nodeId"));
+        }
+    }
+
+    @Test
+    void anUnsetNodeIdTakesTheHostNameOnlyWhenItIsAValidNodeId() {
+        assertThat(PagewardenProperties.Engine.nodeOr(null, "pagewarden-0")).isEqualTo("pagewarden-0");
+        assertThat(PagewardenProperties.Engine.nodeOr("node-7", "bad host")).isEqualTo("node-7");
+        for (String host : new String[] {"", "bad host", "h".repeat(64), "host/1"}) {
+            assertThatThrownBy(() -> PagewardenProperties.Engine.nodeOr("", host)).as(host)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("PAGEWARDEN_NODE_ID")
+                    .hasMessageContaining("'" + host + "'");
         }
     }
 }

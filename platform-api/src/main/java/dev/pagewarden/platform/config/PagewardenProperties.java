@@ -100,10 +100,14 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
          * letters, digits, '.', '_' and '-').
          */
         public String node() {
+            return nodeOr(nodeId, ServingIdentity.hostName());
+        }
+
+        /** {@code nodeId} when set, else {@code host} if it is a valid node id; see {@link #node()}. */
+        public static String nodeOr(String nodeId, String host) {
             if (nodeId != null && !nodeId.isEmpty()) {
                 return nodeId;
             }
-            String host = ServingIdentity.hostName();
             if (host.isEmpty() || host.length() > NODE_ID_MAX || !host.matches(NODE_ID_CHARS + "+")) {
                 throw new IllegalStateException("pagewarden.engine.node-id (PAGEWARDEN_NODE_ID) is unset and the host name '"
                         + host + "' is no valid node id (1 to " + NODE_ID_MAX + " letters, digits, '.', '_' or '-'): "
