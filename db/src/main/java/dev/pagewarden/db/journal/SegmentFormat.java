@@ -30,11 +30,7 @@ public final class SegmentFormat {
     }
 
     static ByteBuffer header() {
-        return header(VERSION);
-    }
-
-    static ByteBuffer header(int version) {
-        return ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).putInt(version).flip();
+        return ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).putInt(VERSION).flip();
     }
 
     /** Where reading a segment stopped and why. */

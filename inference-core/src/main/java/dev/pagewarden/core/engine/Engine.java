@@ -133,7 +133,7 @@ public final class Engine implements InferenceEngine {
          * one database need distinct names.
          */
         public Builder node(String v) {
-            if (v == null || !v.matches("[A-Za-z0-9._-]{1,63}")) {
+            if (!ServingIdentity.isNodeName(v)) {
                 throw new IllegalArgumentException("node must be 1 to 63 letters, digits, '.', '_' or '-': '" + v + "'");
             }
             node = v;

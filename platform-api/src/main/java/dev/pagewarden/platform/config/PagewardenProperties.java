@@ -74,7 +74,7 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
                          @NotBlank @DefaultValue("strict") String capacityPolicy,
                          @NotNull @DefaultValue("5s") Duration deferredReleaseTimeout,
                          @NotNull @DefaultValue("60s") Duration canaryInterval,
-                         @Size(max = NODE_ID_MAX) @Pattern(regexp = NODE_ID_CHARS + "*",
+                         @Size(max = ServingIdentity.NODE_NAME_MAX) @Pattern(regexp = ServingIdentity.NODE_NAME_CHARS + "*",
                                  message = "may only contain letters, digits, '.', '_' and '-'") String nodeId,
                          @DefaultValue("") String nodes,
                          Path tlsDir,
@@ -90,13 +90,9 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
             return nodes != null && !nodes.isBlank();
         }
 
-        /** Longest node id: a DNS label, what a host or pod name is. */
-        public static final int NODE_ID_MAX = 63;
-        static final String NODE_ID_CHARS = "[A-Za-z0-9._-]";
-
         /**
          * The node id in use: {@code nodeId}, or the host name when it is unset. Throws naming the setting when the
-         * host name is no valid node id (an empty one, more than {@value #NODE_ID_MAX} characters, others than
+         * host name is no valid node id (an empty one, more than 63 characters, others than
          * letters, digits, '.', '_' and '-').
          */
         public String node() {
@@ -108,9 +104,9 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
             if (nodeId != null && !nodeId.isEmpty()) {
                 return nodeId;
             }
-            if (host.isEmpty() || host.length() > NODE_ID_MAX || !host.matches(NODE_ID_CHARS + "+")) {
+            if (!ServingIdentity.isNodeName(host)) {
                 throw new IllegalStateException("pagewarden.engine.node-id (PAGEWARDEN_NODE_ID) is unset and the host name '"
-                        + host + "' is no valid node id (1 to " + NODE_ID_MAX + " letters, digits, '.', '_' or '-'): "
+                        + host + "' is no valid node id (1 to " + ServingIdentity.NODE_NAME_MAX + " letters, digits, '.', '_' or '-'): "
                         + "set PAGEWARDEN_NODE_ID to a name unique among the replicas that share the database");
             }
             return host;
