@@ -59,7 +59,8 @@ public class AuditService {
         }
     }
 
-    public List<Exposure> exposures(Instant from, Instant to, String worker) {
+    /** Exposures in [from, to) on {@code node}'s pool {@code worker}; a blank node or worker means all. */
+    public List<Exposure> exposures(Instant from, Instant to, String node, String worker) {
         if (!to.isAfter(from)) {
             throw new IllegalArgumentException("'to' must be after 'from'");
         }
@@ -67,10 +68,14 @@ public class AuditService {
             throw new IllegalArgumentException("the window may span at most 31 days");
         }
         try {
-            return lineage.exposures(from, to, worker == null || worker.isBlank() ? null : worker.strip());
+            return lineage.exposures(from, to, orNull(node), orNull(worker));
         } catch (SQLException e) {
             throw new IllegalStateException("exposure finder failed: " + e.getMessage(), e);
         }
+    }
+
+    private static String orNull(String filter) {
+        return filter == null || filter.isBlank() ? null : filter.strip();
     }
 
     /** Exposures as CSV (RFC 4180 quoting), one row per exposure. */

@@ -212,12 +212,15 @@ class AdminUiAccessTest extends AdminUiTest {
             String page = viewer.get("/admin/audit/requests/" + id).getResponseBody();
             return page != null && page.contains("id=\"verdict\"") && page.contains(">OK<");
         }, "the request's lineage shipped and its receipt verified");
-        assertThat(viewer.get("/admin/audit/requests/" + id).getResponseBody()).contains("isolated: every slot read was its own");
+        assertThat(viewer.get("/admin/audit/requests/" + id).getResponseBody()).contains("isolated: every slot read was its own")
+                .contains(">" + safety.node() + "/decode-0<"); // each page read names this replica's node and its pool
         var bad = viewer.get("/admin/audit/requests/not-a-number");
         assertThat(bad.getStatus().value()).isEqualTo(400);
         assertThat(bad.getResponseBody()).contains("is not a request id");
         String from = Instant.now().minusSeconds(3600).toString(), to = Instant.now().plusSeconds(60).toString();
         assertThat(viewer.get("/admin/audit?from=" + from + "&to=" + to).getResponseBody()).contains("id=\"exposure-count\">0<");
+        assertThat(viewer.get("/admin/audit?from=" + from + "&to=" + to + "&node=" + safety.node() + "&worker=decode-0")
+                .getResponseBody()).contains("id=\"exposure-count\">0<");
         var csv = viewer.get("/admin/audit/exposures.csv?from=" + from + "&to=" + to);
         assertThat(csv.getResponseHeaders().getContentType().toString()).startsWith("text/csv");
         assertThat(csv.getResponseBody()).startsWith("read_at,node,worker,page,read_epoch,reader_request,reader_tenant,");
