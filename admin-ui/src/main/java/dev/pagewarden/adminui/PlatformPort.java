@@ -37,6 +37,9 @@ public interface PlatformPort {
     /** The operator's take-down switch (the tenant API answers 503 model_unavailable while private). */
     void setModelPrivate(String model, boolean makePrivate, String actor);
 
+    /** This replica's node id: the node its engine's pools, safety events and lineage rows belong to. */
+    String nodeId();
+
     /** Called on the detecting thread: subscribers must hand off, never block. */
     void onSafetyEvent(Consumer<SafetyEvent> subscriber);
 

@@ -36,8 +36,8 @@ class UnitsTest {
     @Test
     void csvQuotesFieldsAndDefusesSpreadsheetFormulas() {
         Instant t = Instant.parse("2026-11-30T05:00:00Z");
-        String csv = AuditService.csv(List.of(new Exposure("=cmd|x", 7, "a,b", 9, "decode-0", 3, 2, 1, 16, t, t)));
-        assertThat(csv.split("\r\n")[1]).isEqualTo("2026-11-30T05:00:00Z,decode-0,3,2,9,\"a,b\",7,'=cmd|x,1,16,2026-11-30T05:00:00Z");
+        String csv = AuditService.csv(List.of(new Exposure("=cmd|x", 7, "a,b", 9, "node-a", "decode-0", 3, 2, 1, 16, t, t)));
+        assertThat(csv.split("\r\n")[1]).isEqualTo("2026-11-30T05:00:00Z,node-a,decode-0,3,2,9,\"a,b\",7,'=cmd|x,1,16,2026-11-30T05:00:00Z");
     }
 
     @Test

@@ -101,6 +101,8 @@ class AuditApiTest extends PlatformTest {
         assertThat(reads).extracting(r -> List.of(r.get("worker"), ((Number) r.get("page")).intValue(),
                         ((Number) r.get("epoch")).longValue()))
                 .isEqualTo(receipt.body().reads().stream().map(p -> List.of(p.worker(), p.page(), p.epoch())).toList());
+        // the page epochs are this replica's: the node its lineage rows and its receipt name
+        assertThat(reads).extracting(r -> String.valueOf(r.get("node"))).containsOnly(receipt.body().nodeId());
         for (Map<?, ?> read : reads) {
             assertThat(read.get("slot_from")).isEqualTo(0);
             List<Map<?, ?>> writers = ((List<?>) read.get("writers")).stream().<Map<?, ?>>map(w -> (Map<?, ?>) w).toList();

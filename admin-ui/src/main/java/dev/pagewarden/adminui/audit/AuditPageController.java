@@ -28,16 +28,18 @@ class AuditPageController {
 
     @GetMapping("/admin/audit")
     Mono<String> page(@RequestParam(required = false) String from, @RequestParam(required = false) String to,
-                      @RequestParam(required = false) String worker, Model model) {
+                      @RequestParam(required = false) String node, @RequestParam(required = false) String worker,
+                      Model model) {
         return Blocking.call(() -> {
             Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
             Instant f = from == null ? now.minus(Duration.ofHours(1)) : AuditService.parseTime("from", from);
             Instant t = to == null ? now.plusSeconds(60) : AuditService.parseTime("to", to);
             model.addAttribute("from", f);
             model.addAttribute("to", t);
+            model.addAttribute("node", node == null ? "" : node);
             model.addAttribute("worker", worker == null ? "" : worker);
             if (from != null) {
-                model.addAttribute("exposures", audit.exposures(f, t, worker));
+                model.addAttribute("exposures", audit.exposures(f, t, node, worker));
             }
             model.addAttribute("adminAudit", adminAudit.recent(50));
             return "admin/audit";
@@ -60,10 +62,11 @@ class AuditPageController {
 
     @GetMapping("/admin/audit/exposures.csv")
     Mono<ResponseEntity<String>> csv(@RequestParam String from, @RequestParam String to,
+                                     @RequestParam(required = false) String node,
                                      @RequestParam(required = false) String worker) {
         return Blocking.call(() -> {
             String body = AuditService.csv(audit.exposures(AuditService.parseTime("from", from),
-                    AuditService.parseTime("to", to), worker));
+                    AuditService.parseTime("to", to), node, worker));
             return ResponseEntity.ok().contentType(MediaType.parseMediaType("text/csv;charset=UTF-8"))
                     .header(HttpHeaders.CONTENT_DISPOSITION, "attachment; filename=\"exposures.csv\"").body(body);
         });

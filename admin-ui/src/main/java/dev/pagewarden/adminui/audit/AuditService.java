@@ -59,7 +59,8 @@ public class AuditService {
         }
     }
 
-    public List<Exposure> exposures(Instant from, Instant to, String worker) {
+    /** Exposures in [from, to) on {@code node}'s pool {@code worker}; a blank node or worker means all. */
+    public List<Exposure> exposures(Instant from, Instant to, String node, String worker) {
         if (!to.isAfter(from)) {
             throw new IllegalArgumentException("'to' must be after 'from'");
         }
@@ -67,18 +68,22 @@ public class AuditService {
             throw new IllegalArgumentException("the window may span at most 31 days");
         }
         try {
-            return lineage.exposures(from, to, worker == null || worker.isBlank() ? null : worker.strip());
+            return lineage.exposures(from, to, orNull(node), orNull(worker));
         } catch (SQLException e) {
             throw new IllegalStateException("exposure finder failed: " + e.getMessage(), e);
         }
     }
 
+    private static String orNull(String filter) {
+        return filter == null || filter.isBlank() ? null : filter.strip();
+    }
+
     /** Exposures as CSV (RFC 4180 quoting), one row per exposure. */
     public static String csv(List<Exposure> exposures) {
-        StringBuilder sb = new StringBuilder("read_at,worker,page,read_epoch,reader_request,reader_tenant,"
+        StringBuilder sb = new StringBuilder("read_at,node,worker,page,read_epoch,reader_request,reader_tenant,"
                 + "exposing_request,exposed_tenant,writer_epoch,slots,written_at\r\n");
         for (Exposure e : exposures) {
-            sb.append(e.readAt()).append(',').append(q(e.worker())).append(',').append(e.page()).append(',')
+            sb.append(e.readAt()).append(',').append(q(e.node())).append(',').append(q(e.worker())).append(',').append(e.page()).append(',')
                     .append(e.readEpoch()).append(',').append(e.readerRequest()).append(',').append(q(e.readerTenant()))
                     .append(',').append(e.exposingRequest()).append(',').append(q(e.exposedTenant())).append(',')
                     .append(e.writerEpoch()).append(',').append(e.slots()).append(',').append(e.writtenAt()).append("\r\n");

@@ -2,8 +2,8 @@ package dev.pagewarden.adminui.incident;
 
 import java.time.Instant;
 
-/** An incident: opened by a detector, worked through the status workflow by responders. */
-public record Incident(long id, String title, String model, String worker, Status status, String severity,
+/** An incident: opened by a detector on a pool ({@code worker}) of one node, worked through the status workflow by responders. */
+public record Incident(long id, String title, String model, String node, String worker, Status status, String severity,
                        Instant openedAt, Instant firstEvent, Instant lastEvent, Instant resolvedAt, int events) {
 
     public enum Status {

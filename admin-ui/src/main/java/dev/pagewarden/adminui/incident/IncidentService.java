@@ -27,7 +27,7 @@ import java.util.concurrent.Executors;
 
 /**
  * Incidents from safety events: each event opens one, or joins the open incident for the same
- * model and worker whose last event is within {@code pagewarden.admin.incident-attach}. Events are
+ * model, node and worker whose last event is within {@code pagewarden.admin.incident-attach}. Events are
  * handed off the detecting engine thread to a single writer thread, so the engine never waits on
  * PostgreSQL and events are attached in the order detected. The blast radius is never stored: it is
  * computed from the lineage in PostgreSQL for the incident's window, each time it is asked for.
@@ -36,7 +36,7 @@ import java.util.concurrent.Executors;
 public class IncidentService implements SmartInitializingSingleton, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IncidentService.class);
     private static final RowMapper<Incident> INCIDENT = (rs, i) -> new Incident(rs.getLong("id"), rs.getString("title"),
-            rs.getString("model_id"), rs.getString("worker"), Incident.Status.valueOf(rs.getString("status")),
+            rs.getString("model_id"), rs.getString("node"), rs.getString("worker"), Incident.Status.valueOf(rs.getString("status")),
             rs.getString("severity"), instant(rs.getTimestamp("opened_at")), instant(rs.getTimestamp("first_event")),
             instant(rs.getTimestamp("last_event")), instant(rs.getTimestamp("resolved_at")), rs.getInt("events"));
 
@@ -73,16 +73,17 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
     }
 
     /** What a detector reported, in the form incidents file it (engine detectors and the lineage sweep alike). */
-    public record Signal(String type, String severity, String worker, long requestId, String tenant, List<Integer> pages,
-                         Instant time, String details) {
-        static Signal of(SafetyEvent e) {
-            return new Signal(e.type().label(), e.severity().name(), e.worker(), e.requestId(), e.tenant(), e.pages(),
+    public record Signal(String type, String severity, String node, String worker, long requestId, String tenant,
+                         List<Integer> pages, Instant time, String details) {
+        /** {@code node}: the node whose engine detected it (this replica's). */
+        static Signal of(SafetyEvent e, String node) {
+            return new Signal(e.type().label(), e.severity().name(), node, e.worker(), e.requestId(), e.tenant(), e.pages(),
                     e.time(), e.details());
         }
     }
 
     long onEvent(SafetyEvent event) {
-        return file(Signal.of(event));
+        return file(Signal.of(event, platform.nodeId()));
     }
 
     /** Files one signal: attaches it to a matching open incident or opens a new one; returns the incident id. */
@@ -91,8 +92,8 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         return tx.execute(status -> {
             Optional<Long> open = jdbc.sql("""
                     SELECT id FROM incidents WHERE status <> 'RESOLVED' AND model_id IS NOT DISTINCT FROM :model
-                      AND worker = :worker AND last_event >= :since ORDER BY id DESC LIMIT 1 FOR UPDATE""")
-                    .param("model", model).param("worker", event.worker())
+                      AND node = :node AND worker = :worker AND last_event >= :since ORDER BY id DESC LIMIT 1 FOR UPDATE""")
+                    .param("model", model).param("node", event.node()).param("worker", event.worker())
                     .param("since", Timestamp.from(event.time().minus(properties.incidentAttach())))
                     .query(Long.class).optional();
             long id;
@@ -106,14 +107,14 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
                         .update();
             } else {
                 id = jdbc.sql("""
-                        INSERT INTO incidents (title, model_id, worker, status, severity, opened_at, first_event, last_event, events)
-                        VALUES (:title, :model, :worker, 'INVESTIGATING', :sev, :now, :t, :t, 1) RETURNING id""")
-                        .param("title", event.type() + " on " + event.worker()
+                        INSERT INTO incidents (title, model_id, node, worker, status, severity, opened_at, first_event, last_event, events)
+                        VALUES (:title, :model, :node, :worker, 'INVESTIGATING', :sev, :now, :t, :t, 1) RETURNING id""")
+                        .param("title", event.type() + " on " + event.node() + "/" + event.worker()
                                 + (model == null ? "" : " (" + model + ")"))
-                        .param("model", model).param("worker", event.worker()).param("sev", event.severity())
+                        .param("model", model).param("node", event.node()).param("worker", event.worker()).param("sev", event.severity())
                         .param("now", Timestamp.from(clock.instant())).param("t", Timestamp.from(event.time()))
                         .query(Long.class).single();
-                LOG.warn("incident {} opened by {} on {}", id, event.type(), event.worker());
+                LOG.warn("incident {} opened by {} on {}/{}", id, event.type(), event.node(), event.worker());
             }
             entry(id, event.time(), "DETECTOR", "detector:" + event.type(), describe(event));
             return id;
@@ -203,7 +204,7 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         return new Instant[]{from, to.isAfter(incident.lastEvent()) ? to : incident.lastEvent().plusSeconds(1)};
     }
 
-    /** Computed from PostgreSQL lineage for the window, for the incident's model, on every worker. */
+    /** Computed from PostgreSQL lineage for the window, for the incident's model, on every node and worker. */
     public BlastRadius blastRadius(Incident incident) {
         Instant[] w = window(incident);
         try {

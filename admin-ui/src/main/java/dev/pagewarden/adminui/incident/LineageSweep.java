@@ -73,10 +73,11 @@ public class LineageSweep implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException("exposure finder failed: " + e.getMessage(), e);
         }
-        Map<String, List<Exposure>> byWorker = new LinkedHashMap<>();
+        // one signal per pool: (node, worker), as pools of different nodes share worker names
+        Map<List<String>, List<Exposure>> byWorker = new LinkedHashMap<>();
         for (Exposure e : found) {
             if (!reported.contains(e.readerRequest())) {
-                byWorker.computeIfAbsent(e.worker(), w -> new ArrayList<>()).add(e);
+                byWorker.computeIfAbsent(List.of(e.node(), e.worker()), w -> new ArrayList<>()).add(e);
             }
         }
         List<Long> filed = new ArrayList<>();
@@ -86,7 +87,7 @@ public class LineageSweep implements AutoCloseable {
             Exposure first = es.stream().min((a, b) -> a.readAt().compareTo(b.readAt())).orElseThrow();
             String details = readers.size() + " request(s) read KV data written by another tenant: readers " + readers
                     + ", exposed tenants " + es.stream().map(Exposure::exposedTenant).distinct().sorted().toList();
-            filed.add(incidents.file(new IncidentService.Signal("lineage-exposure", "CRITICAL", entry.getKey(),
+            filed.add(incidents.file(new IncidentService.Signal("lineage-exposure", "CRITICAL", entry.getKey().get(0), entry.getKey().get(1),
                     first.readerRequest(), first.readerTenant(), es.stream().map(Exposure::page).distinct().toList(),
                     first.readAt(), details)));
             reported.addAll(readers);

@@ -57,6 +57,7 @@ class OverviewController {
             model.addAttribute("modelPrivate", platform.servedModel().map(platform::isModelPrivate).orElse(false));
             model.addAttribute("window", window);
             model.addAttribute("pools", rows);
+            model.addAttribute("node", platform.nodeId());
             model.addAttribute("counters", platform.counters());
             model.addAttribute("events", platform.recentSafetyEvents().stream().limit(15).toList());
             model.addAttribute("openIncidents", incidents.list().stream().filter(i -> i.open()).toList());

@@ -56,10 +56,10 @@ public final class LineageQueries {
                 ps.setLong(1, requestId);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        TransferHop h = new TransferHop(rs.getString(4), rs.getInt(5), rs.getLong(6), rs.getString(1),
+                        TransferHop h = new TransferHop(rs.getString(14), rs.getString(4), rs.getInt(5), rs.getLong(6), rs.getString(1),
                                 rs.getInt(2), rs.getLong(3), rs.getInt(7), rs.getInt(8), rs.getInt(9), rs.getInt(10),
                                 (Integer) rs.getObject(11), rs.getLong(13), rs.getTimestamp(12).toInstant());
-                        hops.computeIfAbsent(key(h.toWorker(), h.toPage(), h.toEpoch()), k -> new ArrayList<>()).add(h);
+                        hops.computeIfAbsent(key(h.node(), h.toWorker(), h.toPage(), h.toEpoch()), k -> new ArrayList<>()).add(h);
                     }
                 }
             }
@@ -74,7 +74,7 @@ public final class LineageQueries {
                             if (current != null) {
                                 reads.add(current.build(hops));
                             }
-                            current = new ReadBuilder(event, rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+                            current = new ReadBuilder(event, rs.getString(14), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
                                     rs.getInt(6), rs.getTimestamp(7).toInstant());
                         }
                         if (rs.getObject(8) == null) {
@@ -101,19 +101,26 @@ public final class LineageQueries {
         return exposures(from, to, null);
     }
 
-    /** As {@link #exposures(Instant, Instant)}, limited to reads on {@code worker} (null = all workers). */
+    /** As {@link #exposures(Instant, Instant)}, limited to reads on {@code worker} of any node (null = all workers). */
     public List<Exposure> exposures(Instant from, Instant to, String worker) throws SQLException {
+        return exposures(from, to, null, worker);
+    }
+
+    /** As {@link #exposures(Instant, Instant)}, limited to reads on {@code node} (null = all) and {@code worker} (null = all). */
+    public List<Exposure> exposures(Instant from, Instant to, String node, String worker) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LineageSql.EXPOSURES)) {
             for (int part = 0; part < 2; part++) {
-                ps.setTimestamp(4 * part + 1, Timestamp.from(from));
-                ps.setTimestamp(4 * part + 2, Timestamp.from(to));
-                ps.setString(4 * part + 3, worker);
-                ps.setString(4 * part + 4, worker);
+                ps.setTimestamp(6 * part + 1, Timestamp.from(from));
+                ps.setTimestamp(6 * part + 2, Timestamp.from(to));
+                ps.setString(6 * part + 3, node);
+                ps.setString(6 * part + 4, node);
+                ps.setString(6 * part + 5, worker);
+                ps.setString(6 * part + 6, worker);
             }
             List<Exposure> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new Exposure(rs.getString(3), rs.getLong(4), rs.getString(1), rs.getLong(2), rs.getString(5),
+                    out.add(new Exposure(rs.getString(3), rs.getLong(4), rs.getString(1), rs.getLong(2), rs.getString(13), rs.getString(5),
                             rs.getInt(6), rs.getLong(7), rs.getLong(8), rs.getInt(9), rs.getTimestamp(10).toInstant(),
                             rs.getTimestamp(11).toInstant()));
                 }
@@ -126,10 +133,15 @@ public final class LineageQueries {
      * Blast radius of an incident window: affected responses, how many were delivered, tenants on both sides.
      *
      * @param model  only readers of this model (needs their {@code requests} row); null = all
-     * @param worker only reads on this pool; null = all
+     * @param worker only reads on this pool, of any node; null = all
      */
     public BlastRadius blastRadius(Instant from, Instant to, String model, String worker) throws SQLException {
-        List<Exposure> exposures = exposures(from, to, worker);
+        return blastRadius(from, to, model, null, worker);
+    }
+
+    /** As {@link #blastRadius(Instant, Instant, String, String)}, only reads on {@code node}'s pools (null = every node). */
+    public BlastRadius blastRadius(Instant from, Instant to, String model, String node, String worker) throws SQLException {
+        List<Exposure> exposures = exposures(from, to, node, worker);
         Map<Long, String[]> statusModel = new HashMap<>();
         if (!exposures.isEmpty()) {
             try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LineageSql.REQUEST_STATUS)) {
@@ -162,7 +174,7 @@ public final class LineageQueries {
             for (Exposure e : es) {
                 tenants.add(e.exposedTenant());
                 writers.add(e.exposingRequest());
-                pages.add(key(e.worker(), e.page(), e.readEpoch()));
+                pages.add(key(e.node(), e.worker(), e.page(), e.readEpoch()));
                 slots += e.slots();
             }
             String[] sm = statusModel.get(entry.getKey());
@@ -176,21 +188,23 @@ public final class LineageQueries {
         return new BlastRadius(responses.size(), delivered, readers, exposed, responses);
     }
 
-    private static String key(String worker, int page, long epoch) {
-        return worker + '/' + page + '/' + epoch;
+    private static String key(String node, String worker, int page, long epoch) {
+        return node + '/' + worker + '/' + page + '/' + epoch;
     }
 
     /** Groups a read's per-slot writer rows into contiguous ranges with the same writer. */
     private static final class ReadBuilder {
         private final long event;
+        private final String node;
         private final String worker;
         private final int page, slotFrom, slotTo;
         private final long epoch;
         private final Instant readAt;
         private final List<SlotWriter> writers = new ArrayList<>();
 
-        ReadBuilder(long event, String worker, int page, long epoch, int slotFrom, int slotTo, Instant readAt) {
+        ReadBuilder(long event, String node, String worker, int page, long epoch, int slotFrom, int slotTo, Instant readAt) {
             this.event = event;
+            this.node = node;
             this.worker = worker;
             this.page = page;
             this.epoch = epoch;
@@ -212,8 +226,8 @@ public final class LineageQueries {
         }
 
         PageRead build(Map<String, List<TransferHop>> hops) {
-            return new PageRead(worker, page, epoch, slotFrom, slotTo, readAt, writers,
-                    hops.getOrDefault(key(worker, page, epoch), List.of()), event);
+            return new PageRead(node, worker, page, epoch, slotFrom, slotTo, readAt, writers,
+                    hops.getOrDefault(key(node, worker, page, epoch), List.of()), event);
         }
     }
 }

@@ -1,7 +1,9 @@
 package dev.pagewarden.db.audit;
 
 /**
- * All audit SQL in one place. The heart is {@link #lastWriter}: for one read slot, the last event before
+ * All audit SQL in one place. A physical page is (node, worker, page): pools and page numbers repeat on
+ * every node, so every join on a page names the node too, and a page ownership is (node, worker, page,
+ * epoch). The heart is {@link #lastWriter}: for one read slot, the last event before
  * the read that put bytes into that slot of that physical page, in any epoch. Pages are not zeroed
  * between owners, so a page's epoch says who may read it, not whose data is in it: in the 2026 bug the
  * reader owned the new epoch and never wrote it, and the data belonged to the previous epoch's writer.
@@ -20,7 +22,7 @@ final class LineageSql {
         return """
                 SELECT x.kind, x.request_id, x.tenant_id, x.epoch, x.event_time
                   FROM kv_lineage x
-                 WHERE x.worker = rd.worker AND x.page = rd.page
+                 WHERE x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page
                    AND x.kind IN (1, 3, 10)
                    AND x.event_time <= %1$s
                    AND (x.event_time, x.event_id) < (%1$s, %2$s)
@@ -38,12 +40,12 @@ final class LineageSql {
      * range from the reader's READ_FINAL of that page epoch (every slot read by the end of the request;
      * its writers as of then, which includes the reader's own decode writes), else - and where no
      * READ_FINAL exists (engines before receipts v2) - the first read's range as of the first read.
-     * Columns: event_id, event_time (first read), worker, page, epoch, request_id, tenant_id, slot_from,
+     * Columns: event_id, event_time (first read), node, worker, page, epoch, request_id, tenant_id, slot_from,
      * slot_to, seen_time, seen_id.
      */
     private static String readsWithRange(String finals, String where) {
         return """
-                SELECT b.event_id, b.event_time, b.worker, b.page, b.epoch, b.request_id, b.tenant_id, b.slot_from,
+                SELECT b.event_id, b.event_time, b.node, b.worker, b.page, b.epoch, b.request_id, b.tenant_id, b.slot_from,
                        coalesce(f.slot_to, b.slot_to) AS slot_to, coalesce(f.event_time, b.event_time) AS seen_time,
                        coalesce(f.event_id, b.event_id) AS seen_id
                   FROM kv_lineage b
@@ -54,8 +56,8 @@ final class LineageSql {
     /** The reader's READ_FINAL of the page epoch of BIND_READ row {@code b}; served by kv_lineage_read_finals. */
     private static final String READ_FINAL_OF_B = """
             SELECT f.slot_from, f.slot_to, f.event_time, f.event_id FROM kv_lineage f
-             WHERE f.kind = 11 AND f.request_id = b.request_id AND f.worker = b.worker AND f.page = b.page
-               AND f.epoch = b.epoch
+             WHERE f.kind = 11 AND f.request_id = b.request_id AND f.node = b.node AND f.worker = b.worker
+               AND f.page = b.page AND f.epoch = b.epoch
              ORDER BY f.event_time DESC, f.event_id DESC
              LIMIT 1""";
 
@@ -63,12 +65,12 @@ final class LineageSql {
      * One row per (page epoch read, slot) - and one row with slot NULL for a read of no slot - with who
      * last wrote that slot (see {@link #readsWithRange}), in read order. Columns: event_id, worker, page,
      * epoch, slot_from, slot_to, event_time, slot, then the writer's kind, request_id, tenant_id, epoch,
-     * event_time (all NULL: never written).
+     * event_time (all NULL: never written), then the read's node.
      */
     private static String slotWriters(String reads) {
         return """
                 SELECT rd.event_id, rd.worker, rd.page, rd.epoch, rd.slot_from, rd.slot_to, rd.event_time, s.slot,
-                       w.kind, w.request_id, w.tenant_id, w.epoch, w.event_time
+                       w.kind, w.request_id, w.tenant_id, w.epoch, w.event_time, rd.node
                   FROM (%s) rd
                   LEFT JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot) ON true
                   LEFT JOIN LATERAL (%s) w ON s.slot IS NOT NULL
@@ -84,12 +86,13 @@ final class LineageSql {
      */
     static final String REQUEST_TRANSFERS = """
             SELECT ti.worker, ti.page, ti.epoch, ti.peer_worker, ti.peer_page, ti.peer_epoch, ti.generation,
-                   ti.slot_from, ti.slot_to, ti.checksum, o.checksum, ti.event_time, ti.request_id
-              FROM (SELECT DISTINCT worker, page, epoch FROM kv_lineage WHERE request_id = ? AND kind = 5) r
-              JOIN kv_lineage ti ON ti.worker = r.worker AND ti.page = r.page AND ti.epoch = r.epoch AND ti.kind = 3
+                   ti.slot_from, ti.slot_to, ti.checksum, o.checksum, ti.event_time, ti.request_id, ti.node
+              FROM (SELECT DISTINCT node, worker, page, epoch FROM kv_lineage WHERE request_id = ? AND kind = 5) r
+              JOIN kv_lineage ti ON ti.node = r.node AND ti.worker = r.worker AND ti.page = r.page
+                                AND ti.epoch = r.epoch AND ti.kind = 3
               LEFT JOIN LATERAL (
                     SELECT o.checksum FROM kv_lineage o
-                     WHERE o.kind = 2 AND o.worker = ti.peer_worker AND o.page = ti.peer_page
+                     WHERE o.kind = 2 AND o.node = ti.node AND o.worker = ti.peer_worker AND o.page = ti.peer_page
                        AND o.epoch = ti.peer_epoch AND o.peer_worker = ti.worker AND o.peer_page = ti.page
                        AND o.generation = ti.generation
                      ORDER BY o.event_time DESC LIMIT 1) o ON true
@@ -103,37 +106,40 @@ final class LineageSql {
      * page epoch (a late transfer write landing in a reused page - only the owner ever writes its
      * page epoch, so any such write is foreign data under the reader; one that lands after the
      * reader has released the page lands in a free page the reader no longer reads).
-     * Params: from, to, worker, worker (NULL = all), twice.
+     * Params: from, to, node, node, worker, worker (NULL = all), twice.
      */
     static final String EXPOSURES = """
             SELECT * FROM (
             SELECT rd.tenant_id, rd.request_id, w.tenant_id AS writer_tenant, w.request_id AS writer_request, rd.worker,
                    rd.page, rd.epoch, w.epoch AS writer_epoch, count(*) AS slots, rd.event_time, max(w.event_time),
-                   rd.event_id
+                   rd.event_id, rd.node
               FROM kv_lineage rd
              CROSS JOIN LATERAL generate_series(rd.slot_from, rd.slot_to - 1) AS s(slot)
              CROSS JOIN LATERAL (%s) w
              WHERE rd.kind = 5 AND rd.event_time >= ? AND rd.event_time < ?
+               AND (CAST(? AS text) IS NULL OR rd.node = ?)
                AND (CAST(? AS text) IS NULL OR rd.worker = ?)
                AND w.tenant_id IS NOT NULL AND w.tenant_id IS DISTINCT FROM rd.tenant_id
              GROUP BY rd.event_id, rd.event_time, rd.tenant_id, rd.request_id, w.tenant_id, w.request_id,
-                      rd.worker, rd.page, rd.epoch, w.epoch
+                      rd.node, rd.worker, rd.page, rd.epoch, w.epoch
             UNION ALL
             SELECT rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.worker, rd.page, rd.epoch, x.epoch,
-                   sum(x.slot_to - x.slot_from), min(x.event_time), max(x.event_time), rd.event_id
+                   sum(x.slot_to - x.slot_from), min(x.event_time), max(x.event_time), rd.event_id, rd.node
               FROM kv_lineage rd
-              JOIN kv_lineage x ON x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
+              JOIN kv_lineage x ON x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
                                AND x.kind IN (1, 3) AND x.request_id <> rd.request_id
                                AND (x.event_time, x.event_id) > (rd.event_time, rd.event_id)
              WHERE rd.kind = 5 AND rd.event_time >= ? AND rd.event_time < ?
                AND NOT EXISTS (SELECT 1 FROM kv_lineage rel
-                                WHERE rel.worker = rd.worker AND rel.page = rd.page AND rel.epoch = rd.epoch
+                                WHERE rel.node = rd.node AND rel.worker = rd.worker AND rel.page = rd.page
+                                  AND rel.epoch = rd.epoch
                                   AND rel.kind IN (6, 8) AND rel.request_id = rd.request_id
                                   AND (rel.event_time, rel.event_id) < (x.event_time, x.event_id))
+               AND (CAST(? AS text) IS NULL OR rd.node = ?)
                AND (CAST(? AS text) IS NULL OR rd.worker = ?)
                AND x.tenant_id IS NOT NULL AND x.tenant_id IS DISTINCT FROM rd.tenant_id
-             GROUP BY rd.event_id, rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.worker, rd.page,
-                      rd.epoch, x.epoch
+             GROUP BY rd.event_id, rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.node, rd.worker,
+                      rd.page, rd.epoch, x.epoch
             ) e
              ORDER BY e.event_time, e.event_id, e.writer_request""".formatted(LAST_WRITER);
 
@@ -151,11 +157,11 @@ final class LineageSql {
      */
     static final String RECEIPT_BINDS = """
             SELECT b.event_id, b.kind, b.worker, b.page, b.epoch, b.request_id, b.tenant_id, b.slot_from,
-                   b.slot_to, rel.event_id, f.slot_from, f.slot_to
+                   b.slot_to, rel.event_id, f.slot_from, f.slot_to, b.node
               FROM kv_lineage b
               LEFT JOIN LATERAL (
                     SELECT r.event_id FROM kv_lineage r
-                     WHERE r.request_id = b.request_id AND r.kind = 6 AND r.worker = b.worker
+                     WHERE r.request_id = b.request_id AND r.kind = 6 AND r.node = b.node AND r.worker = b.worker
                        AND r.page = b.page AND r.epoch = b.epoch
                      LIMIT 1) rel ON true
               LEFT JOIN LATERAL (%s) f ON true
@@ -180,11 +186,11 @@ final class LineageSql {
      */
     static final String RECEIPT_LATE_WRITES = """
             SELECT rd.event_id, rd.worker, rd.page, rd.epoch, x.slot_from, x.slot_to, x.kind, x.request_id,
-                   x.tenant_id, x.epoch
+                   x.tenant_id, x.epoch, rd.node
               FROM kv_lineage rd
-              JOIN kv_lineage rel ON rel.request_id = rd.request_id AND rel.kind = 6 AND rel.worker = rd.worker
-                                 AND rel.page = rd.page AND rel.epoch = rd.epoch
-              JOIN kv_lineage x ON x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
+              JOIN kv_lineage rel ON rel.request_id = rd.request_id AND rel.kind = 6 AND rel.node = rd.node
+                                 AND rel.worker = rd.worker AND rel.page = rd.page AND rel.epoch = rd.epoch
+              JOIN kv_lineage x ON x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
                                AND x.kind IN (1, 3) AND x.request_id <> rd.request_id
                                AND (x.event_time, x.event_id) > (rd.event_time, rd.event_id)
                                AND (x.event_time, x.event_id) < (rel.event_time, rel.event_id)

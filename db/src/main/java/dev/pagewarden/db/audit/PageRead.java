@@ -6,6 +6,7 @@ import java.util.List;
 /**
  * One page epoch a request's decode read, who wrote each of its read slots, and how the bytes got there.
  *
+ * @param node        the node whose pool {@code worker} is
  * @param slotFrom    first slot read (0)
  * @param slotTo      one past the last slot read: the final range, every slot the request read in this
  *                    page epoch by its end (its READ_FINAL; the first read's range for engines before receipts v2)
@@ -13,7 +14,7 @@ import java.util.List;
  * @param writers     who last wrote slots [slotFrom, slotTo) before the request was done reading them
  * @param readEventId id of the BIND_READ event: the {@code lineage_event_id} the receipt names for this read
  */
-public record PageRead(String worker, int page, long epoch, int slotFrom, int slotTo, Instant readAt,
+public record PageRead(String node, String worker, int page, long epoch, int slotFrom, int slotTo, Instant readAt,
                        List<SlotWriter> writers, List<TransferHop> transfers, long readEventId) {
     public PageRead {
         writers = List.copyOf(writers);

@@ -3,6 +3,7 @@ package dev.pagewarden.db.audit;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.db.journal.EventCodec;
 import dev.pagewarden.db.journal.KindCodes;
 
 import javax.sql.DataSource;
@@ -33,8 +34,10 @@ import java.util.function.Supplier;
  * emitted) before the read of it. So once every named BIND_READ and the RELEASE of every read page epoch
  * are in the database, every event the verdict depends on is too. Until then: PENDING (never OK). A
  * receipt with no reads has nothing to wait for.</li>
- * <li>Match: each named event is a BIND_READ of this request and tenant on the receipt's (worker, page,
- * epoch), in the receipt's order; the read's slots are the final range of the request's READ_FINAL of
+ * <li>Match: each named event is a BIND_READ of this request and tenant on the receipt's (node, worker,
+ * page, epoch) - the node is the receipt's {@code node_id} (version 2; rows from before nodes were
+ * recorded, node {@code unknown}, and version 1 receipts, which name none, are matched without it) -
+ * in the receipt's order; the read's slots are the final range of the request's READ_FINAL of
  * that page epoch (version 2) or the BIND_READ's own range (version 1); and the database holds no other
  * BIND_READ of the request from the same engine start (event id prefix). Otherwise MISMATCH.</li>
  * <li>Isolation: every slot read was last written (WRITE / TRANSFER_IN, any epoch) by this request -
@@ -51,7 +54,7 @@ public final class ReceiptAudit {
      * TRANSFER_IN (writer request / tenant / epoch named), NONE (never written) or SCRUB (zeroed);
      * {@code afterRead}: written into the page epoch after the read, while the reader still held it.
      */
-    public record ForeignWrite(String worker, int page, long epoch, int slotFrom, int slotTo, String kind,
+    public record ForeignWrite(String node, String worker, int page, long epoch, int slotFrom, int slotTo, String kind,
                                long writerRequest, String writerTenant, long writerEpoch, boolean afterRead) {
     }
 
@@ -101,15 +104,15 @@ public final class ReceiptAudit {
         boolean finals = receipt.body().version() >= 2;
         try (Connection c = dataSource.getConnection()) {
             Array idArray = c.createArrayOf("bigint", ids);
-            record Bind(long kind, String worker, int page, long epoch, long request, String tenant, int from, int to,
-                        boolean released, Integer finalFrom, Integer finalTo) {
+            record Bind(long kind, String node, String worker, int page, long epoch, long request, String tenant, int from,
+                        int to, boolean released, Integer finalFrom, Integer finalTo) {
             }
             Map<Long, Bind> binds = new HashMap<>();
             try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_BINDS)) {
                 ps.setArray(1, idArray);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        binds.put(rs.getLong(1), new Bind(rs.getInt(2), rs.getString(3), rs.getInt(4), rs.getLong(5),
+                        binds.put(rs.getLong(1), new Bind(rs.getInt(2), rs.getString(13), rs.getString(3), rs.getInt(4), rs.getLong(5),
                                 rs.getLong(6), rs.getString(7), rs.getInt(8), rs.getInt(9), rs.getObject(10) != null,
                                 (Integer) rs.getObject(11), (Integer) rs.getObject(12)));
                     }
@@ -124,7 +127,8 @@ public final class ReceiptAudit {
                     continue;
                 }
                 if (b.kind() != KindCodes.BIND_READ || b.request() != request
-                        || !Objects.equals(b.tenant(), receipt.body().tenant()) || !b.worker().equals(r.worker())
+                        || !Objects.equals(b.tenant(), receipt.body().tenant()) || !nodeMatches(b.node(), receipt)
+                        || !b.worker().equals(r.worker())
                         || b.page() != r.page() || b.epoch() != r.epoch() || b.from() != 0) {
                     return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " does not match lineage event " + b);
                 }
@@ -187,14 +191,15 @@ public final class ReceiptAudit {
                         String tenant = rs.getString(11);
                         long writerEpoch = kindCode == null ? -1 : rs.getLong(12);
                         ForeignWrite last = foreign.isEmpty() ? null : foreign.getLast();
-                        if (last != null && !last.afterRead() && last.worker().equals(rs.getString(2))
+                        if (last != null && !last.afterRead() && last.node().equals(rs.getString(14))
+                                && last.worker().equals(rs.getString(2))
                                 && last.page() == rs.getInt(3) && last.epoch() == rs.getLong(4) && last.slotTo() == slot
                                 && last.kind().equals(kind) && last.writerRequest() == writer
                                 && last.writerEpoch() == writerEpoch) {
-                            foreign.set(foreign.size() - 1, new ForeignWrite(last.worker(), last.page(), last.epoch(),
+                            foreign.set(foreign.size() - 1, new ForeignWrite(last.node(), last.worker(), last.page(), last.epoch(),
                                     last.slotFrom(), slot + 1, kind, writer, tenant, writerEpoch, false));
                         } else {
-                            foreign.add(new ForeignWrite(rs.getString(2), rs.getInt(3), rs.getLong(4), slot, slot + 1,
+                            foreign.add(new ForeignWrite(rs.getString(14), rs.getString(2), rs.getInt(3), rs.getLong(4), slot, slot + 1,
                                     kind, writer, tenant, writerEpoch, false));
                         }
                     }
@@ -208,7 +213,7 @@ public final class ReceiptAudit {
                 ps.setArray(1, idArray);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        foreign.add(new ForeignWrite(rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+                        foreign.add(new ForeignWrite(rs.getString(11), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
                                 rs.getInt(6), KindCodes.kind(rs.getInt(7)).name(), rs.getLong(8), rs.getString(9),
                                 rs.getLong(10), true));
                     }
@@ -221,5 +226,11 @@ public final class ReceiptAudit {
             return Verdict.of(Status.OK, reads.size() + " page epochs read, " + slots
                     + " slots, every slot written by request " + request);
         }
+    }
+
+    /** Whether a lineage row's node is the node a receipt names (see the class comment for rows and receipts without one). */
+    private static boolean nodeMatches(String rowNode, Receipt receipt) {
+        String named = receipt.body().nodeId();
+        return named == null || rowNode.equals(named) || rowNode.equals(EventCodec.UNKNOWN_NODE);
     }
 }

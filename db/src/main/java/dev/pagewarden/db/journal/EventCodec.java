@@ -8,9 +8,9 @@ import java.nio.charset.StandardCharsets;
 /**
  * Compact binary form of a {@link LineageEvent} (the payload of one journal record). Fields that most
  * kinds leave at their "absent" value are behind flag bits, so a WRITE or BIND_READ costs ~45 bytes
- * plus its names. Format version 1:
+ * plus its names. Format version 2 (version 1, still read, has no node: its events get {@link #UNKNOWN_NODE}):
  * <pre>
- * u8 kind code | u8 flags | i64 id | i64 timeMicros | str worker | i32 page | i64 epoch | i64 requestId
+ * u8 kind code | u8 flags | i64 id | i64 timeMicros | str node | str worker | i32 page | i64 epoch | i64 requestId
  * [str tenant]                     if flags & TENANT
  * [i32 slotFrom | i32 slotTo]      if flags & SLOTS
  * [str peerWorker]                 if flags & PEER_WORKER
@@ -22,7 +22,14 @@ public final class EventCodec {
     private static final int TENANT = 1, SLOTS = 2, PEER_WORKER = 4, TRANSFER = 8, OK = 16;
     /** Upper bound of one encoded event: names are capped so a record can never be absurdly large. */
     public static final int MAX_NAME_BYTES = 1024;
-    public static final int MAX_ENCODED = 2 + 8 + 8 + 4 + 8 + 8 + 8 + 20 + 3 * (2 + MAX_NAME_BYTES);
+    public static final int MAX_ENCODED = 2 + 8 + 8 + 4 + 8 + 8 + 8 + 20 + 4 * (2 + MAX_NAME_BYTES);
+    /** The format {@link #encode} writes. */
+    public static final int VERSION = 2;
+    /**
+     * The node of events from before nodes were recorded (journal format 1, and kv_lineage rows from before
+     * migration V5): they came from pools that nobody named, so they are only ever compared among themselves.
+     */
+    public static final String UNKNOWN_NODE = "unknown";
 
     private EventCodec() {
     }
@@ -37,6 +44,7 @@ public final class EventCodec {
         out.put((byte) flags);
         out.putLong(e.id());
         out.putLong(e.timeMicros());
+        putString(out, e.node());
         putString(out, e.worker() == null ? "" : e.worker());
         out.putInt(e.page());
         out.putLong(e.epoch());
@@ -59,12 +67,21 @@ public final class EventCodec {
         }
     }
 
-    /** Decodes exactly one event from {@code in} (positioned at its first byte, limited to its end). */
+    /** Decodes exactly one event of the current format from {@code in} (positioned at its first byte, limited to its end). */
     public static LineageEvent decode(ByteBuffer in) {
+        return decode(in, VERSION);
+    }
+
+    /** Decodes exactly one event written in format {@code version} (1 or 2). */
+    public static LineageEvent decode(ByteBuffer in, int version) {
+        if (version != 1 && version != VERSION) {
+            throw new IllegalArgumentException("unknown lineage event format " + version);
+        }
         LineageEvent.Kind kind = KindCodes.kind(in.get() & 0xFF);
         int flags = in.get() & 0xFF;
         long id = in.getLong();
         long time = in.getLong();
+        String node = version == 1 ? UNKNOWN_NODE : getString(in);
         String worker = getString(in);
         int page = in.getInt();
         long epoch = in.getLong();
@@ -87,7 +104,7 @@ public final class EventCodec {
         if (in.hasRemaining()) {
             throw new IllegalArgumentException(in.remaining() + " trailing bytes after a lineage event");
         }
-        return new LineageEvent(id, kind, time, worker, page, epoch, request, tenant, slotFrom, slotTo, peerWorker,
+        return new LineageEvent(id, kind, time, node, worker, page, epoch, request, tenant, slotFrom, slotTo, peerWorker,
                 peerPage, peerEpoch, generation, checksum, (flags & OK) != 0);
     }
 

@@ -14,11 +14,15 @@ import java.util.zip.CRC32C;
 /**
  * On-disk layout of a journal segment: an 8-byte header (magic, version) then records of
  * {@code i32 payload length | i32 CRC32C(payload) | payload}, big-endian. The CRC covers the payload;
- * a damaged length shows up as an impossible length or as a CRC mismatch of what it frames.
+ * a damaged length shows up as an impossible length or as a CRC mismatch of what it frames. The header's
+ * version is the {@link EventCodec} format of every record in the segment: new segments are written in
+ * the current one, segments of an older version (left by the previous release) are still read.
  */
 public final class SegmentFormat {
     static final int MAGIC = 0x50574A4C; // "PWJL"
-    static final int VERSION = 1;
+    static final int VERSION = EventCodec.VERSION;
+    /** Oldest version still read. */
+    static final int OLDEST_VERSION = 1;
     public static final int HEADER_BYTES = 8;
     public static final int RECORD_OVERHEAD = 8;
 
@@ -43,10 +47,8 @@ public final class SegmentFormat {
      */
     public static long read(Path path, long from, long to, int maxEvents, List<LineageEvent> out) throws IOException {
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            if (from < HEADER_BYTES) {
-                checkHeader(ch, path);
-                from = HEADER_BYTES;
-            }
+            int version = checkHeader(ch, path);
+            from = Math.max(from, HEADER_BYTES);
             ByteBuffer head = ByteBuffer.allocate(RECORD_OVERHEAD);
             ByteBuffer payload = ByteBuffer.allocate(EventCodec.MAX_ENCODED);
             CRC32C crc = new CRC32C();
@@ -75,7 +77,7 @@ public final class SegmentFormat {
                             + ", computed " + Integer.toHexString((int) crc.getValue()) + ")");
                 }
                 try {
-                    out.add(EventCodec.decode(payload));
+                    out.add(EventCodec.decode(payload, version));
                 } catch (RuntimeException e) {
                     throw new JournalCorruptedException(path, pos, "checksum ok but undecodable: " + e.getMessage());
                 }
@@ -97,7 +99,7 @@ public final class SegmentFormat {
             if (size < HEADER_BYTES) {
                 return new Scan(0, 0, "segment header cut short (" + size + " bytes)", true);
             }
-            checkHeader(ch, path);
+            int version = checkHeader(ch, path);
             ByteBuffer head = ByteBuffer.allocate(RECORD_OVERHEAD);
             ByteBuffer payload = ByteBuffer.allocate(EventCodec.MAX_ENCODED);
             CRC32C crc = new CRC32C();
@@ -128,7 +130,7 @@ public final class SegmentFormat {
                     return new Scan(pos, records, "CRC32C mismatch", torn);
                 }
                 try {
-                    EventCodec.decode(payload);
+                    EventCodec.decode(payload, version);
                 } catch (RuntimeException e) {
                     return new Scan(pos, records, "checksum ok but undecodable: " + e.getMessage(), false);
                 }
@@ -139,12 +141,16 @@ public final class SegmentFormat {
         }
     }
 
-    private static void checkHeader(FileChannel ch, Path path) throws IOException {
+    /** Returns the segment's format version. */
+    private static int checkHeader(FileChannel ch, Path path) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES);
         readFully(ch, h, 0);
-        if (h.getInt(0) != MAGIC || h.getInt(4) != VERSION) {
-            throw new JournalCorruptedException(path, 0, "not a version " + VERSION + " lineage journal segment (bad header)");
+        int version = h.getInt(4);
+        if (h.getInt(0) != MAGIC || version < OLDEST_VERSION || version > VERSION) {
+            throw new JournalCorruptedException(path, 0, "not a version " + OLDEST_VERSION + " to " + VERSION
+                    + " lineage journal segment (bad header: version " + version + ")");
         }
+        return version;
     }
 
     private static boolean zerosFrom(FileChannel ch, long from, long size) throws IOException {

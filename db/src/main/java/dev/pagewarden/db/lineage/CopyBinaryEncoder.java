@@ -12,9 +12,9 @@ import java.util.List;
  * skips the server's text parsing and our escaping; timestamps go as microseconds since 2000-01-01.
  */
 final class CopyBinaryEncoder {
-    static final String COLUMNS = "event_id, event_time, kind, worker, page, epoch, request_id, tenant_id, slot_from, "
+    static final String COLUMNS = "event_id, event_time, kind, node, worker, page, epoch, request_id, tenant_id, slot_from, "
             + "slot_to, peer_worker, peer_page, peer_epoch, generation, checksum, ok";
-    private static final int FIELDS = 16;
+    private static final int FIELDS = 17;
     private static final long PG_EPOCH_MICROS = 946_684_800_000_000L; // 2000-01-01T00:00Z
     private static final byte[] SIGNATURE = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xFF, '\r', '\n', 0};
 
@@ -33,6 +33,7 @@ final class CopyBinaryEncoder {
             putInt(8).putLong(e.id());
             putInt(8).putLong(e.timeMicros() - PG_EPOCH_MICROS);
             putInt(2).putShort(KindCodes.code(e.kind()));
+            putText(e.node());
             putText(e.worker());
             putInt(4).putInt(e.page());
             putInt(8).putLong(e.epoch());

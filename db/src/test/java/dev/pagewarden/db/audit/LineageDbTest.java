@@ -71,7 +71,7 @@ class LineageDbTest {
         assertThat(queryLong("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN "
                 + "('tenants', 'requests', 'kv_lineage', 'safety_events')")).isEqualTo(4);
         assertThat(queryLong("SELECT count(*) FROM pg_description d JOIN pg_class c ON c.oid = d.objoid "
-                + "WHERE c.relname = 'kv_lineage' AND d.objsubid > 0")).isEqualTo(16); // every column commented
+                + "WHERE c.relname = 'kv_lineage' AND d.objsubid > 0")).isEqualTo(17); // every column commented
         for (LineageEvent.Kind kind : LineageEvent.Kind.values()) { // every kind named, with the journal's code
             assertThat(queryLong("SELECT count(*) FROM lineage_kinds WHERE code = " + KindCodes.code(kind)
                     + " AND name = '" + kind.name() + "'")).as("%s", kind).isEqualTo(1);
@@ -84,8 +84,8 @@ class LineageDbTest {
         PartitionManager pm = new PartitionManager(3, 7);
         try (Connection c = ds.getConnection()) {
             pm.ensure(c, today.minusDays(12), today.minusDays(6)); // history, e.g. shipped after an outage
-            exec("INSERT INTO kv_lineage VALUES (1, '2026-08-29 12:00+00', 1, 'decode-0', 0, 1, 1, 'a', 0, 1, NULL, -1, -1, 0, 0, true),"
-                    + " (2, '2026-09-04 12:00+00', 1, 'decode-0', 0, 1, 1, 'a', 0, 1, NULL, -1, -1, 0, 0, true)");
+            exec("INSERT INTO kv_lineage VALUES (1, '2026-08-29 12:00+00', 1, 'decode-0', 0, 1, 1, 'a', 0, 1, NULL, -1, -1, 0, 0, true, 'node-a'),"
+                    + " (2, '2026-09-04 12:00+00', 1, 'decode-0', 0, 1, 1, 'a', 0, 1, NULL, -1, -1, 0, 0, true, 'node-a')");
             List<LocalDate> dropped = pm.maintain(c, today);
             assertThat(dropped).containsExactly(LocalDate.of(2026, 8, 29), LocalDate.of(2026, 8, 30),
                     LocalDate.of(2026, 8, 31), LocalDate.of(2026, 9, 1), LocalDate.of(2026, 9, 2));
@@ -124,7 +124,7 @@ class LineageDbTest {
         LineageEvent ti = events.stream().filter(e -> e.kind() == LineageEvent.Kind.TRANSFER_IN).findFirst().orElseThrow();
         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "SELECT event_time, l.kind, k.name, worker, page, epoch, request_id, tenant_id, slot_from, slot_to, peer_worker, "
-                        + "peer_page, peer_epoch, generation, checksum, ok FROM kv_lineage l JOIN lineage_kinds k ON k.code = l.kind "
+                        + "peer_page, peer_epoch, generation, checksum, ok, node FROM kv_lineage l JOIN lineage_kinds k ON k.code = l.kind "
                         + "WHERE event_id = ?")) {
             ps.setLong(1, ti.id());
             try (ResultSet rs = ps.executeQuery()) {
@@ -137,6 +137,7 @@ class LineageDbTest {
                         rs.getInt(15), rs.getBoolean(16)}).containsExactly(ti.worker(), ti.page(), ti.epoch(), ti.requestId(),
                         ti.tenant(), ti.slotFrom(), ti.slotTo(), ti.peerWorker(), ti.peerPage(), ti.peerEpoch(),
                         ti.generation(), ti.checksum(), ti.ok());
+                assertThat(rs.getString(17)).isEqualTo(ti.node()).isEqualTo(Ev.NODE);
             }
         }
     }
@@ -389,7 +390,7 @@ class LineageDbTest {
         ship(bulk);
         exec("ANALYZE kv_lineage");
         String exposurePlan = explain(LineageSql.EXPOSURES, instant(start + 1_000), instant(start + 2_000), null, null,
-                instant(start + 1_000), instant(start + 2_000), null, null);
+                null, null, instant(start + 1_000), instant(start + 2_000), null, null, null, null);
         String lineagePlan = explain(LineageSql.REQUEST_READS, 1500L);
         System.out.println("EXPOSURES plan:\n" + exposurePlan + "\nREQUEST_READS plan:\n" + lineagePlan);
         // Only the partition holding the data counts: empty day partitions ahead (never analyzed) may show a
@@ -397,7 +398,7 @@ class LineageDbTest {
         String dataPartition = "kv_lineage_p" + PartitionManager.dayOf(start).toString().replace("-", "");
         for (String plan : List.of(exposurePlan, lineagePlan)) {
             assertThat(plan).doesNotContain("Seq Scan on " + dataPartition + " ");
-            assertThat(plan).contains("Index Only Scan Backward using " + dataPartition + "_worker_page_event_time_event_id"); // the last-writer walk
+            assertThat(plan).contains("Index Only Scan Backward using " + dataPartition + "_node_worker_page_event_time_event_id"); // the last-writer walk
         }
         assertThat(exposurePlan).contains("kv_lineage_p").contains("_event_time_idx");
         assertThat(lineagePlan).contains("request_id_event_time_idx");

@@ -164,6 +164,86 @@ class JournalTest {
         }
     }
 
+    @Test
+    void eventsNameTheirNodeAndASegmentOfTheFormatBeforeNodesIsStillRead() throws IOException {
+        // what the previous release left: segment 1 in format 1 (no node), hand-written to its documented layout
+        Ev old = new Ev(3, 1_790_000_000_000_000L);
+        List<LineageEvent> before = List.of(old.allocate("decode-0", 4, 1, 100, "tenant-a"),
+                old.write("decode-0", 4, 1, 100, "tenant-a", 0, 16),
+                old.transferIn("decode-0", 5, 1, 100, "tenant-a", 0, 16, "prefill-0", 2, 1, 1, 0xCAFEBABE),
+                old.verify("decode-0", 5, 1, 100, null, false));
+        ByteBuffer v1 = ByteBuffer.allocate(4096).putInt(0x50574A4C).putInt(1);
+        for (LineageEvent e : before) {
+            ByteBuffer rec = formatOne(e);
+            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            crc.update(rec.duplicate());
+            v1.putInt(rec.remaining()).putInt((int) crc.getValue()).put(rec);
+        }
+        Files.write(dir.resolve(String.format("%016d.seg", 1)), java.util.Arrays.copyOf(v1.array(), v1.position()));
+
+        Ev a = new Ev("replica-a", 4, 1_790_000_001_000_000L);
+        List<LineageEvent> after = List.of(a.allocate("decode-0", 4, 1L << 60, 200, "tenant-b"),
+                a.transferIn("decode-0", 4, 1L << 60, 200, "tenant-b", 0, 16, "prefill-0", 2, 7, 1, 5));
+        try (Journal j = open(1 << 20, 1 << 30)) {
+            assertThat(j.recovery().corruptionDetail()).isNull();
+            j.append(after);
+            List<LineageEvent> read = readAll(j);
+            assertThat(read).hasSize(before.size() + after.size());
+            for (int i = 0; i < before.size(); i++) {
+                LineageEvent e = before.get(i);
+                assertThat(read.get(i)).isEqualTo(new LineageEvent(e.id(), e.kind(), e.timeMicros(), "unknown", e.worker(),
+                        e.page(), e.epoch(), e.requestId(), e.tenant(), e.slotFrom(), e.slotTo(), e.peerWorker(),
+                        e.peerPage(), e.peerEpoch(), e.generation(), e.checksum(), e.ok()));
+            }
+            assertThat(read.subList(before.size(), read.size())).isEqualTo(after);
+            assertThat(read.getLast().node()).isEqualTo("replica-a");
+            // the new segment says format 2 in its header
+            ByteBuffer head = ByteBuffer.allocate(8);
+            try (FileChannel ch = FileChannel.open(j.segments().getLast().path(), StandardOpenOption.READ)) {
+                ch.read(head, 0);
+            }
+            assertThat(head.getInt(4)).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aSegmentOfAnUnknownFormatIsRefused() throws IOException {
+        Path p = dir.resolve(String.format("%016d.seg", 1));
+        Files.write(p, ByteBuffer.allocate(8).putInt(0x50574A4C).putInt(3).array());
+        assertThatThrownBy(() -> SegmentFormat.read(p, 0, 8, 10, new ArrayList<>()))
+                .isInstanceOf(JournalCorruptedException.class).hasMessageContaining("version 3");
+    }
+
+    /** Journal format 1 of an event, written from its layout (no node): kind | flags | id | time | worker | page | epoch | request | optional parts. */
+    private static ByteBuffer formatOne(LineageEvent e) {
+        ByteBuffer b = ByteBuffer.allocate(512);
+        boolean slots = e.slotFrom() != -1 || e.slotTo() != -1;
+        boolean transfer = e.peerPage() != -1 || e.peerEpoch() != -1 || e.generation() != 0 || e.checksum() != 0;
+        int flags = (e.tenant() != null ? 1 : 0) | (slots ? 2 : 0) | (e.peerWorker() != null ? 4 : 0)
+                | (transfer ? 8 : 0) | (e.ok() ? 16 : 0);
+        b.put((byte) KindCodes.code(e.kind())).put((byte) flags).putLong(e.id()).putLong(e.timeMicros());
+        str(b, e.worker());
+        b.putInt(e.page()).putLong(e.epoch()).putLong(e.requestId());
+        if (e.tenant() != null) {
+            str(b, e.tenant());
+        }
+        if (slots) {
+            b.putInt(e.slotFrom()).putInt(e.slotTo());
+        }
+        if (e.peerWorker() != null) {
+            str(b, e.peerWorker());
+        }
+        if (transfer) {
+            b.putInt(e.peerPage()).putLong(e.peerEpoch()).putInt(e.generation()).putInt(e.checksum());
+        }
+        return b.flip();
+    }
+
+    private static void str(ByteBuffer b, String s) {
+        byte[] bytes = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        b.putShort((short) bytes.length).put(bytes);
+    }
+
     private static void flipByte(Path p, long at) throws IOException {
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer b = ByteBuffer.allocate(1);

@@ -5,13 +5,21 @@ import dev.pagewarden.core.lineage.LineageEvent.Kind;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Builds synthetic lineage events for tests: one builder per engine start (id prefix), explicit clock. */
+/** Builds synthetic lineage events for tests: one builder per engine start (node, id prefix), explicit clock. */
 public final class Ev {
+    /** The node of a builder made without one. */
+    public static final String NODE = "node-a";
+    private final String node;
     private final long prefix;
     private final AtomicLong counter = new AtomicLong();
     private long timeMicros;
 
     public Ev(int prefix24, long startMicros) {
+        this(NODE, prefix24, startMicros);
+    }
+
+    public Ev(String node, int prefix24, long startMicros) {
+        this.node = node;
         this.prefix = ((long) prefix24) << 40;
         this.timeMicros = startMicros;
     }
@@ -30,42 +38,42 @@ public final class Ev {
     }
 
     public LineageEvent allocate(String worker, int page, long epoch, long request, String tenant) {
-        return new LineageEvent(id(), Kind.ALLOCATE, tick(1), worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
+        return new LineageEvent(id(), Kind.ALLOCATE, tick(1), node, worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent write(String worker, int page, long epoch, long request, String tenant, int from, int to) {
-        return new LineageEvent(id(), Kind.WRITE, tick(1), worker, page, epoch, request, tenant, from, to, null, -1, -1, 0, 0, true);
+        return new LineageEvent(id(), Kind.WRITE, tick(1), node, worker, page, epoch, request, tenant, from, to, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent transferOut(String worker, int page, long epoch, long request, String tenant, String toWorker,
                                     int toPage, long toEpoch, int generation, int crc) {
-        return new LineageEvent(id(), Kind.TRANSFER_OUT, tick(1), worker, page, epoch, request, tenant, -1, -1, toWorker,
+        return new LineageEvent(id(), Kind.TRANSFER_OUT, tick(1), node, worker, page, epoch, request, tenant, -1, -1, toWorker,
                 toPage, toEpoch, generation, crc, true);
     }
 
     public LineageEvent transferIn(String worker, int page, long epoch, long request, String tenant, int from, int to,
                                    String fromWorker, int fromPage, long fromEpoch, int generation, int crc) {
-        return new LineageEvent(id(), Kind.TRANSFER_IN, tick(1), worker, page, epoch, request, tenant, from, to, fromWorker,
+        return new LineageEvent(id(), Kind.TRANSFER_IN, tick(1), node, worker, page, epoch, request, tenant, from, to, fromWorker,
                 fromPage, fromEpoch, generation, crc, true);
     }
 
     public LineageEvent read(String worker, int page, long epoch, long request, String tenant, int from, int to) {
-        return new LineageEvent(id(), Kind.BIND_READ, tick(1), worker, page, epoch, request, tenant, from, to, null, -1, -1, 0, 0, true);
+        return new LineageEvent(id(), Kind.BIND_READ, tick(1), node, worker, page, epoch, request, tenant, from, to, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent readFinal(String worker, int page, long epoch, long request, String tenant, int to) {
-        return new LineageEvent(id(), Kind.READ_FINAL, tick(1), worker, page, epoch, request, tenant, 0, to, null, -1, -1, 0, 0, true);
+        return new LineageEvent(id(), Kind.READ_FINAL, tick(1), node, worker, page, epoch, request, tenant, 0, to, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent release(String worker, int page, long epoch, long request, String tenant) {
-        return new LineageEvent(id(), Kind.RELEASE, tick(1), worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
+        return new LineageEvent(id(), Kind.RELEASE, tick(1), node, worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent scrub(String worker, int page, long epoch) {
-        return new LineageEvent(id(), Kind.SCRUB, tick(1), worker, page, epoch, 0, null, -1, -1, null, -1, -1, 0, 0, true);
+        return new LineageEvent(id(), Kind.SCRUB, tick(1), node, worker, page, epoch, 0, null, -1, -1, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent verify(String worker, int page, long epoch, long request, String tenant, boolean ok) {
-        return new LineageEvent(id(), Kind.VERIFY, tick(1), worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, ok);
+        return new LineageEvent(id(), Kind.VERIFY, tick(1), node, worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, ok);
     }
 }

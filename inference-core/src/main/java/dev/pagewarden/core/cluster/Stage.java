@@ -34,8 +34,8 @@ record Stage(NodeRole role, String node, String modelId, String backendName, Bac
             KvLayout layout = KvLayout.of(loaded.config(), config.pageTokens());
             LineageIds ids = new LineageIds();
             KvPool pool = switch (role) {
-                case PREFILL -> EngineParts.prefillPool(node, backend, layout, config, loaded.config(), lineage, ids, clock, true, 1.0);
-                case DECODE -> EngineParts.decodePool(node, backend, layout, config, loaded.config(), lineage, ids, clock, true, 1.0);
+                case PREFILL -> EngineParts.prefillPool(node, node, backend, layout, config, loaded.config(), lineage, ids, clock, true, 1.0);
+                case DECODE -> EngineParts.decodePool(node, node, backend, layout, config, loaded.config(), lineage, ids, clock, true, 1.0);
             };
             int window = EngineParts.effectiveWindow(EngineParts.configuredWindow(config, loaded.config()), loaded.config(),
                     List.of(pool), config.capacityPolicy(), false, safety);

@@ -77,6 +77,7 @@ public final class Engine implements InferenceEngine {
     private final Clock clock;
     private final String modelId;
     private final ReceiptIssuer receipts;
+    private final String node;
 
     /** Builds the transport that carries pages from the prefill pool to the decode pool's {@code receiver}. */
     @FunctionalInterface
@@ -102,6 +103,7 @@ public final class Engine implements InferenceEngine {
         private FaultHooks hooks = FaultHooks.NONE;
         private boolean stepped;
         private TransportFactory transport;
+        private String node;
 
         private Builder(LoadedModel loaded, EngineConfig config) {
             this.loaded = loaded;
@@ -124,6 +126,19 @@ public final class Engine implements InferenceEngine {
          * config's node id and replica id (default: the host name, a random id per start).
          */
         public Builder receipts(ReceiptSigner v) { signer = v; return this; }
+
+        /**
+         * The node this engine's pools belong to, as its lineage events and receipts name it; overrides the
+         * config's node id. Default: the config's node id, else the host name. Nodes that write lineage to
+         * one database need distinct names.
+         */
+        public Builder node(String v) {
+            if (!ServingIdentity.isNodeName(v)) {
+                throw new IllegalArgumentException("node must be 1 to 63 letters, digits, '.', '_' or '-': '" + v + "'");
+            }
+            node = v;
+            return this;
+        }
 
         /** Fault injection (the replay lab only); {@link FaultHooks#NONE} by default. */
         public Builder faultHooks(FaultHooks v) { hooks = v; return this; }
@@ -151,8 +166,9 @@ public final class Engine implements InferenceEngine {
         this.stepped = b.stepped;
         this.model = loaded.config();
         this.modelId = EngineParts.modelId(loaded);
-        this.receipts = signer == null ? null
-                : new ReceiptIssuer(modelId, signer, ServingIdentity.of(config.nodeId(), config.replicaId()));
+        ServingIdentity served = ServingIdentity.of(b.node != null ? b.node : config.nodeId(), config.replicaId());
+        this.node = served.nodeId();
+        this.receipts = signer == null ? null : new ReceiptIssuer(modelId, signer, served);
         this.config = config;
         this.ids = new RequestIdSource(config.requestIdBase(), config.requestIdKey());
         this.clock = clock;
@@ -168,9 +184,9 @@ public final class Engine implements InferenceEngine {
         KvLayout layout = KvLayout.of(model, config.pageTokens());
         LineageIds ids = new LineageIds();
         boolean checks = hooks.checksOn();
-        this.prefillPool = EngineParts.prefillPool("prefill-0", prefillBackend, layout, config, model, lineage, ids, clock,
+        this.prefillPool = EngineParts.prefillPool(node, "prefill-0", prefillBackend, layout, config, model, lineage, ids, clock,
                 checks, EngineParts.PREFILL_MEMORY_SHARE);
-        this.decodePool = EngineParts.decodePool("decode-0", decodeBackend, layout, config, model, lineage, ids, clock,
+        this.decodePool = EngineParts.decodePool(node, "decode-0", decodeBackend, layout, config, model, lineage, ids, clock,
                 checks, 1.0);
         if (!prefillPool.layout().equals(decodePool.layout())) {
             // a page image means nothing to a pool that arranges pages differently
@@ -271,6 +287,11 @@ public final class Engine implements InferenceEngine {
 
     public EngineConfig config() {
         return config;
+    }
+
+    /** The node this engine's pools belong to: what its lineage events and receipts name. */
+    public String node() {
+        return node;
     }
 
     @Override

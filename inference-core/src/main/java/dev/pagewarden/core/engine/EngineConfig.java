@@ -29,7 +29,7 @@ import java.time.Duration;
  * @param requestIdKey           non-zero: the ids within the block are the request counter through a permutation
  *                               keyed by this (unique, but they do not show other tenants' request volume);
  *                               0: base+1, base+2, ... (reproducible, for the command line and the replay lab)
- * @param nodeId                 the node receipts name (null = the host name)
+ * @param nodeId                 the node lineage events and receipts name (null = the host name)
  * @param replicaId              the replica (engine start) receipts name (null = random per engine start)
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,

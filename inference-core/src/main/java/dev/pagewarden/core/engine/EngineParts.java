@@ -45,27 +45,27 @@ public final class EngineParts {
     public static final double PREFILL_MEMORY_SHARE = (double) PREFILL_WINDOWS / (PREFILL_WINDOWS + DECODE_WINDOWS);
 
     /**
-     * The prefill pool of a stage: sized from the config's prefill budget or token count, else from the
+     * The prefill pool {@code name} of node {@code node} (see {@link dev.pagewarden.core.lineage.LineageEvent#node}): sized from the config's prefill budget or token count, else from the
      * backend's memory figure ({@code memoryShare} of it), else {@link #PREFILL_WINDOWS} windows.
      */
-    public static KvPool prefillPool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
+    public static KvPool prefillPool(String node, String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
                                      LineageSink lineage, LineageIds ids, Clock clock, boolean checks, double memoryShare) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
         return new KvPool(name, backend.allocateKv(layout, pages(name, layout, backend, config.prefillKvBytes(),
                 config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow, config, memoryShare)),
-                new LineageRecorder(lineage, ids, clock, name), checks);
+                new LineageRecorder(lineage, ids, clock, node, name), checks);
     }
 
     /**
-     * The decode pool of a stage: sized from the config's decode budget or token count, else from the
+     * The decode pool {@code name} of node {@code node}: sized from the config's decode budget or token count, else from the
      * backend's memory figure ({@code memoryShare} of it), else {@link #DECODE_WINDOWS} windows.
      */
-    public static KvPool decodePool(String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
+    public static KvPool decodePool(String node, String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
                                     LineageSink lineage, LineageIds ids, Clock clock, boolean checks, double memoryShare) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
         return new KvPool(name, backend.allocateKv(layout, pages(name, layout, backend, config.decodeKvBytes(),
                 config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow, config, memoryShare)),
-                new LineageRecorder(lineage, ids, clock, name), checks);
+                new LineageRecorder(lineage, ids, clock, node, name), checks);
     }
 
     /** The most token rows one step runs: a prefill chunk or a full decode batch. */

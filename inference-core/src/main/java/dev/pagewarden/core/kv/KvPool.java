@@ -24,6 +24,13 @@ import java.util.Map;
  * OWNED -> QUARANTINED -> scrubbed -> FREE                  (failed handoff)
  * </pre>
  *
+ * <p>Epochs never repeat for a (node, pool, page), not even across restarts, without state kept on disk:
+ * every page starts at the pool's boot base, the wall clock at construction in microseconds since
+ * 1970 shifted left by {@link #EPOCH_BASE_SHIFT} bits, and its epoch only grows. A later start's base
+ * is above every epoch an earlier one reached as long as no page was allocated more than 2^10 = 1024
+ * times per microsecond the earlier start ran (one allocation takes far longer) and the clock did not
+ * step back between the two starts. The values fit a signed 64-bit number until the year 2255.
+ *
  * <p>The read checks are on unless the pool was built without them ({@link #KvPool(String, KvStorage,
  * LineageRecorder, boolean)}, the replay lab's "detectors off" twin, through the engine's fault hooks).
  */
@@ -45,6 +52,8 @@ public final class KvPool {
     private final ArrayDeque<Integer> free = new ArrayDeque<>();
     private int peakUsed;
     private final boolean checks;
+    /** Bits below the boot time in microseconds: room for 1024 allocations of a page per microsecond of uptime. */
+    public static final int EPOCH_BASE_SHIFT = 10;
 
     public KvPool(String name, KvStorage storage) {
         this(name, storage, LineageRecorder.none(name));
@@ -57,6 +66,14 @@ public final class KvPool {
 
     /** {@code checks=false}: {@link #checkRead} lets every read through (what the engine looks like without its detectors). */
     public KvPool(String name, KvStorage storage, LineageRecorder lineage, boolean checks) {
+        this(name, storage, lineage, checks, bootEpochBase(java.time.Instant.now()));
+    }
+
+    /** As above with an explicit epoch base: the first allocation of every page gets epoch {@code epochBase + 1}. */
+    public KvPool(String name, KvStorage storage, LineageRecorder lineage, boolean checks, long epochBase) {
+        if (epochBase < 0) {
+            throw new IllegalArgumentException("negative epoch base " + epochBase);
+        }
         this.name = name;
         this.checks = checks;
         this.lineage = lineage;
@@ -71,10 +88,20 @@ public final class KvPool {
         this.pendFrom = new int[n];
         this.pendTo = new int[n];
         this.deferredGeneration = new int[n];
+        java.util.Arrays.fill(epoch, epochBase);
         for (int p = n - 1; p >= 0; p--) {
             state[p] = PageState.FREE;
             free.push(p);
         }
+    }
+
+    /** The epoch base of a pool built at wall-clock time {@code now}: microseconds since 1970 << {@link #EPOCH_BASE_SHIFT}. */
+    public static long bootEpochBase(java.time.Instant now) {
+        long micros = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000L), now.getNano() / 1_000);
+        if (micros < 0 || micros > Long.MAX_VALUE >> (EPOCH_BASE_SHIFT + 1)) {
+            throw new IllegalArgumentException("wall clock " + now + " is outside the range page epochs are built from");
+        }
+        return micros << EPOCH_BASE_SHIFT;
     }
 
     public String name() {

@@ -8,23 +8,30 @@ package dev.pagewarden.core.lineage;
  * @param id          unique event id (see {@link LineageIds})
  * @param kind        what happened
  * @param timeMicros  wall-clock time, microseconds since the epoch
- * @param worker      the pool the page belongs to ("prefill-0", "decode-0")
+ * @param node        the node (platform replica or engine node) whose process owns the pool: pools, pages and
+ *                    epochs are only unique within one node, so (node, worker, page, epoch) names one ownership
+ * @param worker      the pool the page belongs to ("prefill-0", "decode-0"), within {@code node}
  * @param page        physical page number in that pool
  * @param epoch       the page's epoch (its allocation count) when this happened
  * @param requestId   the request concerned (the owner, the reader, or the writer); 0 if none
  * @param tenant      that request's tenant; null if none
  * @param slotFrom    first token slot concerned (WRITE, TRANSFER_IN, BIND_READ, READ_FINAL); -1 otherwise
  * @param slotTo      one past the last slot concerned; -1 otherwise
- * @param peerWorker  TRANSFER_OUT: destination pool; TRANSFER_IN: source pool; null otherwise
+ * @param peerWorker  TRANSFER_OUT: destination pool; TRANSFER_IN: source pool (on the same node); null otherwise
  * @param peerPage    the page at the other end of a transfer; -1 otherwise
  * @param peerEpoch   its epoch; -1 otherwise
  * @param generation  transfer generation (TRANSFER_*, DEFER, DRAIN); 0 otherwise
  * @param checksum    CRC32C of the page bytes (TRANSFER_*); 0 otherwise
  * @param ok          VERIFY: whether verification passed; true otherwise
  */
-public record LineageEvent(long id, Kind kind, long timeMicros, String worker, int page, long epoch, long requestId,
+public record LineageEvent(long id, Kind kind, long timeMicros, String node, String worker, int page, long epoch, long requestId,
                            String tenant, int slotFrom, int slotTo, String peerWorker, int peerPage, long peerEpoch,
                            int generation, int checksum, boolean ok) {
+    public LineageEvent {
+        if (node == null || node.isEmpty()) {
+            throw new IllegalArgumentException("lineage event " + id + " names no node");
+        }
+    }
 
     /** Page life steps. */
     public enum Kind {

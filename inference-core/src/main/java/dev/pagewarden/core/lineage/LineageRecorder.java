@@ -5,24 +5,31 @@ import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.lineage.LineageSink;
 
 /**
- * Builds lineage events for one pool and hands them to the sink. One per pool; shares the engine's
- * id source so ids stay unique across pools.
+ * Builds lineage events for one pool of one node and hands them to the sink. One per pool; shares the
+ * engine's id source so ids stay unique across pools.
  */
 public final class LineageRecorder {
     private final LineageSink sink;
     private final LineageIds ids;
     private final Clock clock;
+    private final String node;
     private final String worker;
 
-    public LineageRecorder(LineageSink sink, LineageIds ids, Clock clock, String worker) {
+    /** {@code node}: the node the pool belongs to (see {@link LineageEvent#node}); {@code worker}: the pool. */
+    public LineageRecorder(LineageSink sink, LineageIds ids, Clock clock, String node, String worker) {
         this.sink = sink;
         this.ids = ids;
         this.clock = clock;
+        this.node = node;
         this.worker = worker;
     }
 
     public static LineageRecorder none(String worker) {
-        return new LineageRecorder(LineageSink.NONE, new LineageIds(0), Clock.SYSTEM, worker);
+        return new LineageRecorder(LineageSink.NONE, new LineageIds(0), Clock.SYSTEM, "local", worker);
+    }
+
+    public String node() {
+        return node;
     }
 
     public String worker() {
@@ -41,7 +48,7 @@ public final class LineageRecorder {
     /** A page step that concerns one request and no slot range. */
     public void page(Kind kind, int page, long epoch, long requestId, String tenant) {
         if (enabled()) {
-            sink.emit(new LineageEvent(ids.next(), kind, micros(), worker, page, epoch, requestId, tenant, -1, -1, null,
+            sink.emit(new LineageEvent(ids.next(), kind, micros(), node, worker, page, epoch, requestId, tenant, -1, -1, null,
                     -1, -1, 0, 0, true));
         }
     }
@@ -50,7 +57,7 @@ public final class LineageRecorder {
     public long slots(Kind kind, int page, long epoch, long requestId, String tenant, int from, int to) {
         if (enabled()) {
             long id = ids.next();
-            sink.emit(new LineageEvent(id, kind, micros(), worker, page, epoch, requestId, tenant, from, to, null,
+            sink.emit(new LineageEvent(id, kind, micros(), node, worker, page, epoch, requestId, tenant, from, to, null,
                     -1, -1, 0, 0, true));
             return id;
         }
@@ -60,7 +67,7 @@ public final class LineageRecorder {
     /** DEFER and DRAIN: a page step tied to a transfer generation. */
     public void generation(Kind kind, int page, long epoch, long requestId, String tenant, int generation) {
         if (enabled()) {
-            sink.emit(new LineageEvent(ids.next(), kind, micros(), worker, page, epoch, requestId, tenant, -1, -1, null,
+            sink.emit(new LineageEvent(ids.next(), kind, micros(), node, worker, page, epoch, requestId, tenant, -1, -1, null,
                     -1, -1, generation, 0, true));
         }
     }
@@ -69,7 +76,7 @@ public final class LineageRecorder {
     public void transfer(Kind kind, int page, long epoch, long requestId, String tenant, int slots, String peerWorker,
                          int peerPage, long peerEpoch, int generation, int checksum) {
         if (enabled()) {
-            sink.emit(new LineageEvent(ids.next(), kind, micros(), worker, page, epoch, requestId, tenant, 0, slots,
+            sink.emit(new LineageEvent(ids.next(), kind, micros(), node, worker, page, epoch, requestId, tenant, 0, slots,
                     peerWorker, peerPage, peerEpoch, generation, checksum, true));
         }
     }
@@ -77,7 +84,7 @@ public final class LineageRecorder {
     /** VERIFY: the verdict of a handoff check on a page. */
     public void verify(int page, long epoch, long requestId, String tenant, int generation, boolean ok) {
         if (enabled()) {
-            sink.emit(new LineageEvent(ids.next(), Kind.VERIFY, micros(), worker, page, epoch, requestId, tenant, -1, -1,
+            sink.emit(new LineageEvent(ids.next(), Kind.VERIFY, micros(), node, worker, page, epoch, requestId, tenant, -1, -1,
                     null, -1, -1, generation, 0, ok));
         }
     }

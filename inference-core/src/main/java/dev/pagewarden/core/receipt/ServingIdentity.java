@@ -17,6 +17,15 @@ import java.util.HexFormat;
 public record ServingIdentity(String nodeId, String replicaId) {
     /** Longest id in UTF-8 bytes (they travel in every receipt header). */
     public static final int MAX_ID_BYTES = 128;
+    /** Characters of a node name that lineage rows carry (what host and pod names are made of). */
+    public static final String NODE_NAME_CHARS = "[A-Za-z0-9._-]";
+    /** Longest node name: a DNS label. */
+    public static final int NODE_NAME_MAX = 63;
+
+    /** Whether {@code s} is a node name: 1 to {@value #NODE_NAME_MAX} of {@value #NODE_NAME_CHARS}. */
+    public static boolean isNodeName(String s) {
+        return s != null && !s.isEmpty() && s.length() <= NODE_NAME_MAX && s.matches(NODE_NAME_CHARS + "+");
+    }
 
     public ServingIdentity {
         nodeId = check("node_id", nodeId);

@@ -57,6 +57,40 @@ class KvPoolTest {
     }
 
     @Test
+    void aRestartedPoolNeverRepeatsAnEpochOfTheStartBefore() {
+        // first start: 10 s of uptime in which page 0 is allocated ten million times (far more than an engine can)
+        java.time.Instant boot = java.time.Instant.parse("2026-12-01T10:00:00.000001Z");
+        KvPool before = new KvPool("decode-0", pool.storage(), LineageRecorder.none("decode-0"), true,
+                KvPool.bootEpochBase(boot));
+        long last = 0;
+        for (int i = 0; i < 10_000; i++) {
+            List<PageRef> p = before.allocate(1, "a", PAGES);
+            last = Math.max(last, p.stream().mapToLong(PageRef::epoch).max().orElseThrow());
+            before.release(1, p);
+        }
+        long reachedAfterTenMillionAllocations = last + 9_990_000;
+        // the crash and restart take one millisecond: the new base is 1000 microseconds later
+        KvPool after = new KvPool("decode-0", pool.storage(), LineageRecorder.none("decode-0"), true,
+                KvPool.bootEpochBase(boot.plusSeconds(10).plusMillis(1)));
+        List<PageRef> fresh = after.allocate(2, "b", PAGES);
+        assertThat(fresh).allSatisfy(r -> assertThat(r.epoch()).isGreaterThan(reachedAfterTenMillionAllocations));
+        // the base is the boot time in microseconds times 1024, so it is above the earlier start's base too
+        assertThat(KvPool.bootEpochBase(boot)).isEqualTo(1_796_119_200_000_001L * 1024);
+        assertThat(fresh.getFirst().epoch()).isEqualTo(KvPool.bootEpochBase(boot.plusSeconds(10).plusMillis(1)) + 1);
+    }
+
+    @Test
+    void aPoolBuiltNowStartsItsEpochsAtTheWallClockBase() {
+        long before = KvPool.bootEpochBase(java.time.Instant.now());
+        KvPool now = new KvPool("decode-0", pool.storage());
+        long after = KvPool.bootEpochBase(java.time.Instant.now());
+        long epoch = now.allocate(1, "a", 1).getFirst().epoch();
+        assertThat(epoch).isBetween(before + 1, after + 1);
+        assertThatThrownBy(() -> KvPool.bootEpochBase(java.time.Instant.parse("2300-01-01T00:00:00Z")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("outside the range");
+    }
+
+    @Test
     void epochBumpsOnEveryAllocationAndWrittenCountResets() {
         List<PageRef> first = allAs(1, "a");
         pool.markWrittenUpTo(1, first, PAGES * PAGE_TOKENS);

@@ -4,6 +4,7 @@ import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.lab.LabFaults;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
+import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestHandle;
@@ -156,6 +157,33 @@ class LineageEmissionTest extends RealModelTest {
                 .extracting(LineageEvent::slotTo).isEqualTo(finalSlots);
         assertThat(sink.of(id, "decode-0", Kind.RELEASE)).hasSize(decodePages);
         assertConsistentPageLives(sink.events);
+        // an engine without a configured node names the host, as its receipts do
+        assertThat(sink.events).extracting(LineageEvent::node).containsOnly(ServingIdentity.hostName());
+    }
+
+    /** The node of an engine: its builder's, else its config's; every event names it, and its epochs start at the boot base. */
+    @Test
+    void everyEventNamesTheEnginesNodeAndEpochsStartAtTheBootBase() throws Exception {
+        long bootBefore = dev.pagewarden.core.kv.KvPool.bootEpochBase(java.time.Instant.now());
+        for (String[] names : new String[][] {{null, "node-from-config"}, {"replica-7", "node-from-config"}}) {
+            Collecting sink = new Collecting();
+            EngineConfig cfg = EngineConfig.builder().backend("cpu").nodeId(names[1]).build();
+            Engine.Builder b = Engine.builder(model, cfg).lineage(sink);
+            if (names[0] != null) {
+                b.node(names[0]);
+            }
+            String expected = names[0] != null ? names[0] : names[1];
+            try (Engine e = b.build()) {
+                assertThat(e.node()).isEqualTo(expected);
+                e.submit(new GenerationRequest("acme", IsolationFixtures.prompt(20, 1), 4, SamplingParams.greedy()),
+                        TokenListener.NONE).result().get(60, TimeUnit.SECONDS);
+            }
+            assertThat(sink.events).isNotEmpty().extracting(LineageEvent::node).containsOnly(expected);
+            assertThat(sink.events).filteredOn(ev -> ev.kind() == Kind.ALLOCATE)
+                    .allSatisfy(ev -> assertThat(ev.epoch()).isGreaterThan(bootBefore));
+        }
+        assertThatThrownBy(() -> Engine.builder(model, EngineConfig.builder().build()).node("two words"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'two words'");
     }
 
     @Test

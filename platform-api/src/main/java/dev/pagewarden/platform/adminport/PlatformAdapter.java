@@ -45,6 +45,11 @@ class PlatformAdapter implements PlatformPort {
     }
 
     @Override
+    public String nodeId() {
+        return safety.node();
+    }
+
+    @Override
     public Optional<String> servedModel() {
         return host.served().map(ServedModel::id);
     }

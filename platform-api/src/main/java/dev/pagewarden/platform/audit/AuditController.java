@@ -95,6 +95,7 @@ class AuditController {
 
     private static Map<String, Object> readView(PageRead read) {
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("node", read.node());
         m.put("worker", read.worker());
         m.put("page", read.page());
         m.put("epoch", read.epoch());

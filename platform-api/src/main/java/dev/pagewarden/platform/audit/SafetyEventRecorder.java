@@ -2,6 +2,7 @@ package dev.pagewarden.platform.audit;
 
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyListener;
+import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -30,14 +31,17 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
     private static final int RECENT = 200;
 
     private final JdbcClient jdbc;
+    private final String node;
     private final BlockingQueue<SafetyEvent> pending = new LinkedBlockingQueue<>();
     private final Deque<SafetyEvent> recent = new ArrayDeque<>();
     private final List<Consumer<SafetyEvent>> subscribers = new CopyOnWriteArrayList<>();
     private final Thread writer;
     private volatile boolean closed;
 
-    public SafetyEventRecorder(JdbcClient jdbc) {
+    /** {@code properties}: the node id ({@code pagewarden.engine.node-id}) each row names beside the worker. */
+    public SafetyEventRecorder(JdbcClient jdbc, PagewardenProperties properties) {
         this.jdbc = jdbc;
+        this.node = properties.engine().node();
         this.writer = Thread.ofPlatform().name("pagewarden-safety-writer").daemon().start(this::writeLoop);
     }
 
@@ -59,6 +63,11 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
                 LOG.error("safety event subscriber failed", e);
             }
         }
+    }
+
+    /** The node this platform's engine runs on: what {@code safety_events.node} says for its events. */
+    public String node() {
+        return node;
     }
 
     public void subscribe(Consumer<SafetyEvent> subscriber) {
@@ -104,11 +113,12 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
 
     private void insert(SafetyEvent e) {
         jdbc.sql("""
-                INSERT INTO safety_events (event_time, type, severity, worker, request_id, tenant_id, pages, epochs, details)
-                VALUES (:time, :type, :severity, :worker, :request, :tenant, :pages, :epochs, :details)""")
+                INSERT INTO safety_events (event_time, type, severity, node, worker, request_id, tenant_id, pages, epochs, details)
+                VALUES (:time, :type, :severity, :node, :worker, :request, :tenant, :pages, :epochs, :details)""")
                 .param("time", Timestamp.from(e.time()))
                 .param("type", e.type().name())
                 .param("severity", e.severity().name())
+                .param("node", node)
                 .param("worker", e.worker())
                 .param("request", e.requestId())
                 .param("tenant", e.tenant())

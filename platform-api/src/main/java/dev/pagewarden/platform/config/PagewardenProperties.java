@@ -1,5 +1,7 @@
 package dev.pagewarden.platform.config;
 
+import dev.pagewarden.core.receipt.ServingIdentity;
+
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
@@ -56,7 +58,8 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
 
     /**
      * Engine sizing; 0 means "derive" (threads from cores, window from the model, pools from the window).
-     * {@code nodeId}: the node receipts name (unset: the host name). {@code nodes}: engine nodes to serve from
+     * {@code nodeId}: this platform replica's node id, which its lineage rows, safety events, incidents and
+     * receipts name (unset: the host name, a pod's name in Kubernetes; see {@link #node()}). {@code nodes}: engine nodes to serve from
      * ({@code prefill@host:port,decode@host:port}; empty: the engine runs in this process), reached with the
      * certificate {@code tlsName} from the {@code pki} folder {@code tlsDir}.
      */
@@ -71,8 +74,8 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
                          @NotBlank @DefaultValue("strict") String capacityPolicy,
                          @NotNull @DefaultValue("5s") Duration deferredReleaseTimeout,
                          @NotNull @DefaultValue("60s") Duration canaryInterval,
-                         @Size(max = 128) @Pattern(regexp = "[^\\s\\p{Cntrl}]*",
-                                 message = "must not contain whitespace or control characters") String nodeId,
+                         @Size(max = ServingIdentity.NODE_NAME_MAX) @Pattern(regexp = ServingIdentity.NODE_NAME_CHARS + "*",
+                                 message = "may only contain letters, digits, '.', '_' and '-'") String nodeId,
                          @DefaultValue("") String nodes,
                          Path tlsDir,
                          @NotBlank @DefaultValue("platform") String tlsName) {
@@ -85,6 +88,28 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
         /** Whether requests are served from engine nodes rather than an engine in this process. */
         public boolean hasNodes() {
             return nodes != null && !nodes.isBlank();
+        }
+
+        /**
+         * The node id in use: {@code nodeId}, or the host name when it is unset. Throws naming the setting when the
+         * host name is no valid node id (an empty one, more than 63 characters, others than
+         * letters, digits, '.', '_' and '-').
+         */
+        public String node() {
+            return nodeOr(nodeId, ServingIdentity.hostName());
+        }
+
+        /** {@code nodeId} when set, else {@code host} if it is a valid node id; see {@link #node()}. */
+        public static String nodeOr(String nodeId, String host) {
+            if (nodeId != null && !nodeId.isEmpty()) {
+                return nodeId;
+            }
+            if (!ServingIdentity.isNodeName(host)) {
+                throw new IllegalStateException("pagewarden.engine.node-id (PAGEWARDEN_NODE_ID) is unset and the host name '"
+                        + host + "' is no valid node id (1 to " + ServingIdentity.NODE_NAME_MAX + " letters, digits, '.', '_' or '-'): "
+                        + "set PAGEWARDEN_NODE_ID to a name unique among the replicas that share the database");
+            }
+            return host;
         }
 
         @AssertTrue(message = "pagewarden.engine.capacity-policy must be strict or clamp")

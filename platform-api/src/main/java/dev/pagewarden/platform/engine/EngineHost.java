@@ -99,7 +99,7 @@ public class EngineHost implements AutoCloseable {
                 // receipts carry the engine's id: permuted so that it shows no tenant how busy the others are;
                 // a lab engine keeps them sequential, so its replays stay reproducible
                 .requestIdKey(properties.lab().enabled() ? 0 : ID_KEYS.nextLong() | 1)
-                .nodeId(e.nodeId())
+                .nodeId(e.node())
                 .build();
         // a lab engine gets its fault switches and an isolation oracle, so a replay can report its ground truth
         LabHooks hooks = properties.lab().enabled() ? labFaults(properties.lab()).hooks(new IsolationOracle()) : null;

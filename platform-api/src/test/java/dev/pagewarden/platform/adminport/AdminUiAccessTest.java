@@ -1,5 +1,7 @@
 package dev.pagewarden.platform.adminport;
 
+import dev.pagewarden.adminui.incident.IncidentService;
+
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.core.safety.SafetyEvent;
 import org.junit.jupiter.api.Test;
@@ -152,13 +154,22 @@ class AdminUiAccessTest extends AdminUiTest {
         until(() -> incidents.list().stream().anyMatch(x -> x.worker().equals(worker) && x.events() == 2),
                 "both events in one incident");
         assertThat(incidents.list().stream().filter(x -> x.worker().equals(worker)).count()).isEqualTo(1);
-        long id = incidents.list().stream().filter(x -> x.worker().equals(worker)).findFirst().orElseThrow().id();
+        dev.pagewarden.adminui.incident.Incident opened = incidents.list().stream().filter(x -> x.worker().equals(worker))
+                .findFirst().orElseThrow();
+        long id = opened.id();
+        assertThat(opened.node()).as("this replica's node").isEqualTo(safety.node());
         assertThat(incidents.timeline(id)).filteredOn(e -> e.kind().equals("DETECTOR")).hasSize(2);
+        // the pool of the same name on another replica is another pool: its signal opens an incident of its own
+        long other = incidents.file(new IncidentService.Signal("lineage-exposure", "CRITICAL", "other-replica", worker,
+                13, "t_x", List.of(1), Instant.now(), "exposure"));
+        assertThat(other).isNotEqualTo(id);
+        assertThat(incidents.list()).filteredOn(x -> x.id() == other).singleElement()
+                .satisfies(x -> assertThat(List.of(x.node(), x.worker(), x.events())).isEqualTo(List.of("other-replica", worker, 1)));
         // a resolved incident takes no more events: the next one opens a new incident
         incidents.setStatus(id, dev.pagewarden.adminui.incident.Incident.Status.RESOLVED, "test");
         safety.onEvent(new SafetyEvent(SafetyEvent.Type.CHECKSUM_MISMATCH, SafetyEvent.Severity.CRITICAL, worker, 12,
                 "t_x", List.of(1), List.of(1L), Instant.now(), "crc"));
-        until(() -> incidents.list().stream().filter(x -> x.worker().equals(worker)).count() == 2, "a new incident");
+        until(() -> incidents.list().stream().filter(x -> x.worker().equals(worker)).count() == 3, "a new incident");
     }
 
     @Test
@@ -201,15 +212,18 @@ class AdminUiAccessTest extends AdminUiTest {
             String page = viewer.get("/admin/audit/requests/" + id).getResponseBody();
             return page != null && page.contains("id=\"verdict\"") && page.contains(">OK<");
         }, "the request's lineage shipped and its receipt verified");
-        assertThat(viewer.get("/admin/audit/requests/" + id).getResponseBody()).contains("isolated: every slot read was its own");
+        assertThat(viewer.get("/admin/audit/requests/" + id).getResponseBody()).contains("isolated: every slot read was its own")
+                .contains(">" + safety.node() + "/decode-0<"); // each page read names this replica's node and its pool
         var bad = viewer.get("/admin/audit/requests/not-a-number");
         assertThat(bad.getStatus().value()).isEqualTo(400);
         assertThat(bad.getResponseBody()).contains("is not a request id");
         String from = Instant.now().minusSeconds(3600).toString(), to = Instant.now().plusSeconds(60).toString();
         assertThat(viewer.get("/admin/audit?from=" + from + "&to=" + to).getResponseBody()).contains("id=\"exposure-count\">0<");
+        assertThat(viewer.get("/admin/audit?from=" + from + "&to=" + to + "&node=" + safety.node() + "&worker=decode-0")
+                .getResponseBody()).contains("id=\"exposure-count\">0<");
         var csv = viewer.get("/admin/audit/exposures.csv?from=" + from + "&to=" + to);
         assertThat(csv.getResponseHeaders().getContentType().toString()).startsWith("text/csv");
-        assertThat(csv.getResponseBody()).startsWith("read_at,worker,page,read_epoch,reader_request,reader_tenant,");
+        assertThat(csv.getResponseBody()).startsWith("read_at,node,worker,page,read_epoch,reader_request,reader_tenant,");
         var badTime = viewer.get("/admin/audit/exposures.csv?from=yesterday&to=" + to);
         assertThat(badTime.getStatus().value()).isEqualTo(400);
         assertThat(badTime.getResponseBody()).contains("is not a time");
