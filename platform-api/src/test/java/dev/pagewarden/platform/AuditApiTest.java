@@ -2,11 +2,27 @@ package dev.pagewarden.platform;
 
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.core.receipt.ServingIdentity;
+import dev.pagewarden.db.audit.ReceiptAudit;
+import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.platform.config.PagewardenProperties;
 import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.CacheControl;
 import org.springframework.http.MediaType;
+
+import javax.sql.DataSource;
+import java.nio.file.Path;
+import java.security.interfaces.EdECPublicKey;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -43,12 +59,72 @@ class AuditApiTest extends PlatformTest {
         client().get().uri("/v1/audit/requests/" + id).exchange().expectStatus().isUnauthorized();
 
         // offline: the tenant checks the signature with the published public keys alone
-        Map<?, ?> published = client().get().uri("/.well-known/pagewarden-receipt-keys").exchange()
-                .expectStatus().isOk().expectBody(Map.class).returnResult().getResponseBody();
-        @SuppressWarnings("unchecked")
-        Map<String, String> keys = (Map<String, String>) published.get("keys");
         Receipt receipt = Receipt.fromCompact((String) completion.get("pagewarden_receipt"));
-        assertThat(ReceiptVerifier.verifySignature(receipt, ReceiptKeys.parsePublished(keys))).isTrue();
+        assertThat(ReceiptVerifier.verifySignature(receipt, ReceiptKeys.parsePublished(publishedKeys()))).isTrue();
+    }
+
+    /** The served key set as kid -> spki (what a tenant's verifier reads), after checking each JWK's {@code x}. */
+    private Map<String, String> publishedKeys() throws Exception {
+        Map<?, ?> published = client().get().uri("/.well-known/pagewarden-receipt-keys").exchange()
+                .expectStatus().isOk()
+                .expectHeader().cacheControl(CacheControl.maxAge(Duration.ofMinutes(1)).cachePublic())
+                .expectBody(Map.class).returnResult().getResponseBody();
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Object o : (List<?>) published.get("keys")) {
+            Map<?, ?> jwk = (Map<?, ?>) o;
+            assertThat(List.of(jwk.get("kty"), jwk.get("crv"), jwk.get("alg"))).containsExactly("OKP", "Ed25519", "EdDSA");
+            String kid = (String) jwk.get("kid");
+            out.put(kid, (String) jwk.get("spki"));
+            // RFC 8037: x is the key's encoding - y little-endian, the top bit x's parity - here from the JDK's point
+            EdECPublicKey key = (EdECPublicKey) ReceiptKeys.parsePublished(Map.of(kid, (String) jwk.get("spki"))).get(kid);
+            byte[] x = new byte[32];
+            byte[] y = key.getPoint().getY().toByteArray();
+            for (int i = 0; i < Math.min(32, y.length); i++) {
+                x[i] = y[y.length - 1 - i];
+            }
+            if (key.getPoint().isXOdd()) {
+                x[31] |= (byte) 0x80;
+            }
+            assertThat(Base64.getUrlDecoder().decode((String) jwk.get("x"))).as("x of %s", kid).isEqualTo(x);
+            nodes.put(kid, (String) jwk.get("node"));
+        }
+        assertThat(published.get("current")).isEqualTo(ownKeys.currentKeyId());
+        return out;
+    }
+
+    private final Map<String, String> nodes = new LinkedHashMap<>();
+    @Autowired
+    DataSource dataSource;
+    @Autowired
+    ReceiptAudit receiptAudit;
+    @Autowired
+    ReceiptKeys ownKeys;
+    @Autowired
+    PagewardenProperties properties;
+
+    /**
+     * Another replica on the same database: its key, registered there, is served here and its receipts verify
+     * here; a key nobody registered is named as unknown.
+     */
+    @Test
+    void anotherReplicasKeyIsServedAndItsReceiptsVerifyHere(@TempDir Path otherHome) throws Exception {
+        ReceiptKeyStore other = ReceiptKeyStore.open(otherHome.resolve("keys"), "pw");
+        new ReceiptKeyRegistry(dataSource, Duration.ofSeconds(5), Duration.ZERO).registerAll(other.keys(), "replica-b");
+        Map<String, String> served = publishedKeys();
+        assertThat(served).containsKeys(ownKeys.currentKeyId(), other.keys().currentKeyId());
+        assertThat(nodes).containsEntry(other.keys().currentKeyId(), "replica-b")
+                .containsEntry(ownKeys.currentKeyId(), properties.engine().node());
+
+        Receipt fromB = new ReceiptIssuer(MODEL, other.keys(), new ServingIdentity("replica-b", "r-0123456789abcdef"))
+                .issue(77, "acme", List.of(), new int[] {1, 2, 3});
+        assertThat(ReceiptVerifier.verifySignature(fromB, ownKeys.publicKeys())).as("not one of this replica's keys").isFalse();
+        assertThat(receiptAudit.verify(fromB).status()).isEqualTo(ReceiptAudit.Status.OK);
+
+        Receipt unknown = new ReceiptIssuer(MODEL, ReceiptKeys.generate("pw"), new ServingIdentity("replica-c", "r-0123456789abcdef"))
+                .issue(78, "acme", List.of(), new int[] {1});
+        ReceiptAudit.Verdict v = receiptAudit.verify(unknown);
+        assertThat(v.status()).isEqualTo(ReceiptAudit.Status.MISMATCH);
+        assertThat(v.detail()).startsWith("unknown receipt key id '" + unknown.keyId() + "'");
     }
 
     /**

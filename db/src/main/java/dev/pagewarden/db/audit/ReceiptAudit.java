@@ -75,17 +75,33 @@ public final class ReceiptAudit {
         }
     }
 
+    /** Finds the public key a receipt names by its key id (e.g. {@link ReceiptKeyRegistry#find}); null when none has it. */
+    @FunctionalInterface
+    public interface KeyLookup {
+        PublicKey find(String keyId) throws SQLException;
+    }
+
     private final DataSource dataSource;
-    private final Supplier<Map<String, PublicKey>> publicKeys;
+    private final KeyLookup keys;
 
     /** {@code publicKeys}: the platform's retained public keys by key id (asked on every verification, so rotation shows). */
     public ReceiptAudit(DataSource dataSource, Supplier<Map<String, PublicKey>> publicKeys) {
+        this(dataSource, id -> publicKeys.get().get(id));
+    }
+
+    /** {@code keys}: where a receipt's key is looked up (every replica's keys: {@link ReceiptKeyRegistry}). */
+    public ReceiptAudit(DataSource dataSource, KeyLookup keys) {
         this.dataSource = dataSource;
-        this.publicKeys = publicKeys;
+        this.keys = keys;
     }
 
     public Verdict verify(Receipt receipt) throws SQLException {
-        if (!ReceiptVerifier.verifySignature(receipt, publicKeys.get())) {
+        PublicKey key = keys.find(receipt.keyId());
+        if (key == null) {
+            return Verdict.of(Status.MISMATCH, "unknown receipt key id '" + receipt.keyId()
+                    + "': no replica registered it (receipt_keys), or it was retired");
+        }
+        if (!ReceiptVerifier.verifySignature(receipt, Map.of(receipt.keyId(), key))) {
             return Verdict.of(Status.MISMATCH, "signature or digest invalid for key " + receipt.keyId());
         }
         long request = receipt.body().requestId();

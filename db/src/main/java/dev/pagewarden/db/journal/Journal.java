@@ -7,9 +7,13 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -28,6 +32,11 @@ import java.util.zip.CRC32C;
  *
  * <p>The disk cap is a fail-closed threshold: past it {@link #accepting()} is false so admission pauses,
  * but appends still succeed, because events of requests already running must not be lost.
+ *
+ * <p>A journal owns its folder: opening takes an exclusive lock on {@code journal.lock} there (and writes who
+ * holds it into that file), so a second journal on the same folder - another process, or another journal in
+ * this JVM - fails at open with {@link JournalLockedException}. {@link #close()} releases it; so does the
+ * holder's death.
  */
 public final class Journal implements Closeable {
 
@@ -54,6 +63,7 @@ public final class Journal implements Closeable {
     }
 
     private static final String SUFFIX = ".seg";
+    static final String LOCK_FILE = "journal.lock";
 
     private final Config config;
     private final Recovery recovery;
@@ -61,14 +71,17 @@ public final class Journal implements Closeable {
     private final AtomicLong bytesOnDisk = new AtomicLong();
     private final AtomicLong appendedEvents = new AtomicLong();
     private final AtomicLong appendedBytes = new AtomicLong();
+    private final FileChannel lockChannel;
+    private final FileLock folderLock;
     private FileChannel active; // writer only
     private long activeSize;
     private ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.BIG_ENDIAN);
     private final CRC32C crc = new CRC32C();
 
-    private Journal(Config config) throws IOException {
+    private Journal(Config config, FileChannel lockChannel, FileLock folderLock) throws IOException {
         this.config = config;
-        Files.createDirectories(config.dir());
+        this.lockChannel = lockChannel;
+        this.folderLock = folderLock;
         List<Path> files;
         try (Stream<Path> s = Files.list(config.dir())) {
             files = s.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
@@ -102,8 +115,58 @@ public final class Journal implements Closeable {
         this.recovery = new Recovery(files.size(), torn, tornDetail, corruption);
     }
 
+    /**
+     * Opens (creating the folder if missing) and recovers the journal in {@code config.dir()}.
+     *
+     * @throws JournalLockedException another journal, in this process or another, has the folder open
+     */
     public static Journal open(Config config) throws IOException {
-        return new Journal(config);
+        Files.createDirectories(config.dir());
+        Path lockPath = config.dir().resolve(LOCK_FILE);
+        FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try {
+            FileLock lock;
+            try {
+                lock = ch.tryLock();
+            } catch (OverlappingFileLockException inThisJvm) {
+                lock = null; // a file lock belongs to the whole JVM: another Journal here holds it
+            }
+            if (lock == null) {
+                throw new JournalLockedException(config.dir(), holderOf(ch));
+            }
+            try {
+                ch.truncate(0);
+                ch.write(StandardCharsets.UTF_8.encode("pid " + ProcessHandle.current().pid() + " on host "
+                        + hostName() + " since " + Instant.now() + "\n"), 0);
+                ch.force(false);
+                return new Journal(config, ch, lock);
+            } catch (IOException | RuntimeException e) {
+                lock.release();
+                throw e;
+            }
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    private static String holderOf(FileChannel ch) {
+        try {
+            ByteBuffer b = ByteBuffer.allocate(512);
+            ch.read(b, 0);
+            String s = new String(b.array(), 0, b.position(), StandardCharsets.UTF_8).strip();
+            return s.isEmpty() ? "a process that has not written its id yet" : s;
+        } catch (IOException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown";
+        }
     }
 
     public Recovery recovery() {
@@ -188,10 +251,17 @@ public final class Journal implements Closeable {
 
     @Override
     public void close() throws IOException {
-        if (active != null) {
-            active.force(true);
-            active.close();
-            active = null;
+        try {
+            if (active != null) {
+                active.force(true);
+                active.close();
+                active = null;
+            }
+        } finally {
+            if (lockChannel.isOpen()) {
+                folderLock.release();
+                lockChannel.close();
+            }
         }
     }
 

@@ -76,8 +76,9 @@ public final class ReceiptKeyStore {
     }
 
     /**
-     * Loads the key set from {@code dir}, or creates the directory and a first key {@code prefix-1} when it
-     * holds no key. New keys are named {@code prefix-N}.
+     * Loads the key set from {@code dir}, or creates the directory and a first key {@code prefix-1-F} when it
+     * holds no key. New keys are named {@code prefix-N-F} ({@link ReceiptKeys#fingerprint}); a current key of
+     * the older form {@code prefix-N} is rotated to one at open (its public key stays).
      *
      * @throws IOException              the directory cannot be read or written
      * @throws IllegalStateException    the directory is unsafe (a private key readable by others) or its
@@ -129,7 +130,13 @@ public final class ReceiptKeyStore {
                 Files.deleteIfExists(d.resolve(old + KEY));
             }
             LOG.info(() -> "receipt keys: loaded " + publics.size() + " public key(s) from " + d + ", signing with " + currentId);
-            return new ReceiptKeyStore(d, keys, false);
+            ReceiptKeyStore store = new ReceiptKeyStore(d, keys, false);
+            if (!ReceiptKeys.namesKey(currentId, publics.get(currentId))) {
+                // an id of the older form (prefix-N) is the same in every replica's key set: sign on with a
+                // key whose id names it; the old public key stays for the receipts it signed
+                store.rotateUnderLock();
+            }
+            return store;
         }
     }
 
@@ -156,13 +163,17 @@ public final class ReceiptKeyStore {
 
     private String rotateLocked() throws IOException {
         try (FileChannel lockFile = lockFile(dir); FileLock ignored = lockFile.lock()) {
-            String previous = keys.currentKeyId();
-            String id = keys.rotate((keyId, pair) -> writePair(dir, keyId, pair));
-            Files.deleteIfExists(dir.resolve(previous + KEY));
-            syncDirectory(dir);
-            LOG.info(() -> "receipt keys: rotated " + previous + " -> " + id + "; " + previous + " kept for verification");
-            return id;
+            return rotateUnderLock();
         }
+    }
+
+    private String rotateUnderLock() throws IOException {
+        String previous = keys.currentKeyId();
+        String id = keys.rotate((keyId, pair) -> writePair(dir, keyId, pair));
+        Files.deleteIfExists(dir.resolve(previous + KEY));
+        syncDirectory(dir);
+        LOG.info(() -> "receipt keys: rotated " + previous + " -> " + id + "; " + previous + " kept for verification");
+        return id;
     }
 
     /** Drops an old public key for good: receipts signed with it no longer verify. The current key cannot be retired. */
@@ -226,9 +237,12 @@ public final class ReceiptKeyStore {
         return ids;
     }
 
+    // N of any "...-N" or "...-N-F" id: creation order among the files, whatever their prefix
+    private static final Pattern SERIAL = Pattern.compile(".*?-(\\d{1,9})(?:-[0-9a-f]{16})?");
+
     private static int trailingNumber(String id) {
-        int dash = id.lastIndexOf('-');
-        return dash < 0 ? 0 : ReceiptKeys.serialOf(id.substring(0, dash), id);
+        var m = SERIAL.matcher(id);
+        return m.matches() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     private static String pem(String type, byte[] der) {

@@ -18,8 +18,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An Ed25519 key set: signs with the current key, keeps the public key of every earlier one so that
- * old receipts still verify after {@link #rotate}. Key ids are {@code prefix-N}. Public keys are
- * published as base64 X.509 SubjectPublicKeyInfo ({@link #publishedKeys}).
+ * old receipts still verify after {@link #rotate}. Key ids are {@code prefix-N-F}: {@code N} counts the
+ * keys of this set, {@code F} is the key's {@link #fingerprint}, so key sets made independently (one per
+ * platform replica) never share an id. Ids of the older form {@code prefix-N} are still read and verified.
+ * Public keys are published as base64 X.509 SubjectPublicKeyInfo ({@link #publishedKeys}).
  */
 public final class ReceiptKeys implements ReceiptSigner {
     private final String prefix;
@@ -96,7 +98,7 @@ public final class ReceiptKeys implements ReceiptSigner {
      */
     public synchronized String rotate(Persister persister) throws IOException {
         KeyPair pair = newPair();
-        String id = prefix + "-" + (serial.get() + 1);
+        String id = prefix + "-" + (serial.get() + 1) + "-" + fingerprint(pair.getPublic());
         persister.persist(id, pair);
         serial.incrementAndGet();
         retained.put(id, pair.getPublic());
@@ -104,21 +106,52 @@ public final class ReceiptKeys implements ReceiptSigner {
         return id;
     }
 
-    /** The prefix new key ids get ({@code prefix-N}). */
+    /** The prefix new key ids get ({@code prefix-N-F}). */
     public String prefix() {
         return prefix;
     }
 
-    /** N of {@code prefix-N}, or 0 for an id of another shape (kept for verification, never counted on). */
+    /**
+     * N of {@code prefix-N-F} (or of the older {@code prefix-N}), or 0 for an id of another shape (kept for
+     * verification, never counted on).
+     */
     static int serialOf(String prefix, String keyId) {
         if (!keyId.startsWith(prefix + "-")) {
             return 0;
         }
+        String rest = keyId.substring(prefix.length() + 1);
+        int dash = rest.indexOf('-');
+        if (dash >= 0) {
+            if (!FINGERPRINT.matcher(rest.substring(dash + 1)).matches()) {
+                return 0;
+            }
+            rest = rest.substring(0, dash);
+        }
         try {
-            return Math.max(0, Integer.parseInt(keyId.substring(prefix.length() + 1)));
+            return Math.max(0, Integer.parseInt(rest));
         } catch (NumberFormatException e) {
             return 0;
         }
+    }
+
+    private static final java.util.regex.Pattern FINGERPRINT = java.util.regex.Pattern.compile("[0-9a-f]{16}");
+
+    /**
+     * The first 8 bytes of SHA-256 over the key's X.509 encoding, in hex (16 digits): the last part of every
+     * key id this class makes, so an id names one key wherever the key set was made.
+     */
+    public static String fingerprint(PublicKey key) {
+        try {
+            byte[] h = java.security.MessageDigest.getInstance("SHA-256").digest(key.getEncoded());
+            return java.util.HexFormat.of().formatHex(h, 0, 8);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("SHA-256 not available", e);
+        }
+    }
+
+    /** True when {@code keyId} ends in the fingerprint of {@code key} ({@code ...-F}); false for older ids. */
+    public static boolean namesKey(String keyId, PublicKey key) {
+        return keyId.endsWith("-" + fingerprint(key));
     }
 
     private static boolean matches(PrivateKey privateKey, PublicKey publicKey) {

@@ -4,6 +4,7 @@ import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
+import dev.pagewarden.db.audit.ReceiptKeyRegistry;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
@@ -11,12 +12,17 @@ import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.flyway.autoconfigure.FlywayMigrationInitializer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import javax.sql.DataSource;
 import java.io.IOException;
+import java.security.PublicKey;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * The audit path: engine lineage events go to a local fsynced journal and from there, by the
@@ -54,12 +60,37 @@ class AuditConfiguration {
         return shipper;
     }
 
-    /** Ed25519 keys kept under {@code <home>/keys} (owner-only files); created on first start, rotatable. */
     @Bean
-    ReceiptKeyStore receiptKeyStore(PagewardenProperties properties) throws IOException {
+    ReceiptKeyRegistry receiptKeyRegistry(DataSource dataSource, PagewardenProperties properties) {
+        return new ReceiptKeyRegistry(dataSource, properties.audit().receiptKeyTimeout(), properties.audit().receiptKeyCache());
+    }
+
+    /**
+     * Ed25519 keys kept under {@code <home>/keys} (owner-only files); created on first start, rotatable. Every
+     * public key is registered in PostgreSQL before the replica signs anything. Fail closed: when the signing
+     * key cannot be registered (database unreachable within the timeout, or its id held by another key) the
+     * replica does not start, since its receipts could not be verified by the other replicas.
+     */
+    @Bean
+    ReceiptKeyStore receiptKeyStore(PagewardenProperties properties, ReceiptKeyRegistry registry,
+                                    Optional<FlywayMigrationInitializer> migrated) throws IOException {
         ReceiptKeyStore store = ReceiptKeyStore.open(properties.keysDir(), "pw");
-        LOG.info("receipt signing key {} (public keys: {}) from {}", store.keys().currentKeyId(),
-                store.keys().publishedKeys().keySet(), properties.keysDir());
+        String node = properties.engine().node();
+        String current = store.keys().currentKeyId();
+        try {
+            List<String> clashes = registry.registerAll(store.keys(), node);
+            if (!clashes.isEmpty()) {
+                LOG.warn("receipt keys {} of {} are registered in PostgreSQL by another replica with other public keys "
+                        + "(ids from before fingerprinted key ids); receipts this replica signed with them verify only here",
+                        clashes, properties.keysDir());
+            }
+        } catch (SQLException | RuntimeException e) {
+            throw new IllegalStateException("receipt signing key " + current + " (" + properties.keysDir()
+                    + ") could not be registered in PostgreSQL (receipt_keys): " + e.getMessage()
+                    + "; not starting, since receipts signed with it could not be verified by other replicas", e);
+        }
+        LOG.info("receipt signing key {} (public keys: {}) from {}, registered for node {}", current,
+                store.keys().publishedKeys().keySet(), properties.keysDir(), node);
         return store;
     }
 
@@ -73,8 +104,16 @@ class AuditConfiguration {
         return new LineageQueries(dataSource);
     }
 
+    /**
+     * Verifies receipts of every replica: a key id is looked up among this replica's own keys first (the same
+     * keys as in PostgreSQL, and an old {@code pw-N} key another replica holds a different key under), then
+     * in {@code receipt_keys}.
+     */
     @Bean
-    ReceiptAudit receiptAudit(DataSource dataSource, ReceiptKeys keys) {
-        return new ReceiptAudit(dataSource, keys::publicKeys);
+    ReceiptAudit receiptAudit(DataSource dataSource, ReceiptKeys keys, ReceiptKeyRegistry registry) {
+        return new ReceiptAudit(dataSource, id -> {
+            PublicKey own = keys.publicKeys().get(id);
+            return own != null ? own : registry.find(id).orElse(null);
+        });
     }
 }

@@ -5,10 +5,13 @@ import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.PageRead;
 import dev.pagewarden.db.audit.ReceiptAudit;
+import dev.pagewarden.db.audit.ReceiptKeyRegistry;
 import dev.pagewarden.db.audit.RequestLineage;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.http.PublicRequestIds;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
+import org.springframework.http.CacheControl;
+import org.springframework.http.ResponseEntity;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -16,7 +19,12 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,12 +39,15 @@ class AuditController {
     private final LineageQueries lineage;
     private final ReceiptAudit receipts;
     private final ReceiptKeys keys;
+    private final ReceiptKeyRegistry registry;
 
-    AuditController(RequestRecordRepository requests, LineageQueries lineage, ReceiptAudit receipts, ReceiptKeys keys) {
+    AuditController(RequestRecordRepository requests, LineageQueries lineage, ReceiptAudit receipts, ReceiptKeys keys,
+                    ReceiptKeyRegistry registry) {
         this.requests = requests;
         this.lineage = lineage;
         this.receipts = receipts;
         this.keys = keys;
+        this.registry = registry;
     }
 
     @GetMapping("/v1/audit/requests/{id}")
@@ -132,10 +143,37 @@ class AuditController {
         return m;
     }
 
+    /**
+     * Every replica's receipt keys that still verify, from PostgreSQL, as a JWK set (RFC 8037 {@code OKP}
+     * keys) with {@code spki} (base64 X.509, what {@link ReceiptKeys#parsePublished} reads), {@code node} and
+     * {@code created_at} beside each; {@code current} is the key this replica signs with. No login; cacheable
+     * for a minute (a new replica's key is registered before it signs, so a cached list lacks at most keys of
+     * receipts younger than the list).
+     */
     @GetMapping("/.well-known/pagewarden-receipt-keys")
-    Map<String, Object> publicKeys() {
-        return Map.of("algorithm", "Ed25519", "encoding", "base64 X.509 SubjectPublicKeyInfo",
-                "current", keys.currentKeyId(), "keys", keys.publishedKeys());
+    Mono<ResponseEntity<Map<String, Object>>> publicKeys() {
+        return Mono.fromCallable(() -> {
+            List<Map<String, Object>> jwks = new ArrayList<>();
+            for (ReceiptKeyRegistry.RegisteredKey k : registry.active()) {
+                byte[] spki = k.publicKey().getEncoded();
+                Map<String, Object> jwk = new LinkedHashMap<>();
+                jwk.put("kty", "OKP");
+                jwk.put("crv", "Ed25519");
+                jwk.put("alg", "EdDSA");
+                jwk.put("use", "sig");
+                jwk.put("kid", k.keyId());
+                // an Ed25519 SubjectPublicKeyInfo ends in the 32-byte raw public key
+                jwk.put("x", Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOfRange(spki, spki.length - 32, spki.length)));
+                jwk.put("spki", Base64.getEncoder().encodeToString(spki));
+                jwk.put("node", k.node());
+                jwk.put("created_at", k.createdAt());
+                jwks.add(jwk);
+            }
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("current", keys.currentKeyId());
+            body.put("keys", jwks);
+            return ResponseEntity.ok().cacheControl(CacheControl.maxAge(Duration.ofMinutes(1)).cachePublic()).body(body);
+        }).subscribeOn(Schedulers.boundedElastic());
     }
 
     /**

@@ -118,10 +118,21 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
         }
     }
 
-    /** The lineage journal (local, fsynced) in front of PostgreSQL, and how long lineage is kept. */
+    /**
+     * The lineage journal (local, fsynced) in front of PostgreSQL, and how long lineage is kept. Receipt keys:
+     * {@code receiptKeyTimeout} bounds each statement on {@code receipt_keys} (registration at start, lookups),
+     * {@code receiptKeyCache} how long a looked-up key is reused (a retirement shows on other replicas after it).
+     */
     public record Audit(Path journalDir, @NotNull @DefaultValue("2GB") DataSize journalCap,
                         @Min(1) @DefaultValue("30") int retentionDays,
-                        Path keysDir) {
+                        Path keysDir,
+                        @NotNull @DefaultValue("5s") Duration receiptKeyTimeout,
+                        @NotNull @DefaultValue("60s") Duration receiptKeyCache) {
+        @AssertTrue(message = "pagewarden.audit.receipt-key-timeout must be at least 1s and receipt-key-cache not negative")
+        public boolean isReceiptKeyTimingValid() {
+            return receiptKeyTimeout == null || receiptKeyCache == null
+                    || (receiptKeyTimeout.compareTo(Duration.ofSeconds(1)) >= 0 && !receiptKeyCache.isNegative());
+        }
     }
 
     /** The embedded PostgreSQL used when no {@code spring.datasource.url} is set. */

@@ -1,0 +1,190 @@
+package dev.pagewarden.db.audit;
+
+import dev.pagewarden.core.receipt.ReceiptKeys;
+
+import javax.sql.DataSource;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.PublicKey;
+import java.security.spec.X509EncodedKeySpec;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The receipt public keys of every replica, in PostgreSQL ({@code receipt_keys}): each replica registers its
+ * keys at start, and any replica verifies any receipt by looking its key id up here. Every call runs with a
+ * statement timeout; lookups of registered keys are cached for a short time (a retirement shows once it expires).
+ */
+public final class ReceiptKeyRegistry {
+    /** The only algorithm receipts are signed with. */
+    public static final String ED25519 = "Ed25519";
+    private static final int CACHE_LIMIT = 1024;
+
+    /** One registered key; {@code retiredAt} null while it verifies. */
+    public record RegisteredKey(String keyId, String algorithm, PublicKey publicKey, String node, Instant createdAt,
+                                Instant retiredAt) {
+    }
+
+    private record Cached(PublicKey key, long expiresAtNanos) {
+    }
+
+    private final DataSource dataSource;
+    private final int timeoutSeconds;
+    private final long cacheNanos;
+    private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+
+    /**
+     * @param timeout  the longest a statement may run (rounded up to whole seconds); the pool's own connection
+     *                 timeout bounds the wait for a connection
+     * @param cacheTtl how long a found key is used without asking PostgreSQL again
+     */
+    public ReceiptKeyRegistry(DataSource dataSource, Duration timeout, Duration cacheTtl) {
+        this.dataSource = Objects.requireNonNull(dataSource);
+        if (timeout.isNegative() || timeout.isZero() || cacheTtl.isNegative()) {
+            throw new IllegalArgumentException("need a positive timeout and a cache time >= 0");
+        }
+        this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+        this.cacheNanos = cacheTtl.toNanos();
+    }
+
+    /**
+     * Registers {@code key} under {@code keyId} unless that id is registered already. Throws when the id is
+     * registered with another key: receipts signed with this key would then never verify elsewhere.
+     *
+     * @return true when this call added the row
+     * @throws IllegalStateException the id names another key in PostgreSQL
+     * @throws SQLException          PostgreSQL unreachable or too slow (timeout)
+     */
+    public boolean register(String keyId, PublicKey key, String node) throws SQLException {
+        byte[] spki = key.getEncoded();
+        try (Connection c = dataSource.getConnection()) {
+            int added;
+            try (PreparedStatement st = c.prepareStatement("INSERT INTO receipt_keys (key_id, algorithm, public_key, node) "
+                    + "VALUES (?, ?, ?, ?) ON CONFLICT (key_id) DO NOTHING")) {
+                st.setQueryTimeout(timeoutSeconds);
+                st.setString(1, keyId);
+                st.setString(2, ED25519);
+                st.setBytes(3, spki);
+                st.setString(4, node);
+                added = st.executeUpdate();
+            }
+            if (added == 0) {
+                try (PreparedStatement st = c.prepareStatement("SELECT public_key, node FROM receipt_keys WHERE key_id = ?")) {
+                    st.setQueryTimeout(timeoutSeconds);
+                    st.setString(1, keyId);
+                    try (ResultSet rs = st.executeQuery()) {
+                        if (rs.next() && !Arrays.equals(rs.getBytes(1), spki)) {
+                            throw new IllegalStateException("receipt key id " + keyId + " is registered in PostgreSQL "
+                                    + "(receipt_keys) with another public key, by node " + rs.getString(2));
+                        }
+                    }
+                }
+            }
+            return added == 1;
+        }
+    }
+
+    /**
+     * Registers every public key of {@code keys} for {@code node}. The current (signing) key must register:
+     * otherwise this throws, and a caller must not sign with it (fail closed). An older key whose id another
+     * replica registered with another key - possible only for ids of the older form {@code prefix-N} - is
+     * left out and returned, so the caller can say so.
+     */
+    public List<String> registerAll(ReceiptKeys keys, String node) throws SQLException {
+        String current = keys.currentKeyId();
+        List<String> clashes = new ArrayList<>();
+        for (var e : keys.publicKeys().entrySet()) {
+            try {
+                register(e.getKey(), e.getValue(), node);
+            } catch (IllegalStateException clash) {
+                if (e.getKey().equals(current)) {
+                    throw clash;
+                }
+                clashes.add(e.getKey());
+            }
+        }
+        return clashes;
+    }
+
+    /** Marks a key retired: from now on (after the cache time on other replicas) its receipts no longer verify. */
+    public void retire(String keyId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement st = c.prepareStatement("UPDATE receipt_keys SET retired_at = now() WHERE key_id = ? AND retired_at IS NULL")) {
+            st.setQueryTimeout(timeoutSeconds);
+            st.setString(1, keyId);
+            st.executeUpdate();
+        }
+        cache.remove(keyId);
+    }
+
+    /** The registered, not retired key {@code keyId}; empty when no replica registered it (or it is retired). */
+    public Optional<PublicKey> find(String keyId) throws SQLException {
+        long now = System.nanoTime();
+        Cached hit = cache.get(keyId);
+        if (hit != null && now - hit.expiresAtNanos() < 0) {
+            return Optional.of(hit.key());
+        }
+        PublicKey key = null;
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement st = c.prepareStatement("SELECT algorithm, public_key FROM receipt_keys WHERE key_id = ? AND retired_at IS NULL")) {
+            st.setQueryTimeout(timeoutSeconds);
+            st.setString(1, keyId);
+            try (ResultSet rs = st.executeQuery()) {
+                if (rs.next()) {
+                    key = decode(keyId, rs.getString(1), rs.getBytes(2));
+                }
+            }
+        }
+        if (key == null) {
+            cache.remove(keyId); // unknown ids are not cached: a caller cannot fill the cache with them
+            return Optional.empty();
+        }
+        if (cache.size() >= CACHE_LIMIT) {
+            cache.clear();
+        }
+        cache.put(keyId, new Cached(key, now + cacheNanos));
+        return Optional.of(key);
+    }
+
+    /** Every key that still verifies, oldest first: what {@code /.well-known/pagewarden-receipt-keys} serves. */
+    public List<RegisteredKey> active() throws SQLException {
+        List<RegisteredKey> out = new ArrayList<>();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement st = c.prepareStatement("SELECT key_id, algorithm, public_key, node, created_at, retired_at "
+                     + "FROM receipt_keys WHERE retired_at IS NULL ORDER BY created_at, key_id")) {
+            st.setQueryTimeout(timeoutSeconds);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    String id = rs.getString(1);
+                    Timestamp retired = rs.getTimestamp(6);
+                    out.add(new RegisteredKey(id, rs.getString(2), decode(id, rs.getString(2), rs.getBytes(3)), rs.getString(4),
+                            rs.getTimestamp(5).toInstant(), retired == null ? null : retired.toInstant()));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static PublicKey decode(String keyId, String algorithm, byte[] spki) {
+        if (!ED25519.equals(algorithm)) {
+            throw new IllegalStateException("receipt key " + keyId + " in receipt_keys has algorithm " + algorithm
+                    + "; only " + ED25519 + " is known");
+        }
+        try {
+            return KeyFactory.getInstance(ED25519).generatePublic(new X509EncodedKeySpec(spki));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("receipt key " + keyId + " in receipt_keys is not an Ed25519 public key", e);
+        }
+    }
+}
