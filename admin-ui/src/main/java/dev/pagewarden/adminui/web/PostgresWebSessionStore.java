@@ -270,19 +270,31 @@ public final class PostgresWebSessionStore implements WebSessionStore {
             Duration idle = maxIdle;
             Instant expires = idle.isNegative() ? Instant.parse("9999-12-31T00:00:00Z") : access.plus(idle);
             return blocking("save", () -> tx.execute(status -> {
-                if (previous != null && !previous.equals(now)) {
+                if (now.equals(previous)) {
+                    // only ever an update: a session logged out elsewhere meanwhile stays deleted
+                    return jdbc.sql("""
+                            UPDATE admin_sessions SET last_access = :access, max_idle_seconds = :idle, expires_at = :expires,
+                              attributes = :data WHERE id_hash = :h""")
+                            .param("h", hash(now)).param("access", Timestamp.from(access))
+                            .param("idle", (int) Math.min(Integer.MAX_VALUE, idle.toSeconds())).param("expires", Timestamp.from(expires))
+                            .param("data", data).update();
+                }
+                if (previous != null) {
                     delete(previous);
                 }
-                jdbc.sql("""
+                return jdbc.sql("""
                         INSERT INTO admin_sessions (id_hash, created_at, last_access, max_idle_seconds, expires_at, attributes)
-                        VALUES (:h, :created, :access, :idle, :expires, :data)
-                        ON CONFLICT (id_hash) DO UPDATE SET last_access = excluded.last_access,
-                          max_idle_seconds = excluded.max_idle_seconds, expires_at = excluded.expires_at, attributes = excluded.attributes""")
+                        VALUES (:h, :created, :access, :idle, :expires, :data)""")
                         .param("h", hash(now)).param("created", Timestamp.from(created)).param("access", Timestamp.from(access))
                         .param("idle", (int) Math.min(Integer.MAX_VALUE, idle.toSeconds())).param("expires", Timestamp.from(expires))
                         .param("data", data).update();
-                return 0;
-            })).doOnSuccess(x -> storedId = now).then();
+            })).doOnSuccess(rows -> {
+                if (rows == 0) {
+                    invalid = true; // deleted by a logout (or expiry) on another replica: not brought back
+                } else {
+                    storedId = now;
+                }
+            }).then();
         }
 
         @Override

@@ -134,6 +134,16 @@ class PostgresWebSessionStoreTest {
         onB.save().block(CALL);
         assertThat(a.retrieveSession(s.getId()).block(CALL)).isNull();
         assertThat(rows(s.getCreationTime())).isZero();
+
+        // a request of the same session still running on A when B logged out: its save does not bring it back
+        WebSession again = a.createWebSession().block(CALL);
+        again.getAttributes().put("SPRING_SECURITY_CONTEXT", loggedIn("carol"));
+        again.save().block(CALL);
+        WebSession inFlight = a.retrieveSession(again.getId()).block(CALL);
+        b.retrieveSession(again.getId()).block(CALL).invalidate().block(CALL);
+        inFlight.getAttributes().put("last-page", "/admin/incidents");
+        inFlight.save().block(CALL);
+        assertThat(b.retrieveSession(again.getId()).block(CALL)).as("saved after a logout elsewhere").isNull();
     }
 
     @Test
