@@ -168,6 +168,11 @@ class IncidentsAcrossReplicasTest {
         assertThat(together(() -> a.sweep().sweep(), () -> b.sweep().sweep())).containsExactly(List.of(), List.of());
         assertThat(replica("replica-c", Clock.systemUTC()).sweep().sweep()).isEmpty();
         assertThat(a.incidents().get(incident).events()).isEqualTo(1);
+
+        // a replica whose clock is behind never moves the shared position back
+        Instant position = a.sweep().position().orElseThrow();
+        before.sweep().sweep();
+        assertThat(b.sweep().position()).contains(position);
     }
 
     /** A request's life on pool decode-0 of the builder's node: page 9 allocated, {@code written} slots written, 16 read. */
