@@ -6,6 +6,7 @@ import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.adminui.input.StoredText;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.db.audit.BlastRadius;
+import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,11 +20,14 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 
 /**
  * Incidents from safety events: each event opens one, or joins the open incident for the same
@@ -39,6 +43,9 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
             rs.getString("model_id"), rs.getString("node"), rs.getString("worker"), Incident.Status.valueOf(rs.getString("status")),
             rs.getString("severity"), instant(rs.getTimestamp("opened_at")), instant(rs.getTimestamp("first_event")),
             instant(rs.getTimestamp("last_event")), instant(rs.getTimestamp("resolved_at")), rs.getInt("events"));
+
+    /** First key of the advisory locks on (model, node, worker); the second is the key's hash. */
+    private static final int LOCK_SPACE = 0x70770001;
 
     private final JdbcClient jdbc;
     private final PlatformPort platform;
@@ -89,36 +96,93 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
     /** Files one signal: attaches it to a matching open incident or opens a new one; returns the incident id. */
     public long file(Signal event) {
         String model = platform.servedModel().orElse(null);
+        return tx.execute(status -> fileInTransaction(event, model));
+    }
+
+    /**
+     * Files the exposures of one pool that no sweep (of any replica) has filed before: claims each one's row
+     * in {@code incident_exposures} ({@code ON CONFLICT DO NOTHING}), builds the signal from the claimed ones
+     * only and files it, all in one transaction. A replica sweeping the same exposures at the same time waits
+     * on the claimed rows and then finds them taken. Empty when every exposure was filed already.
+     */
+    Optional<Long> fileExposures(List<Exposure> exposures, Function<List<Exposure>, Signal> signal) {
+        String model = platform.servedModel().orElse(null);
+        // one order for every replica, so two sweeps claiming overlapping sets never deadlock
+        List<Exposure> ordered = exposures.stream().sorted(EXPOSURE_ORDER).toList();
         return tx.execute(status -> {
-            Optional<Long> open = jdbc.sql("""
-                    SELECT id FROM incidents WHERE status <> 'RESOLVED' AND model_id IS NOT DISTINCT FROM :model
-                      AND node = :node AND worker = :worker AND last_event >= :since ORDER BY id DESC LIMIT 1 FOR UPDATE""")
-                    .param("model", model).param("node", event.node()).param("worker", event.worker())
-                    .param("since", Timestamp.from(event.time().minus(properties.incidentAttach())))
-                    .query(Long.class).optional();
-            long id;
-            if (open.isPresent()) {
-                id = open.get();
-                jdbc.sql("""
-                        UPDATE incidents SET events = events + 1, last_event = greatest(last_event, :t),
-                          first_event = least(first_event, :t),
-                          severity = CASE WHEN :sev = 'CRITICAL' THEN 'CRITICAL' ELSE severity END WHERE id = :id""")
-                        .param("t", Timestamp.from(event.time())).param("sev", event.severity()).param("id", id)
-                        .update();
-            } else {
-                id = jdbc.sql("""
-                        INSERT INTO incidents (title, model_id, node, worker, status, severity, opened_at, first_event, last_event, events)
-                        VALUES (:title, :model, :node, :worker, 'INVESTIGATING', :sev, :now, :t, :t, 1) RETURNING id""")
-                        .param("title", event.type() + " on " + event.node() + "/" + event.worker()
-                                + (model == null ? "" : " (" + model + ")"))
-                        .param("model", model).param("node", event.node()).param("worker", event.worker()).param("sev", event.severity())
-                        .param("now", Timestamp.from(clock.instant())).param("t", Timestamp.from(event.time()))
-                        .query(Long.class).single();
-                LOG.warn("incident {} opened by {} on {}/{}", id, event.type(), event.node(), event.worker());
+            Timestamp now = Timestamp.from(clock.instant());
+            List<Exposure> claimed = new ArrayList<>();
+            for (Exposure e : ordered) {
+                int inserted = exposureKey(jdbc.sql("""
+                        INSERT INTO incident_exposures (node, worker, page, read_epoch, reader_request, exposing_request, filed_at, filed_by)
+                        VALUES (:node, :worker, :page, :epoch, :reader, :exposing, :now, :by) ON CONFLICT DO NOTHING"""), e)
+                        .param("now", now).param("by", platform.nodeId()).update();
+                if (inserted == 1) {
+                    claimed.add(e);
+                }
             }
-            entry(id, event.time(), "DETECTOR", "detector:" + event.type(), describe(event));
-            return id;
+            if (claimed.isEmpty()) {
+                return Optional.<Long>empty();
+            }
+            long id = fileInTransaction(signal.apply(claimed), model);
+            for (Exposure e : claimed) {
+                exposureKey(jdbc.sql("""
+                        UPDATE incident_exposures SET incident_id = :id WHERE node = :node AND worker = :worker AND page = :page
+                          AND read_epoch = :epoch AND reader_request = :reader AND exposing_request = :exposing"""), e)
+                        .param("id", id).update();
+            }
+            return Optional.of(id);
         });
+    }
+
+    private static final Comparator<Exposure> EXPOSURE_ORDER = Comparator.comparing(Exposure::node).thenComparing(Exposure::worker)
+            .thenComparingInt(Exposure::page).thenComparingLong(Exposure::readEpoch).thenComparingLong(Exposure::readerRequest)
+            .thenComparingLong(Exposure::exposingRequest);
+
+    private static JdbcClient.StatementSpec exposureKey(JdbcClient.StatementSpec sql, Exposure e) {
+        return sql.param("node", e.node()).param("worker", e.worker()).param("page", e.page()).param("epoch", e.readEpoch())
+                .param("reader", e.readerRequest()).param("exposing", e.exposingRequest());
+    }
+
+    /**
+     * Attach-or-open under a transaction-scoped advisory lock on (model, node, worker): replicas filing for
+     * the same pool at once take turns, so the second one finds (and joins) the incident the first opened.
+     * A partial unique index cannot say this: two open incidents of one pool are legitimate (a new burst
+     * after the attach window opens a second one while the first is still being worked), and "last event
+     * within the attach window" depends on the time, which an index predicate cannot.
+     */
+    private long fileInTransaction(Signal event, String model) {
+        jdbc.sql("SELECT 1 FROM pg_advisory_xact_lock(:space, hashtext(:key))").param("space", LOCK_SPACE)
+                .param("key", (model == null ? "" : model) + '\n' + event.node() + '\n' + event.worker())
+                .query(Integer.class).single(); // a hash collision only makes two pools take turns
+        Optional<Long> open = jdbc.sql("""
+                SELECT id FROM incidents WHERE status <> 'RESOLVED' AND model_id IS NOT DISTINCT FROM :model
+                  AND node = :node AND worker = :worker AND last_event >= :since ORDER BY id DESC LIMIT 1 FOR UPDATE""")
+                .param("model", model).param("node", event.node()).param("worker", event.worker())
+                .param("since", Timestamp.from(event.time().minus(properties.incidentAttach())))
+                .query(Long.class).optional();
+        long id;
+        if (open.isPresent()) {
+            id = open.get();
+            jdbc.sql("""
+                    UPDATE incidents SET events = events + 1, last_event = greatest(last_event, :t),
+                      first_event = least(first_event, :t),
+                      severity = CASE WHEN :sev = 'CRITICAL' THEN 'CRITICAL' ELSE severity END WHERE id = :id""")
+                    .param("t", Timestamp.from(event.time())).param("sev", event.severity()).param("id", id)
+                    .update();
+        } else {
+            id = jdbc.sql("""
+                    INSERT INTO incidents (title, model_id, node, worker, status, severity, opened_at, first_event, last_event, events)
+                    VALUES (:title, :model, :node, :worker, 'INVESTIGATING', :sev, :now, :t, :t, 1) RETURNING id""")
+                    .param("title", event.type() + " on " + event.node() + "/" + event.worker()
+                            + (model == null ? "" : " (" + model + ")"))
+                    .param("model", model).param("node", event.node()).param("worker", event.worker()).param("sev", event.severity())
+                    .param("now", Timestamp.from(clock.instant())).param("t", Timestamp.from(event.time()))
+                    .query(Long.class).single();
+            LOG.warn("incident {} opened by {} on {}/{}", id, event.type(), event.node(), event.worker());
+        }
+        entry(id, event.time(), "DETECTOR", "detector:" + event.type(), describe(event));
+        return id;
     }
 
     private static String describe(Signal e) {
@@ -215,7 +279,7 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
     }
 
     /** The raw exposures (lineage) of the incident window, all models. */
-    public List<dev.pagewarden.db.audit.Exposure> exposures(Incident incident) {
+    public List<Exposure> exposures(Incident incident) {
         Instant[] w = window(incident);
         try {
             return lineage.exposures(w[0], w[1]);

@@ -1,50 +1,61 @@
 package dev.pagewarden.adminui.incident;
 
 import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A detector over the audit trail itself: runs the lineage exposure finder over recent time and
- * files a {@code lineage-exposure} signal (per worker) for every request that read another tenant's
- * KV data and was not reported before. It catches what the engine's detectors did not (a fault
- * with the detectors off, as the 2026 incident was), at the cost of the shipping lag plus the sweep
- * interval ({@code pagewarden.admin.lineage-sweep}; 0 turns the schedule off, a sweep can still be run on demand).
+ * files a {@code lineage-exposure} signal (per pool) for every exposure that no sweep filed before. It
+ * catches what the engine's detectors did not (a fault with the detectors off, as the 2026 incident was),
+ * at the cost of the shipping lag plus the sweep interval ({@code pagewarden.admin.lineage-sweep}; 0 turns
+ * the schedule off, a sweep can still be run on demand).
+ *
+ * <p>Every replica sweeps; what makes that safe is in PostgreSQL, not in memory: each exposure is filed
+ * once ({@code incident_exposures}, see {@link IncidentService#fileExposures}), and the position swept to
+ * ({@code lineage_sweep_position}) is shared, so a restarted replica or another one continues where the
+ * last sweep stopped instead of from its own start.
  */
 @Component
 public class LineageSweep implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LineageSweep.class);
+    /** How far back before the position each sweep looks again: lineage rows arrive with the shipping lag. */
     private static final Duration OVERLAP = Duration.ofMinutes(5);
 
     private final LineageQueries lineage;
     private final IncidentService incidents;
+    private final JdbcClient jdbc;
+    private final PlatformPort platform;
     private final Clock clock;
-    private final Set<Long> reported = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService schedule;
-    private volatile Instant swept;
 
-    LineageSweep(LineageQueries lineage, IncidentService incidents, Clock clock, AdminUiProperties properties) {
+    LineageSweep(LineageQueries lineage, IncidentService incidents, JdbcClient jdbc, PlatformPort platform, Clock clock,
+                 AdminUiProperties properties) {
         this.lineage = lineage;
         this.incidents = incidents;
+        this.jdbc = jdbc;
+        this.platform = platform;
         this.clock = clock;
-        this.swept = clock.instant().minus(OVERLAP);
         Duration every = properties.lineageSweep();
         if (every.isZero()) {
             this.schedule = null;
@@ -63,10 +74,18 @@ public class LineageSweep implements AutoCloseable {
         }
     }
 
-    /** Sweeps from shortly before the last sweep to now; returns the incident ids it filed into. */
+    /** Where the last sweep of any replica stopped; empty before the first. */
+    Optional<Instant> position() {
+        return jdbc.sql("SELECT swept_to FROM lineage_sweep_position").query(Timestamp.class).optional().map(Timestamp::toInstant);
+    }
+
+    /**
+     * Sweeps from shortly before the shared position (the first sweep ever: from twice that before now) to
+     * now; returns the incident ids it filed into (none for exposures some sweep filed already).
+     */
     public synchronized List<Long> sweep() {
         Instant to = clock.instant();
-        Instant from = swept.minus(OVERLAP);
+        Instant from = position().orElse(to.minus(OVERLAP)).minus(OVERLAP);
         List<Exposure> found;
         try {
             found = lineage.exposures(from, to.plusSeconds(1));
@@ -74,26 +93,30 @@ public class LineageSweep implements AutoCloseable {
             throw new IllegalStateException("exposure finder failed: " + e.getMessage(), e);
         }
         // one signal per pool: (node, worker), as pools of different nodes share worker names
-        Map<List<String>, List<Exposure>> byWorker = new LinkedHashMap<>();
+        Map<List<String>, List<Exposure>> byPool = new LinkedHashMap<>();
         for (Exposure e : found) {
-            if (!reported.contains(e.readerRequest())) {
-                byWorker.computeIfAbsent(List.of(e.node(), e.worker()), w -> new ArrayList<>()).add(e);
-            }
+            byPool.computeIfAbsent(List.of(e.node(), e.worker()), w -> new ArrayList<>()).add(e);
         }
         List<Long> filed = new ArrayList<>();
-        for (var entry : byWorker.entrySet()) {
-            List<Exposure> es = entry.getValue();
-            List<Long> readers = es.stream().map(Exposure::readerRequest).distinct().sorted().toList();
-            Exposure first = es.stream().min((a, b) -> a.readAt().compareTo(b.readAt())).orElseThrow();
-            String details = readers.size() + " request(s) read KV data written by another tenant: readers " + readers
-                    + ", exposed tenants " + es.stream().map(Exposure::exposedTenant).distinct().sorted().toList();
-            filed.add(incidents.file(new IncidentService.Signal("lineage-exposure", "CRITICAL", entry.getKey().get(0), entry.getKey().get(1),
-                    first.readerRequest(), first.readerTenant(), es.stream().map(Exposure::page).distinct().toList(),
-                    first.readAt(), details)));
-            reported.addAll(readers);
+        for (List<Exposure> pool : byPool.values()) {
+            incidents.fileExposures(pool, LineageSweep::signal).ifPresent(filed::add);
         }
-        swept = to;
+        jdbc.sql("""
+                INSERT INTO lineage_sweep_position (id, swept_to, swept_by, updated_at) VALUES (true, :to, :node, now())
+                ON CONFLICT (id) DO UPDATE SET swept_to = excluded.swept_to, swept_by = excluded.swept_by, updated_at = now()
+                  WHERE lineage_sweep_position.swept_to < excluded.swept_to""")
+                .param("to", Timestamp.from(to)).param("node", platform.nodeId()).update();
         return filed;
+    }
+
+    /** The signal for the not yet filed exposures of one pool. */
+    private static IncidentService.Signal signal(List<Exposure> es) {
+        List<Long> readers = es.stream().map(Exposure::readerRequest).distinct().sorted().toList();
+        Exposure first = es.stream().min(Comparator.comparing(Exposure::readAt)).orElseThrow();
+        String details = readers.size() + " request(s) read KV data written by another tenant: readers " + readers
+                + ", exposed tenants " + es.stream().map(Exposure::exposedTenant).distinct().sorted().toList();
+        return new IncidentService.Signal("lineage-exposure", "CRITICAL", first.node(), first.worker(), first.readerRequest(),
+                first.readerTenant(), es.stream().map(Exposure::page).distinct().toList(), first.readAt(), details);
     }
 
     @Override

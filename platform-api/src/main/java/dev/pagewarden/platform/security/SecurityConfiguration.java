@@ -24,7 +24,10 @@ import org.springframework.security.web.server.authentication.AuthenticationWebF
 import org.springframework.security.web.server.authentication.ServerAuthenticationConverter;
 import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
 import org.springframework.security.web.server.authentication.RedirectServerAuthenticationSuccessHandler;
+import org.springframework.security.web.server.authentication.logout.DelegatingServerLogoutHandler;
 import org.springframework.security.web.server.authentication.logout.RedirectServerLogoutSuccessHandler;
+import org.springframework.security.web.server.authentication.logout.SecurityContextServerLogoutHandler;
+import org.springframework.security.web.server.authentication.logout.WebSessionServerLogoutHandler;
 import org.springframework.security.web.server.context.WebSessionServerSecurityContextRepository;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
@@ -122,7 +125,10 @@ class SecurityConfiguration {
                 .formLogin(f -> f.loginPage("/admin/login")
                         .authenticationSuccessHandler(new RedirectServerAuthenticationSuccessHandler("/admin"))
                         .authenticationFailureHandler(guard.loginFailure()))
+                // logging out deletes the session (its row in PostgreSQL), not just the login in it
                 .logout(l -> l.logoutUrl("/admin/logout")
+                        .logoutHandler(new DelegatingServerLogoutHandler(new SecurityContextServerLogoutHandler(),
+                                new WebSessionServerLogoutHandler()))
                         .logoutSuccessHandler(new RedirectServerLogoutSuccessHandler() {{
                             setLogoutSuccessUrl(java.net.URI.create("/admin/login?logout"));
                         }}))

@@ -3,8 +3,17 @@ package dev.pagewarden.platform.adminport;
 import dev.pagewarden.adminui.incident.IncidentService;
 
 import dev.pagewarden.adminui.users.AdminRole;
+import dev.pagewarden.adminui.web.PostgresWebSessionStore;
 import dev.pagewarden.core.safety.SafetyEvent;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.security.core.context.SecurityContext;
+import org.springframework.web.server.WebSession;
+import reactor.core.scheduler.Schedulers;
+
+import javax.sql.DataSource;
+import java.time.Clock;
+import java.time.Duration;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 
@@ -22,6 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * manages users. Also: CSRF, logout, disabled users, the initial admin, the admin audit trail.
  */
 class AdminUiAccessTest extends AdminUiTest {
+
+    @Autowired
+    DataSource dataSource;
 
     AdminUiAccessTest() {
         super("t-");
@@ -142,6 +154,32 @@ class AdminUiAccessTest extends AdminUiTest {
         var out = viewer.post("/admin/logout");
         assertThat(UiSession.location(out)).endsWith("/admin/login?logout");
         assertThat(viewer.get("/admin").getStatus().value()).isEqualTo(302);
+    }
+
+    /**
+     * The session is in PostgreSQL: a second replica (its own store over the same database) knows it; login
+     * gives the browser a new session id and the one from before login is dead; logout deletes it everywhere.
+     */
+    @Test
+    void sessionsAreInPostgresForEveryReplicaRotatedOnLoginAndDeletedOnLogout() {
+        PostgresWebSessionStore otherReplica = new PostgresWebSessionStore(dataSource, Clock.systemUTC(), Duration.ofMinutes(30),
+                Duration.ofSeconds(3), Schedulers.boundedElastic());
+        Duration call = Duration.ofSeconds(10);
+        UiSession browser = new UiSession(baseUrl());
+        browser.get("/admin/login");
+        String beforeLogin = browser.cookie("SESSION");
+        assertThat(beforeLogin).as("the login form's session (its CSRF token)").isNotNull();
+        browser.login("t-" + AdminRole.RESPONDER.label(), PASSWORD);
+        String session = browser.cookie("SESSION");
+        assertThat(session).isNotNull().isNotEqualTo(beforeLogin);
+        assertThat(otherReplica.retrieveSession(beforeLogin).block(call)).as("the id from before login").isNull();
+        WebSession seen = otherReplica.retrieveSession(session).block(call);
+        assertThat(seen).isNotNull();
+        SecurityContext context = seen.getAttribute("SPRING_SECURITY_CONTEXT");
+        assertThat(context.getAuthentication().getName()).isEqualTo("t-" + AdminRole.RESPONDER.label());
+
+        assertThat(UiSession.location(browser.post("/admin/logout"))).endsWith("/admin/login?logout");
+        assertThat(otherReplica.retrieveSession(session).block(call)).as("after logout").isNull();
     }
 
     @Test

@@ -94,6 +94,11 @@ final class UiSession {
         }
     }
 
+    /** The value of a cookie this browser holds, null when none. */
+    String cookie(String name) {
+        return cookies.get(name);
+    }
+
     static String location(EntityExchangeResult<?> r) {
         return String.valueOf(r.getResponseHeaders().getFirst(HttpHeaders.LOCATION));
     }
