@@ -26,7 +26,7 @@ import java.util.function.LongSupplier;
  * each check bounded by {@link #SHARED_TIMEOUT}. While PostgreSQL is known down, or after a check failed or
  * timed out (then for {@link DatabaseAvailability#COOLDOWN} before the next try), this replica falls back to
  * buckets in memory holding its share of each limit: 1/N of it, N being {@code pagewarden.replicas}, so N
- * replicas together still stay within the limit. The concurrency counter is always per replica, with the same
+ * replicas that have all lost the database still stay within the limit together. The concurrency counter is always per replica, with the same
  * 1/N share. Callers run on a blocking-capable thread.
  */
 @Component
