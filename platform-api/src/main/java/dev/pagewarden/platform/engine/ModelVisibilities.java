@@ -3,6 +3,8 @@ package dev.pagewarden.platform.engine;
 import dev.pagewarden.platform.database.ChangeFeed;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.flyway.autoconfigure.FlywayMigrationInitializer;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
@@ -11,6 +13,7 @@ import javax.sql.DataSource;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -29,7 +32,14 @@ public final class ModelVisibilities implements ChangeFeed.Subscriber {
     private final Clock clock;
     private final Map<String, Boolean> privateModels = new ConcurrentHashMap<>();
 
-    public ModelVisibilities(DataSource dataSource, ChangeFeed feed, Clock clock) {
+    /** {@code migrated}: the table is read here, so after Flyway has run when Spring runs it. */
+    @Autowired
+    public ModelVisibilities(DataSource dataSource, ChangeFeed feed, Clock clock,
+                             Optional<FlywayMigrationInitializer> migrated) {
+        this(dataSource, feed, clock);
+    }
+
+    ModelVisibilities(DataSource dataSource, ChangeFeed feed, Clock clock) {
         JdbcTemplate template = new JdbcTemplate(dataSource);
         template.setQueryTimeout(QUERY_TIMEOUT_S);
         this.jdbc = JdbcClient.create(template);
