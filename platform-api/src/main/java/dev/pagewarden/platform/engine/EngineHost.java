@@ -28,17 +28,13 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.flyway.autoconfigure.FlywayMigrationInitializer;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.annotation.Transactional;
 
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -63,11 +59,10 @@ public class EngineHost implements AutoCloseable {
     /** The id the engine names the local model by; engine nodes must report the same. */
     private final String engineModelId;
     private volatile String mismatchLogged;
-    private final ModelVisibilityRepository visibility;
-    private final Map<String, Boolean> privateModels = new ConcurrentHashMap<>();
+    private final ModelVisibilities visibility;
 
     public EngineHost(PagewardenProperties properties, MeterRegistry registry, SafetyListener safety,
-                      LineageSink lineage, ReceiptSigner signer, JdbcClient jdbc, ModelVisibilityRepository visibility,
+                      LineageSink lineage, ReceiptSigner signer, JdbcClient jdbc, ModelVisibilities visibility,
                       ModelResolver resolver, Optional<FlywayMigrationInitializer> migrated) {
         this.visibility = visibility;
         ModelResolver.Outcome outcome = resolver.resolve(ModelSource.of(properties.model()));
@@ -126,7 +121,6 @@ public class EngineHost implements AutoCloseable {
         this.labHooks = hooks;
         this.served = new ServedModel(resolved.id(), engine, loaded.tokenizer(), loaded.chatTemplate(),
                 resolved.model(), loaded.format());
-        visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
         registerGauges(registry, engine);
         if (engine instanceof ClusterEngine) {
             LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); results carry "
@@ -259,17 +253,15 @@ public class EngineHost implements AutoCloseable {
     }
 
     public boolean isPrivate(String modelId) {
-        return privateModels.getOrDefault(modelId, false);
+        return visibility.isPrivate(modelId);
     }
 
-    /** The operator's switch; persisted, effective at once for new requests. */
-    @Transactional
+    /** The operator's switch; persisted, effective at once for new requests here and within seconds on every replica. */
     public ModelVisibility setPrivate(String modelId, boolean makePrivate, String actor) {
         if (served == null || !served.id().equals(modelId)) {
             throw ApiException.notFound("model", "model_not_found", "The model '" + modelId + "' does not exist");
         }
-        ModelVisibility v = visibility.save(new ModelVisibility(modelId, makePrivate, Instant.now(), actor));
-        privateModels.put(modelId, makePrivate);
+        ModelVisibility v = visibility.set(modelId, makePrivate, actor);
         LOG.warn("model '{}' made {} by {}", modelId, makePrivate ? "PRIVATE" : "public", actor);
         return v;
     }

@@ -9,6 +9,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
@@ -65,6 +66,11 @@ final class KeyCache {
         if (epoch.get() != epochBefore) {
             entries.invalidate(digest);
         }
+    }
+
+    /** A snapshot of the entries by digest. */
+    Map<String, Entry> entries() {
+        return Map.copyOf(entries.asMap());
     }
 
     void remove(String digest) {

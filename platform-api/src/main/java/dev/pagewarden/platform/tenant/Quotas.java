@@ -1,10 +1,19 @@
 package dev.pagewarden.platform.tenant;
 
+import dev.pagewarden.platform.database.DatabaseAvailability;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
+
+import javax.sql.DataSource;
 
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -12,21 +21,58 @@ import java.util.function.LongSupplier;
  * minute as token buckets (refilled continuously, bursts up to one minute's worth), concurrent
  * requests as a counter. Tokens are charged as prompt + max_tokens up front and the unused part is
  * refunded when the request ends, so a tenant cannot overshoot by asking for long outputs.
- * In memory, per platform instance.
+ *
+ * <p>The two rate buckets are shared by every replica: kept in PostgreSQL by Bucket4j ({@link SharedBuckets}),
+ * each check bounded by {@link #SHARED_TIMEOUT}. While PostgreSQL is known down, or after a check failed or
+ * timed out (then for {@link DatabaseAvailability#COOLDOWN} before the next try), this replica falls back to
+ * buckets in memory holding its share of each limit: 1/N of it, N being {@code pagewarden.replicas}, so N
+ * replicas that have all lost the database still stay within the limit together. The concurrency counter is always per replica, with the same
+ * 1/N share. Callers run on a blocking-capable thread.
  */
 @Component
-public class Quotas {
+public class Quotas implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Quotas.class);
     private static final long MINUTE_NANOS = Duration.ofMinutes(1).toNanos();
+    /** The longest a request waits for the shared quota check before this replica's share applies. */
+    static final Duration SHARED_TIMEOUT = Duration.ofSeconds(1);
 
     private final Map<String, TenantState> states = new ConcurrentHashMap<>();
     private final LongSupplier nanos;
+    /** Null: no shared store, every limit is local (one replica, or tests of the bucket arithmetic). */
+    private final SharedBuckets shared;
+    private final DatabaseAvailability database;
+    private final int replicas;
+    private final AtomicBoolean sharedFailing = new AtomicBoolean();
+    /** After a failed or slow shared check, the next ones go local until then (System.nanoTime), not each waiting. */
+    private final AtomicLong sharedRetryAt = new AtomicLong();
 
-    public Quotas() {
-        this(System::nanoTime);
+    @Autowired
+    public Quotas(DataSource dataSource, DatabaseAvailability database,
+                  @Value("${pagewarden.replicas:1}") int replicas) {
+        this(new SharedBuckets(dataSource, SHARED_TIMEOUT), database, replicas, System::nanoTime);
     }
 
+    /** Local buckets only, with the full limits. */
     Quotas(LongSupplier nanos) {
+        this(null, null, 1, nanos);
+    }
+
+    Quotas(SharedBuckets shared, DatabaseAvailability database, int replicas, LongSupplier nanos) {
+        if (replicas < 1) {
+            throw new IllegalArgumentException("pagewarden.replicas (PAGEWARDEN_REPLICAS) must be at least 1, the "
+                    + "number of platform replicas sharing the database; got " + replicas);
+        }
+        this.shared = shared;
+        this.database = database;
+        this.replicas = replicas;
         this.nanos = nanos;
+    }
+
+    @Override
+    public void close() {
+        if (shared != null) {
+            shared.close();
+        }
     }
 
     /** An admitted share of a tenant's limits; close it exactly once when the request ends. */
@@ -46,47 +92,129 @@ public class Quotas {
      */
     public Permit acquire(TenantPrincipal caller, long tokens) {
         TenantLimits limits = caller.limits();
-        TenantState state = states.computeIfAbsent(caller.tenantId(), id -> new TenantState());
+        String tenant = caller.tenantId();
+        if (limits.tokensPerMinute() != null && tokens > limits.tokensPerMinute()) {
+            throw new QuotaExceededException("this request needs " + tokens + " tokens (prompt + max_tokens), more than"
+                    + " the tenant's limit of " + limits.tokensPerMinute() + " tokens per minute", Duration.ofMinutes(1));
+        }
+        TenantState state = states.computeIfAbsent(tenant, id -> new TenantState());
+        Integer concurrent = share(limits.maxConcurrent());
         synchronized (state) {
-            long now = nanos.getAsLong();
-            if (limits.maxConcurrent() != null && state.running >= limits.maxConcurrent()) {
-                throw new QuotaExceededException("tenant " + caller.tenantId() + " already has " + state.running
-                        + " requests running (limit " + limits.maxConcurrent() + " concurrent requests)", Duration.ofSeconds(1));
+            if (concurrent != null && state.running >= concurrent) {
+                throw new QuotaExceededException("tenant " + tenant + " already has " + state.running
+                        + " requests running (limit " + limits.maxConcurrent() + " concurrent requests"
+                        + (replicas > 1 ? ", " + concurrent + " on this replica" : "") + ")", Duration.ofSeconds(1));
             }
-            if (limits.tokensPerMinute() != null && tokens > limits.tokensPerMinute()) {
-                throw new QuotaExceededException("this request needs " + tokens + " tokens (prompt + max_tokens), more than"
-                        + " the tenant's limit of " + limits.tokensPerMinute() + " tokens per minute", Duration.ofMinutes(1));
+            state.running++; // held while the rate is charged, given back if that refuses
+        }
+        boolean sharedCharge;
+        try {
+            sharedCharge = chargeShared(tenant, limits, tokens);
+            if (!sharedCharge) {
+                chargeLocal(state, tenant, limits, tokens);
             }
-            Duration waitRequests = state.requests.shortfall(limits.requestsPerMinute(), 1, now);
-            if (waitRequests != null) {
-                throw new QuotaExceededException("rate limit of " + limits.requestsPerMinute()
-                        + " requests per minute reached for tenant " + caller.tenantId(), waitRequests);
+        } catch (RuntimeException e) {
+            synchronized (state) {
+                state.running--;
             }
-            Duration waitTokens = state.tokens.shortfall(limits.tokensPerMinute(), tokens, now);
-            if (waitTokens != null) {
-                throw new QuotaExceededException("rate limit of " + limits.tokensPerMinute()
-                        + " tokens per minute reached for tenant " + caller.tenantId(), waitTokens);
-            }
-            state.requests.take(limits.requestsPerMinute(), 1, now);
-            state.tokens.take(limits.tokensPerMinute(), tokens, now);
-            state.running++;
+            throw e;
         }
         return new Permit() {
             private boolean released;
 
             @Override
             public void release(long tokensUsed) {
+                long unused;
                 synchronized (state) {
                     if (released) {
                         return;
                     }
                     released = true;
                     state.running--;
-                    long unused = tokens - Math.min(tokens, Math.max(0, tokensUsed));
-                    state.tokens.refund(limits.tokensPerMinute(), unused, nanos.getAsLong());
+                    unused = tokens - Math.min(tokens, Math.max(0, tokensUsed));
+                    if (!sharedCharge) {
+                        state.tokens.refund(share(limits.tokensPerMinute()), unused, nanos.getAsLong());
+                    }
+                }
+                if (sharedCharge && unused > 0 && limits.tokensPerMinute() != null) {
+                    shared.refundLater(key(tenant, "tpm"), limits.tokensPerMinute(), unused);
                 }
             }
         };
+    }
+
+    /**
+     * Charges the shared buckets: true when charged, false when they cannot be reached in time (the caller then
+     * charges its local share); throws when a shared limit is reached.
+     */
+    private boolean chargeShared(String tenant, TenantLimits limits, long tokens) {
+        if (shared == null || (limits.requestsPerMinute() == null && limits.tokensPerMinute() == null)) {
+            return shared != null;
+        }
+        if ((database != null && database.refusing())
+                || (sharedFailing.get() && System.nanoTime() - sharedRetryAt.get() < 0)) {
+            return false;
+        }
+        try {
+            if (limits.requestsPerMinute() != null) {
+                long wait = shared.tryTake(key(tenant, "rpm"), limits.requestsPerMinute(), 1);
+                if (wait > 0) {
+                    throw new QuotaExceededException("rate limit of " + limits.requestsPerMinute()
+                            + " requests per minute reached for tenant " + tenant, Duration.ofNanos(wait));
+                }
+            }
+            if (limits.tokensPerMinute() != null) {
+                long wait = shared.tryTake(key(tenant, "tpm"), limits.tokensPerMinute(), tokens);
+                if (wait > 0) {
+                    if (limits.requestsPerMinute() != null) {
+                        shared.refundLater(key(tenant, "rpm"), limits.requestsPerMinute(), 1);
+                    }
+                    throw new QuotaExceededException("rate limit of " + limits.tokensPerMinute()
+                            + " tokens per minute reached for tenant " + tenant, Duration.ofNanos(wait));
+                }
+            }
+        } catch (SharedBuckets.Unavailable e) {
+            sharedRetryAt.set(System.nanoTime() + DatabaseAvailability.COOLDOWN.toNanos());
+            if (sharedFailing.compareAndSet(false, true)) {
+                LOG.warn("shared quotas unavailable ({}); this replica applies its 1/{} share of each limit until "
+                        + "PostgreSQL answers again", e.getMessage(), replicas);
+            }
+            return false;
+        }
+        if (sharedFailing.compareAndSet(true, false)) {
+            LOG.info("shared quotas reachable again");
+        }
+        return true;
+    }
+
+    private void chargeLocal(TenantState state, String tenant, TenantLimits limits, long tokens) {
+        Integer rpm = share(limits.requestsPerMinute());
+        Integer tpm = share(limits.tokensPerMinute());
+        String local = shared == null ? "" : " (this replica's share while the shared quota store is unreachable)";
+        synchronized (state) {
+            long now = nanos.getAsLong();
+            Duration waitRequests = state.requests.shortfall(rpm, 1, now);
+            if (waitRequests != null) {
+                throw new QuotaExceededException("rate limit of " + limits.requestsPerMinute()
+                        + " requests per minute reached for tenant " + tenant + local, waitRequests);
+            }
+            Duration waitTokens = state.tokens.shortfall(tpm, tokens, now);
+            if (waitTokens != null) {
+                throw new QuotaExceededException("rate limit of " + limits.tokensPerMinute()
+                        + " tokens per minute reached for tenant " + tenant + local, waitTokens);
+            }
+            state.requests.take(rpm, 1, now);
+            state.tokens.take(tpm, tokens, now);
+        }
+    }
+
+    /** This replica's part of a limit when it cannot share: 1/N, at least 1. */
+    private Integer share(Integer limit) {
+        return limit == null ? null : Math.max(1, limit / replicas);
+    }
+
+    private static String key(String tenant, String kind) {
+        return tenant + ":" + kind;
     }
 
     /** Requests of the tenant currently holding a permit. */

@@ -2,11 +2,14 @@ package dev.pagewarden.platform.tenant;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import dev.pagewarden.adminui.input.StoredText;
+import dev.pagewarden.platform.database.ChangeFeed;
 import dev.pagewarden.platform.database.DatabaseAvailability;
 import dev.pagewarden.platform.database.DatabaseErrors;
 import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
@@ -16,6 +19,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import javax.sql.DataSource;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -37,12 +41,14 @@ import java.util.function.Predicate;
  * <p>Verified keys, with their tenant's limits, are served from a bounded cache ({@link KeyCache}) so that a
  * request does not wait on PostgreSQL: an entry older than {@link #REVERIFY_AFTER} is still served while it is
  * re-verified in the background, and is dropped {@link #MAX_STALE} after its last successful verification.
- * Revoking a key or changing limits drops the entries on this replica at once (again after the commit).
+ * Revoking a key or changing limits drops the entries on this replica at once (again after the commit), and on
+ * every other replica within a second or so through the {@link ChangeFeed} (topic {@value #TOPIC}); after the
+ * feed reconnects, every cached key is re-verified, since notifications sent meanwhile are lost.
  * While the database is known to be down ({@link DatabaseAvailability}) a key not in the cache is answered
  * with {@link AuthUnavailableException} at once instead of a lookup.
  */
 @Service
-public class TenantService {
+public class TenantService implements ChangeFeed.Subscriber {
     private static final Logger LOG = LoggerFactory.getLogger(TenantService.class);
     /** A cached key is re-checked against the database (in the background) once it is this old. */
     static final Duration REVERIFY_AFTER = Duration.ofSeconds(30);
@@ -56,6 +62,9 @@ public class TenantService {
     private static final long MAX_KEYS = 100_000;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int MAX_NAME = 200;
+    static final String TOPIC = "keys";
+    private static final String KEY_CHANGE = "key=";
+    private static final String TENANT_CHANGE = "tenant=";
 
     private final TenantRepository tenants;
     private final ApiKeyRepository keys;
@@ -63,6 +72,7 @@ public class TenantService {
     private final TransactionTemplate readOnly;
     private final DatabaseAvailability database;
     private final KeyCache cache;
+    private final JdbcClient jdbc;
     private final Set<String> reverifying = ConcurrentHashMap.newKeySet();
     // two threads of its own: re-verification must not queue behind (or crowd out) request work
     private final ThreadPoolExecutor reverifier = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
@@ -78,7 +88,8 @@ public class TenantService {
     }
 
     public TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock,
-                         PlatformTransactionManager transactions, DatabaseAvailability database) {
+                         PlatformTransactionManager transactions, DatabaseAvailability database,
+                         DataSource dataSource, ChangeFeed feed) {
         reverifier.allowCoreThreadTimeOut(true);
         this.readOnly = new TransactionTemplate(transactions);
         readOnly.setReadOnly(true);
@@ -87,6 +98,10 @@ public class TenantService {
         this.clock = clock;
         this.database = database;
         this.cache = new KeyCache(MAX_KEYS, REVERIFY_AFTER, MAX_STALE, Ticker.systemTicker());
+        JdbcTemplate template = new JdbcTemplate(dataSource);
+        template.setQueryTimeout(5);
+        this.jdbc = JdbcClient.create(template);
+        feed.subscribe(TOPIC, this);
     }
 
     @PreDestroy
@@ -132,6 +147,7 @@ public class TenantService {
                 .orElseThrow(() -> new UnknownTenantException("tenant '" + tenantId + "' has no key '" + prefix + "'"));
         key.revoke(clock.instant());
         forget(p -> p.keyPrefix().equals(prefix));
+        tellReplicas(KEY_CHANGE + prefix);
     }
 
     @Transactional
@@ -139,7 +155,38 @@ public class TenantService {
         Tenant tenant = get(tenantId);
         tenant.limits(limits);
         forget(p -> p.tenantId().equals(tenantId));
+        tellReplicas(TENANT_CHANGE + tenantId);
         return tenant;
+    }
+
+    /** In the caller's transaction: the other replicas hear of it when (and only if) it commits. */
+    private void tellReplicas(String detail) {
+        jdbc.sql("SELECT pg_notify(?, ?)").params(ChangeFeed.CHANNEL, ChangeFeed.payload(TOPIC, detail))
+                .query().singleRow();
+    }
+
+    /** Another replica revoked a key or changed a tenant: drop what this one cached of it. */
+    @Override
+    public void changed(String detail) {
+        if (detail.startsWith(KEY_CHANGE)) {
+            String prefix = detail.substring(KEY_CHANGE.length());
+            cache.invalidate(p -> p.keyPrefix().equals(prefix));
+        } else if (detail.startsWith(TENANT_CHANGE)) {
+            String tenantId = detail.substring(TENANT_CHANGE.length());
+            cache.invalidate(p -> p.tenantId().equals(tenantId));
+        } else {
+            LOG.warn("ignoring an unknown key change '{}'", detail);
+        }
+    }
+
+    /**
+     * After a (re)connect of the feed: re-verifies every cached key now, on the feed's thread, so a revocation
+     * whose notification was lost is applied before new notifications are read. A key the database cannot check
+     * stays cached (as in {@link #reverify}).
+     */
+    @Override
+    public void resync() {
+        cache.entries().forEach(this::reverify);
     }
 
     /** Drops cached keys now and once more after the commit, so no lookup racing the change keeps the old state. */
