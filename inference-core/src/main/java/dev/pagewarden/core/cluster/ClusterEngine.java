@@ -5,6 +5,8 @@ import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.engine.RequestIdSource;
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -51,6 +53,12 @@ import java.util.concurrent.TimeUnit;
  * complete exactly as the local engine's do: same exception types and codes. A decode node lost while it
  * serves a request fails that request with {@value #NODE_LOST}. Results carry no isolation receipt (nodes do
  * not sign).
+ *
+ * <p>Each node's page life steps (LINEAGE) go into the client's {@link LineageSink} - the platform's journal - and
+ * are acknowledged once it has taken them; a batch with an event that names another node than the certificate of
+ * the connection it came on is refused whole and that connection closed (a node writes only its own lineage).
+ * While the sink is not accepting, requests are rejected with {@code audit_backpressure}; a node whose own
+ * backlog of unacknowledged steps is at its bound gets no request.
  */
 public final class ClusterEngine implements InferenceEngine {
     private static final System.Logger LOG = System.getLogger(ClusterEngine.class.getName());
@@ -61,6 +69,7 @@ public final class ClusterEngine implements InferenceEngine {
     private final ClusterOptions options;
     private final ControlClient client;
     private final RequestIdSource ids;
+    private final LineageSink lineage;
     private final Map<String, Member> members = new ConcurrentHashMap<>();
     private final Map<Long, Pending> requests = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
@@ -107,12 +116,13 @@ public final class ClusterEngine implements InferenceEngine {
     private record Pending(Sequence seq, Member decode, ControlPeer peer) {
     }
 
-    private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options) {
+    private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options, LineageSink lineage) {
         if (!tls.name().equals(options.clientName())) {
             throw new IllegalArgumentException("the cluster client's certificate is for " + tls.name() + ", not "
                     + options.clientName());
         }
         this.addresses = List.copyOf(addresses);
+        this.lineage = java.util.Objects.requireNonNull(lineage, "lineage");
         this.options = options;
         this.client = new ControlClient(tls.clientContext(), options.clientName(), null, options.timeout());
         this.ids = new RequestIdSource(options.requestIdBase(), options.requestIdKey());
@@ -125,10 +135,16 @@ public final class ClusterEngine implements InferenceEngine {
      * {@code tls}; returns at once. {@link #awaitReady} waits until a prefill and a decode node are live.
      */
     public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options) {
+        return connect(nodes, tls, options, LineageSink.NONE);
+    }
+
+    /** {@link #connect(List, ClusterTls, ClusterOptions)}, the nodes' page life steps going to {@code lineage}. */
+    public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options,
+                                        LineageSink lineage) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no engine nodes given");
         }
-        ClusterEngine c = new ClusterEngine(nodes, tls, options);
+        ClusterEngine c = new ClusterEngine(nodes, tls, options, lineage);
         c.resolve();
         long ms = Math.max(10, options.heartbeat().toMillis() / 2);
         c.ticker.scheduleWithFixedDelay(c::tick, 0, ms, TimeUnit.MILLISECONDS);
@@ -139,9 +155,9 @@ public final class ClusterEngine implements InferenceEngine {
      * {@link #connect(List, ClusterTls, ClusterOptions)} with the platform's certificate from a {@code pki} folder
      * ({@code ca.crt}, {@code NAME.crt}, {@code NAME.key} for the options' client name).
      */
-    public static ClusterEngine connect(List<NodeAddress> nodes, java.nio.file.Path pki, ClusterOptions options)
-            throws java.io.IOException {
-        return connect(nodes, ClusterTls.load(pki, options.clientName()), options);
+    public static ClusterEngine connect(List<NodeAddress> nodes, java.nio.file.Path pki, ClusterOptions options,
+                                        LineageSink lineage) throws java.io.IOException {
+        return connect(nodes, ClusterTls.load(pki, options.clientName()), options, lineage);
     }
 
     /** Waits up to {@code timeout} until at least one prefill and one decode node are live; returns whether they are. */
@@ -157,6 +173,33 @@ public final class ClusterEngine implements InferenceEngine {
             }
             Thread.sleep(Math.min(20, options.heartbeat().toMillis()));
         }
+    }
+
+    /**
+     * What one node in rotation last reported: its pool, its queue, its page transfers under way and its page
+     * life steps the platform has not acknowledged yet ({@code lineageAccepting} false: it admits no request).
+     */
+    public record NodeReport(String node, NodeRole role, PoolStats pool, int queued, int transfersInFlight,
+                             int lineageBacklog, boolean lineageAccepting) {
+    }
+
+    /** Every node in rotation, as it last reported, prefill nodes first. */
+    public List<NodeReport> nodes() {
+        List<NodeReport> out = new ArrayList<>();
+        View v = view();
+        for (NodeRole r : List.of(NodeRole.PREFILL, NodeRole.DECODE)) {
+            for (Live l : v.live(r)) {
+                ControlMessage.Status s = l.status;
+                out.add(new NodeReport(s.node(), r, stats(s.pool()), s.queued(), s.transfersInFlight(), s.lineageBacklog(),
+                        s.lineageAccepting()));
+            }
+        }
+        return out;
+    }
+
+    private static PoolStats stats(ControlMessage.Pool p) {
+        return new PoolStats(p.name(), p.pageTokens(), p.capacityPages(), p.capacityTokens(), p.peakUsedPages(),
+                p.pagesByState());
     }
 
     /** Nodes in rotation now: role, name, address. */
@@ -276,6 +319,8 @@ public final class ClusterEngine implements InferenceEngine {
                 case ControlMessage.PrefillFailed p -> unexpected(from, p);
                 case ControlMessage.Abort a -> unexpected(from, a);
                 case ControlMessage.Stop s -> unexpected(from, s);
+                case ControlMessage.Lineage l -> lineage(from, l);
+                case ControlMessage.LineageAck a -> unexpected(from, a);
             }
         }
 
@@ -297,6 +342,24 @@ public final class ClusterEngine implements InferenceEngine {
 
     private void unexpected(ControlPeer from, ControlMessage m) {
         LOG.log(System.Logger.Level.WARNING, "engine node " + from + " sent " + m.getClass().getSimpleName() + "; ignored");
+    }
+
+    /** A node's page life steps: into the sink, then acknowledged; refused whole if one names another node. */
+    private void lineage(ControlPeer from, ControlMessage.Lineage l) {
+        for (LineageEvent e : l.events()) {
+            if (!e.node().equals(from.name())) {
+                LOG.log(System.Logger.Level.ERROR, "engine node " + from + " sent lineage event " + e.id() + " naming node "
+                        + e.node() + "; a node writes only its own lineage: batch refused, connection closed");
+                from.close();
+                return;
+            }
+        }
+        for (LineageEvent e : l.events()) {
+            lineage.emit(e);
+        }
+        if (!l.events().isEmpty()) {
+            from.send(new ControlMessage.LineageAck(l.firstSeq() + l.events().size() - 1));
+        }
     }
 
     private void status(Member m, ControlPeer from, ControlMessage.Status s) {
@@ -403,6 +466,11 @@ public final class ClusterEngine implements InferenceEngine {
             seq.reject("engine_misconfigured", v.problem());
             return handle;
         }
+        if (!lineage.accepting()) {
+            // fail closed as the engine's admission does: no page life step of the nodes may go unrecorded
+            seq.reject("audit_backpressure", "the audit journal is at its capacity; retry later");
+            return handle;
+        }
         int window = window(v);
         long need = (long) request.promptLength() + request.maxNewTokens();
         if (any != null && need > window) {
@@ -452,7 +520,7 @@ public final class ClusterEngine implements InferenceEngine {
             int pt = l.status.layout().pageTokens();
             long pages = decode ? Admission.pagesNeeded(r, pt) : l.status.layout().pagesFor(r.promptLength());
             long tokens = decode ? (long) r.promptLength() + r.maxNewTokens() : r.promptLength();
-            return pages <= l.free() && tokens <= l.status.pool().capacityTokens();
+            return pages <= l.free() && tokens <= l.status.pool().capacityTokens() && l.status.lineageAccepting();
         }).max(Comparator.comparingLong(Live::free)).orElse(null);
     }
 
@@ -619,16 +687,7 @@ public final class ClusterEngine implements InferenceEngine {
     /** Every live node's pool as it last reported it, prefill nodes first. */
     @Override
     public List<PoolStats> pools() {
-        List<PoolStats> out = new ArrayList<>();
-        View v = view();
-        for (NodeRole r : List.of(NodeRole.PREFILL, NodeRole.DECODE)) {
-            for (Live l : v.live(r)) {
-                ControlMessage.Pool p = l.status.pool();
-                out.add(new PoolStats(p.name(), p.pageTokens(), p.capacityPages(), p.capacityTokens(), p.peakUsedPages(),
-                        p.pagesByState()));
-            }
-        }
-        return out;
+        return nodes().stream().map(NodeReport::pool).toList();
     }
 
     private static PoolStats aggregate(String name, List<Live> nodes) {

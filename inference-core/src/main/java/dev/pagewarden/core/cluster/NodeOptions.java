@@ -11,9 +11,11 @@ import java.time.Duration;
  * @param advertisedHost the host other nodes reach it at (a decode node gives this to prefill nodes for its pages)
  * @param heartbeat      how often it sends its status to each control peer
  * @param timeout        each network step's limit: connect, TLS handshake, hello, a transfer's answers
+ * @param lineageBuffer  page life steps the node keeps until the platform acknowledges them; at this many it
+ *                       admits no new request until the platform catches up (see {@link LineageOutbox})
  */
 public record NodeOptions(String name, String bindHost, int port, String advertisedHost, Duration heartbeat,
-                          Duration timeout) {
+                          Duration timeout, int lineageBuffer) {
 
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofMillis(500);
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
@@ -34,6 +36,14 @@ public record NodeOptions(String name, String bindHost, int port, String adverti
         if (advertisedHost == null || advertisedHost.isBlank()) {
             advertisedHost = bindHost;
         }
+        if (lineageBuffer < 1) {
+            throw new IllegalArgumentException("lineage buffer must hold at least 1 event, got " + lineageBuffer);
+        }
+    }
+
+    /** With the default lineage buffer ({@value LineageOutbox#DEFAULT_BOUND} events). */
+    public NodeOptions(String name, String bindHost, int port, String advertisedHost, Duration heartbeat, Duration timeout) {
+        this(name, bindHost, port, advertisedHost, heartbeat, timeout, LineageOutbox.DEFAULT_BOUND);
     }
 
     /** Listening on {@code bindHost:port}, reached there, with the default heartbeat and timeout. */
@@ -42,6 +52,10 @@ public record NodeOptions(String name, String bindHost, int port, String adverti
     }
 
     public NodeOptions withHeartbeat(Duration v) {
-        return new NodeOptions(name, bindHost, port, advertisedHost, v, timeout);
+        return new NodeOptions(name, bindHost, port, advertisedHost, v, timeout, lineageBuffer);
+    }
+
+    public NodeOptions withLineageBuffer(int events) {
+        return new NodeOptions(name, bindHost, port, advertisedHost, heartbeat, timeout, events);
     }
 }

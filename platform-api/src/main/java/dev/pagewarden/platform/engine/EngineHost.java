@@ -116,7 +116,7 @@ public class EngineHost implements AutoCloseable {
         this.engineModelId = EngineParts.modelId(loaded);
         InferenceEngine engine;
         try {
-            engine = e.hasNodes() ? connect(e, block)
+            engine = e.hasNodes() ? connect(e, block, lineage)
                     : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
                     .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
         } catch (RuntimeException ex) {
@@ -141,8 +141,11 @@ public class EngineHost implements AutoCloseable {
                 engine.decodePool().capacityTokens(), (block << 32) + 1);
     }
 
-    /** The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. */
-    static ClusterEngine connect(PagewardenProperties.Engine e, long block) {
+    /**
+     * The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. Their page
+     * life steps go to {@code lineage}, as the local engine's do.
+     */
+    static ClusterEngine connect(PagewardenProperties.Engine e, long block, LineageSink lineage) {
         List<NodeAddress> nodes;
         try {
             nodes = NodeAddress.parseList(e.nodes());
@@ -153,7 +156,7 @@ public class EngineHost implements AutoCloseable {
         ClusterOptions options = new ClusterOptions(e.tlsName(), defaults.heartbeat(), defaults.missedHeartbeats(),
                 defaults.timeout(), defaults.maxBackoff(), defaults.resolveEvery(), block << 32, ID_KEYS.nextLong() | 1);
         try {
-            return ClusterEngine.connect(nodes, e.tlsDir(), options);
+            return ClusterEngine.connect(nodes, e.tlsDir(), options, lineage);
         } catch (IOException | RuntimeException ex) {
             throw new IllegalStateException("pagewarden.engine.tls-dir: cannot use the certificate '" + e.tlsName()
                     + "' in " + e.tlsDir() + ": " + ex.getMessage(), ex);

@@ -1,6 +1,7 @@
 package dev.pagewarden.core.transfer.net;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.RopeScaling;
@@ -36,9 +37,16 @@ class ControlWireTest {
                 control(new ControlMessage.Abort(7, "client went away")),
                 control(new ControlMessage.Stop(7)),
                 control(new ControlMessage.Status("decode", "decode-a", "stories260K.bin", "cpu", llama, LAYOUT, 512,
-                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120, "owned", 8)), 3)),
+                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120, "owned", 8)), 3, 2, 40, true)),
                 control(new ControlMessage.Status("prefill", "prefill-a", "m", "gpu", scaled, LAYOUT, 256,
-                        new ControlMessage.Pool("prefill-a", 16, 64, 1024, 0, Map.of("free", 64)), 0)));
+                        new ControlMessage.Pool("prefill-a", 16, 64, 1024, 0, Map.of("free", 64)), 0, 0, 65536, false)),
+                control(new ControlMessage.Lineage(41, List.of(
+                        new LineageEvent(1L << 40 | 7, LineageEvent.Kind.TRANSFER_OUT, 1_700_000_000_000_000L, "prefill-a",
+                                "prefill-a", 3, 9, 7, "tenant-ä", -1, -1, "decode-a", 5, 2, 1, 0xCAFEBABE, true),
+                        new LineageEvent(2, LineageEvent.Kind.VERIFY, 1, "decode-a", "decode-a", 0, 1, 0, null, -1, -1,
+                                null, -1, -1, 0, 0, false)))),
+                control(new ControlMessage.Lineage(1, List.of())),
+                control(new ControlMessage.LineageAck(42)));
     }
 
     private static WireMessage control(ControlMessage m) {
