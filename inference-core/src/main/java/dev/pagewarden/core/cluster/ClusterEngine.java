@@ -75,6 +75,7 @@ public final class ClusterEngine implements InferenceEngine {
     private final ScheduledExecutorService ticker;
     private final ExecutorService connector;
     private volatile long nextResolve;
+    private volatile java.util.function.Consumer<String> nodeJoined = n -> { };
     private volatile boolean closed;
 
     /** One node at one address, and where the client stands with it. */
@@ -181,6 +182,14 @@ public final class ClusterEngine implements InferenceEngine {
      */
     public record NodeReport(String node, NodeRole role, PoolStats pool, int queued, int transfersInFlight,
                              int lineageBacklog, boolean lineageAccepting) {
+    }
+
+    /**
+     * Calls {@code joined} with a node's name each time a connection to it brings its first STATUS (so once per
+     * node and reconnect; the nodes already in rotation are not replayed: see {@link #nodes()}).
+     */
+    public void onNodeJoined(java.util.function.Consumer<String> joined) {
+        this.nodeJoined = java.util.Objects.requireNonNull(joined);
     }
 
     /** Every node in rotation, as it last reported, prefill nodes first. */
@@ -375,13 +384,23 @@ public final class ClusterEngine implements InferenceEngine {
                 m.outOfRotation = false;
                 LOG.log(System.Logger.Level.INFO, "engine node " + s.node() + " (" + m.where() + ") back in rotation");
             }
+            boolean joined = false;
             if (st instanceof MemberState.Connected c && c.peer() == from) {
                 if (c.status() == null) {
                     LOG.log(System.Logger.Level.INFO, "engine node " + s.node() + " (" + m.where() + ") in rotation");
+                    joined = true;
                 }
                 m.state = new MemberState.Connected(from, s, System.nanoTime(), 0);
             } else if (st instanceof MemberState.Connecting) {
                 m.state = new MemberState.Connected(from, s, System.nanoTime(), 0);
+                joined = true;
+            }
+            if (joined) {
+                try {
+                    nodeJoined.accept(s.node());
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "node listener failed for " + s.node() + ": " + e, e);
+                }
             }
         }
     }

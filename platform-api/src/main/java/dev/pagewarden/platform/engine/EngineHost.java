@@ -38,8 +38,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Loads the configured model and runs its engine: prefill and decode workers in this process, or, with
@@ -190,9 +193,44 @@ public class EngineHost implements AutoCloseable {
         }
         Gauge.builder("engine.context.window.tokens", engine, InferenceEngine::contextWindow).register(registry);
         Gauge.builder("engine.queue.depth", engine, InferenceEngine::queued).register(registry);
-        if (engine instanceof Engine local) { // engine nodes do not report their transfers
+        if (engine instanceof Engine local) {
             Gauge.builder("kv.transfers.in.flight", local, Engine::transfersInFlight).register(registry);
         }
+        if (engine instanceof ClusterEngine cluster) {
+            Set<String> seen = ConcurrentHashMap.newKeySet();
+            Consumer<String> perNode = node -> {
+                if (seen.add(node)) {
+                    registerNodeGauges(registry, cluster, node);
+                }
+            };
+            cluster.onNodeJoined(perNode);
+            cluster.nodes().forEach(n -> perNode.accept(n.node())); // any that joined before the listener
+        }
+    }
+
+    /**
+     * One engine node's figures as it last reported them, tagged {@code node} (NaN while it is out of rotation):
+     * its pool's pages by state, its queue, its page transfers under way, and its page life steps not yet
+     * acknowledged by this platform (with whether it still admits requests).
+     */
+    private static void registerNodeGauges(MeterRegistry registry, ClusterEngine cluster, String node) {
+        Function<ToDoubleFunction<ClusterEngine.NodeReport>, ToDoubleFunction<ClusterEngine>> of = f -> c -> c.nodes()
+                .stream().filter(n -> n.node().equals(node)).findFirst().map(f::applyAsDouble).orElse(Double.NaN);
+        for (String state : PAGE_STATES) {
+            Gauge.builder("kv.node.pool.pages", cluster, of.apply(n -> n.pool().pagesByState().getOrDefault(state, 0)))
+                    .description("An engine node's KV pages by state").tag("node", node).tag("state", state)
+                    .register(registry);
+        }
+        Gauge.builder("engine.node.queue.depth", cluster, of.apply(ClusterEngine.NodeReport::queued)).tag("node", node)
+                .register(registry);
+        Gauge.builder("kv.node.transfers.in.flight", cluster, of.apply(ClusterEngine.NodeReport::transfersInFlight))
+                .tag("node", node).register(registry);
+        Gauge.builder("lineage.node.backlog.events", cluster, of.apply(ClusterEngine.NodeReport::lineageBacklog))
+                .description("An engine node's page life steps not yet acknowledged by this platform").tag("node", node)
+                .register(registry);
+        Gauge.builder("lineage.node.accepting", cluster, of.apply(n -> n.lineageAccepting() ? 1 : 0))
+                .description("0 while an engine node admits no request: its lineage backlog is at its bound")
+                .tag("node", node).register(registry);
     }
 
     /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */

@@ -7,6 +7,7 @@ import dev.pagewarden.core.cluster.NodeOptions;
 import dev.pagewarden.core.cluster.PrefillNode;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.request.GenerationRequest;
@@ -15,6 +16,7 @@ import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.core.transfer.net.CertificateAuthority;
 import dev.pagewarden.core.transfer.net.ClusterTls;
+import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.platform.testing.ModelRequired;
 import dev.pagewarden.platform.testing.PlainHttp;
 import dev.pagewarden.platform.testing.StandalonePlatform;
@@ -188,6 +190,50 @@ class ClusterServingTest {
 
     @Test
     @Order(3)
+    void theNodesLineageReachesKvLineageNamingEachNodeAndTheExposureSweepFindsNothing() throws Exception {
+        javax.sql.DataSource db = app.getBean(javax.sql.DataSource.class);
+        org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(db);
+        int out = LineageEvent.Kind.TRANSFER_OUT.ordinal();
+        int in = LineageEvent.Kind.TRANSFER_IN.ordinal();
+        int bind = LineageEvent.Kind.BIND_READ.ordinal();
+        String count = "SELECT count(*) FROM kv_lineage WHERE node = ? AND kind = ?";
+        // the nodes forward their steps, the platform journals them and its shipper writes them: a little behind
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline && (jdbc.queryForObject(count, Long.class, "prefill-a", out) == 0
+                || jdbc.queryForObject(count, Long.class, "decode-a", bind) == 0)) {
+            Thread.sleep(100);
+        }
+        // two completions of PROMPT went through: each page of the prompt left prefill-a and landed on decode-a
+        assertThat(jdbc.queryForObject(count, Long.class, "prefill-a", out)).isPositive()
+                .isEqualTo(jdbc.queryForObject(count, Long.class, "decode-a", in));
+        assertThat(jdbc.queryForObject(count, Long.class, "decode-a", bind)).isPositive();
+        assertThat(jdbc.queryForList("SELECT DISTINCT node FROM kv_lineage", String.class))
+                .containsExactlyInAnyOrder("prefill-a", "decode-a");
+        assertThat(jdbc.queryForList("SELECT DISTINCT worker FROM kv_lineage WHERE node = 'decode-a'", String.class))
+                .containsExactly("decode-a");
+        // and each node's own figures are on the platform's metrics, as the node last reported them
+        PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+        long scrapeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String metrics = management.get("/actuator/prometheus", ADMIN).body();
+        String decodeFree = "kv_node_pool_pages\\{[^}]*node=\"decode-a\",state=\"free\"[^}]*\\} " + decode.pool().capacityPages() + "(\\.0)?\\s";
+        while (!java.util.regex.Pattern.compile(decodeFree).matcher(metrics).find() && System.nanoTime() < scrapeDeadline) {
+            Thread.sleep(100);
+            metrics = management.get("/actuator/prometheus", ADMIN).body();
+        }
+        assertThat(metrics).containsPattern(decodeFree)
+                .containsPattern("kv_node_pool_pages\\{[^}]*node=\"prefill-a\",state=\"free\"[^}]*\\} " + prefill.pool().capacityPages()
+                        + "(\\.0)?\\s")
+                .containsPattern("lineage_node_backlog_events\\{[^}]*node=\"(prefill|decode)-a\"[^}]*\\} ")
+                .containsPattern("lineage_node_accepting\\{[^}]*node=\"decode-a\"[^}]*\\} 1(\\.0)?\\s")
+                .containsPattern("engine_node_queue_depth\\{[^}]*node=\"decode-a\"[^}]*\\} 0(\\.0)?\\s")
+                .containsPattern("kv_node_transfers_in_flight\\{[^}]*node=\"prefill-a\"[^}]*\\} 0(\\.0)?\\s");
+        Instant now = Instant.now();
+        assertThat(new LineageQueries(db).exposures(now.minus(Duration.ofHours(1)), now.plus(Duration.ofHours(1))))
+                .isEmpty();
+    }
+
+    @Test
+    @Order(4)
     void aStoppedNodeFailsTheNextRequestAtOnceAndThePlatformKeepsRunning() throws Exception {
         decode.close();
         HttpResponse<String> r = http.sendAsync(http.post("/v1/completions", key, request(false)))
