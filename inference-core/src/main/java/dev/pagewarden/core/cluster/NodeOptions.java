@@ -19,6 +19,7 @@ public record NodeOptions(String name, String bindHost, int port, String adverti
 
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofMillis(500);
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+    public static final int DEFAULT_LINEAGE_BUFFER = LineageOutbox.DEFAULT_BOUND;
 
     public NodeOptions {
         if (name == null || name.isBlank()) {
@@ -37,7 +38,7 @@ public record NodeOptions(String name, String bindHost, int port, String adverti
             advertisedHost = bindHost;
         }
         if (lineageBuffer < 1) {
-            throw new IllegalArgumentException("lineage buffer must hold at least 1 event, got " + lineageBuffer);
+            throw new IllegalArgumentException("the lineage buffer must hold at least 1 event, got " + lineageBuffer);
         }
     }
 
