@@ -8,6 +8,10 @@ import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReceiptSigner;
+import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -51,8 +55,11 @@ import java.util.concurrent.TimeUnit;
  * pages that can hold prompt + max new tokens and the live prefill node with the most free pages that can
  * hold the prompt (none: rejected, {@code overloaded}), and sends SUBMIT to that decode node. Its results
  * complete exactly as the local engine's do: same exception types and codes. A decode node lost while it
- * serves a request fails that request with {@value #NODE_LOST}. Results carry no isolation receipt (nodes do
- * not sign).
+ * serves a request fails that request with {@value #NODE_LOST}. With a {@link ReceiptSigner}, a finished
+ * request's result carries an isolation receipt as the local engine's does: the decode node reports the page
+ * epochs its decode read (FINISHED), and this client signs them with the tokens it streamed, naming the decode
+ * node as {@code node_id} (the owner of those pages, as its lineage says) and this client's start as the
+ * replica. Nodes hold no signing key.
  *
  * <p>Each node's page life steps (LINEAGE) go into the client's {@link LineageSink} - the platform's journal - and
  * are acknowledged once it has taken them; a batch with an event that names another node than the certificate of
@@ -70,6 +77,10 @@ public final class ClusterEngine implements InferenceEngine {
     private final ControlClient client;
     private final RequestIdSource ids;
     private final LineageSink lineage;
+    /** Null: results carry no receipt. */
+    private final ReceiptSigner signer;
+    /** This client's start, as receipts name the replica. */
+    private final String replicaId = ServingIdentity.randomReplicaId();
     private final Map<String, Member> members = new ConcurrentHashMap<>();
     private final Map<Long, Pending> requests = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
@@ -113,17 +124,19 @@ public final class ClusterEngine implements InferenceEngine {
         record Connected(ControlPeer peer, ControlMessage.Status status, long seen, long taken) implements MemberState { }
     }
 
-    /** A request submitted to a decode node. */
-    private record Pending(Sequence seq, Member decode, ControlPeer peer) {
+    /** A request submitted to a decode node, which serves {@code modelId}. */
+    private record Pending(Sequence seq, Member decode, ControlPeer peer, String modelId) {
     }
 
-    private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options, LineageSink lineage) {
+    private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options, LineageSink lineage,
+                          ReceiptSigner signer) {
         if (!tls.name().equals(options.clientName())) {
             throw new IllegalArgumentException("the cluster client's certificate is for " + tls.name() + ", not "
                     + options.clientName());
         }
         this.addresses = List.copyOf(addresses);
         this.lineage = java.util.Objects.requireNonNull(lineage, "lineage");
+        this.signer = signer;
         this.options = options;
         this.client = new ControlClient(tls.clientContext(), options.clientName(), null, options.timeout());
         this.ids = new RequestIdSource(options.requestIdBase(), options.requestIdKey());
@@ -136,16 +149,19 @@ public final class ClusterEngine implements InferenceEngine {
      * {@code tls}; returns at once. {@link #awaitReady} waits until a prefill and a decode node are live.
      */
     public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options) {
-        return connect(nodes, tls, options, LineageSink.NONE);
+        return connect(nodes, tls, options, LineageSink.NONE, null);
     }
 
-    /** {@link #connect(List, ClusterTls, ClusterOptions)}, the nodes' page life steps going to {@code lineage}. */
+    /**
+     * {@link #connect(List, ClusterTls, ClusterOptions)}, the nodes' page life steps going to {@code lineage} and
+     * finished requests' receipts signed by {@code receipts} (null: no receipts).
+     */
     public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options,
-                                        LineageSink lineage) {
+                                        LineageSink lineage, ReceiptSigner receipts) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no engine nodes given");
         }
-        ClusterEngine c = new ClusterEngine(nodes, tls, options, lineage);
+        ClusterEngine c = new ClusterEngine(nodes, tls, options, lineage, receipts);
         c.resolve();
         long ms = Math.max(10, options.heartbeat().toMillis() / 2);
         c.ticker.scheduleWithFixedDelay(c::tick, 0, ms, TimeUnit.MILLISECONDS);
@@ -157,8 +173,8 @@ public final class ClusterEngine implements InferenceEngine {
      * ({@code ca.crt}, {@code NAME.crt}, {@code NAME.key} for the options' client name).
      */
     public static ClusterEngine connect(List<NodeAddress> nodes, java.nio.file.Path pki, ClusterOptions options,
-                                        LineageSink lineage) throws java.io.IOException {
-        return connect(nodes, ClusterTls.load(pki, options.clientName()), options, lineage);
+                                        LineageSink lineage, ReceiptSigner receipts) throws java.io.IOException {
+        return connect(nodes, ClusterTls.load(pki, options.clientName()), options, lineage, receipts);
     }
 
     /** Waits up to {@code timeout} until at least one prefill and one decode node are live; returns whether they are. */
@@ -515,7 +531,7 @@ public final class ClusterEngine implements InferenceEngine {
             take(prefill, decode.status.layout().pagesFor(request.promptLength()));
         }
         seq.moveTo(new RequestState.Admitted());
-        Pending p = new Pending(seq, decode.member, decode.peer);
+        Pending p = new Pending(seq, decode.member, decode.peer, decode.status.modelId());
         requests.put(seq.id(), p);
         seq.abortHook(() -> {
             if (!p.peer().send(new ControlMessage.Abort(seq.id(), seq.abortReason()))) {
@@ -584,9 +600,12 @@ public final class ClusterEngine implements InferenceEngine {
         FinishReason reason = FinishReason.valueOf(f.reason());
         advance(seq, RequestState.Decoding.class);
         seq.moveTo(new RequestState.Finished(reason));
-        int[] tokens = seq.toResult(reason, 0).outputTokens(); // this client has no receipt signer: tokens only
+        int[] tokens = seq.toResult(reason, 0).outputTokens(); // no issuer on the sequence: tokens only
+        // signed here over what the decode node read and the tokens that arrived here
+        Receipt receipt = signer == null ? null : new ReceiptIssuer(p.modelId(), signer,
+                new ServingIdentity(from.name(), replicaId)).issue(seq.id(), seq.tenant(), f.reads(), tokens);
         seq.result().complete(new GenerationResult(seq.id(), tokens, reason, f.queuedNanos(), f.prefillNanos(),
-                f.firstTokenNanos(), f.totalNanos(), null));
+                f.firstTokenNanos(), f.totalNanos(), receipt));
     }
 
     private void failed(ControlPeer from, ControlMessage.Failed f) {

@@ -9,6 +9,7 @@ import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -280,14 +281,15 @@ public final class DecodeNode implements AutoCloseable {
         });
         seq.result().whenComplete((result, error) -> {
             requests.remove(seq.id(), r);
-            from.send(result != null ? finished(result) : Outcomes.failed(seq.id(), error));
+            // the reads are the decode thread's, which completes the result: final by now
+            from.send(result != null ? finished(result, seq.reads()) : Outcomes.failed(seq.id(), error));
         });
         admission.submit(seq);
     }
 
-    private static ControlMessage.Finished finished(GenerationResult r) {
+    private static ControlMessage.Finished finished(GenerationResult r, List<PageEpochRead> reads) {
         return new ControlMessage.Finished(r.requestId(), r.finishReason().name(), r.outputTokens().length, r.queuedNanos(),
-                r.prefillNanos(), r.timeToFirstNanos(), r.totalNanos());
+                r.prefillNanos(), r.timeToFirstNanos(), r.totalNanos(), reads);
     }
 
     /** Admission reserved the decode pages: ask the prefill node (off the caller's thread: connecting may take a while). */

@@ -74,7 +74,7 @@ final class ClusterFixture {
     /** A cluster client whose nodes' page life steps go to {@code platformLineage}. */
     ClusterEngine client(List<NodeAddress> nodes, dev.pagewarden.core.lineage.LineageSink platformLineage) {
         return ClusterEngine.connect(nodes, tls("platform"), ClusterOptions.defaults("platform").withHeartbeat(HEARTBEAT)
-                .withMaxBackoff(Duration.ofMillis(400)), platformLineage);
+                .withMaxBackoff(Duration.ofMillis(400)), platformLineage, null);
     }
 
     static NodeAddress at(NodeRole role, int port) {

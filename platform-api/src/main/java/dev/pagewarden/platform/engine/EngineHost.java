@@ -119,7 +119,7 @@ public class EngineHost implements AutoCloseable {
         this.engineModelId = EngineParts.modelId(loaded);
         InferenceEngine engine;
         try {
-            engine = e.hasNodes() ? connect(e, block, lineage)
+            engine = e.hasNodes() ? connect(e, block, lineage, signer)
                     : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
                     .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
         } catch (RuntimeException ex) {
@@ -132,8 +132,8 @@ public class EngineHost implements AutoCloseable {
         visibility.findAll().forEach(v -> privateModels.put(v.modelId(), v.isPrivate()));
         registerGauges(registry, engine);
         if (engine instanceof ClusterEngine) {
-            LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); results carry "
-                            + "no isolation receipt, request ids from {}", served.id(), resolved.model(), loaded.format(),
+            LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); request ids "
+                            + "from {}", served.id(), resolved.model(), loaded.format(),
                     e.nodes(), e.tlsName(), e.tlsDir(), (block << 32) + 1);
             return;
         }
@@ -146,9 +146,10 @@ public class EngineHost implements AutoCloseable {
 
     /**
      * The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. Their page
-     * life steps go to {@code lineage}, as the local engine's do.
+     * life steps go to {@code lineage} and finished requests' receipts are signed by {@code signer}, as the local
+     * engine's are.
      */
-    static ClusterEngine connect(PagewardenProperties.Engine e, long block, LineageSink lineage) {
+    static ClusterEngine connect(PagewardenProperties.Engine e, long block, LineageSink lineage, ReceiptSigner signer) {
         List<NodeAddress> nodes;
         try {
             nodes = NodeAddress.parseList(e.nodes());
@@ -159,7 +160,7 @@ public class EngineHost implements AutoCloseable {
         ClusterOptions options = new ClusterOptions(e.tlsName(), defaults.heartbeat(), defaults.missedHeartbeats(),
                 defaults.timeout(), defaults.maxBackoff(), defaults.resolveEvery(), block << 32, ID_KEYS.nextLong() | 1);
         try {
-            return ClusterEngine.connect(nodes, e.tlsDir(), options, lineage);
+            return ClusterEngine.connect(nodes, e.tlsDir(), options, lineage, signer);
         } catch (IOException | RuntimeException ex) {
             throw new IllegalStateException("pagewarden.engine.tls-dir: cannot use the certificate '" + e.tlsName()
                     + "' in " + e.tlsDir() + ": " + ex.getMessage(), ex);

@@ -22,15 +22,15 @@ class EngineNodesStartTest {
 
     @Test
     void aMalformedNodeListNamesTheSetting() {
-        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1"), 1, LineageSink.NONE))
+        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1"), 1, LineageSink.NONE, null))
                 .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("pagewarden.engine.nodes: ");
-        assertThatThrownBy(() -> EngineHost.connect(engine("gpu@127.0.0.1:7400"), 1, LineageSink.NONE))
+        assertThatThrownBy(() -> EngineHost.connect(engine("gpu@127.0.0.1:7400"), 1, LineageSink.NONE, null))
                 .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("pagewarden.engine.nodes: ");
     }
 
     @Test
     void aPkiFolderWithoutThePlatformsCertificateNamesTheSettingAndTheName() {
-        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1:7400,decode@127.0.0.1:7401"), 1, LineageSink.NONE))
+        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1:7400,decode@127.0.0.1:7401"), 1, LineageSink.NONE, null))
                 .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("pagewarden.engine.tls-dir: ")
                 .hasMessageContaining("'platform'").hasMessageContaining(pki.toString());
     }

@@ -3,6 +3,7 @@ package dev.pagewarden.core.transfer.net;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.receipt.PageEpochRead;
 
 import java.util.List;
 import java.util.Map;
@@ -44,9 +45,15 @@ public sealed interface ControlMessage {
     record Token(long requestId, int token) implements ControlMessage {
     }
 
-    /** Decode node to platform: the request finished normally (reason STOP or LENGTH) with its timings. */
+    /**
+     * Decode node to platform: the request finished normally (reason STOP or LENGTH) with its timings, and every
+     * page epoch its decode read with the final slot range (what the platform signs in its isolation receipt).
+     */
     record Finished(long requestId, String reason, int outputTokens, long queuedNanos, long prefillNanos,
-                    long firstTokenNanos, long totalNanos) implements ControlMessage {
+                    long firstTokenNanos, long totalNanos, List<PageEpochRead> reads) implements ControlMessage {
+        public Finished {
+            reads = List.copyOf(reads);
+        }
     }
 
     /** How a request ended without finishing. */

@@ -5,6 +5,7 @@ import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.RopeScaling;
+import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.transfer.net.WireMessage.Ack;
 import dev.pagewarden.core.transfer.net.WireMessage.Control;
 import dev.pagewarden.core.transfer.net.WireMessage.Done;
@@ -211,6 +212,12 @@ final class WireCodec {
                 string(b, f.reason());
                 b.writeInt(f.outputTokens()).writeLong(f.queuedNanos()).writeLong(f.prefillNanos())
                         .writeLong(f.firstTokenNanos()).writeLong(f.totalNanos());
+                b.writeInt(f.reads().size());
+                for (PageEpochRead r : f.reads()) {
+                    string(b, r.worker());
+                    b.writeInt(r.page()).writeLong(r.epoch()).writeInt(r.slots()).writeLong(r.writerRequest())
+                            .writeLong(r.lineageEventId());
+                }
             }
             case ControlMessage.Failed f -> {
                 head(b, FAILED, seq);
@@ -321,8 +328,22 @@ final class WireCodec {
             case PREFILL_FAILED -> new ControlMessage.PrefillFailed(b.readLong(), b.readInt(), string(b), text(b),
                     b.readBoolean());
             case TOKEN -> new ControlMessage.Token(b.readLong(), b.readInt());
-            case FINISHED -> new ControlMessage.Finished(b.readLong(), string(b), b.readInt(), b.readLong(), b.readLong(),
-                    b.readLong(), b.readLong());
+            case FINISHED -> {
+                long id = b.readLong();
+                String reason = string(b);
+                int outputTokens = b.readInt();
+                long queued = b.readLong(), prefill = b.readLong(), first = b.readLong(), total = b.readLong();
+                int n = b.readInt();
+                // a read takes at least 34 bytes on the wire: a count beyond what the frame holds is a lie
+                if (n < 0 || 34L * n > b.readableBytes()) {
+                    throw new CorruptedFrameException("finished request claims " + n + " page reads");
+                }
+                java.util.List<PageEpochRead> reads = new java.util.ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    reads.add(new PageEpochRead(string(b), b.readInt(), b.readLong(), b.readInt(), b.readLong(), b.readLong()));
+                }
+                yield new ControlMessage.Finished(id, reason, outputTokens, queued, prefill, first, total, reads);
+            }
             case FAILED -> {
                 long id = b.readLong();
                 int outcome = b.readByte();

@@ -32,7 +32,10 @@ class ControlWireTest {
                 control(new ControlMessage.Prefilled(7, 1, 99, 123_456_789L)),
                 control(new ControlMessage.PrefillFailed(7, 1, "prefill_failed", "out of memory", false)),
                 control(new ControlMessage.Token(7, 42)),
-                control(new ControlMessage.Finished(7, "LENGTH", 24, 1, 2, 3, 4)),
+                control(new ControlMessage.Finished(7, "LENGTH", 24, 1, 2, 3, 4, List.of())),
+                control(new ControlMessage.Finished(8, "STOP", 2, 1, 2, 3, 4, List.of(
+                        new dev.pagewarden.core.receipt.PageEpochRead("decode-a", 3, 17, 16, 8, 1L << 40 | 5),
+                        new dev.pagewarden.core.receipt.PageEpochRead("decode-a", 0, 1, 2, 8, 0)))),
                 control(new ControlMessage.Failed(7, ControlMessage.Outcome.INVALID, "prompt/invalid_request", "bad token")),
                 control(new ControlMessage.Abort(7, "client went away")),
                 control(new ControlMessage.Stop(7)),
