@@ -520,6 +520,14 @@ public final class ClusterEngine implements InferenceEngine {
             View now = view();
             decode = pick(now.live(NodeRole.DECODE), request, true);
             prefill = pick(now.live(NodeRole.PREFILL), request, false);
+            NodeRole missing = decode == null ? NodeRole.DECODE : NodeRole.PREFILL;
+            if ((decode == null || prefill == null) && !now.live(missing).isEmpty()
+                    && now.live(missing).stream().noneMatch(l -> l.status.lineageAccepting())) {
+                // fail closed: every such node holds as many unacknowledged page life steps as it may
+                seq.reject("audit_backpressure", "every live " + missing.label() + " node's lineage backlog is at its "
+                        + "bound; retry later");
+                return handle;
+            }
             if (decode == null || prefill == null) {
                 seq.reject("overloaded", "no live " + (decode == null ? "decode" : "prefill") + " node has room for "
                         + (decode == null ? need + " tokens" : request.promptLength() + " prompt tokens")

@@ -26,6 +26,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Engine nodes forward their page life steps to the platform over the control connection (TLS on loopback): the
@@ -119,6 +120,61 @@ class NodeLineageTest extends RealModelTest {
             assertThat(acks).hasSize(1);
         } finally {
             rogue.close();
+        }
+    }
+
+    @Test
+    void noRequestGoesToANodeWhoseLineageBacklogIsAtItsBound() throws Exception {
+        ClusterFixture pki = new ClusterFixture(dir, "cluster-ca");
+        EngineConfig config = ClusterFixture.config();
+        // a decode node that reports, every heartbeat, a lineage backlog at its bound
+        NetKvServer backlogged = new NetKvServer("decode-b");
+        Set<ControlPeer> platforms = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        List<ControlMessage> received = new CopyOnWriteArrayList<>();
+        backlogged.controlHandler(new ControlHandler() {
+            @Override
+            public void opened(ControlPeer peer) {
+                platforms.add(peer);
+            }
+
+            @Override
+            public void received(ControlPeer from, ControlMessage message) {
+                received.add(message);
+            }
+        });
+        try (PrefillNode prefill = pki.prefill(model, config, "prefill-a", 0)) {
+            int port = backlogged.start("127.0.0.1", 0, pki.tls("decode-b").serverContext(), null,
+                    KvLayout.of(model.config(), config.pageTokens()));
+            java.util.concurrent.atomic.AtomicReference<ControlMessage.Status> full = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.ScheduledExecutorService beat = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            beat.scheduleAtFixedRate(() -> {
+                ControlMessage.Status s = full.get();
+                if (s != null) {
+                    platforms.forEach(p -> p.send(s));
+                }
+            }, 0, 20, TimeUnit.MILLISECONDS);
+            try (ClusterEngine cluster = pki.client(List.of(ClusterFixture.at(NodeRole.PREFILL, prefill.port()),
+                    ClusterFixture.at(NodeRole.DECODE, port)))) {
+                // the same model and pages as the prefill node (its backend picks the layout's order)
+                assertThat(IsolationFixtures.eventually(30_000, () -> cluster.layout() != null)).isTrue();
+                KvLayout layout = cluster.layout();
+                full.set(new ControlMessage.Status("decode", "decode-b", prefill.modelId(), "cpu", model.config(), layout,
+                        prefill.contextWindow(), new ControlMessage.Pool("decode-b", layout.pageTokens(), 128,
+                        128L * layout.pageTokens(), 0, Map.of("free", 128)), 0, 0, 65_536, false));
+                assertThat(cluster.awaitReady(Duration.ofSeconds(30))).isTrue();
+                var handle = cluster.submit(new GenerationRequest("t", IsolationFixtures.prompt(5, 1), 4,
+                        SamplingParams.greedy()), dev.pagewarden.core.request.TokenListener.NONE);
+                assertThatThrownBy(() -> handle.result().get(10, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(dev.pagewarden.core.request.RequestRejectedException.class)
+                        .hasMessageContaining("lineage backlog");
+                assertThat(((dev.pagewarden.core.request.RequestRejectedException) org.assertj.core.api.Assertions
+                        .catchThrowable(() -> handle.result().join()).getCause()).code()).isEqualTo("audit_backpressure");
+                assertThat(received).noneMatch(m -> m instanceof ControlMessage.Submit);
+            } finally {
+                beat.shutdownNow();
+            }
+        } finally {
+            backlogged.close();
         }
     }
 
