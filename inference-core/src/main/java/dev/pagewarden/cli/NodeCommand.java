@@ -39,7 +39,8 @@ final class NodeCommand implements Command {
                 + "[--page-tokens N] [--context-window N] [--kv-bytes N | --pool-tokens N (this node's pool)] "
                 + "[--max-batch N] [--max-queue N] [--prefill-chunk-tokens N] [--capacity-policy strict|clamp] "
                 + "[--transfer-start-timeout-ms N] [--lineage-buffer N (page life steps kept until the platform "
-                + "acknowledges them; at N the node admits nothing new; default 65536)]";
+                + "acknowledges them; at N the node admits nothing new; default 65536)] [--platform NAME[,NAME] (the "
+                + "platform's certificate name(s): only they get the node's lineage; default platform)]";
     }
 
     @Override
@@ -65,6 +66,8 @@ final class NodeCommand implements Command {
         int heartbeat = args.integer("heartbeat-ms", (int) NodeOptions.DEFAULT_HEARTBEAT.toMillis());
         int timeout = args.integer("timeout-ms", (int) NodeOptions.DEFAULT_TIMEOUT.toMillis());
         int lineageBuffer = args.integer("lineage-buffer", NodeOptions.DEFAULT_LINEAGE_BUFFER);
+        java.util.Set<String> platforms = java.util.Set.copyOf(java.util.Arrays.asList(
+                args.string("platform", NodeOptions.DEFAULT_PLATFORM).split(",")));
         EngineConfig.Builder config = EngineConfig.builder()
                 .backend(args.string("backend", "auto"))
                 .threads(args.integer("threads", 0))
@@ -86,7 +89,7 @@ final class NodeCommand implements Command {
             case DECODE -> config.kvBytes(0, kvBytes).poolTokens(0, poolTokens);
         }
         NodeOptions options = new NodeOptions(name, host, port, advertise, Duration.ofMillis(heartbeat),
-                Duration.ofMillis(timeout), lineageBuffer);
+                Duration.ofMillis(timeout), lineageBuffer, platforms);
         ClusterTls tls = ClusterTls.load(pki, name);
 
         try (LoadedModel model = ModelLoader.load(modelPath, tokenizer)) {

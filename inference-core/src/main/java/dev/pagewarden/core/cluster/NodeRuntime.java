@@ -130,7 +130,7 @@ final class NodeRuntime implements ControlHandler {
     @Override
     public void opened(ControlPeer peer) {
         peers.add(peer);
-        if (peer.layout() == null) {
+        if (peer.layout() == null && options.platforms().contains(peer.name())) {
             lineage.subscribe(peer); // the platform's client (it holds no pages): it takes this node's lineage
         }
         peer.send(status.get()); // at once: the peer need not wait a heartbeat to see this node

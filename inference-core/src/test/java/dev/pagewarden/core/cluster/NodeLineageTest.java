@@ -42,12 +42,17 @@ class NodeLineageTest extends RealModelTest {
         ClusterFixture pki = new ClusterFixture(dir, "cluster-ca");
         EngineConfig config = ClusterFixture.config();
         List<LineageEvent> platform = new CopyOnWriteArrayList<>();
+        List<LineageEvent> intruderGot = new CopyOnWriteArrayList<>();
         List<GenerationRequest> requests = ClusterEngineTest.batch(i -> new SamplingParams(0.9f, 0.95f, 7 + i));
         try (PrefillNode prefill = pki.prefill(model, config, "prefill-a", 0);
              DecodeNode decode = pki.decode(model, config, "decode-a", 0);
              ClusterEngine cluster = pki.client(List.of(ClusterFixture.at(NodeRole.PREFILL, prefill.port()),
-                     ClusterFixture.at(NodeRole.DECODE, decode.port())), platform::add)) {
+                     ClusterFixture.at(NodeRole.DECODE, decode.port())), platform::add);
+             ClusterEngine intruder = ClusterEngine.connect(List.of(ClusterFixture.at(NodeRole.PREFILL, prefill.port()),
+                     ClusterFixture.at(NodeRole.DECODE, decode.port())), pki.tls("intruder"),
+                     ClusterOptions.defaults("intruder").withHeartbeat(ClusterFixture.HEARTBEAT), intruderGot::add, null)) {
             assertThat(cluster.awaitReady(Duration.ofSeconds(30))).isTrue();
+            assertThat(intruder.awaitReady(Duration.ofSeconds(30))).isTrue();
             ClusterEngineTest.run(cluster, requests);
             assertThat(IsolationFixtures.eventually(10_000, () -> prefill.pool().allFree() && decode.pool().allFree()))
                     .isTrue();
@@ -65,6 +70,8 @@ class NodeLineageTest extends RealModelTest {
                     .allSatisfy(e -> assertThat(e.node()).isEqualTo("prefill-a")).isNotEmpty();
             assertThat(platform).filteredOn(e -> e.kind() == LineageEvent.Kind.TRANSFER_IN)
                     .allSatisfy(e -> assertThat(e.node()).isEqualTo("decode-a")).isNotEmpty();
+            // another client of the cluster CA that is not the platform gets none of it
+            assertThat(intruderGot).isEmpty();
             // acknowledged: the nodes report no backlog
             assertThat(IsolationFixtures.eventually(10_000, () -> cluster.nodes().size() == 2
                     && cluster.nodes().stream().allMatch(n -> n.lineageBacklog() == 0 && n.lineageAccepting()))).isTrue();
