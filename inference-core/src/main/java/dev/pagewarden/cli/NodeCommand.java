@@ -21,7 +21,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code node}: one engine node - a prefill node or a decode node - serving until SIGTERM or an interrupt,
- * then closing cleanly. Page life steps are not journalled here (as with {@code generate} and {@code bench}).
+ * then closing cleanly. Its page life steps go to the platform over the control connection (kept here until
+ * acknowledged, up to {@code --lineage-buffer} of them); no journal is written on the node.
  */
 final class NodeCommand implements Command {
 
@@ -37,7 +38,9 @@ final class NodeCommand implements Command {
                 + "[--heartbeat-ms N (default 500)] [--timeout-ms N (default 10000)] [--backend cpu|gpu|auto] "
                 + "[--page-tokens N] [--context-window N] [--kv-bytes N | --pool-tokens N (this node's pool)] "
                 + "[--max-batch N] [--max-queue N] [--prefill-chunk-tokens N] [--capacity-policy strict|clamp] "
-                + "[--transfer-start-timeout-ms N]";
+                + "[--transfer-start-timeout-ms N] [--lineage-buffer N (page life steps kept until the platform "
+                + "acknowledges them; at N the node admits nothing new; default 65536)] [--platform NAME[,NAME] (the "
+                + "platform's certificate name(s): only they get the node's lineage; default platform)]";
     }
 
     @Override
@@ -62,6 +65,9 @@ final class NodeCommand implements Command {
         String advertise = args.string("advertise", host);
         int heartbeat = args.integer("heartbeat-ms", (int) NodeOptions.DEFAULT_HEARTBEAT.toMillis());
         int timeout = args.integer("timeout-ms", (int) NodeOptions.DEFAULT_TIMEOUT.toMillis());
+        int lineageBuffer = args.integer("lineage-buffer", NodeOptions.DEFAULT_LINEAGE_BUFFER);
+        java.util.Set<String> platforms = java.util.Set.copyOf(java.util.Arrays.asList(
+                args.string("platform", NodeOptions.DEFAULT_PLATFORM).split(",")));
         EngineConfig.Builder config = EngineConfig.builder()
                 .backend(args.string("backend", "auto"))
                 .threads(args.integer("threads", 0))
@@ -83,7 +89,7 @@ final class NodeCommand implements Command {
             case DECODE -> config.kvBytes(0, kvBytes).poolTokens(0, poolTokens);
         }
         NodeOptions options = new NodeOptions(name, host, port, advertise, Duration.ofMillis(heartbeat),
-                Duration.ofMillis(timeout));
+                Duration.ofMillis(timeout), lineageBuffer, platforms);
         ClusterTls tls = ClusterTls.load(pki, name);
 
         try (LoadedModel model = ModelLoader.load(modelPath, tokenizer)) {

@@ -5,7 +5,13 @@ import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.engine.RequestIdSource;
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReceiptSigner;
+import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -49,8 +55,17 @@ import java.util.concurrent.TimeUnit;
  * pages that can hold prompt + max new tokens and the live prefill node with the most free pages that can
  * hold the prompt (none: rejected, {@code overloaded}), and sends SUBMIT to that decode node. Its results
  * complete exactly as the local engine's do: same exception types and codes. A decode node lost while it
- * serves a request fails that request with {@value #NODE_LOST}. Results carry no isolation receipt (nodes do
- * not sign).
+ * serves a request fails that request with {@value #NODE_LOST}. With a {@link ReceiptSigner}, a finished
+ * request's result carries an isolation receipt as the local engine's does: the decode node reports the page
+ * epochs its decode read (FINISHED), and this client signs them with the tokens it streamed, naming the decode
+ * node as {@code node_id} (the owner of those pages, as its lineage says) and this client's start as the
+ * replica. Nodes hold no signing key.
+ *
+ * <p>Each node's page life steps (LINEAGE) go into the client's {@link LineageSink} - the platform's journal - and
+ * are acknowledged once it has taken them; a batch with an event that names another node than the certificate of
+ * the connection it came on is refused whole and that connection closed (a node writes only its own lineage).
+ * While the sink is not accepting, requests are rejected with {@code audit_backpressure}; a node whose own
+ * backlog of unacknowledged steps is at its bound gets no request.
  */
 public final class ClusterEngine implements InferenceEngine {
     private static final System.Logger LOG = System.getLogger(ClusterEngine.class.getName());
@@ -61,11 +76,17 @@ public final class ClusterEngine implements InferenceEngine {
     private final ClusterOptions options;
     private final ControlClient client;
     private final RequestIdSource ids;
+    private final LineageSink lineage;
+    /** Null: results carry no receipt. */
+    private final ReceiptSigner signer;
+    /** This client's start, as receipts name the replica. */
+    private final String replicaId = ServingIdentity.randomReplicaId();
     private final Map<String, Member> members = new ConcurrentHashMap<>();
     private final Map<Long, Pending> requests = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
     private final ExecutorService connector;
     private volatile long nextResolve;
+    private volatile java.util.function.Consumer<String> nodeJoined = n -> { };
     private volatile boolean closed;
 
     /** One node at one address, and where the client stands with it. */
@@ -103,16 +124,19 @@ public final class ClusterEngine implements InferenceEngine {
         record Connected(ControlPeer peer, ControlMessage.Status status, long seen, long taken) implements MemberState { }
     }
 
-    /** A request submitted to a decode node. */
-    private record Pending(Sequence seq, Member decode, ControlPeer peer) {
+    /** A request submitted to a decode node, which serves {@code modelId}. */
+    private record Pending(Sequence seq, Member decode, ControlPeer peer, String modelId) {
     }
 
-    private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options) {
+    private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options, LineageSink lineage,
+                          ReceiptSigner signer) {
         if (!tls.name().equals(options.clientName())) {
             throw new IllegalArgumentException("the cluster client's certificate is for " + tls.name() + ", not "
                     + options.clientName());
         }
         this.addresses = List.copyOf(addresses);
+        this.lineage = java.util.Objects.requireNonNull(lineage, "lineage");
+        this.signer = signer;
         this.options = options;
         this.client = new ControlClient(tls.clientContext(), options.clientName(), null, options.timeout());
         this.ids = new RequestIdSource(options.requestIdBase(), options.requestIdKey());
@@ -125,10 +149,19 @@ public final class ClusterEngine implements InferenceEngine {
      * {@code tls}; returns at once. {@link #awaitReady} waits until a prefill and a decode node are live.
      */
     public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options) {
+        return connect(nodes, tls, options, LineageSink.NONE, null);
+    }
+
+    /**
+     * {@link #connect(List, ClusterTls, ClusterOptions)}, the nodes' page life steps going to {@code lineage} and
+     * finished requests' receipts signed by {@code receipts} (null: no receipts).
+     */
+    public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options,
+                                        LineageSink lineage, ReceiptSigner receipts) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no engine nodes given");
         }
-        ClusterEngine c = new ClusterEngine(nodes, tls, options);
+        ClusterEngine c = new ClusterEngine(nodes, tls, options, lineage, receipts);
         c.resolve();
         long ms = Math.max(10, options.heartbeat().toMillis() / 2);
         c.ticker.scheduleWithFixedDelay(c::tick, 0, ms, TimeUnit.MILLISECONDS);
@@ -139,9 +172,9 @@ public final class ClusterEngine implements InferenceEngine {
      * {@link #connect(List, ClusterTls, ClusterOptions)} with the platform's certificate from a {@code pki} folder
      * ({@code ca.crt}, {@code NAME.crt}, {@code NAME.key} for the options' client name).
      */
-    public static ClusterEngine connect(List<NodeAddress> nodes, java.nio.file.Path pki, ClusterOptions options)
-            throws java.io.IOException {
-        return connect(nodes, ClusterTls.load(pki, options.clientName()), options);
+    public static ClusterEngine connect(List<NodeAddress> nodes, java.nio.file.Path pki, ClusterOptions options,
+                                        LineageSink lineage, ReceiptSigner receipts) throws java.io.IOException {
+        return connect(nodes, ClusterTls.load(pki, options.clientName()), options, lineage, receipts);
     }
 
     /** Waits up to {@code timeout} until at least one prefill and one decode node are live; returns whether they are. */
@@ -157,6 +190,41 @@ public final class ClusterEngine implements InferenceEngine {
             }
             Thread.sleep(Math.min(20, options.heartbeat().toMillis()));
         }
+    }
+
+    /**
+     * What one node in rotation last reported: its pool, its queue, its page transfers under way and its page
+     * life steps the platform has not acknowledged yet ({@code lineageAccepting} false: it admits no request).
+     */
+    public record NodeReport(String node, NodeRole role, PoolStats pool, int queued, int transfersInFlight,
+                             int lineageBacklog, boolean lineageAccepting) {
+    }
+
+    /**
+     * Calls {@code joined} with a node's name each time a connection to it brings its first STATUS (so once per
+     * node and reconnect; the nodes already in rotation are not replayed: see {@link #nodes()}).
+     */
+    public void onNodeJoined(java.util.function.Consumer<String> joined) {
+        this.nodeJoined = java.util.Objects.requireNonNull(joined);
+    }
+
+    /** Every node in rotation, as it last reported, prefill nodes first. */
+    public List<NodeReport> nodes() {
+        List<NodeReport> out = new ArrayList<>();
+        View v = view();
+        for (NodeRole r : List.of(NodeRole.PREFILL, NodeRole.DECODE)) {
+            for (Live l : v.live(r)) {
+                ControlMessage.Status s = l.status;
+                out.add(new NodeReport(s.node(), r, stats(s.pool()), s.queued(), s.transfersInFlight(), s.lineageBacklog(),
+                        s.lineageAccepting()));
+            }
+        }
+        return out;
+    }
+
+    private static PoolStats stats(ControlMessage.Pool p) {
+        return new PoolStats(p.name(), p.pageTokens(), p.capacityPages(), p.capacityTokens(), p.peakUsedPages(),
+                p.pagesByState());
     }
 
     /** Nodes in rotation now: role, name, address. */
@@ -276,6 +344,8 @@ public final class ClusterEngine implements InferenceEngine {
                 case ControlMessage.PrefillFailed p -> unexpected(from, p);
                 case ControlMessage.Abort a -> unexpected(from, a);
                 case ControlMessage.Stop s -> unexpected(from, s);
+                case ControlMessage.Lineage l -> lineage(from, l);
+                case ControlMessage.LineageAck a -> unexpected(from, a);
             }
         }
 
@@ -299,6 +369,24 @@ public final class ClusterEngine implements InferenceEngine {
         LOG.log(System.Logger.Level.WARNING, "engine node " + from + " sent " + m.getClass().getSimpleName() + "; ignored");
     }
 
+    /** A node's page life steps: into the sink, then acknowledged; refused whole if one names another node. */
+    private void lineage(ControlPeer from, ControlMessage.Lineage l) {
+        for (LineageEvent e : l.events()) {
+            if (!e.node().equals(from.name())) {
+                LOG.log(System.Logger.Level.ERROR, "engine node " + from + " sent lineage event " + e.id() + " naming node "
+                        + e.node() + "; a node writes only its own lineage: batch refused, connection closed");
+                from.close();
+                return;
+            }
+        }
+        for (LineageEvent e : l.events()) {
+            lineage.emit(e);
+        }
+        if (!l.events().isEmpty()) {
+            from.send(new ControlMessage.LineageAck(l.firstSeq() + l.events().size() - 1));
+        }
+    }
+
     private void status(Member m, ControlPeer from, ControlMessage.Status s) {
         if (!s.role().equals(m.role.label()) || !s.node().equals(from.name())) {
             LOG.log(System.Logger.Level.WARNING, "engine node at " + m.where() + " reports itself as " + s.role() + " node "
@@ -312,13 +400,23 @@ public final class ClusterEngine implements InferenceEngine {
                 m.outOfRotation = false;
                 LOG.log(System.Logger.Level.INFO, "engine node " + s.node() + " (" + m.where() + ") back in rotation");
             }
+            boolean joined = false;
             if (st instanceof MemberState.Connected c && c.peer() == from) {
                 if (c.status() == null) {
                     LOG.log(System.Logger.Level.INFO, "engine node " + s.node() + " (" + m.where() + ") in rotation");
+                    joined = true;
                 }
                 m.state = new MemberState.Connected(from, s, System.nanoTime(), 0);
             } else if (st instanceof MemberState.Connecting) {
                 m.state = new MemberState.Connected(from, s, System.nanoTime(), 0);
+                joined = true;
+            }
+            if (joined) {
+                try {
+                    nodeJoined.accept(s.node());
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "node listener failed for " + s.node() + ": " + e, e);
+                }
             }
         }
     }
@@ -403,6 +501,11 @@ public final class ClusterEngine implements InferenceEngine {
             seq.reject("engine_misconfigured", v.problem());
             return handle;
         }
+        if (!lineage.accepting()) {
+            // fail closed as the engine's admission does: no page life step of the nodes may go unrecorded
+            seq.reject("audit_backpressure", "the audit journal is at its capacity; retry later");
+            return handle;
+        }
         int window = window(v);
         long need = (long) request.promptLength() + request.maxNewTokens();
         if (any != null && need > window) {
@@ -417,6 +520,14 @@ public final class ClusterEngine implements InferenceEngine {
             View now = view();
             decode = pick(now.live(NodeRole.DECODE), request, true);
             prefill = pick(now.live(NodeRole.PREFILL), request, false);
+            NodeRole missing = decode == null ? NodeRole.DECODE : NodeRole.PREFILL;
+            if ((decode == null || prefill == null) && !now.live(missing).isEmpty()
+                    && now.live(missing).stream().noneMatch(l -> l.status.lineageAccepting())) {
+                // fail closed: every such node holds as many unacknowledged page life steps as it may
+                seq.reject("audit_backpressure", "every live " + missing.label() + " node's lineage backlog is at its "
+                        + "bound; retry later");
+                return handle;
+            }
             if (decode == null || prefill == null) {
                 seq.reject("overloaded", "no live " + (decode == null ? "decode" : "prefill") + " node has room for "
                         + (decode == null ? need + " tokens" : request.promptLength() + " prompt tokens")
@@ -428,7 +539,7 @@ public final class ClusterEngine implements InferenceEngine {
             take(prefill, decode.status.layout().pagesFor(request.promptLength()));
         }
         seq.moveTo(new RequestState.Admitted());
-        Pending p = new Pending(seq, decode.member, decode.peer);
+        Pending p = new Pending(seq, decode.member, decode.peer, decode.status.modelId());
         requests.put(seq.id(), p);
         seq.abortHook(() -> {
             if (!p.peer().send(new ControlMessage.Abort(seq.id(), seq.abortReason()))) {
@@ -452,7 +563,7 @@ public final class ClusterEngine implements InferenceEngine {
             int pt = l.status.layout().pageTokens();
             long pages = decode ? Admission.pagesNeeded(r, pt) : l.status.layout().pagesFor(r.promptLength());
             long tokens = decode ? (long) r.promptLength() + r.maxNewTokens() : r.promptLength();
-            return pages <= l.free() && tokens <= l.status.pool().capacityTokens();
+            return pages <= l.free() && tokens <= l.status.pool().capacityTokens() && l.status.lineageAccepting();
         }).max(Comparator.comparingLong(Live::free)).orElse(null);
     }
 
@@ -497,9 +608,12 @@ public final class ClusterEngine implements InferenceEngine {
         FinishReason reason = FinishReason.valueOf(f.reason());
         advance(seq, RequestState.Decoding.class);
         seq.moveTo(new RequestState.Finished(reason));
-        int[] tokens = seq.toResult(reason, 0).outputTokens(); // this client has no receipt signer: tokens only
+        int[] tokens = seq.toResult(reason, 0).outputTokens(); // no issuer on the sequence: tokens only
+        // signed here over what the decode node read and the tokens that arrived here
+        Receipt receipt = signer == null ? null : new ReceiptIssuer(p.modelId(), signer,
+                new ServingIdentity(from.name(), replicaId)).issue(seq.id(), seq.tenant(), f.reads(), tokens);
         seq.result().complete(new GenerationResult(seq.id(), tokens, reason, f.queuedNanos(), f.prefillNanos(),
-                f.firstTokenNanos(), f.totalNanos(), null));
+                f.firstTokenNanos(), f.totalNanos(), receipt));
     }
 
     private void failed(ControlPeer from, ControlMessage.Failed f) {
@@ -619,16 +733,7 @@ public final class ClusterEngine implements InferenceEngine {
     /** Every live node's pool as it last reported it, prefill nodes first. */
     @Override
     public List<PoolStats> pools() {
-        List<PoolStats> out = new ArrayList<>();
-        View v = view();
-        for (NodeRole r : List.of(NodeRole.PREFILL, NodeRole.DECODE)) {
-            for (Live l : v.live(r)) {
-                ControlMessage.Pool p = l.status.pool();
-                out.add(new PoolStats(p.name(), p.pageTokens(), p.capacityPages(), p.capacityTokens(), p.peakUsedPages(),
-                        p.pagesByState()));
-            }
-        }
-        return out;
+        return nodes().stream().map(NodeReport::pool).toList();
     }
 
     private static PoolStats aggregate(String name, List<Live> nodes) {

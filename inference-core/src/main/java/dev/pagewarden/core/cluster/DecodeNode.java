@@ -9,6 +9,7 @@ import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -56,6 +57,7 @@ public final class DecodeNode implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final ExecutorService prefillSender;
     private final Map<Long, Remote> requests = new ConcurrentHashMap<>();
+    private final LineageOutbox lineage;
     private final Map<String, ControlPeer> prefillPeers = new ConcurrentHashMap<>();
     private final Map<String, Object> connecting = new ConcurrentHashMap<>();
     /** When each prefill node's connection last carried a message (its STATUS comes every heartbeat). */
@@ -101,7 +103,8 @@ public final class DecodeNode implements AutoCloseable {
         this.config = config;
         EngineMetrics metrics = EngineMetrics.NONE;
         SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
-        this.stage = Stage.create(NodeRole.DECODE, options.name(), loaded, config, lineage, clock, safety);
+        this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
+        this.stage = Stage.create(NodeRole.DECODE, options.name(), loaded, config, this.lineage, clock, safety);
         int vocab = loaded.config().vocabSize();
         this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE), vocab, new DecodeTicks(),
                 config.maxBatch(), EngineParts.stopTokens(loaded), this::release, safety, metrics, clock::nanoTime);
@@ -114,20 +117,21 @@ public final class DecodeNode implements AutoCloseable {
         });
         // a prefill node checks its own pool; the decode node cannot know it, so only its own pool limits here
         this.admission = new Admission(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
-                stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, lineage::accepting, metrics,
+                stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, this.lineage::accepting, metrics,
                 clock::nanoTime);
         // one thread per PREFILL: connecting to a prefill node that does not answer holds up no request for another
         this.prefillSender = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("pagewarden-prefill-request-", 0)
                 .factory());
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
-                () -> stage.status(admission.queued()));
+                () -> stage.status(admission.queued(), intake.inFlight(), this.lineage), this.lineage);
         this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);
     }
 
     /**
      * Starts a decode node for {@code loaded} with the pool and admission settings of {@code config}, listening
      * as {@code options} say, with {@code tls} (its name must be {@code options.name()}); page life steps go to
-     * {@code lineage}.
+     * {@code lineage} (an application's own sink, {@link LineageSink#NONE} for none) and to every platform connection
+     * (LINEAGE, kept until acknowledged: see {@link LineageOutbox}).
      */
     public static DecodeNode start(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls,
                                    LineageSink lineage) throws InterruptedException {
@@ -218,6 +222,8 @@ public final class DecodeNode implements AutoCloseable {
                 case ControlMessage.Token t -> refuse(from, t);
                 case ControlMessage.Finished f -> refuse(from, f);
                 case ControlMessage.Failed f -> refuse(from, f);
+                case ControlMessage.Lineage l -> refuse(from, l);
+                case ControlMessage.LineageAck a -> { } // taken by the runtime
             }
         }
 
@@ -275,14 +281,15 @@ public final class DecodeNode implements AutoCloseable {
         });
         seq.result().whenComplete((result, error) -> {
             requests.remove(seq.id(), r);
-            from.send(result != null ? finished(result) : Outcomes.failed(seq.id(), error));
+            // the reads are the decode thread's, which completes the result: final by now
+            from.send(result != null ? finished(result, seq.reads()) : Outcomes.failed(seq.id(), error));
         });
         admission.submit(seq);
     }
 
-    private static ControlMessage.Finished finished(GenerationResult r) {
+    private static ControlMessage.Finished finished(GenerationResult r, List<PageEpochRead> reads) {
         return new ControlMessage.Finished(r.requestId(), r.finishReason().name(), r.outputTokens().length, r.queuedNanos(),
-                r.prefillNanos(), r.timeToFirstNanos(), r.totalNanos());
+                r.prefillNanos(), r.timeToFirstNanos(), r.totalNanos(), reads);
     }
 
     /** Admission reserved the decode pages: ask the prefill node (off the caller's thread: connecting may take a while). */

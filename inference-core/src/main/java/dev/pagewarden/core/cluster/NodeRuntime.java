@@ -23,6 +23,7 @@ import java.util.function.Supplier;
  */
 final class NodeRuntime implements ControlHandler {
     private static final System.Logger LOG = System.getLogger(NodeRuntime.class.getName());
+    private static final long LINEAGE_FLUSH_MS = 20;
 
     /** A node's life: it serves only between a successful start and its close. */
     sealed interface State {
@@ -40,10 +41,11 @@ final class NodeRuntime implements ControlHandler {
     private final NetKvServer server;
     private final ControlClient client;
     private final ScheduledExecutorService ticker;
+    private final LineageOutbox lineage;
     private volatile State state = new State.Starting();
 
     NodeRuntime(NodeOptions options, ClusterTls tls, KvLayout layout, ControlHandler role,
-                Supplier<ControlMessage.Status> status) {
+                Supplier<ControlMessage.Status> status, LineageOutbox lineage) {
         if (!options.name().equals(tls.name())) {
             throw new IllegalArgumentException("node " + options.name() + " was given the certificate of node " + tls.name()
                     + " (the name must be the CN of its certificate)");
@@ -53,6 +55,7 @@ final class NodeRuntime implements ControlHandler {
         this.layout = layout;
         this.role = role;
         this.status = status;
+        this.lineage = lineage;
         this.server = new NetKvServer(options.name());
         this.client = new ControlClient(tls.clientContext(), options.name(), layout, options.timeout());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("pagewarden-node-" + options.name() + "-", 0).daemon().factory());
@@ -66,12 +69,23 @@ final class NodeRuntime implements ControlHandler {
                 int port = server.start(options.bindHost(), options.port(), tls.serverContext(), receiver, layout);
                 long ms = options.heartbeat().toMillis();
                 ticker.scheduleAtFixedRate(() -> heartbeat(everyHeartbeat), ms, ms, TimeUnit.MILLISECONDS);
+                // lineage leaves sooner than the heartbeat: the platform's audit should trail the pages by little
+                long flush = Math.max(1, Math.min(ms, LINEAGE_FLUSH_MS));
+                ticker.scheduleWithFixedDelay(this::flushLineage, flush, flush, TimeUnit.MILLISECONDS);
                 state = new State.Serving(port);
                 yield port;
             }
             case State.Serving s -> throw new IllegalStateException("node " + options.name() + " already serves on port " + s.port());
             case State.Stopped s -> throw new IllegalStateException("node " + options.name() + " is closed");
         };
+    }
+
+    private void flushLineage() {
+        try {
+            lineage.flush();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "lineage of node " + options.name() + " could not be sent: " + e, e);
+        }
     }
 
     private void heartbeat(Runnable everyHeartbeat) {
@@ -116,18 +130,26 @@ final class NodeRuntime implements ControlHandler {
     @Override
     public void opened(ControlPeer peer) {
         peers.add(peer);
+        if (peer.layout() == null && options.platforms().contains(peer.name())) {
+            lineage.subscribe(peer); // the platform's client (it holds no pages): it takes this node's lineage
+        }
         peer.send(status.get()); // at once: the peer need not wait a heartbeat to see this node
         role.opened(peer);
     }
 
     @Override
     public void received(ControlPeer from, ControlMessage message) {
+        if (message instanceof ControlMessage.LineageAck a) {
+            lineage.acknowledged(from, a.upTo());
+            return;
+        }
         role.received(from, message);
     }
 
     @Override
     public void closed(ControlPeer peer) {
         peers.remove(peer);
+        lineage.unsubscribe(peer);
         role.closed(peer);
     }
 

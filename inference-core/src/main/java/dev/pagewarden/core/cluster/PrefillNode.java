@@ -44,6 +44,7 @@ public final class PrefillNode implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
+    private final LineageOutbox lineage;
 
     /** One prompt to prefill for a decode node. */
     private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
@@ -52,12 +53,13 @@ public final class PrefillNode implements AutoCloseable {
     private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
         EngineMetrics metrics = EngineMetrics.NONE;
         SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
-        this.stage = Stage.create(NodeRole.PREFILL, options.name(), loaded, config, lineage, clock, safety);
+        this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
+        this.stage = Stage.create(NodeRole.PREFILL, options.name(), loaded, config, this.lineage, clock, safety);
         this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), false, safety,
                 this::transferStarting, seq -> { }, metrics, clock::nanoTime);
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
-                () -> stage.status(prefill.pending()));
+                () -> stage.status(prefill.pending(), transfersInFlight(), this.lineage), this.lineage);
         this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
     }
 
@@ -93,6 +95,17 @@ public final class PrefillNode implements AutoCloseable {
     /** The prefill pool now (a snapshot). */
     public PoolStats pool() {
         return PoolStats.of(stage.pool());
+    }
+
+    /** Prompts whose pages are on their way to a decode node. */
+    private int transfersInFlight() {
+        int n = 0;
+        for (Job j : jobs.values()) {
+            synchronized (j) {
+                n += j.started()[0] ? 1 : 0;
+            }
+        }
+        return n;
     }
 
     /** Sends each transfer to the decode node its request names, over that node's own connection. */
@@ -150,6 +163,8 @@ public final class PrefillNode implements AutoCloseable {
                 case ControlMessage.Finished f -> ignore(from, f);
                 case ControlMessage.Failed f -> ignore(from, f);
                 case ControlMessage.Stop s -> ignore(from, s);
+                case ControlMessage.Lineage l -> ignore(from, l);
+                case ControlMessage.LineageAck a -> { } // taken by the runtime
             }
         }
 
@@ -169,6 +184,13 @@ public final class PrefillNode implements AutoCloseable {
     }
 
     private void prefill(ControlPeer from, ControlMessage.Prefill p) {
+        if (!lineage.accepting()) {
+            // fail closed: no page life step may go unrecorded (the decode node's admission checks its own)
+            from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "audit_backpressure",
+                    "prefill node " + name() + " holds " + lineage.backlog() + " page life steps the platform has not "
+                            + "acknowledged; retry later", false));
+            return;
+        }
         Sequence seq;
         try {
             if (p.generation() != 1) {

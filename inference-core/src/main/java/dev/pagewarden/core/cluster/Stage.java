@@ -53,11 +53,11 @@ record Stage(NodeRole role, String node, String modelId, String backendName, Bac
                 + e.details());
     }
 
-    ControlMessage.Status status(int queued) {
+    ControlMessage.Status status(int queued, int transfersInFlight, LineageOutbox lineage) {
         PoolStats s = PoolStats.of(pool);
         return new ControlMessage.Status(role.label(), node, modelId, backendName, loaded.config(), pool.layout(), window,
                 new ControlMessage.Pool(s.name(), s.pageTokens(), s.capacityPages(), s.capacityTokens(), s.peakUsedPages(),
-                        s.pagesByState()), queued);
+                        s.pagesByState()), queued, transfersInFlight, lineage.backlog(), lineage.accepting());
     }
 
     void close() {

@@ -68,8 +68,13 @@ final class ClusterFixture {
     }
 
     ClusterEngine client(List<NodeAddress> nodes) {
+        return client(nodes, dev.pagewarden.core.lineage.LineageSink.NONE);
+    }
+
+    /** A cluster client whose nodes' page life steps go to {@code platformLineage}. */
+    ClusterEngine client(List<NodeAddress> nodes, dev.pagewarden.core.lineage.LineageSink platformLineage) {
         return ClusterEngine.connect(nodes, tls("platform"), ClusterOptions.defaults("platform").withHeartbeat(HEARTBEAT)
-                .withMaxBackoff(Duration.ofMillis(400)));
+                .withMaxBackoff(Duration.ofMillis(400)), platformLineage, null);
     }
 
     static NodeAddress at(NodeRole role, int port) {

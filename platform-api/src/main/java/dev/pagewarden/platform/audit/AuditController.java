@@ -78,9 +78,9 @@ class AuditController {
             v.put("foreign_writes", verdict.foreignWrites());
             out.put("receipt_verification", v);
         } else {
-            // a request that finished without one was served by engine nodes, which do not sign
+            // a finished request without one was served by an engine without a receipt signer
             out.put("receipt_verification", Map.of("status", "none", "detail", "FINISHED".equals(record.status())
-                    ? "no receipt: served by engine nodes, which do not sign receipts"
+                    ? "no receipt: the engine that served it signs none"
                     : "no receipt: the request did not finish normally"));
         }
         // read after the verification: lineage arrives in emission order and is never taken back, so the

@@ -35,7 +35,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Loads the configured model and runs its engine: prefill and decode workers in this process, or, with
@@ -111,7 +115,7 @@ public class EngineHost implements AutoCloseable {
         this.engineModelId = EngineParts.modelId(loaded);
         InferenceEngine engine;
         try {
-            engine = e.hasNodes() ? connect(e, block)
+            engine = e.hasNodes() ? connect(e, block, lineage, signer)
                     : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
                     .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
         } catch (RuntimeException ex) {
@@ -123,8 +127,8 @@ public class EngineHost implements AutoCloseable {
                 resolved.model(), loaded.format());
         registerGauges(registry, engine);
         if (engine instanceof ClusterEngine) {
-            LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); results carry "
-                            + "no isolation receipt, request ids from {}", served.id(), resolved.model(), loaded.format(),
+            LOG.info("Serving model '{}' ({}, {}) from engine nodes {} as '{}' (certificate from {}); request ids "
+                            + "from {}", served.id(), resolved.model(), loaded.format(),
                     e.nodes(), e.tlsName(), e.tlsDir(), (block << 32) + 1);
             return;
         }
@@ -135,8 +139,12 @@ public class EngineHost implements AutoCloseable {
                 engine.decodePool().capacityTokens(), (block << 32) + 1);
     }
 
-    /** The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. */
-    static ClusterEngine connect(PagewardenProperties.Engine e, long block) {
+    /**
+     * The cluster client for {@code pagewarden.engine.nodes}; returns at once, nodes join as they answer. Their page
+     * life steps go to {@code lineage} and finished requests' receipts are signed by {@code signer}, as the local
+     * engine's are.
+     */
+    static ClusterEngine connect(PagewardenProperties.Engine e, long block, LineageSink lineage, ReceiptSigner signer) {
         List<NodeAddress> nodes;
         try {
             nodes = NodeAddress.parseList(e.nodes());
@@ -147,7 +155,7 @@ public class EngineHost implements AutoCloseable {
         ClusterOptions options = new ClusterOptions(e.tlsName(), defaults.heartbeat(), defaults.missedHeartbeats(),
                 defaults.timeout(), defaults.maxBackoff(), defaults.resolveEvery(), block << 32, ID_KEYS.nextLong() | 1);
         try {
-            return ClusterEngine.connect(nodes, e.tlsDir(), options);
+            return ClusterEngine.connect(nodes, e.tlsDir(), options, lineage, signer);
         } catch (IOException | RuntimeException ex) {
             throw new IllegalStateException("pagewarden.engine.tls-dir: cannot use the certificate '" + e.tlsName()
                     + "' in " + e.tlsDir() + ": " + ex.getMessage(), ex);
@@ -181,9 +189,44 @@ public class EngineHost implements AutoCloseable {
         }
         Gauge.builder("engine.context.window.tokens", engine, InferenceEngine::contextWindow).register(registry);
         Gauge.builder("engine.queue.depth", engine, InferenceEngine::queued).register(registry);
-        if (engine instanceof Engine local) { // engine nodes do not report their transfers
+        if (engine instanceof Engine local) {
             Gauge.builder("kv.transfers.in.flight", local, Engine::transfersInFlight).register(registry);
         }
+        if (engine instanceof ClusterEngine cluster) {
+            Set<String> seen = ConcurrentHashMap.newKeySet();
+            Consumer<String> perNode = node -> {
+                if (seen.add(node)) {
+                    registerNodeGauges(registry, cluster, node);
+                }
+            };
+            cluster.onNodeJoined(perNode);
+            cluster.nodes().forEach(n -> perNode.accept(n.node())); // any that joined before the listener
+        }
+    }
+
+    /**
+     * One engine node's figures as it last reported them, tagged {@code node} (NaN while it is out of rotation):
+     * its pool's pages by state, its queue, its page transfers under way, and its page life steps not yet
+     * acknowledged by this platform (with whether it still admits requests).
+     */
+    private static void registerNodeGauges(MeterRegistry registry, ClusterEngine cluster, String node) {
+        Function<ToDoubleFunction<ClusterEngine.NodeReport>, ToDoubleFunction<ClusterEngine>> of = f -> c -> c.nodes()
+                .stream().filter(n -> n.node().equals(node)).findFirst().map(f::applyAsDouble).orElse(Double.NaN);
+        for (String state : PAGE_STATES) {
+            Gauge.builder("kv.node.pool.pages", cluster, of.apply(n -> n.pool().pagesByState().getOrDefault(state, 0)))
+                    .description("An engine node's KV pages by state").tag("node", node).tag("state", state)
+                    .register(registry);
+        }
+        Gauge.builder("engine.node.queue.depth", cluster, of.apply(ClusterEngine.NodeReport::queued)).tag("node", node)
+                .register(registry);
+        Gauge.builder("kv.node.transfers.in.flight", cluster, of.apply(ClusterEngine.NodeReport::transfersInFlight))
+                .tag("node", node).register(registry);
+        Gauge.builder("lineage.node.backlog.events", cluster, of.apply(ClusterEngine.NodeReport::lineageBacklog))
+                .description("An engine node's page life steps not yet acknowledged by this platform").tag("node", node)
+                .register(registry);
+        Gauge.builder("lineage.node.accepting", cluster, of.apply(n -> n.lineageAccepting() ? 1 : 0))
+                .description("0 while an engine node admits no request: its lineage backlog is at its bound")
+                .tag("node", node).register(registry);
     }
 
     /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */

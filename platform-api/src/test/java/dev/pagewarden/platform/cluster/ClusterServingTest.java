@@ -7,14 +7,18 @@ import dev.pagewarden.core.cluster.NodeOptions;
 import dev.pagewarden.core.cluster.PrefillNode;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
+import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.testing.TestModels;
 import dev.pagewarden.core.transfer.net.CertificateAuthority;
 import dev.pagewarden.core.transfer.net.ClusterTls;
+import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.platform.testing.ModelRequired;
 import dev.pagewarden.platform.testing.PlainHttp;
 import dev.pagewarden.platform.testing.StandalonePlatform;
@@ -34,6 +38,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -128,7 +133,7 @@ class ClusterServingTest {
 
     @Test
     @Order(2)
-    void plainAndStreamedCompletionsAreTheInProcessEnginesGreedyTokensWithoutAReceipt() throws Exception {
+    void plainAndStreamedCompletionsAreTheInProcessEnginesGreedyTokensWithAReceiptTheLineageBacks() throws Exception {
         int[] want;
         try (Engine local = Engine.builder(model, config()).build()) {
             want = local.submit(new GenerationRequest("oracle", PROMPT, MAX_TOKENS, SamplingParams.greedy()),
@@ -142,24 +147,29 @@ class ClusterServingTest {
         JsonNode body = JSON.readTree(plain.body());
         assertThat(body.path("choices").get(0).path("text").asText()).isEqualTo(text);
         assertUsage(body.path("usage"), want.length);
-        // engine nodes do not sign: no receipt header, and the field says there is none
-        assertThat(plain.headers().firstValue("X-Pagewarden-Receipt")).isEmpty();
-        assertThat(body.has("pagewarden_receipt")).isTrue();
-        assertThat(body.get("pagewarden_receipt").isNull()).isTrue();
-        // and the audit view says why there is none (the request row is written just after the response)
+        // the platform signs what the decode node read: a receipt naming that node, as in one process
+        assertThat(plain.headers().firstValue("X-Pagewarden-Receipt")).isPresent();
+        Receipt receipt = Receipt.fromCompact(body.path("pagewarden_receipt").asText());
+        assertThat(receipt.body().version()).isEqualTo(2);
+        assertThat(receipt.body().nodeId()).isEqualTo("decode-a");
+        assertThat(receipt.body().reads()).isNotEmpty().extracting(PageEpochRead::worker).containsOnly("decode-a");
+        // oracle: the prompt and every output token but the last were read, each position once
+        assertThat(receipt.body().reads().stream().mapToInt(PageEpochRead::slots).sum())
+                .isEqualTo(PROMPT.length + want.length - 1);
+        // and the audit view checks it against the nodes' lineage: "pending" until shipped, then "ok"
         String audit = "/v1/audit/requests/" + body.path("id").asText();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         HttpResponse<String> a = http.get(audit, key);
-        while (a.statusCode() == 404 && System.nanoTime() < deadline) {
+        while ((a.statusCode() == 404 || JSON.readTree(a.body()).path("receipt_verification").path("status").asText()
+                .equals("pending")) && System.nanoTime() < deadline) {
             Thread.sleep(50);
             a = http.get(audit, key);
         }
         assertThat(a.statusCode()).as(a.body()).isEqualTo(200);
         JsonNode view = JSON.readTree(a.body());
         assertThat(view.path("status").asText()).isEqualTo("FINISHED");
-        assertThat(view.get("receipt").isNull()).isTrue();
-        assertThat(view.path("receipt_verification").path("status").asText()).isEqualTo("none");
-        assertThat(view.path("receipt_verification").path("detail").asText()).contains("engine nodes");
+        assertThat(view.path("receipt_verification").path("status").asText()).as(a.body()).isEqualTo("ok");
+        assertThat(view.path("lineage").path("isolated").asBoolean()).as(a.body()).isTrue();
 
         HttpResponse<String> streamed = complete(true);
         assertThat(streamed.statusCode()).as(streamed.body()).isEqualTo(200);
@@ -182,12 +192,60 @@ class ClusterServingTest {
         assertThat(got.toString()).isEqualTo(text);
         assertThat(usage).as(streamed.body()).isNotNull();
         assertUsage(usage, want.length);
-        assertThat(last.has("pagewarden_receipt")).isTrue();
-        assertThat(last.get("pagewarden_receipt").isNull()).isTrue();
+        assertThat(Receipt.fromCompact(last.path("pagewarden_receipt").asText()).body().nodeId()).isEqualTo("decode-a");
     }
 
     @Test
     @Order(3)
+    void theNodesLineageReachesKvLineageNamingEachNodeAndTheExposureSweepFindsNothing() throws Exception {
+        javax.sql.DataSource db = app.getBean(javax.sql.DataSource.class);
+        org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(db);
+        int out = LineageEvent.Kind.TRANSFER_OUT.ordinal();
+        int in = LineageEvent.Kind.TRANSFER_IN.ordinal();
+        int bind = LineageEvent.Kind.BIND_READ.ordinal();
+        String count = "SELECT count(*) FROM kv_lineage WHERE node = ? AND kind = ?";
+        // the nodes forward their steps, the platform journals them and its shipper writes them: a little behind
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline && (jdbc.queryForObject(count, Long.class, "prefill-a", out) == 0
+                || jdbc.queryForObject(count, Long.class, "decode-a", bind) == 0
+                || !jdbc.queryForObject(count, Long.class, "prefill-a", out)
+                        .equals(jdbc.queryForObject(count, Long.class, "decode-a", in)))) {
+            Thread.sleep(100);
+        }
+        // two completions of PROMPT went through: each page of the prompt left prefill-a and landed on decode-a
+        assertThat(jdbc.queryForObject(count, Long.class, "prefill-a", out)).isPositive()
+                .isEqualTo(jdbc.queryForObject(count, Long.class, "decode-a", in));
+        assertThat(jdbc.queryForObject(count, Long.class, "decode-a", bind)).isPositive();
+        assertThat(jdbc.queryForList("SELECT DISTINCT node FROM kv_lineage", String.class))
+                .containsExactlyInAnyOrder("prefill-a", "decode-a");
+        assertThat(jdbc.queryForList("SELECT DISTINCT worker FROM kv_lineage WHERE node = 'decode-a'", String.class))
+                .containsExactly("decode-a");
+        // and each node's own figures are on the platform's metrics, as the node last reported them
+        PlainHttp management = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.management.port"));
+        // once both nodes are idle again (a prefill node's pages come back on the transfer's ack, after the result)
+        List<String> idle = List.of(
+                "kv_node_pool_pages\\{[^}]*node=\"decode-a\",state=\"free\"[^}]*\\} " + decode.pool().capacityPages() + "(\\.0)?\\s",
+                "kv_node_pool_pages\\{[^}]*node=\"prefill-a\",state=\"free\"[^}]*\\} " + prefill.pool().capacityPages() + "(\\.0)?\\s",
+                "kv_node_transfers_in_flight\\{[^}]*node=\"prefill-a\"[^}]*\\} 0(\\.0)?\\s",
+                "engine_node_queue_depth\\{[^}]*node=\"decode-a\"[^}]*\\} 0(\\.0)?\\s",
+                "lineage_node_backlog_events\\{[^}]*node=\"prefill-a\"[^}]*\\} 0(\\.0)?\\s",
+                "lineage_node_accepting\\{[^}]*node=\"decode-a\"[^}]*\\} 1(\\.0)?\\s");
+        long scrapeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String metrics = management.get("/actuator/prometheus", ADMIN).body();
+        while (System.nanoTime() < scrapeDeadline && !allFound(idle, metrics)) {
+            Thread.sleep(100);
+            metrics = management.get("/actuator/prometheus", ADMIN).body();
+        }
+        for (String pattern : idle) {
+            assertThat(metrics).containsPattern(pattern);
+        }
+        Instant now = Instant.now();
+        assertThat(new LineageQueries(db).exposures(now.minus(Duration.ofHours(1)), now.plus(Duration.ofHours(1))))
+                .isEmpty();
+    }
+
+    @Test
+    @Order(4)
     void aStoppedNodeFailsTheNextRequestAtOnceAndThePlatformKeepsRunning() throws Exception {
         decode.close();
         HttpResponse<String> r = http.sendAsync(http.post("/v1/completions", key, request(false)))
@@ -215,6 +273,10 @@ class ClusterServingTest {
         HttpResponse<String> ready = management.get("/actuator/health/readiness", ADMIN);
         assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
         assertThat(ready.body()).contains("checked by each engine node at its start");
+    }
+
+    private static boolean allFound(List<String> patterns, String text) {
+        return patterns.stream().allMatch(p -> java.util.regex.Pattern.compile(p).matcher(text).find());
     }
 
     private static void assertUsage(JsonNode usage, int completion) {

@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.engine;
 
+import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,15 +22,15 @@ class EngineNodesStartTest {
 
     @Test
     void aMalformedNodeListNamesTheSetting() {
-        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1"), 1))
+        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1"), 1, LineageSink.NONE, null))
                 .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("pagewarden.engine.nodes: ");
-        assertThatThrownBy(() -> EngineHost.connect(engine("gpu@127.0.0.1:7400"), 1))
+        assertThatThrownBy(() -> EngineHost.connect(engine("gpu@127.0.0.1:7400"), 1, LineageSink.NONE, null))
                 .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("pagewarden.engine.nodes: ");
     }
 
     @Test
     void aPkiFolderWithoutThePlatformsCertificateNamesTheSettingAndTheName() {
-        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1:7400,decode@127.0.0.1:7401"), 1))
+        assertThatThrownBy(() -> EngineHost.connect(engine("prefill@127.0.0.1:7400,decode@127.0.0.1:7401"), 1, LineageSink.NONE, null))
                 .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("pagewarden.engine.tls-dir: ")
                 .hasMessageContaining("'platform'").hasMessageContaining(pki.toString());
     }

@@ -1,8 +1,11 @@
 package dev.pagewarden.core.transfer.net;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.ModelConfig;
+import dev.pagewarden.core.receipt.PageEpochRead;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -42,9 +45,15 @@ public sealed interface ControlMessage {
     record Token(long requestId, int token) implements ControlMessage {
     }
 
-    /** Decode node to platform: the request finished normally (reason STOP or LENGTH) with its timings. */
+    /**
+     * Decode node to platform: the request finished normally (reason STOP or LENGTH) with its timings, and every
+     * page epoch its decode read with the final slot range (what the platform signs in its isolation receipt).
+     */
     record Finished(long requestId, String reason, int outputTokens, long queuedNanos, long prefillNanos,
-                    long firstTokenNanos, long totalNanos) implements ControlMessage {
+                    long firstTokenNanos, long totalNanos, List<PageEpochRead> reads) implements ControlMessage {
+        public Finished {
+            reads = List.copyOf(reads);
+        }
     }
 
     /** How a request ended without finishing. */
@@ -74,8 +83,28 @@ public sealed interface ControlMessage {
         }
     }
 
-    /** Every node to each control peer, every heartbeat: who it is, what it serves, how full it is. */
+    /**
+     * Every node to each control peer, every heartbeat: who it is, what it serves, how full it is. {@code
+     * transfersInFlight}: page transfers under way on the node; {@code lineageBacklog}: its page life steps not
+     * yet acknowledged by the platform, and {@code lineageAccepting} false while that backlog is at its bound (the
+     * node then admits no new request).
+     */
     record Status(String role, String node, String modelId, String backend, ModelConfig model, KvLayout layout,
-                  int contextWindow, Pool pool, int queued) implements ControlMessage {
+                  int contextWindow, Pool pool, int queued, int transfersInFlight, int lineageBacklog,
+                  boolean lineageAccepting) implements ControlMessage {
+    }
+
+    /**
+     * Node to platform: its page life steps numbered {@code firstSeq}, {@code firstSeq + 1}, ... (numbers of this
+     * node's life, never reused within it). Sent again after a reconnect until acknowledged.
+     */
+    record Lineage(long firstSeq, List<LineageEvent> events) implements ControlMessage {
+        public Lineage {
+            events = List.copyOf(events);
+        }
+    }
+
+    /** Platform to node: every page life step numbered up to {@code upTo} is in the platform's lineage sink. */
+    record LineageAck(long upTo) implements ControlMessage {
     }
 }

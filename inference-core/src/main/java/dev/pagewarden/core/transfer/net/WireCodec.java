@@ -1,9 +1,11 @@
 package dev.pagewarden.core.transfer.net;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.RopeScaling;
+import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.transfer.net.WireMessage.Ack;
 import dev.pagewarden.core.transfer.net.WireMessage.Control;
 import dev.pagewarden.core.transfer.net.WireMessage.Done;
@@ -34,8 +36,11 @@ import java.util.List;
  * the frame is buffered.
  */
 final class WireCodec {
-    /** 2: the hello names the connection's purpose (KV data or control), and control messages exist. */
-    static final int PROTOCOL_VERSION = 2;
+    /**
+     * 2: the hello names the connection's purpose (KV data or control), and control messages exist; 3: nodes
+     * forward their lineage (LINEAGE, LINEAGE_ACK) and report transfers and lineage backlog in STATUS.
+     */
+    static final int PROTOCOL_VERSION = 3;
     static final int MAX_STRING_BYTES = 1024;
     /** Longest frame of any message but a page: hello, done, ack and the answers. */
     static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 1 + 4 * 4 + 1 + 8;
@@ -44,7 +49,7 @@ final class WireCodec {
     private static final int MIN_FRAME = 1 + 8;
     private static final byte HELLO = 1, PAGE = 2, DONE = 3, ACK = 4, FRAME_RESULT = 5, DONE_RESULT = 6;
     private static final byte SUBMIT = 16, PREFILL = 17, PREFILLED = 18, PREFILL_FAILED = 19, TOKEN = 20, FINISHED = 21,
-            FAILED = 22, ABORT = 23, STOP = 24, STATUS = 25;
+            FAILED = 22, ABORT = 23, STOP = 24, STATUS = 25, LINEAGE = 26, LINEAGE_ACK = 27;
     /** A page frame without its writers and bytes. */
     private static final int PAGE_HEADER = 1 + 8 + 8 + 2 * (2 + MAX_STRING_BYTES) + 4 + 8 + 4 * 5 + 4 + 4;
 
@@ -207,6 +212,12 @@ final class WireCodec {
                 string(b, f.reason());
                 b.writeInt(f.outputTokens()).writeLong(f.queuedNanos()).writeLong(f.prefillNanos())
                         .writeLong(f.firstTokenNanos()).writeLong(f.totalNanos());
+                b.writeInt(f.reads().size());
+                for (PageEpochRead r : f.reads()) {
+                    string(b, r.worker());
+                    b.writeInt(r.page()).writeLong(r.epoch()).writeInt(r.slots()).writeLong(r.writerRequest())
+                            .writeLong(r.lineageEventId());
+                }
             }
             case ControlMessage.Failed f -> {
                 head(b, FAILED, seq);
@@ -240,9 +251,71 @@ final class WireCodec {
                     string(b, e.getKey());
                     b.writeInt(e.getValue());
                 }
-                b.writeInt(s.queued());
+                b.writeInt(s.queued()).writeInt(s.transfersInFlight()).writeInt(s.lineageBacklog())
+                        .writeBoolean(s.lineageAccepting());
+            }
+            case ControlMessage.Lineage l -> {
+                head(b, LINEAGE, seq);
+                b.writeLong(l.firstSeq()).writeInt(l.events().size());
+                for (LineageEvent e : l.events()) {
+                    event(b, e);
+                }
+            }
+            case ControlMessage.LineageAck a -> {
+                head(b, LINEAGE_ACK, seq);
+                b.writeLong(a.upTo());
             }
         }
+    }
+
+    private static void event(ByteBuf b, LineageEvent e) {
+        b.writeLong(e.id()).writeByte(e.kind().ordinal()).writeLong(e.timeMicros());
+        string(b, e.node());
+        optional(b, e.worker());
+        b.writeInt(e.page()).writeLong(e.epoch()).writeLong(e.requestId());
+        optional(b, e.tenant());
+        b.writeInt(e.slotFrom()).writeInt(e.slotTo());
+        optional(b, e.peerWorker());
+        b.writeInt(e.peerPage()).writeLong(e.peerEpoch()).writeInt(e.generation()).writeInt(e.checksum())
+                .writeBoolean(e.ok());
+    }
+
+    private static LineageEvent event(ByteBuf b) {
+        long id = b.readLong();
+        int kind = b.readByte();
+        if (kind < 0 || kind >= LineageEvent.Kind.values().length) {
+            throw new CorruptedFrameException("unknown lineage event kind " + kind);
+        }
+        long time = b.readLong();
+        String node = string(b);
+        String worker = optional(b);
+        int page = b.readInt();
+        long epoch = b.readLong(), requestId = b.readLong();
+        String tenant = optional(b);
+        int slotFrom = b.readInt(), slotTo = b.readInt();
+        String peerWorker = optional(b);
+        int peerPage = b.readInt();
+        long peerEpoch = b.readLong();
+        int generation = b.readInt(), checksum = b.readInt();
+        boolean ok = b.readBoolean();
+        try {
+            return new LineageEvent(id, LineageEvent.Kind.values()[kind], time, node, worker, page, epoch, requestId,
+                    tenant, slotFrom, slotTo, peerWorker, peerPage, peerEpoch, generation, checksum, ok);
+        } catch (IllegalArgumentException ex) {
+            throw new CorruptedFrameException(ex.getMessage());
+        }
+    }
+
+    /** A string that may be null: a presence byte, then the string. */
+    private static void optional(ByteBuf b, String s) {
+        b.writeBoolean(s != null);
+        if (s != null) {
+            string(b, s);
+        }
+    }
+
+    private static String optional(ByteBuf b) {
+        return b.readBoolean() ? string(b) : null;
     }
 
     private static ControlMessage control(byte type, ByteBuf b) {
@@ -255,8 +328,22 @@ final class WireCodec {
             case PREFILL_FAILED -> new ControlMessage.PrefillFailed(b.readLong(), b.readInt(), string(b), text(b),
                     b.readBoolean());
             case TOKEN -> new ControlMessage.Token(b.readLong(), b.readInt());
-            case FINISHED -> new ControlMessage.Finished(b.readLong(), string(b), b.readInt(), b.readLong(), b.readLong(),
-                    b.readLong(), b.readLong());
+            case FINISHED -> {
+                long id = b.readLong();
+                String reason = string(b);
+                int outputTokens = b.readInt();
+                long queued = b.readLong(), prefill = b.readLong(), first = b.readLong(), total = b.readLong();
+                int n = b.readInt();
+                // a read takes at least 34 bytes on the wire: a count beyond what the frame holds is a lie
+                if (n < 0 || 34L * n > b.readableBytes()) {
+                    throw new CorruptedFrameException("finished request claims " + n + " page reads");
+                }
+                java.util.List<PageEpochRead> reads = new java.util.ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    reads.add(new PageEpochRead(string(b), b.readInt(), b.readLong(), b.readInt(), b.readLong(), b.readLong()));
+                }
+                yield new ControlMessage.Finished(id, reason, outputTokens, queued, prefill, first, total, reads);
+            }
             case FAILED -> {
                 long id = b.readLong();
                 int outcome = b.readByte();
@@ -285,8 +372,23 @@ final class WireCodec {
                     states.put(string(b), b.readInt());
                 }
                 yield new ControlMessage.Status(role, node, modelId, backend, model, layout, window,
-                        new ControlMessage.Pool(pool, pageTokens, capacityPages, capacityTokens, peak, states), b.readInt());
+                        new ControlMessage.Pool(pool, pageTokens, capacityPages, capacityTokens, peak, states), b.readInt(),
+                        b.readInt(), b.readInt(), b.readBoolean());
             }
+            case LINEAGE -> {
+                long first = b.readLong();
+                int n = b.readInt();
+                // an event takes at least 70 bytes on the wire: a count beyond what the frame holds is a lie
+                if (n < 0 || 70L * n > b.readableBytes()) {
+                    throw new CorruptedFrameException("lineage batch claims " + n + " events");
+                }
+                java.util.List<LineageEvent> events = new java.util.ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    events.add(event(b));
+                }
+                yield new ControlMessage.Lineage(first, events);
+            }
+            case LINEAGE_ACK -> new ControlMessage.LineageAck(b.readLong());
             default -> throw new CorruptedFrameException("unknown message type " + type);
         };
     }

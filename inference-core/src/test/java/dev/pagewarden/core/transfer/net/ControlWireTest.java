@@ -1,6 +1,7 @@
 package dev.pagewarden.core.transfer.net;
 
 import dev.pagewarden.core.kv.KvLayout;
+import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.RopeScaling;
@@ -31,14 +32,24 @@ class ControlWireTest {
                 control(new ControlMessage.Prefilled(7, 1, 99, 123_456_789L)),
                 control(new ControlMessage.PrefillFailed(7, 1, "prefill_failed", "out of memory", false)),
                 control(new ControlMessage.Token(7, 42)),
-                control(new ControlMessage.Finished(7, "LENGTH", 24, 1, 2, 3, 4)),
+                control(new ControlMessage.Finished(7, "LENGTH", 24, 1, 2, 3, 4, List.of())),
+                control(new ControlMessage.Finished(8, "STOP", 2, 1, 2, 3, 4, List.of(
+                        new dev.pagewarden.core.receipt.PageEpochRead("decode-a", 3, 17, 16, 8, 1L << 40 | 5),
+                        new dev.pagewarden.core.receipt.PageEpochRead("decode-a", 0, 1, 2, 8, 0)))),
                 control(new ControlMessage.Failed(7, ControlMessage.Outcome.INVALID, "prompt/invalid_request", "bad token")),
                 control(new ControlMessage.Abort(7, "client went away")),
                 control(new ControlMessage.Stop(7)),
                 control(new ControlMessage.Status("decode", "decode-a", "stories260K.bin", "cpu", llama, LAYOUT, 512,
-                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120, "owned", 8)), 3)),
+                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120, "owned", 8)), 3, 2, 40, true)),
                 control(new ControlMessage.Status("prefill", "prefill-a", "m", "gpu", scaled, LAYOUT, 256,
-                        new ControlMessage.Pool("prefill-a", 16, 64, 1024, 0, Map.of("free", 64)), 0)));
+                        new ControlMessage.Pool("prefill-a", 16, 64, 1024, 0, Map.of("free", 64)), 0, 0, 65536, false)),
+                control(new ControlMessage.Lineage(41, List.of(
+                        new LineageEvent(1L << 40 | 7, LineageEvent.Kind.TRANSFER_OUT, 1_700_000_000_000_000L, "prefill-a",
+                                "prefill-a", 3, 9, 7, "tenant-ä", -1, -1, "decode-a", 5, 2, 1, 0xCAFEBABE, true),
+                        new LineageEvent(2, LineageEvent.Kind.VERIFY, 1, "decode-a", "decode-a", 0, 1, 0, null, -1, -1,
+                                null, -1, -1, 0, 0, false)))),
+                control(new ControlMessage.Lineage(1, List.of())),
+                control(new ControlMessage.LineageAck(42)));
     }
 
     private static WireMessage control(ControlMessage m) {
