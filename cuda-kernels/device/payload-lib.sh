@@ -72,5 +72,6 @@ unpack_parts() {
         cat $parts | python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' \
             | tar -C "$dest" -xf -
     fi || { echo "payload: unpacking $prefix failed" >&2; return 2; }
+    chmod -R a+rX "$dest"   # the packed top folder was private (mktemp -d); the platform may run as nobody
     echo "$want" > "$dest/.complete"
 }

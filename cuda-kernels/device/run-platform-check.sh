@@ -102,6 +102,7 @@ if [ "$(id -u)" = 0 ] && { [ "${RUN_AS_NOBODY:-0}" = 1 ] || ! unshare -U true 2>
     log "root, and no user namespace here (unshare -U) or RUN_AS_NOBODY=1: the platform runs as nobody"
     RUNAS="setpriv --reuid=65534 --regid=65534 --clear-groups"
     chmod 755 "$W"
+    chmod -R a+rX $P /tmp/pw-platform
     chown -R 65534:65534 "$HOME_DIR"
     mkdir -p "$W/tmp" && chown 65534:65534 "$W/tmp"
     PLATFORM_JAVA_OPTS="-Djava.io.tmpdir=$W/tmp ${PLATFORM_JAVA_OPTS:-}"
