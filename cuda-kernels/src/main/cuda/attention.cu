@@ -48,16 +48,10 @@ extern "C" __global__ void pw_kv_append(float* kv, const PageTag* tags, int page
     const float* ks = k + (size_t) r * kvDim;
     const float* vs = v + (size_t) r * kvDim;
     if (cosT) {
-        int half = headSize / 2;
         for (int j = threadIdx.x; j < kvDim / 2; j += blockDim.x) {
             int ia;
             int ib;
-            int pair = pw_rope_pair(j, headSize, neox, &ia, &ib);
-            float a = ks[ia];
-            float b = ks[ib];
-            pw_rotate(&a, &b, cosT[(size_t) pos * half + pair], sinT[(size_t) pos * half + pair]);
-            kd[ia] = a;
-            kd[ib] = b;
+            pw_rope_copy(ks, kd, j, headSize, neox, cosT, sinT, pos, &ia, &ib);
             vd[ia] = vs[ia];
             vd[ib] = vs[ib];
         }
@@ -125,16 +119,10 @@ extern "C" __global__ void pw_attention(float* out, const float* q, const float*
     float* qs = smem + n;
     const float* qr = q + (size_t) r * qDim + (size_t) head * headSize;
     if (cosT) {
-        int half = headSize / 2;
-        for (int j = threadIdx.x; j < half; j += blockDim.x) {
+        for (int j = threadIdx.x; j < headSize / 2; j += blockDim.x) {
             int ia;
             int ib;
-            int pair = pw_rope_pair(j, headSize, neox, &ia, &ib);
-            float a = qr[ia];
-            float b = qr[ib];
-            pw_rotate(&a, &b, cosT[(size_t) pos * half + pair], sinT[(size_t) pos * half + pair]);
-            qs[ia] = a;
-            qs[ib] = b;
+            pw_rope_copy(qr, qs, j, headSize, neox, cosT, sinT, pos, &ia, &ib);
         }
     } else {
         for (int d = threadIdx.x; d < headSize; d += blockDim.x) {

@@ -141,6 +141,19 @@ __device__ __forceinline__ int pw_rope_pair(int j, int headSize, int neox, int* 
     return p;
 }
 
+// RoPE pair j of a row of heads, read from src, rotated by position pos's angles and written to dst (the
+// fused paths: K on its way into its page, Q on its way into shared memory). *ia, *ib: the pair's offsets.
+__device__ __forceinline__ void pw_rope_copy(const float* src, float* dst, int j, int headSize, int neox,
+                                             const float* cosT, const float* sinT, int pos, int* ia, int* ib) {
+    int half = headSize >> 1;
+    int pair = pw_rope_pair(j, headSize, neox, ia, ib);
+    float a = src[*ia];
+    float b = src[*ib];
+    pw_rotate(&a, &b, cosT[(size_t) pos * half + pair], sinT[(size_t) pos * half + pair]);
+    dst[*ia] = a;
+    dst[*ib] = b;
+}
+
 // bf16 -> f32 by bit shift (exact; needs no sm_80 intrinsic, so the PTX stays portable).
 __device__ __forceinline__ float pw_bf16(unsigned short b) {
     return __uint_as_float(((unsigned int) b) << 16);
