@@ -273,7 +273,9 @@ class MultiReplicaLineageTest {
                 st.execute("INSERT INTO incidents (title, worker, status, severity, opened_at, first_event, last_event) "
                         + "VALUES ('t', 'decode-0', 'INVESTIGATING', 'CRITICAL', now(), now(), now())");
             }
-            assertThat(Migrations.migrate(ods)).isEqualTo(1);
+            // V5 alone (later migrations add tables of their own and do not touch these rows)
+            assertThat(org.flywaydb.core.Flyway.configure().dataSource(ods).locations("classpath:db/migration").target("5")
+                    .load().migrate().migrationsExecuted).isEqualTo(1);
             try (Connection c = ods.getConnection(); Statement st = c.createStatement()) {
                 for (String table : List.of("kv_lineage", "safety_events", "incidents")) {
                     try (var rs = st.executeQuery("SELECT array_agg(DISTINCT node) FROM " + table)) {
