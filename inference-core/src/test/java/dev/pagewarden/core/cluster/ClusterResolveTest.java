@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Names looked up again while the client runs (a resolver of the test's own, no DNS): a {@code dns:} entry's
  * members follow its answers, a plain host's stay once seen, and a lookup that fails or hangs changes nothing.
- * No node listens at these addresses; membership is what is checked, routing to members in ClusterEngineTest.
+ * No node listens at these addresses: membership is what is checked here, the rotation of real nodes in
+ * ClusterDnsRotationTest.
  */
 class ClusterResolveTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
