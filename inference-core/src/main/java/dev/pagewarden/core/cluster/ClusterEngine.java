@@ -86,6 +86,10 @@ public final class ClusterEngine implements InferenceEngine {
     private final ScheduledExecutorService ticker;
     private final ExecutorService connector;
     private volatile long nextResolve;
+    private final NodeAddress.Resolver resolver;
+    /** Per entry, the addresses of its last answered lookup ({@code dns:}), or every one seen so far (a plain host). */
+    private final Map<NodeAddress, java.util.Set<String>> known = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicBoolean resolving = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile java.util.function.Consumer<String> nodeJoined = n -> { };
     private volatile boolean closed;
 
@@ -97,6 +101,8 @@ public final class ClusterEngine implements InferenceEngine {
         volatile MemberState state = new MemberState.Down("not connected yet", 0, 0);
         /** Whether it was announced out of rotation for missed heartbeats (to say so once, and when it is back). */
         volatile boolean outOfRotation;
+        /** Its address is no longer among its name's: out of rotation, dropped once its requests and lineage are done. */
+        volatile boolean leaving;
 
         Member(NodeRole role, String host, int port) {
             this.role = role;
@@ -129,7 +135,7 @@ public final class ClusterEngine implements InferenceEngine {
     }
 
     private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options, LineageSink lineage,
-                          ReceiptSigner signer) {
+                          ReceiptSigner signer, NodeAddress.Resolver resolver) {
         if (!tls.name().equals(options.clientName())) {
             throw new IllegalArgumentException("the cluster client's certificate is for " + tls.name() + ", not "
                     + options.clientName());
@@ -137,6 +143,7 @@ public final class ClusterEngine implements InferenceEngine {
         this.addresses = List.copyOf(addresses);
         this.lineage = java.util.Objects.requireNonNull(lineage, "lineage");
         this.signer = signer;
+        this.resolver = java.util.Objects.requireNonNull(resolver, "resolver");
         this.options = options;
         this.client = new ControlClient(tls.clientContext(), options.clientName(), null, options.timeout());
         this.ids = new RequestIdSource(options.requestIdBase(), options.requestIdKey());
@@ -158,10 +165,17 @@ public final class ClusterEngine implements InferenceEngine {
      */
     public static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options,
                                         LineageSink lineage, ReceiptSigner receipts) {
+        return connect(nodes, tls, options, lineage, receipts, NodeAddress.Resolver.SYSTEM);
+    }
+
+    /** {@link #connect(List, ClusterTls, ClusterOptions, LineageSink, ReceiptSigner)} resolving names with {@code resolver}. */
+    static ClusterEngine connect(List<NodeAddress> nodes, ClusterTls tls, ClusterOptions options, LineageSink lineage,
+                                 ReceiptSigner receipts, NodeAddress.Resolver resolver) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no engine nodes given");
         }
-        ClusterEngine c = new ClusterEngine(nodes, tls, options, lineage, receipts);
+        ClusterEngine c = new ClusterEngine(nodes, tls, options, lineage, receipts, resolver);
+        c.resolving.set(true);
         c.resolve();
         long ms = Math.max(10, options.heartbeat().toMillis() / 2);
         c.ticker.scheduleWithFixedDelay(c::tick, 0, ms, TimeUnit.MILLISECONDS);
@@ -240,18 +254,86 @@ public final class ClusterEngine implements InferenceEngine {
 
     // ---- membership ----
 
+    /**
+     * Looks every name up again (all at once, each within the options' timeout) and makes the members what the
+     * answers say. A lookup that fails or does not answer in time keeps that entry's last known addresses: a DNS
+     * outage takes no node out of rotation.
+     */
     private void resolve() {
-        for (NodeAddress a : addresses) {
-            try {
-                for (String ip : a.resolve()) {
-                    members.computeIfAbsent(a.role().label() + "@" + ip + ":" + a.port(), k -> new Member(a.role(), ip, a.port()));
+        try {
+            Map<NodeAddress, java.util.concurrent.CompletableFuture<List<String>>> lookups = new LinkedHashMap<>();
+            for (NodeAddress a : addresses) {
+                lookups.put(a, java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return resolver.addresses(a.host());
+                    } catch (UnknownHostException e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                }, connector));
+            }
+            long deadline = System.nanoTime() + options.timeout().toNanos();
+            for (Map.Entry<NodeAddress, java.util.concurrent.CompletableFuture<List<String>>> e : lookups.entrySet()) {
+                NodeAddress a = e.getKey();
+                String again = "; looking up again in " + options.resolveEvery().toMillis() + " ms";
+                try {
+                    List<String> ips = e.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    known.compute(a, (k, was) -> {
+                        java.util.Set<String> now = new java.util.LinkedHashSet<>(a.dns() || was == null ? List.of() : was);
+                        now.addAll(ips);
+                        return now;
+                    });
+                } catch (java.util.concurrent.TimeoutException x) {
+                    e.getValue().cancel(true);
+                    LOG.log(System.Logger.Level.WARNING, "engine node " + a + ": looking up " + a.host() + " took over "
+                            + options.timeout().toMillis() + " ms; its known addresses stay" + again);
+                } catch (java.util.concurrent.ExecutionException x) {
+                    LOG.log(System.Logger.Level.WARNING, "engine node " + a + ": host " + a.host() + " does not resolve ("
+                            + x.getCause().getMessage() + "); its known addresses stay" + again);
                 }
-            } catch (UnknownHostException e) {
-                LOG.log(System.Logger.Level.WARNING, "engine node " + a + ": host " + a.host() + " does not resolve ("
-                        + e.getMessage() + "); trying again in " + options.resolveEvery().toSeconds() + " s");
+            }
+            java.util.Set<String> wanted = new java.util.HashSet<>();
+            for (NodeAddress a : addresses) {
+                for (String ip : known.getOrDefault(a, java.util.Set.of())) {
+                    Member m = members.computeIfAbsent(a.role().label() + "@" + ip + ":" + a.port(),
+                            k -> new Member(a.role(), ip, a.port()));
+                    wanted.add(m.where());
+                    if (m.leaving) {
+                        m.leaving = false;
+                        LOG.log(System.Logger.Level.INFO, "engine node " + m.where() + " is listed again");
+                    }
+                }
+            }
+            for (Member m : members.values()) {
+                if (!wanted.contains(m.where()) && !m.leaving) {
+                    m.leaving = true;
+                    LOG.log(System.Logger.Level.INFO, "engine node " + m.where() + " is no longer listed: out of rotation, "
+                            + "dropped once its requests and lineage are done");
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "resolving engine nodes failed: " + e, e);
+        } finally {
+            nextResolve = System.nanoTime() + options.resolveEvery().toNanos();
+            resolving.set(false);
+        }
+    }
+
+    /** A leaving member: its connection closed and itself dropped once no request and no lineage waits on it. */
+    private void retire(Member m) {
+        switch (m.state) {
+            case MemberState.Connecting c -> { } // its attempt ends first
+            case MemberState.Down d -> members.remove(m.where(), m);
+            case MemberState.Connected c -> {
+                boolean busy = requests.values().stream().anyMatch(p -> p.decode() == m)
+                        || c.status() != null && c.status().lineageBacklog() > 0 && c.peer().isOpen();
+                if (!busy) {
+                    members.remove(m.where(), m);
+                    c.peer().close();
+                }
             }
         }
-        nextResolve = System.nanoTime() + options.resolveEvery().toNanos();
     }
 
     private void tick() {
@@ -260,11 +342,21 @@ public final class ClusterEngine implements InferenceEngine {
         }
         try {
             long now = System.nanoTime();
-            if (now - nextResolve >= 0) {
-                resolve();
+            if (now - nextResolve >= 0 && resolving.compareAndSet(false, true)) {
+                try {
+                    connector.execute(this::resolve); // off the ticker: a slow lookup holds up no heartbeat check
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    return; // closing
+                }
             }
             long stale = options.heartbeat().toNanos() * options.missedHeartbeats();
             for (Member m : members.values()) {
+                if (m.leaving) {
+                    retire(m);
+                    if (!(m.state instanceof MemberState.Connected)) {
+                        continue; // not reconnected: it is dropped, or its attempt is still under way
+                    }
+                }
                 switch (m.state) {
                     case MemberState.Down d -> {
                         if (now - d.retryAt() >= 0 && !closed) {
@@ -453,7 +545,7 @@ public final class ClusterEngine implements InferenceEngine {
             byRole.put(r, new ArrayList<>());
         }
         for (Member m : members.values()) {
-            if (m.state instanceof MemberState.Connected c && c.status() != null && now - c.seen() <= stale
+            if (!m.leaving && m.state instanceof MemberState.Connected c && c.status() != null && now - c.seen() <= stale
                     && c.peer().isOpen()) {
                 byRole.get(m.role).add(new Live(m, c.peer(), c.status(), c.taken()));
             }

@@ -37,14 +37,14 @@ public record ClusterOptions(String clientName, Duration heartbeat, int missedHe
     }
 
     /**
-     * Heartbeat 500 ms, three missed, 10 s timeouts, backoff up to 10 s, names resolved every 30 s, and request
+     * Heartbeat 500 ms, three missed, 10 s timeouts, backoff up to 10 s, names resolved every 10 s, and request
      * ids from a random block of 2^32 per client start: nodes key requests by id, so two clients sharing nodes
      * must not count from the same base (an application with its own id blocks sets {@code requestIdBase}).
      */
     public static ClusterOptions defaults(String clientName) {
         long block = 1 + new java.security.SecureRandom().nextInt(1 << 24);
         return new ClusterOptions(clientName, NodeOptions.DEFAULT_HEARTBEAT, 3, NodeOptions.DEFAULT_TIMEOUT,
-                Duration.ofSeconds(10), Duration.ofSeconds(30), block << 32, 0);
+                Duration.ofSeconds(10), Duration.ofSeconds(10), block << 32, 0);
     }
 
     public ClusterOptions withHeartbeat(Duration v) {
@@ -54,6 +54,16 @@ public record ClusterOptions(String clientName, Duration heartbeat, int missedHe
 
     public ClusterOptions withMaxBackoff(Duration v) {
         return new ClusterOptions(clientName, heartbeat, missedHeartbeats, timeout, v, resolveEvery, requestIdBase,
+                requestIdKey);
+    }
+
+    public ClusterOptions withTimeout(Duration v) {
+        return new ClusterOptions(clientName, heartbeat, missedHeartbeats, v, maxBackoff, resolveEvery, requestIdBase,
+                requestIdKey);
+    }
+
+    public ClusterOptions withResolveEvery(Duration v) {
+        return new ClusterOptions(clientName, heartbeat, missedHeartbeats, timeout, maxBackoff, v, requestIdBase,
                 requestIdKey);
     }
 }

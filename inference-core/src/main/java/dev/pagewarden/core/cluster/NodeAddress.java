@@ -9,9 +9,11 @@ import java.util.Set;
 
 /**
  * Where the platform finds engine nodes of one role: a host and port. A host name that resolves to several
- * addresses (a Kubernetes headless Service, say) stands for one node per address.
+ * addresses stands for one node per address. With {@code dns} (written {@code role@dns:NAME:port}) the name
+ * is a set of nodes that changes - a Kubernetes headless Service: each time it is resolved again, an address
+ * that is gone takes its node out of rotation, where a plain host's addresses stay members once seen.
  */
-public record NodeAddress(NodeRole role, String host, int port) {
+public record NodeAddress(NodeRole role, String host, int port, boolean dns) {
 
     public NodeAddress {
         if (host == null || host.isBlank()) {
@@ -22,9 +24,14 @@ public record NodeAddress(NodeRole role, String host, int port) {
         }
     }
 
+    /** A fixed host (not {@code dns:}). */
+    public NodeAddress(NodeRole role, String host, int port) {
+        this(role, host, port, false);
+    }
+
     /**
      * Parses {@code "prefill@host:port,decode@host:port,..."}: each entry a role, {@code @}, a host (an IPv6
-     * address in brackets) and a port. Needs at least one node of each role.
+     * address in brackets, or {@code dns:NAME} for a name whose addresses are the nodes of that role) and a port. Needs at least one node of each role.
      */
     public static List<NodeAddress> parseList(String spec) {
         if (spec == null || spec.isBlank()) {
@@ -38,9 +45,10 @@ public record NodeAddress(NodeRole role, String host, int port) {
             }
             out.add(parse(entry));
         }
-        Set<NodeAddress> seen = new LinkedHashSet<>();
+        Set<String> seen = new LinkedHashSet<>();
         for (NodeAddress a : out) {
-            if (!seen.add(a)) {
+            // plain or dns:, one name and port is one set of nodes
+            if (!seen.add(a.role() + "@" + a.host() + ":" + a.port())) {
                 throw new IllegalArgumentException("engine node " + a + " is listed twice");
             }
         }
@@ -52,7 +60,7 @@ public record NodeAddress(NodeRole role, String host, int port) {
         return List.copyOf(out);
     }
 
-    /** One entry: {@code role@host:port}. */
+    /** One entry: {@code role@host:port} or {@code role@dns:NAME:port}. */
     public static NodeAddress parse(String entry) {
         int at = entry.indexOf('@');
         if (at < 0) {
@@ -61,6 +69,13 @@ public record NodeAddress(NodeRole role, String host, int port) {
         }
         NodeRole role = NodeRole.parse(entry.substring(0, at));
         String hostPort = entry.substring(at + 1);
+        boolean dns = hostPort.startsWith("dns:");
+        if (dns) {
+            hostPort = hostPort.substring("dns:".length());
+            if (hostPort.startsWith("[")) {
+                throw new IllegalArgumentException("engine node '" + entry + "': dns: takes a name to resolve, not an address");
+            }
+        }
         String host;
         String port;
         if (hostPort.startsWith("[")) {
@@ -73,7 +88,8 @@ public record NodeAddress(NodeRole role, String host, int port) {
         } else {
             int colon = hostPort.lastIndexOf(':');
             if (colon <= 0 || hostPort.indexOf(':') != colon) {
-                throw new IllegalArgumentException("engine node '" + entry + "': expected host:port after the role");
+                throw new IllegalArgumentException("engine node '" + entry + "': expected "
+                        + (dns ? "dns:NAME:port" : "host:port") + " after the role");
             }
             host = hostPort.substring(0, colon);
             port = hostPort.substring(colon + 1);
@@ -84,20 +100,34 @@ public record NodeAddress(NodeRole role, String host, int port) {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("engine node '" + entry + "': port '" + port + "' is not a number");
         }
-        return new NodeAddress(role, host, p);
+        try {
+            return new NodeAddress(role, host, p, dns);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("engine node '" + entry + "': " + e.getMessage());
+        }
     }
 
     /** The node's addresses now: one per address the host resolves to. */
     public List<String> resolve() throws UnknownHostException {
-        List<String> out = new ArrayList<>();
-        for (InetAddress a : InetAddress.getAllByName(host)) {
-            out.add(a.getHostAddress());
-        }
-        return out;
+        return Resolver.SYSTEM.addresses(host);
+    }
+
+    /** Turns a host name into the addresses of its nodes (the system's resolver; tests give their own). */
+    @FunctionalInterface
+    interface Resolver {
+        Resolver SYSTEM = host -> {
+            List<String> out = new ArrayList<>();
+            for (InetAddress a : InetAddress.getAllByName(host)) {
+                out.add(a.getHostAddress());
+            }
+            return out;
+        };
+
+        List<String> addresses(String host) throws UnknownHostException;
     }
 
     @Override
     public String toString() {
-        return role.label() + "@" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+        return role.label() + "@" + (dns ? "dns:" : "") + (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
     }
 }

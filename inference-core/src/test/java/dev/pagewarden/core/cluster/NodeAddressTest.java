@@ -19,13 +19,31 @@ class NodeAddressTest {
     }
 
     @Test
+    void aDnsEntryIsANameWhoseAddressesAreTheNodes() {
+        assertThat(NodeAddress.parseList("prefill@dns:prefill.pw.svc.cluster.local:7400,decode@dns:decode:7401"))
+                .containsExactly(new NodeAddress(NodeRole.PREFILL, "prefill.pw.svc.cluster.local", 7400, true),
+                        new NodeAddress(NodeRole.DECODE, "decode", 7401, true));
+        assertThat(NodeAddress.parse("decode@dns:decode:7401")).hasToString("decode@dns:decode:7401");
+        assertThatThrownBy(() -> NodeAddress.parse("decode@dns:decode")).hasMessageContaining("'decode@dns:decode'")
+                .hasMessageContaining("expected dns:NAME:port");
+        assertThatThrownBy(() -> NodeAddress.parse("decode@dns::7401")).hasMessageContaining("'decode@dns::7401'")
+                .hasMessageContaining("expected dns:NAME:port");
+        assertThatThrownBy(() -> NodeAddress.parse("decode@dns:[::1]:7401")).hasMessageContaining("'decode@dns:[::1]:7401'")
+                .hasMessageContaining("not an address");
+        assertThatThrownBy(() -> NodeAddress.parse("decode@dns: :7401")).hasMessageContaining("'decode@dns: :7401'")
+                .hasMessageContaining("without a host");
+        assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:1,decode@y:2,decode@dns:y:2")).hasMessageContaining("listed twice");
+    }
+
+    @Test
     void saysWhatIsWrong() {
         assertThatThrownBy(() -> NodeAddress.parseList("")).hasMessageContaining("no engine nodes given");
         assertThatThrownBy(() -> NodeAddress.parseList("10.0.0.5:7400,decode@x:1")).hasMessageContaining("lacks its role");
         assertThatThrownBy(() -> NodeAddress.parseList("encode@x:1,decode@y:2")).hasMessageContaining("unknown node role 'encode'");
         assertThatThrownBy(() -> NodeAddress.parseList("prefill@x,decode@y:2")).hasMessageContaining("expected host:port");
         assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:http,decode@y:2")).hasMessageContaining("port 'http' is not a number");
-        assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:70000,decode@y:2")).hasMessageContaining("outside 1..65535");
+        assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:70000,decode@y:2")).hasMessageContaining("outside 1..65535")
+                .hasMessageContaining("'prefill@x:70000'");
         assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:1,,decode@y:2")).hasMessageContaining("empty entry");
         assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:1,decode@y:2,prefill@x:1")).hasMessageContaining("listed twice");
         assertThatThrownBy(() -> NodeAddress.parseList("prefill@x:1")).hasMessageContaining("has no decode node");

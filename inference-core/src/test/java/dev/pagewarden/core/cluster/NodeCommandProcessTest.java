@@ -6,21 +6,15 @@ import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.testing.RealModelTest;
-import dev.pagewarden.core.testing.TestModels;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,9 +24,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * engine's greedy tokens, and exits on SIGTERM.
  */
 class NodeCommandProcessTest extends RealModelTest {
-    private static final Pattern LISTENING = Pattern.compile(
-            "node (\\S+) \\((prefill|decode)\\) listening on 127\\.0\\.0\\.1:(\\d+), model (\\S+), window (\\d+) tokens");
-
     @TempDir
     Path dir;
 
@@ -80,27 +71,10 @@ class NodeCommandProcessTest extends RealModelTest {
     }
 
     private Process start(String role, String name) throws Exception {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        return new ProcessBuilder(java.toString(), "--add-modules", "jdk.incubator.vector", "-cp",
-                System.getProperty("java.class.path"), "dev.pagewarden.cli.Main", "node", "--role", role,
-                "--listen", "127.0.0.1:0", "--model", TestModels.stories260K().toString(), "--tokenizer",
-                TestModels.tok512().toString(), "--tls", dir.toString(), "--name", name, "--threads", "1",
-                "--backend", "cpu", "--heartbeat-ms", "100")
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        return NodeProcesses.start(dir, role, name, 0);
     }
 
-    /** The node's listening line (its first line of output), or a failure after 20 s. */
     private static Matcher listening(Process node) throws Exception {
-        CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-            try {
-                return new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8)).readLine();
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
-        String got = line.get(20, TimeUnit.SECONDS);
-        Matcher m = LISTENING.matcher(String.valueOf(got));
-        assertThat(m.matches()).as("listening line: %s", got).isTrue();
-        return m;
+        return NodeProcesses.listening(node);
     }
 }

@@ -66,6 +66,7 @@ class NetKvTransportTest {
     /** Page indices the intake was shown, in order. */
     final List<Integer> seen = new CopyOnWriteArrayList<>();
     NetKvServer server;
+    int serverPort;
     NetKvTransport transport;
 
     @BeforeEach
@@ -115,6 +116,7 @@ class NetKvTransportTest {
             }
         };
         int port = server.start("127.0.0.1", 0, DECODE.serverContext(), counting, expected);
+        serverPort = port;
         transport = new NetKvTransport("127.0.0.1", port, client, "prefill-0", Duration.ofSeconds(10),
                 Duration.ofSeconds(10), answerTimeout, 2);
     }
@@ -301,6 +303,90 @@ class NetKvTransportTest {
         assertThat(transfer(seq, prefilled(1, 6))).isFalse();
 
         assertThat(seen).isEmpty();
+    }
+
+    /** How a rogue sender with a valid prefill certificate breaks its stream of frames. */
+    enum Rogue {
+        /** Page 1 with a checksum that does not match its bytes (the frame itself is well formed). */
+        BAD_CHECKSUM,
+        /** Page 1 sent under page 0's sequence number again. */
+        REPLAYED_SEQUENCE,
+        /** Page 2's frame before page 1's. */
+        OUT_OF_ORDER
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(Rogue.class)
+    void aRoguePrefillPeerIsRefusedNothingIsServedAndThePagesComeBack(Rogue rogue) throws Exception {
+        connect(); // the server; the rogue below writes its own frames instead of the transport
+        Sequence seq = expect(1, 12); // three full pages
+        List<PageRef> pages = prefilled(1, 12);
+        List<WireMessage> frames = new ArrayList<>();
+        frames.add(new WireMessage.Hello(WireCodec.PROTOCOL_VERSION, "prefill-0", layout));
+        TransferJob job = new TransferJob(1, "t", seq.transferGeneration(), source, pages, 12, ok -> { });
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment staging = arena.allocate(layout.pageBytes(), 64);
+            for (int i = 0; i < pages.size(); i++) {
+                PageFrame f = dev.pagewarden.core.transfer.PageStaging.stage(job, i, staging);
+                int crc = rogue == Rogue.BAD_CHECKSUM && i == 1 ? f.crc32c() ^ 1 : f.crc32c();
+                frames.add(new Page(1, "t", f.sourcePool(), f.source().page(), f.source().epoch(), job.generation(),
+                        f.pageIndex(), 0, f.tokens(), crc, f.writers(),
+                        io.netty.buffer.Unpooled.wrappedBuffer(f.bytes().toArray(ValueLayout.JAVA_BYTE))));
+            }
+        }
+        frames.add(new WireMessage.Done(1, job.generation(), 12, 3));
+        long[] seqs = switch (rogue) {
+            case BAD_CHECKSUM -> new long[] {0, 1, 2, 3, 4};
+            case REPLAYED_SEQUENCE -> new long[] {0, 1, 1, 2, 3};
+            case OUT_OF_ORDER -> new long[] {0, 1, 3, 2, 4};
+        };
+        if (rogue == Rogue.OUT_OF_ORDER) {
+            java.util.Collections.swap(frames, 2, 3);
+        }
+
+        java.util.concurrent.BlockingQueue<WireMessage> answers = new java.util.concurrent.LinkedBlockingQueue<>();
+        io.netty.channel.EventLoopGroup group = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+                io.netty.channel.nio.NioIoHandler.newFactory());
+        try {
+            io.netty.channel.Channel ch = new io.netty.bootstrap.Bootstrap().group(group)
+                    .channel(io.netty.channel.socket.nio.NioSocketChannel.class)
+                    .handler(new io.netty.channel.ChannelInitializer<io.netty.channel.socket.SocketChannel>() {
+                        @Override
+                        protected void initChannel(io.netty.channel.socket.SocketChannel c) {
+                            c.pipeline().addLast(PREFILL.clientContext().newHandler(c.alloc(), "127.0.0.1", serverPort),
+                                    new WireCodec.Decoder(WireCodec.MAX_CONTROL_FRAME),
+                                    new ChannelInboundHandlerAdapter() {
+                                        @Override
+                                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                            answers.add((WireMessage) msg);
+                                        }
+                                    });
+                        }
+                    }).connect("127.0.0.1", serverPort).sync().channel();
+            ch.pipeline().get(io.netty.handler.ssl.SslHandler.class).handshakeFuture().sync();
+            ch.writeAndFlush(WireFrameTest.frames(seqs, frames.toArray(WireMessage[]::new))).sync();
+            if (rogue == Rogue.BAD_CHECKSUM) {
+                // a well-formed frame: answered, the page refused, the transfer not ready
+                WireMessage last;
+                do {
+                    last = answers.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+                    assertThat(last).as("answers to the rogue").isNotNull();
+                } while (!(last instanceof WireMessage.DoneResult));
+                assertThat(((WireMessage.DoneResult) last).ready()).isFalse();
+                assertThat(answers).noneMatch(m -> m instanceof WireMessage.FrameResult r && r.pageIndex() == 1 && r.accepted());
+                ch.close().sync(); // gone without its ack
+            } else {
+                // a broken stream: the receiver closes the connection
+                assertThat(ch.closeFuture().await(WAIT_SECONDS, TimeUnit.SECONDS)).as("connection closed by the receiver").isTrue();
+            }
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+
+        assertThat(freed.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS)).as("the request's pages freed").isTrue();
+        assertThat(seen).as("only page 0, sent before the break, reached the intake").containsExactly(0);
+        assertThat(ready).isEmpty();
+        assertFailedAndFreed(seq);
     }
 
     private void assertFailedAndFreed(Sequence seq) {
