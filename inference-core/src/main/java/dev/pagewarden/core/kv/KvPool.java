@@ -26,10 +26,11 @@ import java.util.Map;
  *
  * <p>Epochs never repeat for a (node, pool, page), not even across restarts, without state kept on disk:
  * every page starts at the pool's boot base, the wall clock at construction in microseconds since
- * 1970 shifted left by {@link #EPOCH_BASE_SHIFT} bits, and its epoch only grows. A later start's base
- * is above every epoch an earlier one reached as long as no page was allocated more than 2^10 = 1024
- * times per microsecond the earlier start ran (one allocation takes far longer) and the clock did not
- * step back between the two starts. The values fit a signed 64-bit number until the year 2255.
+ * 1970, and its epoch only grows. A later start's base is above every epoch an earlier one reached as
+ * long as no page was allocated more than once per microsecond the earlier start ran on average (one
+ * allocation serves a request: far longer) and the clock did not step back across the restart. Epochs
+ * stay below 2^53 until about 2255, so they are exact wherever receipts and audit answers are read as
+ * JSON numbers (a JavaScript number holds integers exactly only up to 2^53).
  *
  * <p>The read checks are on unless the pool was built without them ({@link #KvPool(String, KvStorage,
  * LineageRecorder, boolean)}, the replay lab's "detectors off" twin, through the engine's fault hooks).
@@ -52,8 +53,8 @@ public final class KvPool {
     private final ArrayDeque<Integer> free = new ArrayDeque<>();
     private int peakUsed;
     private final boolean checks;
-    /** Bits below the boot time in microseconds: room for 1024 allocations of a page per microsecond of uptime. */
-    public static final int EPOCH_BASE_SHIFT = 10;
+    /** The largest boot base: below 2^53 with room for 2^32 allocations of a page after it. */
+    static final long MAX_EPOCH_BASE = (1L << 53) - (1L << 32);
 
     public KvPool(String name, KvStorage storage) {
         this(name, storage, LineageRecorder.none(name));
@@ -95,13 +96,13 @@ public final class KvPool {
         }
     }
 
-    /** The epoch base of a pool built at wall-clock time {@code now}: microseconds since 1970 << {@link #EPOCH_BASE_SHIFT}. */
+    /** The epoch base of a pool built at wall-clock time {@code now}: microseconds since 1970. */
     public static long bootEpochBase(java.time.Instant now) {
         long micros = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000L), now.getNano() / 1_000);
-        if (micros < 0 || micros > Long.MAX_VALUE >> (EPOCH_BASE_SHIFT + 1)) {
+        if (micros < 0 || micros > MAX_EPOCH_BASE) {
             throw new IllegalArgumentException("wall clock " + now + " is outside the range page epochs are built from");
         }
-        return micros << EPOCH_BASE_SHIFT;
+        return micros;
     }
 
     public String name() {
