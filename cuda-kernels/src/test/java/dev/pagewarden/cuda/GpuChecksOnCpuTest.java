@@ -86,43 +86,19 @@ class GpuChecksOnCpuTest {
     /** A backend that writes the shadow of its steps' slots wrong (or not at all) must fail the check. */
     @Test
     void aBackendThatLeavesTheShadowUnwrittenFailsIt() {
-        Backend blind = new Backend() {
-            @Override
-            public String name() {
-                return "blind";
-            }
-
-            @Override
-            public ModelConfig config() {
-                return cpu.config();
-            }
-
-            @Override
-            public KvStorage allocateKv(KvLayout layout, int pages) {
-                return cpu.allocateKv(layout, pages);
-            }
-
-            @Override
-            public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
-                ReadCheck[] r = cpu.forward(batch, storage, tags, logits);
-                // the bytes stay, the shadow of every page the step touched is put back to nobody
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment page = arena.allocate(storage.layout().pageBytes(), 64);
-                    for (SequenceStep s : batch) {
-                        for (PageRef ref : s.pageTable()) {
-                            storage.readPage(ref.page(), page);
-                            storage.writeSlots(ref.page(), page, storage.layout().pageTokens(),
-                                    new long[storage.layout().pageTokens()]);
-                        }
+        // the bytes stay, the shadow of every page the step touched is put back to nobody
+        Backend blind = cpuThen("blind", (batch, storage, logits) -> {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment page = arena.allocate(storage.layout().pageBytes(), 64);
+                for (SequenceStep s : batch) {
+                    for (PageRef ref : s.pageTable()) {
+                        storage.readPage(ref.page(), page);
+                        storage.writeSlots(ref.page(), page, storage.layout().pageTokens(),
+                                new long[storage.layout().pageTokens()]);
                     }
                 }
-                return r;
             }
-
-            @Override
-            public void close() {
-            }
-        };
+        });
         int[] tokens = GpuChecks.randomTokens(20, model.config().vocabSize(), 6);
         GpuChecks.ShadowChecks s = GpuChecks.writerShadow(blind, tokens);
         assertThat(s.wrong()).isEqualTo(s.slotsWritten()).isGreaterThan(0);
@@ -131,37 +107,7 @@ class GpuChecksOnCpuTest {
     /** A backend whose batched steps round differently from its single ones must fail the check. */
     @Test
     void aBackendThatDependsOnItsBatchFailsIt() {
-        Backend skewed = new Backend() {
-            @Override
-            public String name() {
-                return "skewed";
-            }
-
-            @Override
-            public ModelConfig config() {
-                return cpu.config();
-            }
-
-            @Override
-            public KvStorage allocateKv(KvLayout layout, int pages) {
-                return cpu.allocateKv(layout, pages);
-            }
-
-            @Override
-            public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
-                ReadCheck[] r = cpu.forward(batch, storage, tags, logits);
-                if (batch.size() > 1) {
-                    for (int i = 0; i < batch.size(); i++) {
-                        logits[i][3] = Math.nextUp(logits[i][3]); // one ulp, on one logit
-                    }
-                }
-                return r;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        Backend skewed = cpuThen("skewed", oneUlpWhen(size -> size > 1));
         int[] tokens = GpuChecks.randomTokens(19, model.config().vocabSize(), 5);
         assertThat(GpuChecks.decodeInvariance(skewed, tokens, 3)).isGreaterThan(0.0);
     }
@@ -173,10 +119,24 @@ class GpuChecksOnCpuTest {
         GpuChecks.Sweep ok = GpuChecks.batchInvarianceSweep(cpu, tokens, 5);
         assertThat(ok.batches()).isEqualTo(5);
         assertThat(ok.maxAbsDiff()).isZero();
-        Backend atFour = new Backend() {
+        Backend atFour = cpuThen("wrong-at-four", oneUlpWhen(size -> size == 4));
+        GpuChecks.Sweep bad = GpuChecks.batchInvarianceSweep(atFour, tokens, 5);
+        assertThat(bad.maxAbsDiff()).isGreaterThan(0.0);
+        assertThat(bad.worstNeighbours()).isEqualTo(3);
+    }
+
+    /** What a backend built to fail a check does to a step after the CPU backend ran it. */
+    @FunctionalInterface
+    private interface AfterStep {
+        void apply(List<SequenceStep> batch, KvStorage storage, float[][] logits);
+    }
+
+    /** The CPU backend with {@code after} applied to every step: a backend built to fail one check. */
+    private Backend cpuThen(String name, AfterStep after) {
+        return new Backend() {
             @Override
             public String name() {
-                return "wrong-at-four";
+                return name;
             }
 
             @Override
@@ -192,11 +152,7 @@ class GpuChecksOnCpuTest {
             @Override
             public ReadCheck[] forward(List<SequenceStep> batch, KvStorage storage, PageTags tags, float[][] logits) {
                 ReadCheck[] r = cpu.forward(batch, storage, tags, logits);
-                if (batch.size() == 4) {
-                    for (int i = 0; i < batch.size(); i++) {
-                        logits[i][3] = Math.nextUp(logits[i][3]);
-                    }
-                }
+                after.apply(batch, storage, logits);
                 return r;
             }
 
@@ -204,8 +160,16 @@ class GpuChecksOnCpuTest {
             public void close() {
             }
         };
-        GpuChecks.Sweep bad = GpuChecks.batchInvarianceSweep(atFour, tokens, 5);
-        assertThat(bad.maxAbsDiff()).isGreaterThan(0.0);
-        assertThat(bad.worstNeighbours()).isEqualTo(3);
+    }
+
+    /** One ulp added to one logit of every sequence, in steps whose batch size matches. */
+    private static AfterStep oneUlpWhen(java.util.function.IntPredicate batchSize) {
+        return (batch, storage, logits) -> {
+            if (batchSize.test(batch.size())) {
+                for (int i = 0; i < batch.size(); i++) {
+                    logits[i][3] = Math.nextUp(logits[i][3]);
+                }
+            }
+        };
     }
 }
