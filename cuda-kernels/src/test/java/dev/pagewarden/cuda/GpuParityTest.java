@@ -60,6 +60,29 @@ class GpuParityTest extends RealModelTest {
         }
     }
 
+    /**
+     * The worst relative error (largest |gpu - reference| over the largest |reference| of a position) of the
+     * GPU's logits, one row per position from {@code prefill - 1} on, against the float64 reference run
+     * over every token.
+     */
+    static double worstAgainstReference(ReferenceLlama ref, int[] tokens, int prefill, List<float[]> gpu) {
+        double worst = 0;
+        for (int p = 0; p < tokens.length; p++) {
+            double[] r = ref.forward(tokens[p], p);
+            if (p >= prefill - 1) {
+                float[] g = gpu.get(p - prefill + 1);
+                double maxDiff = 0;
+                double maxRef = 0;
+                for (int i = 0; i < r.length; i++) {
+                    maxDiff = Math.max(maxDiff, Math.abs(g[i] - r[i]));
+                    maxRef = Math.max(maxRef, Math.abs(r[i]));
+                }
+                worst = Math.max(worst, maxDiff / maxRef);
+            }
+        }
+        return worst;
+    }
+
     static int[] storyTokens(int extra) {
         int[] prompt = new Tokenizer(model.vocabulary()).encode("Once upon a time, in a big forest, there lived a tiny rabbit", true, false);
         int[] tokens = Arrays.copyOf(prompt, prompt.length + extra);
@@ -76,21 +99,7 @@ class GpuParityTest extends RealModelTest {
         try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
             gpu = GpuChecks.logits(g, tokens, prefill);
         }
-        double worst = 0;
-        double[] r = null;
-        for (int p = 0; p < tokens.length; p++) {
-            r = ref.forward(tokens[p], p);
-            if (p >= prefill - 1) {
-                float[] g = gpu.get(p - prefill + 1);
-                double maxDiff = 0;
-                double maxRef = 0;
-                for (int i = 0; i < r.length; i++) {
-                    maxDiff = Math.max(maxDiff, Math.abs(g[i] - r[i]));
-                    maxRef = Math.max(maxRef, Math.abs(r[i]));
-                }
-                worst = Math.max(worst, maxDiff / maxRef);
-            }
-        }
+        double worst = worstAgainstReference(ref, tokens, prefill, gpu);
         System.out.printf("gpu vs float64 reference: worst relative error %.3g%n", worst);
         assertThat(worst).isLessThan(MAX_REL_ERROR);
         double cpu = GpuChecks.parity(model, tokens, prefill);
@@ -189,20 +198,7 @@ class GpuParityTest extends RealModelTest {
                         assertThat(GpuChecks.batchInvarianceSweep(g, Arrays.copyOf(tokens, 20), 64).maxAbsDiff()).isZero();
                     }
                     ReferenceLlama ref = new ReferenceLlama(m.weights());
-                    double worst = 0;
-                    for (int p = 0; p < tokens.length; p++) {
-                        double[] r = ref.forward(tokens[p], p);
-                        if (p >= prefill - 1) {
-                            float[] g = gpu.get(p - prefill + 1);
-                            double maxDiff = 0;
-                            double maxRef = 0;
-                            for (int i = 0; i < r.length; i++) {
-                                maxDiff = Math.max(maxDiff, Math.abs(g[i] - r[i]));
-                                maxRef = Math.max(maxRef, Math.abs(r[i]));
-                            }
-                            worst = Math.max(worst, maxDiff / maxRef);
-                        }
-                    }
+                    double worst = worstAgainstReference(ref, tokens, prefill, gpu);
                     double tolerance = type == DType.BF16
                             ? GpuCheckCommand.MAX_REL_ERROR_GEMM_BF16 : GpuCheckCommand.MAX_REL_ERROR_GEMM_F16;
                     System.out.printf("gemm %s vs float64 reference: worst relative error %.3g (tolerance %.1g)%n", type, worst,
