@@ -151,18 +151,8 @@ final class DeviceWeights {
         /** A matrix in fragment order: packed into the staging buffer a chunk of tiles at a time, then copied. */
         private CUdeviceptr packed(Tensor t) {
             long n = MmaPacking.packedBytes(t.rows(), t.cols());
-            CUdeviceptr dst = d.alloc(n);
-            allocations.add(dst);
-            bytes += n;
-            long tiles = n / MmaPacking.TILE_BYTES;
-            int perChunk = (int) (STAGING / MmaPacking.TILE_BYTES);
-            for (long at = 0; at < tiles; at += perChunk) {
-                int count = (int) Math.min(perChunk, tiles - at);
-                d.sync(); // the previous chunk has left the staging buffer
-                MmaPacking.pack(t, at, count, staging.segment());
-                d.copyToDevice(dst.withByteOffset(at * MmaPacking.TILE_BYTES), staging, 0, (long) count * MmaPacking.TILE_BYTES);
-            }
-            return dst;
+            return staged(n / MmaPacking.TILE_BYTES, MmaPacking.TILE_BYTES,
+                    (from, to) -> MmaPacking.pack(t, from, (int) (to - from), staging.segment()));
         }
 
         private CUdeviceptr vector(Tensor t) {
@@ -187,30 +177,35 @@ final class DeviceWeights {
                 throw new IllegalArgumentException("tensor " + t.name() + ": a row tile of " + l.stride()
                         + " bytes exceeds the staging buffer");
             }
-            CUdeviceptr dst = d.alloc(l.bytes());
-            allocations.add(dst);
-            bytes += l.bytes();
-            int per = (int) (STAGING / l.stride());
-            for (int from = 0; from < l.rowTiles(); from += per) {
-                int to = Math.min(l.rowTiles(), from + per);
-                d.sync(); // the previous chunk has left the staging buffer
-                QuantPacking.pack(t, from, to, staging.segment());
-                d.copyToDevice(dst.withByteOffset(from * l.stride()), staging, 0, (to - from) * l.stride());
-            }
-            return dst;
+            return staged(l.rowTiles(), l.stride(), (from, to) -> QuantPacking.pack(t, (int) from, (int) to, staging.segment()));
         }
 
         /** Copies host bytes (mapped file, heap or native) to a new device allocation, chunk by chunk. */
         private CUdeviceptr segment(MemorySegment src) {
-            long n = src.byteSize();
+            return staged(src.byteSize(), 1, (from, to) -> MemorySegment.copy(src, ValueLayout.JAVA_BYTE, from,
+                    staging.segment(), ValueLayout.JAVA_BYTE, 0, to - from));
+        }
+
+        /** Writes units [from, to) of an upload into the staging buffer, from its offset 0. */
+        private interface Fill {
+            void into(long from, long to);
+        }
+
+        /**
+         * A new device allocation of {@code units} x {@code unitBytes}, filled through the pinned staging
+         * buffer as many whole units at a time as it holds, each chunk then copied up.
+         */
+        private CUdeviceptr staged(long units, long unitBytes, Fill fill) {
+            long n = units * unitBytes;
             CUdeviceptr dst = d.alloc(n);
             allocations.add(dst);
             bytes += n;
-            for (long at = 0; at < n; at += STAGING) {
-                long len = Math.min(STAGING, n - at);
+            long per = STAGING / unitBytes;
+            for (long from = 0; from < units; from += per) {
+                long to = Math.min(units, from + per);
                 d.sync(); // the previous chunk has left the staging buffer
-                MemorySegment.copy(src, ValueLayout.JAVA_BYTE, at, staging.segment(), ValueLayout.JAVA_BYTE, 0, len);
-                d.copyToDevice(dst.withByteOffset(at), staging, 0, len);
+                fill.into(from, to);
+                d.copyToDevice(dst.withByteOffset(from * unitBytes), staging, 0, (to - from) * unitBytes);
             }
             return dst;
         }
