@@ -42,6 +42,7 @@ public final class PartitionManager {
      * @param daysAhead     partitions kept ready after today
      * @param retentionDays full days kept before today; older partitions are dropped
      */
+    /** As {@link #PartitionManager(int, int, Duration)} with open incidents holding from a day before their first event. */
     public PartitionManager(int daysAhead, int retentionDays) {
         this(daysAhead, retentionDays, Duration.ofDays(1));
     }
