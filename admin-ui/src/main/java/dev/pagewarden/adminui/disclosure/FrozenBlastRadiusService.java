@@ -204,6 +204,22 @@ public class FrozenBlastRadiusService {
         }
     }
 
+    /**
+     * Rechecks the frozen sets whose window overlaps [from, to]: what the lineage sweep calls for the reads it
+     * found, so lineage arriving late into a published window is raised without anyone opening the incident.
+     */
+    public void recheckOverlapping(Instant from, Instant to) {
+        for (long d : jdbc.sql("""
+                SELECT disclosure_id FROM frozen_blast_radius WHERE window_from <= :to AND window_to >= :from ORDER BY disclosure_id""")
+                .param("from", Timestamp.from(from)).param("to", Timestamp.from(to)).query(Long.class).list()) {
+            try {
+                recheck(d);
+            } catch (RuntimeException e) {
+                LOG.warn("could not recheck the frozen blast radius of disclosure {}: {}", d, e.getMessage());
+            }
+        }
+    }
+
     /** The tenant's own request ids on each side of a frozen set, as its notice lists them. */
     record TenantRequests(List<Long> read, List<Long> exposed) {
     }

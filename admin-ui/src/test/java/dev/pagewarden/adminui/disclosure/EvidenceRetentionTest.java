@@ -20,7 +20,6 @@ import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.testing.ManualClock;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
-import dev.pagewarden.db.audit.ReceiptKeyRegistry;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
@@ -95,10 +94,7 @@ class EvidenceRetentionTest {
         AdminAuditLog audit = TestAuditLogs.over(jdbc);
         IncidentService incidents = TestIncidents.over(jdbc, platform(), audit, PROPERTIES, new LineageQueries(ds), tx, clock);
         ReceiptKeys keys = ReceiptKeys.generate("pw");
-        ReceiptKeyRegistry registry = new ReceiptKeyRegistry(ds, Duration.ofSeconds(5), Duration.ofSeconds(60));
-        registry.registerAll(keys, NODE);
-        FrozenBlastRadiusService frozen = new FrozenBlastRadiusService(ds, incidents, new LineageQueries(ds), platform(), keys,
-                registry, tx, clock);
+        FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, keys);
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
                 new WebhookService(jdbc, PROPERTIES, null, null, null, clock), tx, clock, frozen);
         LegalHoldService holds = new LegalHoldService(ds, audit, tx, clock);
@@ -189,13 +185,16 @@ class EvidenceRetentionTest {
         assertThat(jdbc.sql("SELECT action FROM admin_audit WHERE target = :t ORDER BY id").param("t", "legal hold " + hold.id())
                 .query(String.class).list()).containsExactly("legal-hold.add", "legal-hold.release");
 
-        // late lineage in the disclosed window: 304 (acme) read globex's data too. The recomputation differs: one safety
-        // event (not one per look), shown with the frozen set; the notices keep the frozen set
+        // late lineage in the disclosed window: 304 (acme) read globex's data too. The sweep that finds it rechecks the
+        // frozen set: it differs. One safety event (not one per look), shown with the frozen set; the notices keep it
         Ev late = new Ev(NODE, 53, micros(noon(disclosedDay).plusSeconds(120)));
         List<LineageEvent> lateEvents = new ArrayList<>();
         serve(late, lateEvents, 304, "acme", 9, 102, 1);
         ship(lateEvents);
         requests(noon(disclosedDay), 304, "acme", 0, null, 0, null);
+        clock.set(noon(disclosedDay).plusSeconds(180));
+        TestIncidents.sweep(new LineageQueries(ds), incidents, jdbc, platform(), clock, PROPERTIES, frozen).sweep();
+        assertThat(jdbc.sql("SELECT count(*) FROM frozen_blast_radius_drift").query(Long.class).single()).isEqualTo(1);
         assertThat(frozen.recheck(version)).isEqualTo(FrozenBlastRadiusService.Recheck.DIFFERS);
         assertThat(frozen.recheck(version)).isEqualTo(FrozenBlastRadiusService.Recheck.DIFFERS);
         assertThat(jdbc.sql("SELECT details FROM safety_events WHERE type = :t").param("t", FrozenBlastRadiusService.DRIFT_TYPE)
