@@ -46,7 +46,6 @@ public class DisclosureService {
 
     DisclosureService(JdbcClient jdbc, IncidentService incidents, PlatformPort platform, AdminAuditLog audit,
                       WebhookService webhooks, TransactionTemplate tx, Clock clock, FrozenBlastRadiusService frozen) {
-        this.frozen = frozen;
         this.jdbc = jdbc;
         this.incidents = incidents;
         this.platform = platform;
@@ -54,6 +53,7 @@ public class DisclosureService {
         this.webhooks = webhooks;
         this.tx = tx;
         this.clock = clock;
+        this.frozen = frozen;
     }
 
     public List<Disclosure> versions(long incidentId) {
