@@ -42,9 +42,10 @@ public class DisclosureService {
     private final WebhookService webhooks;
     private final TransactionTemplate tx;
     private final Clock clock;
+    private final FrozenBlastRadiusService frozen;
 
     DisclosureService(JdbcClient jdbc, IncidentService incidents, PlatformPort platform, AdminAuditLog audit,
-                      WebhookService webhooks, TransactionTemplate tx, Clock clock) {
+                      WebhookService webhooks, TransactionTemplate tx, Clock clock, FrozenBlastRadiusService frozen) {
         this.jdbc = jdbc;
         this.incidents = incidents;
         this.platform = platform;
@@ -52,6 +53,7 @@ public class DisclosureService {
         this.webhooks = webhooks;
         this.tx = tx;
         this.clock = clock;
+        this.frozen = frozen;
     }
 
     public List<Disclosure> versions(long incidentId) {
@@ -170,6 +172,7 @@ public class DisclosureService {
             Instant now = clock.instant();
             jdbc.sql("UPDATE disclosures SET status = 'PUBLISHED', published_at = :now, published_by = :by WHERE id = :id")
                     .param("now", Timestamp.from(now)).param("by", actor).param("id", id).update();
+            freezeBlastRadius(d);
             Map<String, String> affected = affectedTenants(incidents.get(d.incidentId()));
             for (var e : affected.entrySet()) {
                 jdbc.sql("""
@@ -185,6 +188,11 @@ public class DisclosureService {
         });
         webhooks.deliverAll(id);
         return published;
+    }
+
+    /** Stores and signs the affected set with the version being published (same transaction). */
+    private void freezeBlastRadius(Disclosure d) {
+        frozen.freeze(d, incidents.get(d.incidentId()));
     }
 
     /** Tenant id -> exposed / received / exposed+received, from the lineage blast radius; only tenants the platform knows. */
@@ -222,15 +230,26 @@ public class DisclosureService {
                          Instant publishedAt, List<Long> requests, List<Long> exposedRequests) {
     }
 
-    /** The tenant's own notices, newest first, each with the tenant's own affected request ids from lineage. */
+    /**
+     * The tenant's own notices, newest first, each with the tenant's own affected request ids: from the blast
+     * radius frozen at publication, or (versions published before it was kept) from the lineage.
+     */
     public List<Notice> notices(String tenantId) {
+        record Row(long disclosureId, Notice notice) {
+        }
         return jdbc.sql("""
-                SELECT n.id, d.incident_id, d.version, d.title, d.body, n.relation, d.published_at
+                SELECT n.id, d.incident_id, d.version, d.title, d.body, n.relation, d.published_at, d.id
                 FROM tenant_notices n JOIN disclosures d ON d.id = n.disclosure_id
                 WHERE n.tenant_id = :t ORDER BY n.id DESC""").param("t", tenantId)
-                .query((rs, i) -> new Notice(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4), rs.getString(5),
-                        rs.getString(6), ts(rs.getTimestamp(7)), List.of(), List.of()))
-                .list().stream().map(n -> withRequests(n, tenantId)).toList();
+                .query((rs, i) -> new Row(rs.getLong(8), new Notice(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4),
+                        rs.getString(5), rs.getString(6), ts(rs.getTimestamp(7)), List.of(), List.of())))
+                .list().stream().map(r -> frozen.requestsOf(r.disclosureId(), tenantId)
+                        .map(f -> withRequests(r.notice(), f.read(), f.exposed()))
+                        .orElseGet(() -> withRequests(r.notice(), tenantId))).toList();
+    }
+
+    private static Notice withRequests(Notice n, List<Long> read, List<Long> exposed) {
+        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), read, exposed);
     }
 
     /** The tenant's own request ids on each side, from the lineage of the incident window (never another tenant's). */
@@ -241,8 +260,7 @@ public class DisclosureService {
                 .map(BlastRadius.AffectedResponse::readerRequest).sorted().toList();
         List<Long> exposed = incidents.exposures(incident).stream().filter(e -> tenantId.equals(e.exposedTenant()))
                 .map(dev.pagewarden.db.audit.Exposure::exposingRequest).distinct().sorted().toList();
-        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), mine,
-                exposed);
+        return withRequests(n, mine, exposed);
     }
 
     public record NoticeRow(long id, String tenantId, String relation, String deliveryStatus, Integer attempts,

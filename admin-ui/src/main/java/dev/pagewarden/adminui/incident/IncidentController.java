@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.incident;
 
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.disclosure.FrozenBlastRadiusService;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
@@ -17,10 +18,12 @@ import java.util.Locale;
 class IncidentController {
     private final IncidentService incidents;
     private final PlatformPort platform;
+    private final FrozenBlastRadiusService frozen;
 
-    IncidentController(IncidentService incidents, PlatformPort platform) {
+    IncidentController(IncidentService incidents, PlatformPort platform, FrozenBlastRadiusService frozen) {
         this.incidents = incidents;
         this.platform = platform;
+        this.frozen = frozen;
     }
 
     @GetMapping("/admin/incidents")
@@ -39,6 +42,9 @@ class IncidentController {
             model.addAttribute("window", incidents.window(incident));
             model.addAttribute("timeline", incidents.timeline(id));
             model.addAttribute("radius", incidents.blastRadius(incident));
+            // each showing recomputes the published sets: a difference is recorded and raised, never taken
+            frozen.recheckIncident(id);
+            model.addAttribute("frozen", frozen.ofIncident(id));
             model.addAttribute("modelPrivate", incident.model() != null && platform.isModelPrivate(incident.model()));
             model.addAttribute("statuses", Incident.Status.values());
             return "admin/incident";

@@ -33,8 +33,9 @@ import java.util.function.Function;
  * Incidents from safety events: each event opens one, or joins the open incident for the same
  * model, node and worker whose last event is within {@code pagewarden.admin.incident-attach}. Events are
  * handed off the detecting engine thread to a single writer thread, so the engine never waits on
- * PostgreSQL and events are attached in the order detected. The blast radius is never stored: it is
- * computed from the lineage in PostgreSQL for the incident's window, each time it is asked for.
+ * PostgreSQL and events are attached in the order detected. The blast radius here is computed from the
+ * lineage in PostgreSQL for the incident's window, each time it is asked for; what a published disclosure
+ * told is frozen with it ({@code FrozenBlastRadiusService}).
  */
 @Service
 public class IncidentService implements SmartInitializingSingleton, AutoCloseable {

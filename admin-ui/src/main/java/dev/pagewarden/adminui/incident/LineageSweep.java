@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.incident;
 
 import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.disclosure.FrozenBlastRadiusService;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
 import org.slf4j.Logger;
@@ -47,10 +48,12 @@ public class LineageSweep implements AutoCloseable {
     private final JdbcClient jdbc;
     private final PlatformPort platform;
     private final Clock clock;
+    private final FrozenBlastRadiusService frozen;
     private final ScheduledExecutorService schedule;
 
     LineageSweep(LineageQueries lineage, IncidentService incidents, JdbcClient jdbc, PlatformPort platform, Clock clock,
-                 AdminUiProperties properties) {
+                 AdminUiProperties properties, FrozenBlastRadiusService frozen) {
+        this.frozen = frozen;
         this.lineage = lineage;
         this.incidents = incidents;
         this.jdbc = jdbc;
@@ -100,6 +103,11 @@ public class LineageSweep implements AutoCloseable {
         List<Long> filed = new ArrayList<>();
         for (List<Exposure> pool : byPool.values()) {
             incidents.fileExposures(pool, LineageSweep::signal).ifPresent(filed::add);
+        }
+        if (!found.isEmpty()) {
+            // reads inside a published disclosure's window: its frozen set may no longer match the lineage
+            frozen.recheckOverlapping(found.stream().map(Exposure::readAt).min(Comparator.naturalOrder()).orElseThrow(),
+                    found.stream().map(Exposure::readAt).max(Comparator.naturalOrder()).orElseThrow());
         }
         jdbc.sql("""
                 INSERT INTO lineage_sweep_position (id, swept_to, swept_by, updated_at) VALUES (true, :to, :node, now())

@@ -52,13 +52,16 @@ public class AdminSecurity {
 
     /**
      * Who may do what in the UI: reading needs viewer; acting (incident workflow, take-down, drafts,
-     * lab) responder; publishing a disclosure publisher; users and tenants admin.
+     * lab, placing a legal hold) responder; publishing a disclosure publisher; users, tenants and releasing a
+     * legal hold admin.
      */
     public static void uiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers("/admin/login", "/admin/assets/**").permitAll()
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/publish").hasRole("PUBLISHER")
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)
+                // releasing a legal hold lets evidence be dropped: an admin's call (placing one, a responder's)
+                .pathMatchers(HttpMethod.POST, "/admin/holds/*/release").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/**").hasRole("RESPONDER")
                 .pathMatchers("/admin/users", "/admin/users/**").hasRole("ADMIN")
                 .anyExchange().hasRole("VIEWER");

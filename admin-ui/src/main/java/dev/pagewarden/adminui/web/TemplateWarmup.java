@@ -21,7 +21,7 @@ import java.util.Set;
 class TemplateWarmup implements SmartInitializingSingleton {
     private static final Logger LOG = LoggerFactory.getLogger(TemplateWarmup.class);
     static final List<String> PAGES = List.of("login", "error", "overview", "incidents", "incident", "disclosures",
-            "disclosure", "status", "users", "audit", "audit-request", "tenants", "tenant", "lab");
+            "disclosure", "status", "users", "audit", "audit-request", "tenants", "tenant", "lab", "holds");
 
     private static final String THYMELEAF_ENGINE_LOGGER = "org.thymeleaf.TemplateEngine";
 

@@ -3,6 +3,7 @@ package dev.pagewarden.adminui.incident;
 import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.adminui.audit.TestAuditLogs;
+import dev.pagewarden.adminui.disclosure.TestFrozenBlastRadii;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.journal.Journal;
@@ -80,7 +81,8 @@ class IncidentsAcrossReplicasTest {
         PlatformPort platform = platform(node);
         IncidentService incidents = new IncidentService(own, platform, TestAuditLogs.over(own), PROPERTIES, new LineageQueries(ds),
                 new TransactionTemplate(new DataSourceTransactionManager(ds)), clock);
-        return new Replica(incidents, new LineageSweep(new LineageQueries(ds), incidents, own, platform, clock, PROPERTIES));
+        return new Replica(incidents, new LineageSweep(new LineageQueries(ds), incidents, own, platform, clock, PROPERTIES,
+                TestFrozenBlastRadii.over(ds, incidents, platform, clock)));
     }
 
     /** The engine side of the port: serves model glm on {@code node}; nothing else is asked here. */

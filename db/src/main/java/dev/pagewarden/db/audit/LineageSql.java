@@ -155,6 +155,23 @@ final class LineageSql {
      * its reader's RELEASE of that page epoch if that has arrived, and the range of its READ_FINAL of
      * it if that has. Param: bigint[] of event ids.
      */
+    static final int FROZEN_TIMEOUT_S = 10;
+
+    /**
+     * The frozen blast radius covering a request whose day partition is gone: (disclosure, day, incident, digest,
+     * writers and their tenants if the set lists the request as a reader, node, worker); the latest disclosure first.
+     */
+    static final String RECEIPT_FROZEN = """
+            SELECT f.disclosure_id, to_char(q.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), f.incident_id, f.digest,
+                   r.counterparts, r.counterpart_tenants, f.node, f.worker
+              FROM requests q
+              JOIN frozen_blast_radius f ON q.received_at BETWEEN f.window_from AND f.window_to
+              LEFT JOIN frozen_blast_radius_requests r
+                ON r.disclosure_id = f.disclosure_id AND r.side = 'reader' AND r.request_id = q.id
+             WHERE q.id = ? AND q.tenant_id = ?
+               AND to_regclass('kv_lineage_p' || to_char(q.received_at AT TIME ZONE 'UTC', 'YYYYMMDD')) IS NULL
+             ORDER BY f.disclosure_id DESC LIMIT 1""";
+
     static final String RECEIPT_BINDS = """
             SELECT b.event_id, b.kind, b.worker, b.page, b.epoch, b.request_id, b.tenant_id, b.slot_from,
                    b.slot_to, rel.event_id, f.slot_from, f.slot_to, b.node

@@ -45,6 +45,10 @@ import java.util.function.Supplier;
  * first read for version 1 - and no other request wrote into a read page epoch between the first read
  * and the release. Otherwise VIOLATION, naming each foreign (or missing: never written, scrubbed) writer.</li>
  * </ol>
+ *
+ * <p>A receipt whose reads are missing because the lineage partition of its request's day was dropped after
+ * the retention is answered from the blast radius frozen with a published disclosure whose window holds the
+ * request, if there is one (see {@link #fromFrozen}), instead of PENDING for ever.
  */
 public final class ReceiptAudit {
     public enum Status { OK, VIOLATION, MISMATCH, PENDING }
@@ -163,6 +167,12 @@ public final class ReceiptAudit {
                             : "[" + b.finalFrom() + ", " + b.finalTo() + ")") : "first read [0, " + b.to() + ")"));
                 }
             }
+            if (missing > 0) {
+                Verdict frozen = fromFrozen(c, receipt);
+                if (frozen != null) {
+                    return frozen;
+                }
+            }
             if (missing > 0 || unreleased > 0) {
                 return Verdict.of(Status.PENDING, missing + " of " + reads.size() + " named reads and " + unreleased
                         + " releases not in the database yet");
@@ -241,6 +251,44 @@ public final class ReceiptAudit {
             }
             return Verdict.of(Status.OK, reads.size() + " page epochs read, " + slots
                     + " slots, every slot written by request " + request);
+        }
+    }
+
+    /**
+     * The answer for a receipt whose lineage was dropped, from the blast radius frozen with the latest published
+     * disclosure whose window holds the request ({@code requests.received_at}): VIOLATION naming the writers the
+     * frozen set lists for it as a reader (slot detail is gone with the lineage), otherwise OK - the exposure
+     * finder found no read of other tenants' data by it in that window. Null when the request's lineage
+     * partition still exists (its events are late, not gone) or no frozen set covers it.
+     */
+    private static Verdict fromFrozen(Connection c, Receipt receipt) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_FROZEN)) {
+            ps.setQueryTimeout(LineageSql.FROZEN_TIMEOUT_S);
+            ps.setLong(1, receipt.body().requestId());
+            ps.setString(2, receipt.body().tenant());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                String source = "the lineage of " + rs.getString(2) + " was dropped after the retention; answered from the blast "
+                        + "radius frozen with disclosure " + rs.getLong(1) + " (incident " + rs.getLong(3) + ", SHA-256 "
+                        + java.util.HexFormat.of().formatHex(rs.getBytes(4)) + ")";
+                Array writers = rs.getArray(5);
+                if (writers == null) {
+                    return Verdict.of(Status.OK, source + ", which lists no read of other tenants' data by request "
+                            + receipt.body().requestId());
+                }
+                Long[] ids = (Long[]) writers.getArray();
+                String[] tenants = (String[]) rs.getArray(6).getArray();
+                List<ForeignWrite> foreign = new ArrayList<>();
+                for (Long id : ids) {
+                    // the frozen set keeps writers, not which of them wrote where: page and slots unknown (-1)
+                    foreign.add(new ForeignWrite(rs.getString(7), rs.getString(8), -1, -1, -1, -1, "FROZEN", id,
+                            tenants.length == 1 ? tenants[0] : null, -1, false));
+                }
+                return new Verdict(Status.VIOLATION, source + ", which lists request " + receipt.body().requestId()
+                        + " as having read data written by " + java.util.Arrays.toString(ids), foreign);
+            }
         }
     }
 

@@ -1,9 +1,13 @@
 package dev.pagewarden.db.lineage;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -17,43 +21,153 @@ import java.util.concurrent.ConcurrentHashMap;
  * them ahead of time and on demand for the days of each batch (an event from a day with no partition
  * would otherwise fail the whole COPY), and drops whole partitions past the retention: one cheap
  * {@code DROP TABLE} instead of a row-by-row DELETE that bloats and vacuums for hours.
+ *
+ * <p>A partition past the retention is kept while anything still needs it as evidence (see {@link #holds}):
+ * an open incident's window, a published disclosure's window, a legal hold. Every drop, and every change in
+ * what holds a partition back, is written to the admin audit (actor {@code retention}).
  */
 public final class PartitionManager {
     private static final String PREFIX = "kv_lineage_p";
     private static final DateTimeFormatter DAY = DateTimeFormatter.BASIC_ISO_DATE;
 
+    static final String ACTOR = "retention";
+    private static final int QUERY_TIMEOUT_S = 30;
+
     private final int daysAhead;
     private final int retentionDays;
+    private final Duration incidentLookback;
     private final Set<LocalDate> known = ConcurrentHashMap.newKeySet();
 
     /**
      * @param daysAhead     partitions kept ready after today
      * @param retentionDays full days kept before today; older partitions are dropped
      */
+    /** As {@link #PartitionManager(int, int, Duration)} with open incidents holding from a day before their first event. */
     public PartitionManager(int daysAhead, int retentionDays) {
-        if (daysAhead < 0 || retentionDays < 0) {
-            throw new IllegalArgumentException("daysAhead and retentionDays must be >= 0");
+        this(daysAhead, retentionDays, Duration.ofDays(1));
+    }
+
+    /**
+     * @param incidentLookback how long before its first event an incident's blast-radius window starts
+     *                         ({@code pagewarden.admin.incident-lookback}): an open incident holds its partitions from there
+     */
+    public PartitionManager(int daysAhead, int retentionDays, Duration incidentLookback) {
+        if (daysAhead < 0 || retentionDays < 0 || incidentLookback.isNegative()) {
+            throw new IllegalArgumentException("daysAhead, retentionDays and incidentLookback must be >= 0");
         }
         this.daysAhead = daysAhead;
         this.retentionDays = retentionDays;
+        this.incidentLookback = incidentLookback;
     }
 
-    /** Creates today .. today+daysAhead and drops partitions older than today-retentionDays; returns the dropped days. */
+    /**
+     * Creates today .. today+daysAhead and drops the partitions older than today-retentionDays that no hold
+     * covers (see {@link #droppable}); returns the dropped days.
+     */
     public List<LocalDate> maintain(Connection c, LocalDate today) throws SQLException {
         ensure(c, today, today.plusDays(daysAhead));
-        LocalDate oldestKept = today.minusDays(retentionDays);
         List<LocalDate> dropped = new ArrayList<>();
-        for (LocalDate day : existing(c)) {
-            if (day.isBefore(oldestKept)) {
-                try (Statement s = c.createStatement()) {
-                    s.execute("DROP TABLE IF EXISTS " + name(day));
-                }
-                known.remove(day);
-                dropped.add(day);
+        for (LocalDate day : droppable(c, today)) {
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS " + name(day));
             }
+            audit(c, "lineage.partition-dropped", name(day), "past the retention of " + retentionDays
+                    + " days (oldest day kept " + today.minusDays(retentionDays) + "); no open incident, published disclosure "
+                    + "or legal hold overlaps it");
+            known.remove(day);
+            dropped.add(day);
         }
         commitIfNeeded(c);
         return dropped;
+    }
+
+    /** Something that keeps the lineage of [from, to) as evidence; {@code to} null: open-ended. */
+    public record Hold(String reason, Instant from, Instant to) {
+        boolean overlaps(LocalDate day) {
+            Instant start = day.atStartOfDay(ZoneOffset.UTC).toInstant();
+            return from.isBefore(start.plus(Duration.ofDays(1))) && (to == null || to.isAfter(start));
+        }
+    }
+
+    /**
+     * The partitions past the retention that may be dropped: those no {@link #holds hold} overlaps. For each
+     * one held back, the admin audit gets a row naming the holds, unless its last such row named the same.
+     * A failure to read the holds drops nothing (the exception propagates).
+     */
+    List<LocalDate> droppable(Connection c, LocalDate today) throws SQLException {
+        LocalDate oldestKept = today.minusDays(retentionDays);
+        List<LocalDate> past = existing(c).stream().filter(d -> d.isBefore(oldestKept)).toList();
+        if (past.isEmpty()) {
+            return past;
+        }
+        List<Hold> holds = holds(c);
+        List<LocalDate> out = new ArrayList<>();
+        for (LocalDate day : past) {
+            List<String> by = holds.stream().filter(h -> h.overlaps(day)).map(Hold::reason).sorted().toList();
+            if (by.isEmpty()) {
+                out.add(day);
+            } else {
+                String details = "past the retention of " + retentionDays + " days, kept: " + String.join("; ", by);
+                if (!details.equals(lastHeld(c, name(day)))) {
+                    audit(c, "lineage.partition-held", name(day), details);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * What keeps lineage now: open incidents (from {@code incidentLookback} before their first event, open-ended;
+     * their safety events lie inside), published disclosures (their frozen window; from before frozen windows,
+     * the incident's window), and unreleased legal holds.
+     */
+    public List<Hold> holds(Connection c) throws SQLException {
+        List<Hold> holds = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT 'open incident ' || id, first_event - make_interval(secs => ?), NULL::timestamptz
+                  FROM incidents WHERE status <> 'RESOLVED'
+                UNION ALL
+                SELECT 'published disclosure ' || d.id || ' (incident ' || d.incident_id || ' v' || d.version || ')',
+                       coalesce(f.window_from, i.first_event - make_interval(secs => ?)), coalesce(f.window_to, i.resolved_at)
+                  FROM disclosures d JOIN incidents i ON i.id = d.incident_id
+                  LEFT JOIN frozen_blast_radius f ON f.disclosure_id = d.id WHERE d.status = 'PUBLISHED'
+                UNION ALL
+                SELECT 'legal hold ' || id || ' (' || reason || ')', hold_from, hold_to FROM legal_holds WHERE released_at IS NULL""")) {
+            ps.setQueryTimeout(QUERY_TIMEOUT_S);
+            double lookback = incidentLookback.toNanos() / 1e9;
+            ps.setDouble(1, lookback);
+            ps.setDouble(2, lookback);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Timestamp to = rs.getTimestamp(3);
+                    holds.add(new Hold(rs.getString(1), rs.getTimestamp(2).toInstant(), to == null ? null : to.toInstant()));
+                }
+            }
+        }
+        return holds;
+    }
+
+    private static String lastHeld(Connection c, String partition) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT details FROM admin_audit WHERE action = 'lineage.partition-held' AND target = ? ORDER BY id DESC LIMIT 1")) {
+            ps.setQueryTimeout(QUERY_TIMEOUT_S);
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    private static void audit(Connection c, String action, String target, String details) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO admin_audit (actor, action, target, details) VALUES (?, ?, ?, ?)")) {
+            ps.setQueryTimeout(QUERY_TIMEOUT_S);
+            ps.setString(1, ACTOR);
+            ps.setString(2, action);
+            ps.setString(3, target);
+            ps.setString(4, details);
+            ps.executeUpdate();
+        }
     }
 
     /** Makes sure partitions exist for every day in [from, to] (inclusive). */

@@ -1,5 +1,7 @@
 package dev.pagewarden.platform.admin;
 
+import dev.pagewarden.adminui.retention.LegalHold;
+import dev.pagewarden.adminui.retention.LegalHoldService;
 import dev.pagewarden.adminui.web.AdminSecurity;
 import dev.pagewarden.platform.engine.EngineHost;
 import dev.pagewarden.platform.engine.ModelIds;
@@ -26,20 +28,24 @@ import reactor.core.scheduler.Schedulers;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
  * Operator endpoints under {@code /admin/api}: tenants, keys (shown once), limits, model
- * visibility. Thin: validation and persistence live in the services; JPA runs off the event loop.
+ * visibility, legal holds on lineage. Thin: validation and persistence live in the services; JPA runs off the event loop.
  */
 @RestController
 class AdminApiController {
     private final TenantService tenants;
     private final EngineHost host;
+    private final LegalHoldService holds;
 
-    AdminApiController(TenantService tenants, EngineHost host) {
+    AdminApiController(TenantService tenants, EngineHost host, LegalHoldService holds) {
         this.tenants = tenants;
         this.host = host;
+        this.holds = holds;
     }
 
     @PostMapping("/admin/api/tenants")
@@ -127,6 +133,52 @@ class AdminApiController {
         });
     }
 
+    /** {@code {"from", "to", "reason"}}: ISO-8601 times (or dates, UTC), to after from, a reason; answers {@code {"id"}}. */
+    @PostMapping("/admin/api/holds")
+    @ResponseStatus(HttpStatus.CREATED)
+    Mono<Map<String, Object>> addHold(@RequestBody Map<String, Object> body, Authentication who) {
+        for (String k : body.keySet()) {
+            if (!Set.of("from", "to", "reason").contains(k)) {
+                throw ApiException.invalid(k, "unknown_parameter", "Unrecognized field: " + k + " (expected from, to, reason)");
+            }
+        }
+        String from = text(body, "from"), to = text(body, "to"), reason = text(body, "reason");
+        return blocking(() -> Map.of("id", holds.add(LegalHoldService.parseTime("from", from),
+                LegalHoldService.parseTime("to", to), reason, who.getName()).id()));
+    }
+
+    @GetMapping("/admin/api/holds")
+    Mono<Map<String, Object>> listHolds() {
+        return blocking(() -> Map.of("holds", holds.list().stream().map(AdminApiController::describe).toList()));
+    }
+
+    @DeleteMapping("/admin/api/holds/{id}")
+    Mono<Map<String, Object>> releaseHold(@PathVariable long id, Authentication who) {
+        return blocking(() -> describe(holds.release(id, who.getName())));
+    }
+
+    private static String text(Map<String, Object> body, String name) {
+        Object v = body.get(name);
+        if (v != null && !(v instanceof String)) {
+            throw ApiException.invalid(name, "'" + name + "' must be a string");
+        }
+        return (String) v;
+    }
+
+    private static Map<String, Object> describe(LegalHold h) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", h.id());
+        out.put("from", h.from());
+        out.put("to", h.to());
+        out.put("reason", h.reason());
+        out.put("created_at", h.createdAt());
+        out.put("created_by", h.createdBy());
+        out.put("active", h.active());
+        out.put("released_at", h.releasedAt());
+        out.put("released_by", h.releasedBy());
+        return out;
+    }
+
     private static Integer limit(Map<String, Object> body, String name) {
         Object v = body.get(name);
         if (v == null) {
@@ -140,7 +192,8 @@ class AdminApiController {
 
     private static <T> Mono<T> blocking(Callable<T> call) {
         return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())
-                .onErrorMap(UnknownTenantException.class, e -> ApiException.notFound(null, "not_found", e.getMessage()));
+                .onErrorMap(UnknownTenantException.class, e -> ApiException.notFound(null, "not_found", e.getMessage()))
+                .onErrorMap(NoSuchElementException.class, e -> ApiException.notFound(null, "not_found", e.getMessage()));
     }
 
     private static Map<String, Object> describe(Tenant t) {

@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.audit;
 
+import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
@@ -52,9 +53,11 @@ class AuditConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties) {
+    LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties,
+                                  AdminUiProperties admin) {
+        // an open incident holds its lineage from the start of its blast-radius window
         LineageShipper shipper = new LineageShipper(journal, dataSource,
-                new PartitionManager(2, properties.audit().retentionDays()),
+                new PartitionManager(2, properties.audit().retentionDays(), admin.incidentLookback()),
                 new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)));
         shipper.start();
         return shipper;

@@ -1,0 +1,27 @@
+package dev.pagewarden.adminui.incident;
+
+import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.adminui.disclosure.FrozenBlastRadiusService;
+import dev.pagewarden.db.audit.LineageQueries;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import java.time.Clock;
+
+/** The incident service and lineage sweep over a test's own database, for service tests outside this package. */
+public final class TestIncidents {
+    private TestIncidents() {
+    }
+
+    public static IncidentService over(JdbcClient jdbc, PlatformPort platform, AdminAuditLog audit, AdminUiProperties properties,
+                                       LineageQueries lineage, TransactionTemplate tx, Clock clock) {
+        return new IncidentService(jdbc, platform, audit, properties, lineage, tx, clock);
+    }
+
+    public static LineageSweep sweep(LineageQueries lineage, IncidentService incidents, JdbcClient jdbc, PlatformPort platform,
+                                     Clock clock, AdminUiProperties properties, FrozenBlastRadiusService frozen) {
+        return new LineageSweep(lineage, incidents, jdbc, platform, clock, properties, frozen);
+    }
+}
