@@ -182,6 +182,8 @@ spec:
             - {name: tls, mountPath: /etc/pagewarden/tls, readOnly: true}
             - {name: models, mountPath: /models, readOnly: true}
             - {name: tmp, mountPath: /tmp}
+            # the user's home (the CUDA driver's kernel cache); a node keeps nothing across restarts
+            - {name: home, mountPath: /var/lib/pagewarden}
       volumes:
         - name: tls
           secret:
@@ -191,6 +193,8 @@ spec:
         - name: models
           persistentVolumeClaim: {claimName: {{ $root.Values.model.claimName }}, readOnly: true}
         - name: tmp
+          emptyDir: {}
+        - name: home
           emptyDir: {}
       {{- with .spec.nodeSelector }}
       nodeSelector:

@@ -254,6 +254,9 @@ class DeployManifestTest {
             assertThat(node.getResources().getRequests().get("nvidia.com/gpu")).isEqualTo(gpuLimit);
             assertThat(opt.get("--backend")).isEqualTo("gpu");
             checkPodSecurity(set.getMetadata().getName(), set.getSpec().getTemplate().getSpec());
+            // a read-only root: the JVM's temporary files and the user's home (the CUDA driver's cache) are writable
+            assertThat(node.getVolumeMounts()).extracting(VolumeMount::getMountPath)
+                    .contains("/tmp", docker.image().env().get("PAGEWARDEN_HOME"));
         }
         assertThat(byRole).containsOnlyKeys("prefill", "decode");
 
