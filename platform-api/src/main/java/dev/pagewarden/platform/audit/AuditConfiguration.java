@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.audit;
 
+import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
@@ -79,6 +80,12 @@ class AuditConfiguration {
         String current = store.keys().currentKeyId();
         try {
             List<String> clashes = registry.registerAll(store.keys(), node);
+            if (registry.lookup(current).map(k -> k.retiredAt() != null).orElse(false)) {
+                // an operator retired it (this folder restored from a backup, or retired while down): never sign with it
+                LOG.warn("receipt signing key {} of {} is retired in PostgreSQL; rotating before signing anything", current,
+                        properties.keysDir());
+                current = ReceiptKeyRotation.rotate(store, registry, node).current();
+            }
             if (!clashes.isEmpty()) {
                 LOG.warn("receipt keys {} of {} are registered in PostgreSQL by another replica with other public keys "
                         + "(ids from before fingerprinted key ids); receipts this replica signed with them verify only here",
@@ -92,6 +99,12 @@ class AuditConfiguration {
         LOG.info("receipt signing key {} (public keys: {}) from {}, registered for node {}", current,
                 store.keys().publishedKeys().keySet(), properties.keysDir(), node);
         return store;
+    }
+
+    @Bean
+    ReceiptKeyRotation receiptKeyRotation(ReceiptKeyStore store, ReceiptKeyRegistry registry, PagewardenProperties properties,
+                                          AdminAuditLog audit) {
+        return new ReceiptKeyRotation(store, registry, properties.engine().node(), audit);
     }
 
     @Bean
