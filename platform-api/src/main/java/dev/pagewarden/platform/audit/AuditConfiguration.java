@@ -80,12 +80,7 @@ class AuditConfiguration {
         String current = store.keys().currentKeyId();
         try {
             List<String> clashes = registry.registerAll(store.keys(), node);
-            if (registry.lookup(current).map(k -> k.retiredAt() != null).orElse(false)) {
-                // an operator retired it (this folder restored from a backup, or retired while down): never sign with it
-                LOG.warn("receipt signing key {} of {} is retired in PostgreSQL; rotating before signing anything", current,
-                        properties.keysDir());
-                current = ReceiptKeyRotation.rotate(store, registry, node).current();
-            }
+            current = ReceiptKeyRotation.neverRetired(store, registry, node);
             if (!clashes.isEmpty()) {
                 LOG.warn("receipt keys {} of {} are registered in PostgreSQL by another replica with other public keys "
                         + "(ids from before fingerprinted key ids); receipts this replica signed with them verify only here",

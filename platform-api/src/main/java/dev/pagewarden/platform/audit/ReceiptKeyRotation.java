@@ -81,6 +81,20 @@ final class ReceiptKeyRotation {
     }
 
     /**
+     * The key {@code store} may sign with: its current key, unless an operator retired that one (a key folder
+     * restored from a backup, or retired while this replica was down) - then a new key, rotated in first.
+     */
+    static String neverRetired(ReceiptKeyStore store, ReceiptKeyRegistry registry, String node) throws IOException, SQLException {
+        String current = store.keys().currentKeyId();
+        if (registry.lookup(current).map(k -> k.retiredAt() == null).orElse(true)) {
+            return current;
+        }
+        LOG.warn("receipt signing key {} of {} is retired in PostgreSQL; rotating before signing anything", current,
+                store.directory());
+        return rotate(store, registry, node).current();
+    }
+
+    /**
      * Retires {@code keyId} (any replica's): nothing signs with it again, receipts it signed still verify.
      *
      * @return empty when no replica registered it
