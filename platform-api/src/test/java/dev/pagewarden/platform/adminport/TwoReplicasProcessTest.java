@@ -43,7 +43,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the same home) while the other serves. Then: the exposure finder finds no exposure and every receipt verifies
  * on both replicas (also after one replica rotated its signing key and the old key was retired on the other); a
  * model taken private on one is refused by the other within 2 s; a quota of 10 requests a minute serves 10 across
- * both; an admin UI session started on one works on the other, before and after the restarts; and two lab
+ * both; an admin UI session started on one works on the other, before and after the restarts; wrong passwords
+ * spread over both lock the account on both after the 5th; and two lab
  * replays of the 2026 incident, with every replica's lineage sweep running each second, file each exposure once
  * and one incident per pool.
  */
@@ -137,9 +138,11 @@ class TwoReplicasProcessTest {
         }
 
         void restart() throws Exception {
+            long t0 = System.nanoTime();
             stop();
             start();
             awaitReady();
+            System.out.printf("%s restarted in %.1f s%n", node, (System.nanoTime() - t0) / 1e9);
         }
 
         String tail() {
@@ -291,11 +294,13 @@ class TwoReplicasProcessTest {
                 "pagewarden.engine.decode-pool-tokens=1024");
         Replica a = new Replica("replica-a", lab);
         Replica b = new Replica("replica-b", lab);
+        long testStart = System.nanoTime();
         try {
             a.start();
             a.awaitReady(); // first alone: it creates the schema and the first admin
             b.start();
             b.awaitReady();
+            System.out.printf("both replicas up after %.1f s%n", (System.nanoTime() - testStart) / 1e9);
             JdbcClient db = JdbcClient.create(pg.dataSource());
             Instant loadStart = Instant.now().minusSeconds(1);
 
@@ -342,6 +347,22 @@ class TwoReplicasProcessTest {
             UiSession onB = onA.sameBrowserOn(b.url());
             assertThat(onB.get("/admin").getStatus().value()).as("the session survived both restarts, on B").isEqualTo(200);
             assertThat(onA.get("/admin").getStatus().value()).as("and on A").isEqualTo(200);
+
+            // password guessing spread over both replicas counts against one limit (5 per account)
+            UiSession guessA = new UiSession(a.url());
+            UiSession guessB = new UiSession(b.url());
+            for (int i = 0; i < 5; i++) {
+                UiSession g = i % 2 == 0 ? guessA : guessB;
+                g.get("/admin/login");
+                assertThat(g.post("/admin/login", "username", "admin", "password", "wrong-" + i).getStatus().value())
+                        .as("wrong password %d", i).isEqualTo(302);
+            }
+            guessB.get("/admin/login");
+            assertThat(guessB.post("/admin/login", "username", "admin", "password", PASSWORD).getStatus().value())
+                    .as("the 6th attempt, on B: locked out even with the right password").isEqualTo(429);
+            guessA.get("/admin/login");
+            assertThat(guessA.post("/admin/login", "username", "admin", "password", PASSWORD).getStatus().value())
+                    .as("and on A").isEqualTo(429);
 
             // a model taken private on A is refused by B within 2 s, and made public on B is served by A again
             Tenant t0 = tenants.getFirst();
@@ -408,6 +429,8 @@ class TwoReplicasProcessTest {
                     + "WHERE id IN (SELECT incident_id FROM incident_exposures) GROUP BY node, worker").query().listOfRows();
             assertThat(perPool).isNotEmpty().allSatisfy(row -> assertThat(((Number) row.get("n")).intValue())
                     .as("incidents of pool " + row).isEqualTo(1));
+            System.out.printf("%d requests served, %d lab exposures filed into %d incident(s); %.1f s in all%n",
+                    served.size(), filed, perPool.size(), (System.nanoTime() - testStart) / 1e9);
         } catch (Throwable e) {
             System.out.println("replica-a log tail:\n" + a.tail() + "\nreplica-b log tail:\n" + b.tail());
             throw e;
