@@ -281,6 +281,7 @@ class TwoReplicasProcessTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
     void twoReplicasOnOneDatabaseGiveOneAnswer() throws Exception {
         long seed = System.nanoTime();
         Random random = new Random(seed);
@@ -335,6 +336,17 @@ class TwoReplicasProcessTest {
             assertThat(stillSigning.body()).contains("key_still_signing");
             assertThat(db.sql("SELECT action FROM admin_audit WHERE action LIKE 'receipt_key.%'").query(String.class).list())
                     .contains("receipt_key.rotate", "receipt_key.retire");
+            Map<String, Object> listed = json(call("GET", a.url() + "/admin/api/receipt-keys", ADMIN_TOKEN, null));
+            assertThat(listed.get("current")).isEqualTo(rotated.get("current"));
+            assertThat((List<Map<String, Object>>) listed.get("keys")).filteredOn(k -> k.get("kid").equals(rotated.get("previous")))
+                    .singleElement().satisfies(k -> {
+                        assertThat(k.get("node")).isEqualTo("replica-a");
+                        assertThat(k.get("superseded_at")).isNotNull();
+                        assertThat(k.get("retired_at")).isNotNull();
+                    });
+            Map<String, Object> published = json(call("GET", b.url() + "/.well-known/pagewarden-receipt-keys", ADMIN_TOKEN, null));
+            assertThat((List<Map<String, Object>>) published.get("keys")).extracting(k -> k.get("kid"))
+                    .as("B publishes both of A's keys, the retired one too").contains(rotated.get("previous"), rotated.get("current"));
 
             long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
             for (Served s : served) {
