@@ -103,7 +103,7 @@ public final class ReceiptAudit {
         PublicKey key = keys.find(receipt.keyId());
         if (key == null) {
             return Verdict.of(Status.MISMATCH, "unknown receipt key id '" + receipt.keyId()
-                    + "': no replica registered it (receipt_keys), or it was retired");
+                    + "': no replica registered it (receipt_keys)");
         }
         if (!ReceiptVerifier.verifySignature(receipt, Map.of(receipt.keyId(), key))) {
             return Verdict.of(Status.MISMATCH, "signature or digest invalid for key " + receipt.keyId());

@@ -23,17 +23,30 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The receipt public keys of every replica, in PostgreSQL ({@code receipt_keys}): each replica registers its
- * keys at start, and any replica verifies any receipt by looking its key id up here. Every call runs with a
- * statement timeout; lookups of registered keys are cached for a short time (a retirement shows once it expires).
+ * keys at start and every new key before it signs with it, and any replica verifies any receipt by looking its
+ * key id up here. A key is <em>superseded</em> once its replica signs with a newer one, and may then be
+ * <em>retired</em>: no replica signs with it again (one that starts with it as its signing key rotates first),
+ * and the receipts it signed - all before its retirement - still verify. Every call runs with a statement
+ * timeout; found keys are cached for a short time.
  */
 public final class ReceiptKeyRegistry {
     /** The only algorithm receipts are signed with. */
     public static final String ED25519 = "Ed25519";
     private static final int CACHE_LIMIT = 1024;
 
-    /** One registered key; {@code retiredAt} null while it verifies. */
+    /**
+     * One registered key; {@code supersededAt} null while its replica signs with it, {@code retiredAt} null until
+     * an operator retires it.
+     */
     public record RegisteredKey(String keyId, String algorithm, PublicKey publicKey, String node, Instant createdAt,
-                                Instant retiredAt) {
+                                Instant supersededAt, Instant retiredAt) {
+    }
+
+    /** A key still signing (not superseded) cannot be retired. */
+    public static final class StillSigning extends Exception {
+        public StillSigning(String message) {
+            super(message);
+        }
     }
 
     private record Cached(PublicKey key, long expiresAtNanos) {
@@ -112,23 +125,56 @@ public final class ReceiptKeyRegistry {
                     throw clash;
                 }
                 clashes.add(e.getKey());
+                continue;
+            }
+            if (!e.getKey().equals(current)) {
+                supersede(e.getKey()); // a key set signs only with its current key
             }
         }
         return clashes;
     }
 
-    /** Marks a key retired: from now on (after the cache time on other replicas) its receipts no longer verify. */
-    public void retire(String keyId) throws SQLException {
+    /** Records that {@code keyId}'s replica signs with a newer key now (kept if already set). */
+    public void supersede(String keyId) throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement st = c.prepareStatement("UPDATE receipt_keys SET retired_at = now() WHERE key_id = ? AND retired_at IS NULL")) {
+             PreparedStatement st = c.prepareStatement("UPDATE receipt_keys SET superseded_at = now() "
+                     + "WHERE key_id = ? AND superseded_at IS NULL")) {
             st.setQueryTimeout(timeoutSeconds);
             st.setString(1, keyId);
             st.executeUpdate();
         }
-        cache.remove(keyId);
     }
 
-    /** The registered, not retired key {@code keyId}; empty when no replica registered it (or it is retired). */
+    /**
+     * Retires a superseded key: no replica signs with it again; receipts it signed still verify. Retiring a retired
+     * key changes nothing.
+     *
+     * @return the key as retired; empty when no replica registered {@code keyId}
+     * @throws StillSigning the key is some replica's signing key (not superseded): rotate there first
+     */
+    public Optional<RegisteredKey> retire(String keyId) throws SQLException, StillSigning {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement st = c.prepareStatement("UPDATE receipt_keys SET retired_at = coalesce(retired_at, now()) "
+                     + "WHERE key_id = ? AND superseded_at IS NOT NULL")) {
+            st.setQueryTimeout(timeoutSeconds);
+            st.setString(1, keyId);
+            st.executeUpdate();
+        }
+        Optional<RegisteredKey> key = lookup(keyId);
+        if (key.isPresent() && key.get().retiredAt() == null) {
+            throw new StillSigning("receipt key " + keyId + " is the signing key of node " + key.get().node()
+                    + "; rotate that replica's key first (POST /admin/api/receipt-keys/rotate on it), then retire this one");
+        }
+        return key;
+    }
+
+    /** Everything registered about {@code keyId}, read now (not cached); empty when nobody registered it. */
+    public Optional<RegisteredKey> lookup(String keyId) throws SQLException {
+        List<RegisteredKey> found = query("WHERE key_id = ?", keyId);
+        return found.isEmpty() ? Optional.empty() : Optional.of(found.getFirst());
+    }
+
+    /** The registered key {@code keyId} (retired ones too: they verify what they signed); empty when nobody registered it. */
     public Optional<PublicKey> find(String keyId) throws SQLException {
         long now = System.nanoTime();
         Cached hit = cache.get(keyId);
@@ -137,7 +183,7 @@ public final class ReceiptKeyRegistry {
         }
         PublicKey key = null;
         try (Connection c = dataSource.getConnection();
-             PreparedStatement st = c.prepareStatement("SELECT algorithm, public_key FROM receipt_keys WHERE key_id = ? AND retired_at IS NULL")) {
+             PreparedStatement st = c.prepareStatement("SELECT algorithm, public_key FROM receipt_keys WHERE key_id = ?")) {
             st.setQueryTimeout(timeoutSeconds);
             st.setString(1, keyId);
             try (ResultSet rs = st.executeQuery()) {
@@ -157,23 +203,33 @@ public final class ReceiptKeyRegistry {
         return Optional.of(key);
     }
 
-    /** Every key that still verifies, oldest first: what {@code /.well-known/pagewarden-receipt-keys} serves. */
-    public List<RegisteredKey> active() throws SQLException {
+    /** Every registered key, oldest first: what {@code /.well-known/pagewarden-receipt-keys} serves. */
+    public List<RegisteredKey> all() throws SQLException {
+        return query("", null);
+    }
+
+    private List<RegisteredKey> query(String where, String keyId) throws SQLException {
         List<RegisteredKey> out = new ArrayList<>();
         try (Connection c = dataSource.getConnection();
-             PreparedStatement st = c.prepareStatement("SELECT key_id, algorithm, public_key, node, created_at, retired_at "
-                     + "FROM receipt_keys WHERE retired_at IS NULL ORDER BY created_at, key_id")) {
+             PreparedStatement st = c.prepareStatement("SELECT key_id, algorithm, public_key, node, created_at, superseded_at, "
+                     + "retired_at FROM receipt_keys " + where + " ORDER BY created_at, key_id")) {
             st.setQueryTimeout(timeoutSeconds);
+            if (keyId != null) {
+                st.setString(1, keyId);
+            }
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     String id = rs.getString(1);
-                    Timestamp retired = rs.getTimestamp(6);
                     out.add(new RegisteredKey(id, rs.getString(2), decode(id, rs.getString(2), rs.getBytes(3)), rs.getString(4),
-                            rs.getTimestamp(5).toInstant(), retired == null ? null : retired.toInstant()));
+                            rs.getTimestamp(5).toInstant(), instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7))));
                 }
             }
         }
         return out;
+    }
+
+    private static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
     }
 
     private static PublicKey decode(String keyId, String algorithm, byte[] spki) {

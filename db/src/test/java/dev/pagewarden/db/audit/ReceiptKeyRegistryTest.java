@@ -32,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Two replicas - two key folders, two registries - over one real PostgreSQL: each registers its key, and a
- * receipt signed by one verifies through the other's lookup; unknown and clashing key ids fail clearly.
+ * receipt signed by one verifies through the other's lookup; unknown and clashing key ids fail clearly; a
+ * rotation registers its key before it signs, and a retired key verifies what it signed but cannot be a signing key.
  */
 class ReceiptKeyRegistryTest {
     private static TestPostgres pg;
@@ -88,11 +89,14 @@ class ReceiptKeyRegistryTest {
         // what either replica serves lists both keys, with the node that registered each
         Map<String, String> nodes = new LinkedHashMap<>();
         Map<String, PublicKey> served = new LinkedHashMap<>();
-        for (ReceiptKeyRegistry.RegisteredKey k : onB.active()) {
+        for (ReceiptKeyRegistry.RegisteredKey k : onB.all()) {
             nodes.put(k.keyId(), k.node());
             served.put(k.keyId(), k.publicKey());
             assertThat(k.algorithm()).isEqualTo("Ed25519");
             assertThat(k.retiredAt()).isNull();
+            if (k.keyId().equals(a.keys().currentKeyId()) || k.keyId().equals(b.keys().currentKeyId())) {
+                assertThat(k.supersededAt()).as("both still sign").isNull();
+            }
         }
         assertThat(nodes).containsEntry(a.keys().currentKeyId(), "replica-a").containsEntry(b.keys().currentKeyId(), "replica-b");
         assertThat(ReceiptVerifier.verifySignature(fromA, served)).as("offline, with the served keys").isTrue();
@@ -104,10 +108,55 @@ class ReceiptKeyRegistryTest {
         assertThat(auditOf(onB).verify(new Receipt(fromA.body(), fromA.digest(), fromA.keyId(), sig)).detail())
                 .isEqualTo("signature or digest invalid for key " + fromA.keyId());
 
-        // retired: no longer served, no longer verifies (B caches nothing, so at once)
-        onA.retire(b.keys().currentKeyId());
-        assertThat(onB.active()).extracting(ReceiptKeyRegistry.RegisteredKey::keyId).doesNotContain(b.keys().currentKeyId());
-        assertThat(auditOf(onB).verify(fromB).status()).isEqualTo(Status.MISMATCH);
+        // B's signing key cannot be retired while it signs
+        String bFirst = b.keys().currentKeyId();
+        assertThatThrownBy(() -> onA.retire(bFirst)).isInstanceOf(ReceiptKeyRegistry.StillSigning.class)
+                .hasMessage("receipt key " + bFirst + " is the signing key of node replica-b; rotate that replica's key "
+                        + "first (POST /admin/api/receipt-keys/rotate on it), then retire this one");
+
+        // B rotates: the new key is registered before it is stored or signs; a registration that fails rotates nothing
+        assertThatThrownBy(() -> b.rotate((id, pair) -> {
+            throw new java.io.IOException("PostgreSQL away");
+        })).hasMessage("PostgreSQL away");
+        assertThat(b.keys().currentKeyId()).isEqualTo(bFirst);
+        List<String> registeredFirst = new java.util.ArrayList<>();
+        String bSecond = b.rotate((id, pair) -> {
+            try {
+                onB.register(id, pair.getPublic(), "replica-b");
+                registeredFirst.add(id);
+            } catch (SQLException e) {
+                throw new java.io.IOException(e);
+            }
+        });
+        assertThat(registeredFirst).containsExactly(bSecond);
+        assertThat(onA.lookup(bSecond)).isPresent();
+        onB.supersede(bFirst);
+        Receipt afterRotation = signed(b.keys(), "replica-b", 14);
+        assertThat(afterRotation.keyId()).isEqualTo(bSecond);
+        assertThat(auditOf(onA).verify(afterRotation).status()).as("the new key verifies on A at once").isEqualTo(Status.OK);
+
+        // retired once superseded: nothing signs with it, and what it signed before still verifies, on both, and offline
+        ReceiptKeyRegistry.RegisteredKey retired = onA.retire(bFirst).orElseThrow();
+        assertThat(retired.retiredAt()).isNotNull();
+        assertThat(retired.supersededAt()).isBeforeOrEqualTo(retired.retiredAt());
+        assertThat(onA.retire(bFirst).orElseThrow().retiredAt()).as("retiring again changes nothing").isEqualTo(retired.retiredAt());
+        assertThat(onA.retire("pw-9-0123456789abcdef")).as("an id nobody registered").isEmpty();
+        assertThat(auditOf(onB).verify(fromB).status()).isEqualTo(Status.OK);
+        assertThat(auditOf(new ReceiptKeyRegistry(ds, Duration.ofSeconds(5), Duration.ZERO)).verify(fromB).status())
+                .isEqualTo(Status.OK);
+        Map<String, PublicKey> servedNow = new LinkedHashMap<>();
+        onB.all().forEach(k -> servedNow.put(k.keyId(), k.publicKey()));
+        assertThat(onB.all()).filteredOn(k -> k.keyId().equals(bFirst)).singleElement()
+                .extracting(ReceiptKeyRegistry.RegisteredKey::retiredAt).isEqualTo(retired.retiredAt());
+        assertThat(ReceiptVerifier.verifySignature(fromB, servedNow)).as("still served, for offline checks").isTrue();
+
+        // a replica whose folder comes back with a registered key set marks its older keys superseded at start
+        ReceiptKeyStore a2 = ReceiptKeyStore.open(tmp.resolve("a"), "pw");
+        String aFirst = a2.keys().currentKeyId();
+        a2.rotate();
+        onA.registerAll(a2.keys(), "replica-a");
+        assertThat(onA.lookup(aFirst).orElseThrow().supersededAt()).isNotNull();
+        assertThat(onA.lookup(a2.keys().currentKeyId()).orElseThrow().supersededAt()).isNull();
     }
 
     @Test
@@ -117,7 +166,7 @@ class ReceiptKeyRegistryTest {
         Verdict v = auditOf(new ReceiptKeyRegistry(ds, Duration.ofSeconds(5), Duration.ofMinutes(1))).verify(r);
         assertThat(v.status()).isEqualTo(Status.MISMATCH);
         assertThat(v.detail()).isEqualTo("unknown receipt key id '" + r.keyId()
-                + "': no replica registered it (receipt_keys), or it was retired");
+                + "': no replica registered it (receipt_keys)");
     }
 
     @Test

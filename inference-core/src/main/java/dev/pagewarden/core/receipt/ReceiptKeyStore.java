@@ -156,20 +156,31 @@ public final class ReceiptKeyStore {
 
     /** Makes a new current key, stored before it signs anything; older public keys stay. Returns its id. */
     public String rotate() throws IOException {
-        synchronized (JVM_LOCK) {
-            return rotateLocked();
-        }
+        return rotate((keyId, pair) -> { });
     }
 
-    private String rotateLocked() throws IOException {
-        try (FileChannel lockFile = lockFile(dir); FileLock ignored = lockFile.lock()) {
-            return rotateUnderLock();
+    /**
+     * Like {@link #rotate()}, with {@code first} given the new pair before anything else (e.g. to register its
+     * public key elsewhere): when it throws, nothing changes and the current key stays.
+     */
+    public String rotate(ReceiptKeys.Persister first) throws IOException {
+        synchronized (JVM_LOCK) {
+            try (FileChannel lockFile = lockFile(dir); FileLock ignored = lockFile.lock()) {
+                return rotateUnderLock(first);
+            }
         }
     }
 
     private String rotateUnderLock() throws IOException {
+        return rotateUnderLock((keyId, pair) -> { });
+    }
+
+    private String rotateUnderLock(ReceiptKeys.Persister first) throws IOException {
         String previous = keys.currentKeyId();
-        String id = keys.rotate((keyId, pair) -> writePair(dir, keyId, pair));
+        String id = keys.rotate((keyId, pair) -> {
+            first.persist(keyId, pair);
+            writePair(dir, keyId, pair);
+        });
         Files.deleteIfExists(dir.resolve(previous + KEY));
         syncDirectory(dir);
         LOG.info(() -> "receipt keys: rotated " + previous + " -> " + id + "; " + previous + " kept for verification");

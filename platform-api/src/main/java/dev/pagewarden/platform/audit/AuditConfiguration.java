@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.audit;
 
 import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
@@ -82,6 +83,7 @@ class AuditConfiguration {
         String current = store.keys().currentKeyId();
         try {
             List<String> clashes = registry.registerAll(store.keys(), node);
+            current = ReceiptKeyRotation.neverRetired(store, registry, node);
             if (!clashes.isEmpty()) {
                 LOG.warn("receipt keys {} of {} are registered in PostgreSQL by another replica with other public keys "
                         + "(ids from before fingerprinted key ids); receipts this replica signed with them verify only here",
@@ -95,6 +97,12 @@ class AuditConfiguration {
         LOG.info("receipt signing key {} (public keys: {}) from {}, registered for node {}", current,
                 store.keys().publishedKeys().keySet(), properties.keysDir(), node);
         return store;
+    }
+
+    @Bean
+    ReceiptKeyRotation receiptKeyRotation(ReceiptKeyStore store, ReceiptKeyRegistry registry, PagewardenProperties properties,
+                                          AdminAuditLog audit) {
+        return new ReceiptKeyRotation(store, registry, properties.engine().node(), audit);
     }
 
     @Bean

@@ -144,9 +144,9 @@ class AuditController {
     }
 
     /**
-     * Every replica's receipt keys that still verify, from PostgreSQL, as a JWK set (RFC 8037 {@code OKP}
-     * keys) with {@code spki} (base64 X.509, what {@link ReceiptKeys#parsePublished} reads), {@code node} and
-     * {@code created_at} beside each; {@code current} is the key this replica signs with. No login; cacheable
+     * Every replica's receipt keys (retired ones too: they verify the receipts they signed), from PostgreSQL, as a
+     * JWK set (RFC 8037 {@code OKP} keys) with {@code spki} (base64 X.509, what {@link ReceiptKeys#parsePublished} reads), {@code node},
+     * {@code created_at} and, once retired, {@code retired_at} beside each; {@code current} is the key this replica signs with. No login; cacheable
      * for a minute (a new replica's key is registered before it signs, so a cached list lacks at most keys of
      * receipts younger than the list).
      */
@@ -154,7 +154,7 @@ class AuditController {
     Mono<ResponseEntity<Map<String, Object>>> publicKeys() {
         return Mono.fromCallable(() -> {
             List<Map<String, Object>> jwks = new ArrayList<>();
-            for (ReceiptKeyRegistry.RegisteredKey k : registry.active()) {
+            for (ReceiptKeyRegistry.RegisteredKey k : registry.all()) {
                 byte[] spki = k.publicKey().getEncoded();
                 Map<String, Object> jwk = new LinkedHashMap<>();
                 jwk.put("kty", "OKP");
@@ -167,6 +167,9 @@ class AuditController {
                 jwk.put("spki", Base64.getEncoder().encodeToString(spki));
                 jwk.put("node", k.node());
                 jwk.put("created_at", k.createdAt());
+                if (k.retiredAt() != null) {
+                    jwk.put("retired_at", k.retiredAt()); // verifies what it signed; signs nothing new
+                }
                 jwks.add(jwk);
             }
             Map<String, Object> body = new LinkedHashMap<>();

@@ -25,7 +25,8 @@ import java.util.Locale;
  * Puts {@link AuthThrottle} in front of the admin UI login and the admin token: a refused attempt
  * is never checked (429 with Retry-After); failed attempts and lockouts go to the admin audit and to
  * {@code pagewarden_auth_failures_total{kind,outcome}} (outcome {@code failed}, {@code locked_out}:
- * the attempt that started a lockout, {@code throttled}: refused during one) for alerting.
+ * the attempt that started a lockout, {@code throttled}: refused during one) for alerting. The throttle's
+ * counts are shared by every replica (in PostgreSQL), so each check runs off the event loop.
  */
 @Component
 class AuthGuard {
@@ -74,7 +75,12 @@ class AuthGuard {
     }
 
     private <T> Mono<T> guarded(String kind, List<AuthThrottle.Key> keys, Mono<T> check, String target, String details) {
-        AuthThrottle.Decision decision = throttle.attempt(keys);
+        // the count may be in PostgreSQL (bounded by the throttle's timeout): off the event loop
+        return Blocking.call(() -> throttle.attempt(keys)).flatMap(decision -> decided(kind, keys, decision, check, target, details));
+    }
+
+    private <T> Mono<T> decided(String kind, List<AuthThrottle.Key> keys, AuthThrottle.Decision decision, Mono<T> check,
+                                String target, String details) {
         if (!decision.allowed() && decision.lockedNow().isEmpty()) {
             count(kind, "throttled");
             return Mono.error(new TooManyAttemptsException(decision.retryAfter()));

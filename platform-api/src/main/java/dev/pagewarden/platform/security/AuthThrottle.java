@@ -3,13 +3,19 @@ package dev.pagewarden.platform.security;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.platform.database.BoundedCalls;
+import dev.pagewarden.platform.database.DatabaseAvailability;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
+import javax.sql.DataSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Guessing limits for logins and the admin token ({@code pagewarden.admin.throttle.*}), per key: an
@@ -17,10 +23,19 @@ import java.util.List;
  * guesses cannot overtake the count) and a success gives the count back; an attempt past the limit
  * within the window starts a lockout, and while any of its keys is locked out an attempt is refused
  * unchecked, right or wrong. Each further lockout of a key doubles, up to the maximum; a key left
- * alone for the maximum lockout starts over. In memory (one process), bounded and expiring.
+ * alone for the maximum lockout starts over.
+ *
+ * <p>The counts are shared by every replica in PostgreSQL ({@link SharedStrikes}), each attempt's check bounded
+ * by {@link #SHARED_TIMEOUT}. While PostgreSQL is unreachable or too slow this replica counts alone, in memory,
+ * allowing 1/N of each limit ({@code pagewarden.replicas}), so N replicas that lost the database together still
+ * allow no more guesses than one limit (fail closed), and a lockout started then is kept after the database
+ * is back. Callers run on a blocking-capable thread.
  */
 @Component
-class AuthThrottle {
+class AuthThrottle implements AutoCloseable {
+    /** The longest an attempt waits for the shared count before this replica's share applies. */
+    static final Duration SHARED_TIMEOUT = Duration.ofSeconds(1);
+
     enum Scope { ACCOUNT, ADDRESS }
 
     /** What is counted: {@code kind} (login, admin_token) keeps the two apart. */
@@ -39,28 +54,71 @@ class AuthThrottle {
 
     private final AdminUiProperties.Throttle settings;
     private final Clock clock;
-    private final Cache<Key, Strikes> strikes;
+    private final Cache<Key, Strikes> local;
+    /** Null: one process, full limits in memory. */
+    private final SharedStrikes shared;
+    private final int replicas;
 
+    @Autowired
+    AuthThrottle(AdminUiProperties properties, Clock clock, DataSource dataSource, DatabaseAvailability database,
+                 @Value("${pagewarden.replicas:1}") int replicas) {
+        this(properties, clock, new SharedStrikes(dataSource, new BoundedCalls("the shared login throttle",
+                "this replica counts guesses alone, allowing 1/" + replicas + " of each limit", "throttle-db",
+                SHARED_TIMEOUT, database)), replicas);
+    }
+
+    /** Counts in memory only, with the full limits. */
     AuthThrottle(AdminUiProperties properties, Clock clock) {
+        this(properties, clock, null, 1);
+    }
+
+    AuthThrottle(AdminUiProperties properties, Clock clock, SharedStrikes shared, int replicas) {
+        if (replicas < 1) {
+            throw new IllegalArgumentException("pagewarden.replicas (PAGEWARDEN_REPLICAS) must be at least 1, the "
+                    + "number of platform replicas sharing the database; got " + replicas);
+        }
         this.settings = properties.throttle();
         this.clock = clock;
-        this.strikes = Caffeine.newBuilder().maximumSize(100_000)
+        this.shared = shared;
+        this.replicas = replicas;
+        this.local = Caffeine.newBuilder().maximumSize(100_000)
                 .expireAfterAccess(settings.window().plus(settings.maxLockout()).multipliedBy(2)).build();
     }
 
     Decision attempt(List<Key> keys) {
         Instant now = clock.instant();
+        if (shared != null) {
+            Duration held = null; // a lockout this replica started alone while the database was away still holds
+            for (Key key : keys) {
+                Strikes s = local.getIfPresent(key);
+                held = longer(held, s == null ? null : s.lockedFor(now));
+            }
+            if (held != null) {
+                return new Decision(held, List.of());
+            }
+            try {
+                return shared.attempt(keys, now, settings.window().plus(settings.maxLockout()).multipliedBy(2),
+                        strikes -> decide(keys, strikes, now, 1));
+            } catch (BoundedCalls.Unavailable e) {
+                return decide(keys, this::localStrikes, now, replicas);
+            }
+        }
+        return decide(keys, this::localStrikes, now, 1);
+    }
+
+    /** The rule itself, over the keys' counts however kept; limits divided by {@code share}. */
+    private Decision decide(List<Key> keys, Function<Key, Strikes> strikes, Instant now, int share) {
         Duration wait = null;
         for (Key key : keys) {
-            wait = longer(wait, strikes(key).lockedFor(now));
+            wait = longer(wait, strikes.apply(key).lockedFor(now));
         }
         if (wait != null) {
             return new Decision(wait, List.of());
         }
         List<Key> lockedNow = new ArrayList<>();
         for (Key key : keys) {
-            Duration lockout = strikes(key).strike(now, key.scope() == Scope.ACCOUNT ? settings.maxFailures()
-                    : settings.addressMaxFailures(), settings);
+            int limit = key.scope() == Scope.ACCOUNT ? settings.maxFailures() : settings.addressMaxFailures();
+            Duration lockout = strikes.apply(key).strike(now, Math.max(1, limit / share), settings);
             if (lockout != null) {
                 lockedNow.add(key);
                 wait = longer(wait, lockout);
@@ -73,15 +131,28 @@ class AuthThrottle {
     void succeeded(List<Key> keys) {
         for (Key key : keys) {
             if (key.scope() == Scope.ACCOUNT) {
-                strikes.invalidate(key);
+                local.invalidate(key);
             } else {
-                strikes(key).refund();
+                Strikes s = local.getIfPresent(key);
+                if (s != null) {
+                    s.refund();
+                }
             }
+        }
+        if (shared != null) {
+            shared.succeededLater(keys);
         }
     }
 
-    private Strikes strikes(Key key) {
-        return strikes.get(key, k -> new Strikes());
+    @Override
+    public void close() {
+        if (shared != null) {
+            shared.close();
+        }
+    }
+
+    private Strikes localStrikes(Key key) {
+        return local.get(key, k -> new Strikes());
     }
 
     private static Duration longer(Duration a, Duration b) {
@@ -89,11 +160,37 @@ class AuthThrottle {
     }
 
     /** One key's count within its window, and its lockouts. */
-    private static final class Strikes {
+    static final class Strikes {
         private int failures;
         private Instant windowStart;
         private int lockouts;
         private Instant lockedUntil;
+
+        Strikes() {
+        }
+
+        Strikes(int failures, Instant windowStart, int lockouts, Instant lockedUntil) {
+            this.failures = failures;
+            this.windowStart = windowStart;
+            this.lockouts = lockouts;
+            this.lockedUntil = lockedUntil;
+        }
+
+        synchronized int failures() {
+            return failures;
+        }
+
+        synchronized Instant windowStart() {
+            return windowStart;
+        }
+
+        synchronized int lockouts() {
+            return lockouts;
+        }
+
+        synchronized Instant lockedUntil() {
+            return lockedUntil;
+        }
 
         synchronized Duration lockedFor(Instant now) {
             return lockedUntil != null && now.isBefore(lockedUntil) ? Duration.between(now, lockedUntil) : null;

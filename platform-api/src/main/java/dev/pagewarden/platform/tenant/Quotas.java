@@ -1,8 +1,7 @@
 package dev.pagewarden.platform.tenant;
 
+import dev.pagewarden.platform.database.BoundedCalls;
 import dev.pagewarden.platform.database.DatabaseAvailability;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
@@ -12,8 +11,6 @@ import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -31,7 +28,6 @@ import java.util.function.LongSupplier;
  */
 @Component
 public class Quotas implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Quotas.class);
     private static final long MINUTE_NANOS = Duration.ofMinutes(1).toNanos();
     /** The longest a request waits for the shared quota check before this replica's share applies. */
     static final Duration SHARED_TIMEOUT = Duration.ofSeconds(1);
@@ -40,30 +36,26 @@ public class Quotas implements AutoCloseable {
     private final LongSupplier nanos;
     /** Null: no shared store, every limit is local (one replica, or tests of the bucket arithmetic). */
     private final SharedBuckets shared;
-    private final DatabaseAvailability database;
     private final int replicas;
-    private final AtomicBoolean sharedFailing = new AtomicBoolean();
-    /** After a failed or slow shared check, the next ones go local until then (System.nanoTime), not each waiting. */
-    private final AtomicLong sharedRetryAt = new AtomicLong();
 
     @Autowired
     public Quotas(DataSource dataSource, DatabaseAvailability database,
                   @Value("${pagewarden.replicas:1}") int replicas) {
-        this(new SharedBuckets(dataSource, SHARED_TIMEOUT), database, replicas, System::nanoTime);
+        this(new SharedBuckets(dataSource, new BoundedCalls("shared quotas", "this replica applies its 1/" + replicas
+                + " share of each limit", "quota-db", SHARED_TIMEOUT, database)), replicas, System::nanoTime);
     }
 
     /** Local buckets only, with the full limits. */
     Quotas(LongSupplier nanos) {
-        this(null, null, 1, nanos);
+        this(null, 1, nanos);
     }
 
-    Quotas(SharedBuckets shared, DatabaseAvailability database, int replicas, LongSupplier nanos) {
+    Quotas(SharedBuckets shared, int replicas, LongSupplier nanos) {
         if (replicas < 1) {
             throw new IllegalArgumentException("pagewarden.replicas (PAGEWARDEN_REPLICAS) must be at least 1, the "
                     + "number of platform replicas sharing the database; got " + replicas);
         }
         this.shared = shared;
-        this.database = database;
         this.replicas = replicas;
         this.nanos = nanos;
     }
@@ -151,10 +143,6 @@ public class Quotas implements AutoCloseable {
         if (shared == null || (limits.requestsPerMinute() == null && limits.tokensPerMinute() == null)) {
             return shared != null;
         }
-        if ((database != null && database.refusing())
-                || (sharedFailing.get() && System.nanoTime() - sharedRetryAt.get() < 0)) {
-            return false;
-        }
         try {
             if (limits.requestsPerMinute() != null) {
                 long wait = shared.tryTake(key(tenant, "rpm"), limits.requestsPerMinute(), 1);
@@ -173,16 +161,8 @@ public class Quotas implements AutoCloseable {
                             + " tokens per minute reached for tenant " + tenant, Duration.ofNanos(wait));
                 }
             }
-        } catch (SharedBuckets.Unavailable e) {
-            sharedRetryAt.set(System.nanoTime() + DatabaseAvailability.COOLDOWN.toNanos());
-            if (sharedFailing.compareAndSet(false, true)) {
-                LOG.warn("shared quotas unavailable ({}); this replica applies its 1/{} share of each limit until "
-                        + "PostgreSQL answers again", e.getMessage(), replicas);
-            }
-            return false;
-        }
-        if (sharedFailing.compareAndSet(true, false)) {
-            LOG.info("shared quotas reachable again");
+        } catch (BoundedCalls.Unavailable e) {
+            return false; // logged by the calls when they start failing
         }
         return true;
     }

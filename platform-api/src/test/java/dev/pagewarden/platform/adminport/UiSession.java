@@ -94,6 +94,14 @@ final class UiSession {
         }
     }
 
+    /** The same browser (cookies, CSRF token) speaking to another address: another replica behind one name. */
+    UiSession sameBrowserOn(String baseUrl) {
+        UiSession other = new UiSession(baseUrl);
+        other.cookies.putAll(cookies);
+        other.csrf = csrf;
+        return other;
+    }
+
     /** The value of a cookie this browser holds, null when none. */
     String cookie(String name) {
         return cookies.get(name);

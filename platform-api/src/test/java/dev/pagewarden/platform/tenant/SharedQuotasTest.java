@@ -45,8 +45,8 @@ class SharedQuotasTest {
                 EmbeddedPostgresServer.Config.defaults().withDataDirectory(tmp.resolve("pg")));
         try (pg) {
             Migrations.migrate(pg.dataSource());
-            Quotas a = new Quotas(new SharedBuckets(pg.dataSource(), Quotas.SHARED_TIMEOUT), null, 2, System::nanoTime);
-            Quotas b = new Quotas(new SharedBuckets(pg.dataSource(), Quotas.SHARED_TIMEOUT), null, 2, System::nanoTime);
+            Quotas a = new Quotas(new SharedBuckets(pg.dataSource(), Quotas.SHARED_TIMEOUT), 2, System::nanoTime);
+            Quotas b = new Quotas(new SharedBuckets(pg.dataSource(), Quotas.SHARED_TIMEOUT), 2, System::nanoTime);
             try (a; b) {
                 Quotas[] both = {a, b};
                 TenantPrincipal ten = tenant("t_shared", new TenantLimits(10, null, null, null));
@@ -114,7 +114,7 @@ class SharedQuotasTest {
             PGSimpleDataSource frozen = new PGSimpleDataSource();
             frozen.setUrl("jdbc:postgresql://127.0.0.1:" + silent.getLocalPort() + "/postgres");
             frozen.setUser("postgres");
-            try (Quotas q = new Quotas(new SharedBuckets(frozen, Quotas.SHARED_TIMEOUT), null, 4, System::nanoTime)) {
+            try (Quotas q = new Quotas(new SharedBuckets(frozen, Quotas.SHARED_TIMEOUT), 4, System::nanoTime)) {
                 TenantPrincipal t = tenant("t_frozen", new TenantLimits(8, null, null, null));
                 long t0 = System.nanoTime();
                 q.acquire(t, 1).close();
