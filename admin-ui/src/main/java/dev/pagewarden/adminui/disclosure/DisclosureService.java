@@ -40,16 +40,18 @@ public class DisclosureService {
     private final PlatformPort platform;
     private final AdminAuditLog audit;
     private final WebhookService webhooks;
+    private final DisclosureReviews reviews;
     private final TransactionTemplate tx;
     private final Clock clock;
 
     DisclosureService(JdbcClient jdbc, IncidentService incidents, PlatformPort platform, AdminAuditLog audit,
-                      WebhookService webhooks, TransactionTemplate tx, Clock clock) {
+                      WebhookService webhooks, DisclosureReviews reviews, TransactionTemplate tx, Clock clock) {
         this.jdbc = jdbc;
         this.incidents = incidents;
         this.platform = platform;
         this.audit = audit;
         this.webhooks = webhooks;
+        this.reviews = reviews;
         this.tx = tx;
         this.clock = clock;
     }
@@ -142,6 +144,7 @@ public class DisclosureService {
             // an edit after review needs a new review
             jdbc.sql("UPDATE disclosures SET title = :t, body = :b, status = 'DRAFT', reviewed_by = NULL WHERE id = :id")
                     .param("t", checkedTitle).param("b", body).param("id", id).update();
+            reviews.recordAuthor(id, actor);
             audit.record(actor, "disclosure.edit", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
             return get(id);
         });
@@ -153,16 +156,22 @@ public class DisclosureService {
             if (d.status() != Disclosure.Status.DRAFT) {
                 throw new IllegalArgumentException("disclosure " + id + " is already in review");
             }
-            jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW', reviewed_by = :by WHERE id = :id")
-                    .param("by", actor).param("id", id).update();
+            // reviewed_by is set by an approval (DisclosureReviews), not by asking for one
+            jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW' WHERE id = :id").param("id", id).update();
             audit.record(actor, "disclosure.review", "disclosure " + id, null);
             return get(id);
         });
     }
 
+    /** A review of the version's current text by {@code actor} (four eyes: never one of its authors). */
+    public Disclosure approve(long id, String actor) {
+        return reviews.approve(id, actor, this);
+    }
+
     /** Publishes a reviewed version, then notices exactly the affected tenants and sends their webhooks. */
     public Disclosure publish(long id, String actor) {
-        Disclosure published = tx.execute(s -> {
+        Disclosure published = reviews.audited(actor, id, () -> tx.execute(s -> {
+            reviews.requirePublishable(id, this);
             Disclosure d = requireEditable(id);
             if (d.status() != Disclosure.Status.IN_REVIEW) {
                 throw new IllegalArgumentException("disclosure " + id + " must be reviewed before it is published");
@@ -182,7 +191,7 @@ public class DisclosureService {
             incidents.note(d.incidentId(), "disclosure v" + d.version() + " published; " + affected.size()
                     + " affected tenant(s) notified", actor);
             return get(id);
-        });
+        }));
         webhooks.deliverAll(id);
         return published;
     }
