@@ -185,7 +185,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
     }
 
     /** Screenshot, after checking that the page does not overflow the laptop-width viewport. */
-    private static void shot(Page page, String name) {
+    static void shot(Page page, String name) {
         page.screenshot(new Page.ScreenshotOptions().setPath(SHOTS.resolve(name + ".png")).setFullPage(true));
         Object overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth");
         assertThat(((Number) overflow).intValue()).as(name + " fits 1366 px without horizontal scrolling").isLessThanOrEqualTo(0);
