@@ -38,6 +38,8 @@ public class OutsideReports {
     static final int MAX_REQUEST_IDS = 50;
     /** The longest window a reporter may name: it becomes the incident's blast-radius window. */
     static final Duration MAX_WINDOW = Duration.ofDays(31);
+    /** How far back a reported window may start: an open incident holds the lineage of its window. */
+    static final Duration MAX_AGE = Duration.ofDays(365);
 
     private final JdbcClient jdbc;
     private final IncidentService incidents;
@@ -166,6 +168,10 @@ public class OutsideReports {
         }
         if (to.isAfter(now.plus(Duration.ofHours(1)))) {
             throw new InvalidTextException("window_to", "window_to lies in the future");
+        }
+        if (from.isBefore(now.minus(MAX_AGE))) {
+            throw new InvalidTextException("window_from", "window_from lies more than " + MAX_AGE.toDays()
+                    + " days back; describe an older event in the description");
         }
         if (Duration.between(from, to).compareTo(MAX_WINDOW) > 0) {
             throw new InvalidTextException("window_from", "the time window may span at most " + MAX_WINDOW.toDays()

@@ -62,6 +62,7 @@ class OutsideReportApiTest extends ReportPlatformTest {
         assertThat(token).matches("pwr_[A-Za-z0-9_-]{43}");
         assertThat(ack.get("status")).isEqualTo("received");
         assertThat(status(reporter, token)).isEqualTo("received");
+        reporter.get().uri("/report/" + token).exchange().expectStatus().isOk(); // no Accept header: one of the two answers
 
         // the incident: REPORTED, the reporter's window, the text in the admin UI escaped
         long id = jdbc.sql("SELECT incident_id FROM outside_reports WHERE contact = 'researcher@example.org'")
