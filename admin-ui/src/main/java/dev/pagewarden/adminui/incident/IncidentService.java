@@ -33,7 +33,8 @@ import java.util.function.Function;
  * Incidents from safety events: each event opens one, or joins the open incident for the same
  * model, node and worker whose last event is within {@code pagewarden.admin.incident-attach}. Events are
  * handed off the detecting engine thread to a single writer thread, so the engine never waits on
- * PostgreSQL and events are attached in the order detected. The blast radius is never stored: it is
+ * PostgreSQL and events are attached in the order detected. Outside reports open incidents of their own
+ * ({@link #openReported}), which detector events never join. The blast radius is never stored: it is
  * computed from the lineage in PostgreSQL for the incident's window, each time it is asked for.
  */
 @Service
@@ -248,7 +249,7 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
                 .list();
     }
 
-    /** The workflow only moves forward (investigating -> identified -> mitigated -> resolved). */
+    /** The workflow only moves forward ((reported ->) investigating -> identified -> mitigated -> resolved). */
     public Incident setStatus(long id, Incident.Status to, String actor) {
         return tx.execute(s -> {
             Incident current = get(id);
