@@ -1,5 +1,7 @@
 -- Outside reports (the public /report form) and four-eyes disclosure reviews. New tables, and the incident
--- status check widened by one value (REPORTED): every row an earlier release wrote still passes it.
+-- status check widened by one value (REPORTED): every row an earlier release wrote still passes it, and an
+-- earlier release keeps writing as before. It cannot read a REPORTED incident, though (its incident pages
+-- fail on the unknown status) until it is upgraded too.
 
 ALTER TABLE incidents DROP CONSTRAINT incidents_status_check;
 ALTER TABLE incidents ADD CONSTRAINT incidents_status_check
