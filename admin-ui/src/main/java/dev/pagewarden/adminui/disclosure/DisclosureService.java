@@ -115,7 +115,7 @@ public class DisclosureService {
                 .map(e -> e.actor().replace("detector:", "")).distinct().reduce((a, b) -> a + ", " + b).orElse("none");
         return """
                 ## Summary
-                Between %s and %s (UTC), a KV-cache isolation fault on model `%s` (node `%s`, worker `%s`) was detected by: %s.
+                Between %s and %s (UTC), %s.
 
                 ## Scope (computed from the request lineage)
                 - Responses that read another customer's KV data: **%d** (of which delivered to the client: **%d**)
@@ -132,7 +132,11 @@ public class DisclosureService {
                 ## What you should do
                 Review the notice sent to your account: it lists the affected request ids. Treat the listed responses as
                 unreliable, and if they may have contained sensitive prompts, rotate any secrets included in them.
-                """.formatted(w[0], w[1], incident.model(), incident.node(), incident.worker(), detectors, r.affectedResponses(),
+                """.formatted(w[0], w[1], incident.node().equals(IncidentService.REPORT_NODE)
+                        ? "a KV-cache isolation fault was suspected in a report from outside"
+                        : "a KV-cache isolation fault on model `%s` (node `%s`, worker `%s`) was detected by: %s"
+                                .formatted(incident.model(), incident.node(), incident.worker(), detectors),
+                r.affectedResponses(),
                 r.deliveredResponses(), r.exposedTenants().size(), r.readerTenants().size());
     }
 

@@ -76,6 +76,7 @@ class DisclosureApiController {
         out.put("version", d.version());
         out.put("status", d.status().name().toLowerCase(java.util.Locale.ROOT));
         out.put("title", d.title());
+        out.put("body", d.body());
         out.put("created_by", d.createdBy());
         out.put("authors", reviews.authors(d));
         out.put("reviews", reviews.reviews(d).stream().map(r -> Map.of("reviewer", r.reviewer(), "at", r.at(),

@@ -7,6 +7,7 @@ import dev.pagewarden.adminui.report.ProofOfWork;
 import dev.pagewarden.adminui.report.ReportProperties;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.security.ClientAddress;
+import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -14,11 +15,13 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.util.MultiValueMap;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseBody;
+import org.springframework.web.server.PayloadTooLargeException;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
@@ -82,7 +85,10 @@ class ReportController {
             model.addAttribute("error", tooManyMessage(wait.get()));
             return Blocking.call(() -> formPage(model, null, null));
         }
-        return exchange.getFormData().flatMap(data -> Blocking.call(() -> {
+        return exchange.getFormData().onErrorResume(DataBufferLimitException.class, e -> {
+            exchange.getResponse().setStatusCode(HttpStatus.PAYLOAD_TOO_LARGE);
+            return Mono.empty();
+        }).flatMap(data -> Blocking.call(() -> {
             Form form = new Form(data.getFirst("contact"), data.getFirst("description"), data.getFirst("request_ids"),
                     data.getFirst("window_from"), data.getFirst("window_to"));
             try {
@@ -92,7 +98,17 @@ class ReportController {
                 exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
                 return formPage(model, form, e.getMessage());
             }
-        }));
+        })).switchIfEmpty(Blocking.call(() -> formPage(model, null, TOO_LARGE)));
+    }
+
+    private static final String TOO_LARGE = "The report is too large: keep the description under the limit shown, "
+            + "and send long material to the contact in /.well-known/security.txt.";
+
+    /** A JSON body over the server's buffer limit: 413 with the error body, not a 500. */
+    @ExceptionHandler({DataBufferLimitException.class, PayloadTooLargeException.class})
+    @ResponseBody
+    ResponseEntity<Object> tooLarge() {
+        return error(ApiException.status(HttpStatus.PAYLOAD_TOO_LARGE, TOO_LARGE));
     }
 
     @PostMapping(value = "/report", consumes = MediaType.APPLICATION_JSON_VALUE)

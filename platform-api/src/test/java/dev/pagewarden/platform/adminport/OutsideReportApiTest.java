@@ -138,6 +138,22 @@ class OutsideReportApiTest extends ReportPlatformTest {
     }
 
     @Test
+    void oversizedBodiesAreRefusedBeforeTheyAreRead() {
+        WebTestClient reporter = from("203.0.113.40");
+        String huge = "d".repeat(300_000);
+        reporter.post().uri("/report").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("contact", "x@example.org", "description", huge)).exchange()
+                .expectStatus().isEqualTo(413).expectBody().jsonPath("$.error.message")
+                .value(m -> assertThat((String) m).contains("too large"));
+        LinkedMultiValueMap<String, String> form = new LinkedMultiValueMap<>();
+        form.add("contact", "x@example.org");
+        form.add("description", huge);
+        reporter.post().uri("/report").contentType(MediaType.APPLICATION_FORM_URLENCODED)
+                .body(BodyInserters.fromFormData(form)).exchange()
+                .expectStatus().isEqualTo(413).expectBody(String.class).value(page -> assertThat(page).contains("too large"));
+    }
+
+    @Test
     @SuppressWarnings("unchecked")
     void theAdminTokenCannotReviewOrPublishItsOwnDraftAlone() {
         WebTestClient reporter = from("203.0.113.30");
@@ -153,6 +169,7 @@ class OutsideReportApiTest extends ReportPlatformTest {
                 .expectStatus().isCreated().expectBody(Map.class).returnResult().getResponseBody();
         long id = ((Number) draft.get("id")).longValue();
         assertThat(draft.get("created_by")).isEqualTo("admin-token");
+        assertThat((String) draft.get("body")).contains("suspected in a report from outside");
         assertThat(draft.get("four_eyes")).isEqualTo(true);
         admin().post().uri("/admin/api/disclosures/" + id + "/approve").exchange().expectStatus().isForbidden()
                 .expectBody().jsonPath("$.error.code").isEqualTo("four_eyes_reviewer_is_author")
