@@ -24,6 +24,16 @@ class SettingsDefaultsTest {
         assertThat(t.window()).isEqualTo(Duration.ofMinutes(15));
         assertThat(t.lockout()).isEqualTo(Duration.ofMinutes(1));
         assertThat(t.maxLockout()).isEqualTo(Duration.ofHours(1));
+        dev.pagewarden.adminui.report.ReportProperties r = binder(Map.of())
+                .bindOrCreate("pagewarden.report", dev.pagewarden.adminui.report.ReportProperties.class);
+        assertThat(r.difficulty()).isEqualTo(16);
+        assertThat(r.submissionsPerHour()).isEqualTo(5);
+        assertThat(r.lookupsPerMinute()).isEqualTo(30);
+        assertThat(r.expiresAfter()).isEqualTo(Duration.ofDays(180));
+        assertThat(r.challengeTtl()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(r.languages()).isEqualTo("en");
+        assertThat(r.contacts()).isEmpty();
+        assertThat(r.publicUrl()).isNull();
         WebhookProperties w = binder(Map.of()).bindOrCreate("pagewarden.webhooks", WebhookProperties.class);
         assertThat(w.allowHttp()).isFalse();
         assertThat(w.allowPrivateAddresses()).isFalse();

@@ -1,6 +1,7 @@
 package dev.pagewarden.adminui.disclosure;
 
 import dev.pagewarden.adminui.Blocking;
+import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
@@ -8,15 +9,18 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
 @Controller
 class DisclosureController {
     private final DisclosureService disclosures;
+    private final DisclosureReviews reviews;
     private final Markdown markdown;
 
-    DisclosureController(DisclosureService disclosures, Markdown markdown) {
+    DisclosureController(DisclosureService disclosures, DisclosureReviews reviews, Markdown markdown) {
         this.disclosures = disclosures;
+        this.reviews = reviews;
         this.markdown = markdown;
     }
 
@@ -36,13 +40,33 @@ class DisclosureController {
 
     @GetMapping("/admin/disclosures/{id}")
     Mono<String> page(@PathVariable long id, Model model) {
+        return Blocking.call(() -> render(id, model));
+    }
+
+    private String render(long id, Model model) {
+        Disclosure d = disclosures.get(id);
+        model.addAttribute("d", d);
+        model.addAttribute("bodyHtml", markdown.html(d.body()));
+        model.addAttribute("versions", disclosures.versions(d.incidentId()));
+        model.addAttribute("notices", disclosures.noticeRows(id));
+        model.addAttribute("fourEyes", reviews.fourEyes());
+        model.addAttribute("authors", reviews.authors(d));
+        model.addAttribute("reviews", reviews.reviews(d));
+        return "admin/disclosure";
+    }
+
+    /** A four-eyes refusal: the disclosure page again, saying why (403 for an author's review, 409 for an unreviewed publish). */
+    private Mono<String> refusable(long id, Model model, ServerWebExchange exchange, Runnable step) {
         return Blocking.call(() -> {
-            Disclosure d = disclosures.get(id);
-            model.addAttribute("d", d);
-            model.addAttribute("bodyHtml", markdown.html(d.body()));
-            model.addAttribute("versions", disclosures.versions(d.incidentId()));
-            model.addAttribute("notices", disclosures.noticeRows(id));
-            return "admin/disclosure";
+            try {
+                step.run();
+                return "redirect:/admin/disclosures/" + id;
+            } catch (DisclosureReviews.Refusal r) {
+                exchange.getResponse().setStatusCode(r.kind() == DisclosureReviews.Refusal.Kind.REVIEWER_IS_AUTHOR
+                        ? HttpStatus.FORBIDDEN : HttpStatus.CONFLICT);
+                model.addAttribute("error", r.getMessage());
+                return render(id, model);
+            }
         });
     }
 
@@ -65,11 +89,13 @@ class DisclosureController {
         });
     }
 
+    @PostMapping("/admin/disclosures/{id}/approve")
+    Mono<String> approve(@PathVariable long id, Authentication who, Model model, ServerWebExchange exchange) {
+        return refusable(id, model, exchange, () -> disclosures.approve(id, who.getName()));
+    }
+
     @PostMapping("/admin/disclosures/{id}/publish")
-    Mono<String> publish(@PathVariable long id, Authentication who) {
-        return Blocking.call(() -> {
-            disclosures.publish(id, who.getName());
-            return "redirect:/admin/disclosures/" + id;
-        });
+    Mono<String> publish(@PathVariable long id, Authentication who, Model model, ServerWebExchange exchange) {
+        return refusable(id, model, exchange, () -> disclosures.publish(id, who.getName()));
     }
 }

@@ -40,17 +40,20 @@ public class DisclosureService {
     private final PlatformPort platform;
     private final AdminAuditLog audit;
     private final WebhookService webhooks;
+    private final DisclosureReviews reviews;
     private final TransactionTemplate tx;
     private final Clock clock;
     private final FrozenBlastRadiusService frozen;
 
     DisclosureService(JdbcClient jdbc, IncidentService incidents, PlatformPort platform, AdminAuditLog audit,
-                      WebhookService webhooks, TransactionTemplate tx, Clock clock, FrozenBlastRadiusService frozen) {
+                      WebhookService webhooks, DisclosureReviews reviews, TransactionTemplate tx, Clock clock,
+                      FrozenBlastRadiusService frozen) {
         this.jdbc = jdbc;
         this.incidents = incidents;
         this.platform = platform;
         this.audit = audit;
         this.webhooks = webhooks;
+        this.reviews = reviews;
         this.tx = tx;
         this.clock = clock;
         this.frozen = frozen;
@@ -115,7 +118,7 @@ public class DisclosureService {
                 .map(e -> e.actor().replace("detector:", "")).distinct().reduce((a, b) -> a + ", " + b).orElse("none");
         return """
                 ## Summary
-                Between %s and %s (UTC), a KV-cache isolation fault on model `%s` (node `%s`, worker `%s`) was detected by: %s.
+                Between %s and %s (UTC), %s.
 
                 ## Scope (computed from the request lineage)
                 - Responses that read another customer's KV data: **%d** (of which delivered to the client: **%d**)
@@ -132,7 +135,11 @@ public class DisclosureService {
                 ## What you should do
                 Review the notice sent to your account: it lists the affected request ids. Treat the listed responses as
                 unreliable, and if they may have contained sensitive prompts, rotate any secrets included in them.
-                """.formatted(w[0], w[1], incident.model(), incident.node(), incident.worker(), detectors, r.affectedResponses(),
+                """.formatted(w[0], w[1], incident.node().equals(IncidentService.REPORT_NODE)
+                        ? "a KV-cache isolation fault was suspected in a report from outside"
+                        : "a KV-cache isolation fault on model `%s` (node `%s`, worker `%s`) was detected by: %s"
+                                .formatted(incident.model(), incident.node(), incident.worker(), detectors),
+                r.affectedResponses(),
                 r.deliveredResponses(), r.exposedTenants().size(), r.readerTenants().size());
     }
 
@@ -144,6 +151,7 @@ public class DisclosureService {
             // an edit after review needs a new review
             jdbc.sql("UPDATE disclosures SET title = :t, body = :b, status = 'DRAFT', reviewed_by = NULL WHERE id = :id")
                     .param("t", checkedTitle).param("b", body).param("id", id).update();
+            reviews.recordAuthor(id, actor);
             audit.record(actor, "disclosure.edit", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
             return get(id);
         });
@@ -155,16 +163,22 @@ public class DisclosureService {
             if (d.status() != Disclosure.Status.DRAFT) {
                 throw new IllegalArgumentException("disclosure " + id + " is already in review");
             }
-            jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW', reviewed_by = :by WHERE id = :id")
-                    .param("by", actor).param("id", id).update();
+            // reviewed_by is set by an approval (DisclosureReviews), not by asking for one
+            jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW' WHERE id = :id").param("id", id).update();
             audit.record(actor, "disclosure.review", "disclosure " + id, null);
             return get(id);
         });
     }
 
+    /** A review of the version's current text by {@code actor} (four eyes: never one of its authors). */
+    public Disclosure approve(long id, String actor) {
+        return reviews.approve(id, actor, this);
+    }
+
     /** Publishes a reviewed version, then notices exactly the affected tenants and sends their webhooks. */
     public Disclosure publish(long id, String actor) {
-        Disclosure published = tx.execute(s -> {
+        Disclosure published = reviews.audited(actor, id, () -> tx.execute(s -> {
+            reviews.requirePublishable(id, this);
             Disclosure d = requireEditable(id);
             if (d.status() != Disclosure.Status.IN_REVIEW) {
                 throw new IllegalArgumentException("disclosure " + id + " must be reviewed before it is published");
@@ -185,7 +199,7 @@ public class DisclosureService {
             incidents.note(d.incidentId(), "disclosure v" + d.version() + " published; " + affected.size()
                     + " affected tenant(s) notified", actor);
             return get(id);
-        });
+        }));
         webhooks.deliverAll(id);
         return published;
     }

@@ -2,15 +2,28 @@ package dev.pagewarden.adminui.incident;
 
 import java.time.Instant;
 
-/** An incident: opened by a detector on a pool ({@code worker}) of one node, worked through the status workflow by responders. */
+/**
+ * An incident: opened by a detector on a pool ({@code worker}) of one node, or by an outside report
+ * ({@code /report}), and worked through the status workflow by responders.
+ */
 public record Incident(long id, String title, String model, String node, String worker, Status status, String severity,
                        Instant openedAt, Instant firstEvent, Instant lastEvent, Instant resolvedAt, int events) {
 
+    /** The workflow, in order: an incident only moves forward. REPORTED: opened by an outside report, not yet triaged. */
     public enum Status {
-        INVESTIGATING, IDENTIFIED, MITIGATED, RESOLVED;
+        REPORTED, INVESTIGATING, IDENTIFIED, MITIGATED, RESOLVED;
 
         public String label() {
             return name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /** What the reporter of an outside report is told: never more than these three words. */
+        public String reporterLabel() {
+            return switch (this) {
+                case REPORTED -> "received";
+                case INVESTIGATING, IDENTIFIED, MITIGATED -> "under investigation";
+                case RESOLVED -> "closed";
+            };
         }
     }
 

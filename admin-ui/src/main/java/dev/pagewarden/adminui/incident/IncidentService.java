@@ -33,7 +33,8 @@ import java.util.function.Function;
  * Incidents from safety events: each event opens one, or joins the open incident for the same
  * model, node and worker whose last event is within {@code pagewarden.admin.incident-attach}. Events are
  * handed off the detecting engine thread to a single writer thread, so the engine never waits on
- * PostgreSQL and events are attached in the order detected. The blast radius here is computed from the
+ * PostgreSQL and events are attached in the order detected. Outside reports open incidents of their own
+ * ({@link #openReported}), which detector events never join. The blast radius here is computed from the
  * lineage in PostgreSQL for the incident's window, each time it is asked for; what a published disclosure
  * told is frozen with it ({@code FrozenBlastRadiusService}).
  */
@@ -157,7 +158,7 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
                 .param("key", (model == null ? "" : model) + '\n' + event.node() + '\n' + event.worker())
                 .query(Integer.class).single(); // a hash collision only makes two pools take turns
         Optional<Long> open = jdbc.sql("""
-                SELECT id FROM incidents WHERE status <> 'RESOLVED' AND model_id IS NOT DISTINCT FROM :model
+                SELECT id FROM incidents WHERE status NOT IN ('RESOLVED', 'REPORTED') AND model_id IS NOT DISTINCT FROM :model
                   AND node = :node AND worker = :worker AND last_event >= :since ORDER BY id DESC LIMIT 1 FOR UPDATE""")
                 .param("model", model).param("node", event.node()).param("worker", event.worker())
                 .param("since", Timestamp.from(event.time().minus(properties.incidentAttach())))
@@ -184,6 +185,29 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         }
         entry(id, event.time(), "DETECTOR", "detector:" + event.type(), describe(event));
         return id;
+    }
+
+    /** Node and worker of incidents opened by outside reports: no engine pool has these names. */
+    public static final String REPORT_NODE = "outside";
+    public static final String REPORT_WORKER = "report";
+
+    /**
+     * Opens an incident in the {@code REPORTED} state for an outside report (joins the caller's transaction):
+     * no model, warning severity until a responder triages it, its window the one the reporter named (else now).
+     */
+    public long openReported(Instant from, Instant to, String actor, String text) {
+        return tx.execute(s -> {
+            Instant now = clock.instant();
+            long id = jdbc.sql("""
+                    INSERT INTO incidents (title, model_id, node, worker, status, severity, opened_at, first_event, last_event, events)
+                    VALUES ('Outside report', NULL, :node, :worker, 'REPORTED', 'WARNING', :now, :from, :to, 0) RETURNING id""")
+                    .param("node", REPORT_NODE).param("worker", REPORT_WORKER).param("now", Timestamp.from(now))
+                    .param("from", Timestamp.from(from == null ? now : from)).param("to", Timestamp.from(to == null ? now : to))
+                    .query(Long.class).single();
+            entry(id, now, "ACTION", actor, text);
+            LOG.warn("incident {} opened by an outside report", id);
+            return id;
+        });
     }
 
     private static String describe(Signal e) {
@@ -226,7 +250,7 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
                 .list();
     }
 
-    /** The workflow only moves forward (investigating -> identified -> mitigated -> resolved). */
+    /** The workflow only moves forward ((reported ->) investigating -> identified -> mitigated -> resolved). */
     public Incident setStatus(long id, Incident.Status to, String actor) {
         return tx.execute(s -> {
             Incident current = get(id);

@@ -30,6 +30,8 @@ public class AdminUserService implements ApplicationRunner {
     private static final Logger LOG = LoggerFactory.getLogger(AdminUserService.class);
     private static final Pattern NAME = Pattern.compile("[a-z0-9._-]{2,64}");
     static final int MIN_PASSWORD = 12;
+    /** The admin token acts under this name: no user may take it (four eyes counts the token as one person). */
+    static final String RESERVED = "admin-token";
 
     private final JdbcClient jdbc;
     private final AdminAuditLog audit;
@@ -77,6 +79,10 @@ public class AdminUserService implements ApplicationRunner {
     public AdminUser create(String username, String password, AdminRole role, String actor) {
         if (username == null || !NAME.matcher(username).matches()) {
             throw new InvalidTextException("username", "username must be 2-64 characters of a-z, 0-9, '.', '_' or '-'");
+        }
+        if (RESERVED.equals(username)) {
+            throw new InvalidTextException("username", "'" + RESERVED + "' is the admin token's name in the audit and in "
+                    + "four-eyes reviews; choose another");
         }
         if (findByName(username).isPresent()) {
             throw new IllegalArgumentException("an admin user named '" + username + "' already exists");

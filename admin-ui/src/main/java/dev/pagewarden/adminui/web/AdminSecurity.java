@@ -68,12 +68,17 @@ public class AdminSecurity {
     }
 
     /**
-     * The same for {@code /admin/api}: lab replay and taking a model private are a responder's actions;
-     * other writes stay admin-only.
+     * The same for {@code /admin/api}: lab replay, taking a model private and the disclosure workflow
+     * follow the UI's roles; other writes stay admin-only.
      */
     public static void apiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers(HttpMethod.GET, "/admin/api/**").hasRole("VIEWER")
                 .pathMatchers(HttpMethod.POST, "/admin/api/lab/**").hasRole("RESPONDER")
+                // the disclosure workflow as in the UI: responders draft and review, publishers publish
+                .pathMatchers(HttpMethod.POST, "/admin/api/disclosures/*/publish").hasRole("PUBLISHER")
+                .pathMatchers(HttpMethod.POST, "/admin/api/incidents/*/disclosure", "/admin/api/disclosures/*/approve")
+                .hasRole("RESPONDER")
+                .pathMatchers(HttpMethod.PUT, "/admin/api/disclosures/*").hasRole("RESPONDER")
                 // the body says which way; restoring needs MODEL_RESTORE_ROLE, checked where the body is read
                 .pathMatchers(HttpMethod.PUT, "/admin/api/models/*/visibility").hasRole(MODEL_TAKE_DOWN_ROLE)
                 .anyExchange().hasRole("ADMIN");

@@ -34,7 +34,8 @@ class Assets {
         this.assets = Map.of(
                 "admin.css", new Asset(read("ui/admin.css"), new MediaType("text", "css")),
                 "htmx.min.js", new Asset(read(htmx), new MediaType("text", "javascript")),
-                "favicon.svg", new Asset(read("ui/favicon.svg"), new MediaType("image", "svg+xml")));
+                "favicon.svg", new Asset(read("ui/favicon.svg"), new MediaType("image", "svg+xml")),
+                "report.js", new Asset(read("ui/report.js"), new MediaType("text", "javascript")));
     }
 
     private static byte[] read(String path) {

@@ -96,7 +96,8 @@ class EvidenceRetentionTest {
         ReceiptKeys keys = ReceiptKeys.generate("pw");
         FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, keys);
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
-                new WebhookService(jdbc, PROPERTIES, null, null, null, clock), tx, clock, frozen);
+                new WebhookService(jdbc, PROPERTIES, null, null, null, clock),
+                new DisclosureReviews(jdbc, audit, tx, clock, false), tx, clock, frozen);
         LegalHoldService holds = new LegalHoldService(ds, audit, tx, clock);
         ReceiptAudit receipts = new ReceiptAudit(ds, keys::publicKeys);
 

@@ -43,6 +43,14 @@ public final class ApiException extends RuntimeException {
         return new ApiException(HttpStatus.FORBIDDEN, "invalid_request_error", "forbidden", null, message, null);
     }
 
+    public static ApiException forbidden(String code, String message) {
+        return new ApiException(HttpStatus.FORBIDDEN, "invalid_request_error", code, null, message, null);
+    }
+
+    public static ApiException conflict(String code, String message) {
+        return new ApiException(HttpStatus.CONFLICT, "invalid_request_error", code, null, message, null);
+    }
+
     public static ApiException notFound(String param, String code, String message) {
         return new ApiException(HttpStatus.NOT_FOUND, "invalid_request_error", code, param, message, null);
     }

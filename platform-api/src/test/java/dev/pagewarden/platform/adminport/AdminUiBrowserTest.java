@@ -42,7 +42,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestPropertySource(properties = {"pagewarden.lab.enabled=true",
         "pagewarden.lab.faults=skip-capacity-check,legacy-finished-check,detectors-off",
         "pagewarden.engine.context-window=320", "pagewarden.engine.prefill-pool-tokens=192",
-        "pagewarden.engine.decode-pool-tokens=1024", "pagewarden.admin.lineage-sweep=0s"})
+        "pagewarden.engine.decode-pool-tokens=1024", "pagewarden.admin.lineage-sweep=0s",
+        // one operator works the whole incident here; four eyes has its own browser test (ReportFourEyesBrowserTest)
+        "pagewarden.disclosure.four-eyes=false"})
 class AdminUiBrowserTest extends PlatformTestBase {
     private static final Path HOME = tempHome();
     static final Path CHROMIUM = Paths.get(System.getenv().getOrDefault("PAGEWARDEN_CHROMIUM", "/usr/bin/chromium"));
@@ -183,7 +185,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
     }
 
     /** Screenshot, after checking that the page does not overflow the laptop-width viewport. */
-    private static void shot(Page page, String name) {
+    static void shot(Page page, String name) {
         page.screenshot(new Page.ScreenshotOptions().setPath(SHOTS.resolve(name + ".png")).setFullPage(true));
         Object overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth");
         assertThat(((Number) overflow).intValue()).as(name + " fits 1366 px without horizontal scrolling").isLessThanOrEqualTo(0);

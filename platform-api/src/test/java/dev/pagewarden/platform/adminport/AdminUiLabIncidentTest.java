@@ -37,8 +37,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The issue's workflow end to end on a lab platform that re-creates the 2026 incident with the
  * detectors off (window 320 over a 192-token prefill pool): the replay exposes tenants; the lineage
  * sweep opens the incident; its blast radius (from PostgreSQL lineage) matches the replay's ground
- * truth; taking the model private makes the tenant API answer 503; a disclosure is drafted,
- * reviewed and published by a publisher; /status shows it; exactly the affected tenants get a
+ * truth; taking the model private makes the tenant API answer 503; a disclosure is drafted by a
+ * responder, then reviewed and published by a publisher; /status shows it; exactly the affected tenants get a
  * notice (and a signed webhook, retried until delivered); an unaffected tenant gets none.
  */
 @TestPropertySource(properties = {"pagewarden.lab.enabled=true",
@@ -144,7 +144,10 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             responder.get(draftPath);
             responder.post(draftPath + "/review");
             assertThat(responder.post(draftPath + "/publish").getStatus().value()).isEqualTo(403);
+            // four eyes: the publisher, who wrote none of it, reviews it and publishes
             UiSession publisher = new UiSession(baseUrl()).login("publisher1", PASSWORD);
+            publisher.get(draftPath);
+            assertThat(publisher.post(draftPath + "/approve").getStatus().is3xxRedirection()).isTrue();
             assertThat(publisher.post(draftPath + "/publish").getStatus().is3xxRedirection()).isTrue();
 
             // public status page, JSON and RSS, no login
