@@ -88,6 +88,7 @@ class LegalHoldsTest extends AdminUiTest {
         long incident = incident();
         long version = disclosures.draft(incident, "lh-responder").id();
         disclosures.submitForReview(version, "lh-responder");
+        disclosures.approve(version, "lh-publisher");
         disclosures.publish(version, "lh-publisher");
         String page = as(AdminRole.VIEWER).get("/admin/incidents/" + incident).getResponseBody();
         assertThat(page).contains("id=\"frozen-" + version + "\"").contains("signature verifies")
