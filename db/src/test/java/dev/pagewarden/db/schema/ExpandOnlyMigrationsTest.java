@@ -51,7 +51,7 @@ class ExpandOnlyMigrationsTest {
         List<String> found = RollingUpgrade.contractionsAfterPreviousRelease(RollingUpgrade.newDatabase(pg, "rule"), MIGRATIONS);
         assertThat(found).as("migrations after V%s that a replica of the previous release would trip over "
                         + "(docs/platform.md, Upgrading: expand now, contract in a later release)",
-                RollingUpgrade.PREVIOUS_RELEASE_LAST_MIGRATION)
+                RollingUpgrade.PREVIOUS_RELEASE_LAST_MIGRATION.replace('.', '_'))
                 .isEmpty();
     }
 
