@@ -56,6 +56,28 @@ class ExpandOnlyMigrationsTest {
     }
 
     /**
+     * The previous release's migrations as it shipped them: Flyway refuses to start a replica whose migration
+     * differs from the one a database applied (checksum), so an edited released migration stops the upgrade.
+     */
+    @Test
+    void thePreviousReleasesMigrationsAreUnchanged() throws Exception {
+        List<String> released;
+        try (var in = getClass().getResourceAsStream("/upgrade/released-migrations.txt")) {
+            released = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+                    .filter(l -> !l.isBlank() && !l.startsWith("#")).toList();
+        }
+        org.flywaydb.core.api.MigrationVersion boundary =
+                org.flywaydb.core.api.MigrationVersion.fromVersion(RollingUpgrade.PREVIOUS_RELEASE_LAST_MIGRATION);
+        List<String> now = java.util.Arrays.stream(RollingUpgrade.flyway(RollingUpgrade.newDatabase(pg, "checksums"), "latest",
+                        MIGRATIONS).info().all())
+                .filter(m -> m.getVersion() != null && m.getVersion().compareTo(boundary) <= 0)
+                .map(m -> m.getScript() + " " + m.getChecksum()).toList();
+        assertThat(now).as("migrations up to V%s as released (upgrade/released-migrations.txt): a released migration never changes; "
+                        + "add a new one instead", RollingUpgrade.PREVIOUS_RELEASE_LAST_MIGRATION.replace('.', '_'))
+                .containsExactlyElementsOf(released);
+    }
+
+    /**
      * A release whose migrations contract: the rule names the migration and the object. What a later migration
      * does to a table created after the release (no old replica knows it) is not a contraction.
      */
