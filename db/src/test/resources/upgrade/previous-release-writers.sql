@@ -6,7 +6,7 @@
 -- statement: lineage.stage (db/src/main/java/dev/pagewarden/db/lineage/LineageShipper.java)
 CREATE TEMP TABLE IF NOT EXISTS kv_lineage_stage (LIKE kv_lineage) ON COMMIT DELETE ROWS
 
--- statement: lineage.copy (LineageShipper.java, columns from CopyBinaryEncoder.COLUMNS)
+-- statement: lineage.copy (LineageShipper.java, columns from CopyBinaryEncoder.COLUMNS; the test has PostgreSQL write the binary stream of these columns on the previous release's schema)
 COPY kv_lineage_stage (event_id, event_time, kind, node, worker, page, epoch, request_id, tenant_id, slot_from, slot_to, peer_worker, peer_page, peer_epoch, generation, checksum, ok) FROM STDIN (FORMAT binary)
 
 -- statement: lineage.insert (LineageShipper.java)

@@ -1,5 +1,7 @@
 package dev.pagewarden.db.schema;
 
+import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.db.journal.KindCodes;
 import org.postgresql.PGConnection;
 
 import java.io.IOException;
@@ -13,10 +15,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -108,8 +112,16 @@ public final class OldWriters {
         }
     }
 
-    /** Ships {@code copyStream} (binary COPY of the lineage columns) the way the previous release's shipper did. */
-    public int shipLineage(Connection c, byte[] copyStream, List<String> partitionDays) throws SQLException {
+    /** Ships {@code events} the way the previous release's shipper did: partitions, staging table, binary COPY, insert. */
+    public int shipLineage(Connection c, List<LineageEvent> events) throws SQLException {
+        return shipLineage(c, lineageCopyStream(c, events), events);
+    }
+
+    /** As above with the stream made earlier ({@link #lineageCopyStream}, e.g. on the previous release's schema). */
+    public int shipLineage(Connection c, byte[] copyStream, List<LineageEvent> events) throws SQLException {
+        List<String> partitionDays = events.stream()
+                .map(e -> Instant.EPOCH.plus(e.timeMicros(), ChronoUnit.MICROS).atOffset(java.time.ZoneOffset.UTC).toLocalDate().toString())
+                .distinct().toList();
         try (var st = c.createStatement()) {
             st.setQueryTimeout(TIMEOUT_S);
             st.execute(sql("lineage.stage"));
@@ -130,6 +142,63 @@ public final class OldWriters {
             throw new UncheckedIOException(e);
         } finally {
             c.setAutoCommit(true);
+        }
+    }
+
+    /** What the previous release's shipper put in each COPY column, by column name. */
+    private static final Map<String, Function<LineageEvent, Object>> LINEAGE_FIELDS = Map.ofEntries(
+            Map.entry("event_id", LineageEvent::id),
+            Map.entry("event_time", e -> Instant.EPOCH.plus(e.timeMicros(), ChronoUnit.MICROS)),
+            Map.entry("kind", e -> KindCodes.code(e.kind())),
+            Map.entry("node", LineageEvent::node), Map.entry("worker", LineageEvent::worker), Map.entry("page", LineageEvent::page),
+            Map.entry("epoch", LineageEvent::epoch), Map.entry("request_id", LineageEvent::requestId),
+            Map.entry("tenant_id", LineageEvent::tenant), Map.entry("slot_from", LineageEvent::slotFrom),
+            Map.entry("slot_to", LineageEvent::slotTo), Map.entry("peer_worker", LineageEvent::peerWorker),
+            Map.entry("peer_page", LineageEvent::peerPage), Map.entry("peer_epoch", LineageEvent::peerEpoch),
+            Map.entry("generation", LineageEvent::generation), Map.entry("checksum", LineageEvent::checksum),
+            Map.entry("ok", LineageEvent::ok));
+
+    /**
+     * {@code events} as the previous release's shipper streamed them: binary COPY of the columns its
+     * {@code lineage.copy} statement names, in that order, each in its column's binary form (PostgreSQL writes
+     * the stream from the rows, so it does not depend on today's encoder).
+     */
+    public byte[] lineageCopyStream(Connection c, List<LineageEvent> events) throws SQLException {
+        String copy = sql("lineage.copy");
+        String columns = copy.substring(copy.indexOf('(') + 1, copy.indexOf(')'));
+        List<Function<LineageEvent, Object>> fields = new ArrayList<>();
+        for (String col : columns.split(",")) {
+            Function<LineageEvent, Object> f = LINEAGE_FIELDS.get(col.strip());
+            if (f == null) {
+                throw new IllegalStateException("lineage.copy names column " + col.strip() + ", which no LineageEvent field gives");
+            }
+            fields.add(f);
+        }
+        StringBuilder csv = new StringBuilder();
+        for (LineageEvent e : events) {
+            for (int i = 0; i < fields.size(); i++) {
+                Object v = fields.get(i).apply(e);
+                csv.append(i == 0 ? "" : ",").append(v == null ? "" : "\"" + v.toString().replace("\"", "\"\"") + "\"");
+            }
+            csv.append('\n');
+        }
+        boolean auto = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (var st = c.createStatement()) {
+            st.setQueryTimeout(TIMEOUT_S);
+            st.execute("CREATE TEMP TABLE old_copy_rows (LIKE kv_lineage) ON COMMIT DROP");
+            var api = c.unwrap(PGConnection.class).getCopyAPI();
+            api.copyIn("COPY old_copy_rows (" + columns + ") FROM STDIN (FORMAT csv)",
+                    new java.io.StringReader(csv.toString()));
+            var out = new java.io.ByteArrayOutputStream();
+            api.copyOut("COPY (SELECT " + columns + " FROM old_copy_rows ORDER BY event_id) TO STDOUT (FORMAT binary)", out);
+            c.commit();
+            return out.toByteArray();
+        } catch (IOException e) {
+            c.rollback();
+            throw new UncheckedIOException(e);
+        } finally {
+            c.setAutoCommit(auto);
         }
     }
 
