@@ -60,10 +60,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EvidenceRetentionTest {
-    private static final AdminUiProperties PROPERTIES = new AdminUiProperties(null, Duration.ofMinutes(30), Duration.ofMinutes(10),
+    static final AdminUiProperties PROPERTIES = new AdminUiProperties(null, Duration.ofMinutes(30), Duration.ofMinutes(10),
             Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ZERO,
             new AdminUiProperties.Throttle(5, 20, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofHours(1)));
-    private static final String NODE = "engine-b";
+    static final String NODE = "engine-b";
     private TestPostgres pg;
     private DataSource ds;
     private JdbcClient jdbc;
@@ -239,7 +239,7 @@ class EvidenceRetentionTest {
     }
 
     /** A request's life on one page: allocated, {@code written} slots written by it, 16 read; returns the read's event id. */
-    private static long serve(Ev ev, List<LineageEvent> out, long request, String tenant, int page, long epoch, int written) {
+    static long serve(Ev ev, List<LineageEvent> out, long request, String tenant, int page, long epoch, int written) {
         out.add(ev.allocate("decode-0", page, epoch, request, tenant));
         ev.tick(1_000);
         out.add(ev.write("decode-0", page, epoch, request, tenant, 0, written));
@@ -254,7 +254,7 @@ class EvidenceRetentionTest {
     }
 
     /** The receipt the engine would sign for a request that read 16 slots of one page epoch. */
-    private static Receipt receipt(ReceiptKeys keys, long request, String tenant, int page, long epoch, long readEvent) {
+    static Receipt receipt(ReceiptKeys keys, long request, String tenant, int page, long epoch, long readEvent) {
         ReceiptBody body = ReceiptBody.v2(request, tenant, "glm", new ServingIdentity(NODE, "r1"),
                 List.of(new PageEpochRead("decode-0", page, epoch, 16, request, readEvent)), new byte[32]);
         return Receipt.fromCompact(new ReceiptIssuer("glm", keys).sign(body).toCompact());
@@ -282,16 +282,16 @@ class EvidenceRetentionTest {
         return jdbc.sql("SELECT count(*) FROM admin_audit WHERE action = :a").param("a", action).query(Long.class).single();
     }
 
-    private static Instant noon(LocalDate day) {
+    static Instant noon(LocalDate day) {
         return day.atTime(12, 0).toInstant(ZoneOffset.UTC);
     }
 
-    private static long micros(Instant t) {
+    static long micros(Instant t) {
         return ChronoUnit.MICROS.between(Instant.EPOCH, t);
     }
 
     /** The platform side: serves model glm on {@value #NODE}, knows the three tenants. */
-    private static PlatformPort platform() {
+    static PlatformPort platform() {
         return (PlatformPort) Proxy.newProxyInstance(PlatformPort.class.getClassLoader(), new Class<?>[] {PlatformPort.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "servedModel" -> Optional.of("glm");
