@@ -191,7 +191,7 @@ class PreviousReleaseWritersTest {
         for (Served s : List.of(r2, r12)) {
             assertThat(audit.verify(s.receipt(oldKeys, OLD)).status()).as("request %d", s.request()).isEqualTo(Status.VIOLATION);
         }
-        assertThat(registry.active()).extracting(ReceiptKeyRegistry.RegisteredKey::keyId, ReceiptKeyRegistry.RegisteredKey::node)
+        assertThat(registry.all()).extracting(ReceiptKeyRegistry.RegisteredKey::keyId, ReceiptKeyRegistry.RegisteredKey::node)
                 .containsExactlyInAnyOrder(tuple(oldKeys.currentKeyId(), OLD), tuple(newKeys.currentKeyId(), NEW));
 
         // retention over the old release's incident and disclosure (published before frozen blast radii existed):
