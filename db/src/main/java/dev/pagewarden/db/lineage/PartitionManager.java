@@ -25,6 +25,13 @@ public final class PartitionManager {
     private final int daysAhead;
     private final int retentionDays;
     private final Set<LocalDate> known = ConcurrentHashMap.newKeySet();
+    private volatile DropHook dropHook = (c, day) -> { };
+
+    /** Runs in the dropping transaction just before a day's partition is dropped; a failure keeps the partition. */
+    @FunctionalInterface
+    public interface DropHook {
+        void beforeDrop(Connection c, LocalDate day) throws SQLException;
+    }
 
     /**
      * @param daysAhead     partitions kept ready after today
@@ -38,6 +45,12 @@ public final class PartitionManager {
         this.retentionDays = retentionDays;
     }
 
+    /** Sets what runs before each drop (the signed summary of the lineage batches that go); returns this. */
+    public PartitionManager onDrop(DropHook hook) {
+        this.dropHook = java.util.Objects.requireNonNull(hook);
+        return this;
+    }
+
     /** Creates today .. today+daysAhead and drops partitions older than today-retentionDays; returns the dropped days. */
     public List<LocalDate> maintain(Connection c, LocalDate today) throws SQLException {
         ensure(c, today, today.plusDays(daysAhead));
@@ -45,6 +58,7 @@ public final class PartitionManager {
         List<LocalDate> dropped = new ArrayList<>();
         for (LocalDate day : existing(c)) {
             if (day.isBefore(oldestKept)) {
+                dropHook.beforeDrop(c, day);
                 try (Statement s = c.createStatement()) {
                     s.execute("DROP TABLE IF EXISTS " + name(day));
                 }

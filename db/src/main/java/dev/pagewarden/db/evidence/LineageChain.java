@@ -1,0 +1,136 @@
+package dev.pagewarden.db.evidence;
+
+import java.security.MessageDigest;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The lineage chain of one shipper ({@code lineage:<node>}): every batch the shipper inserts gets a row in
+ * {@code lineage_batches} with the SHA-256 of the rows it actually inserted (a re-shipped duplicate is not
+ * part of the batch that repeats it) and the hash of the previous batch; the rows carry the chain and the
+ * batch number. Only the shipper's thread uses it: the head is kept in memory, read from the database at
+ * the first batch and again after any failure, and advanced only once the batch's transaction committed.
+ * Events shipped after a database stall come from the journal and are chained when they land.
+ */
+public final class LineageChain {
+    private final String chain;
+    private long seq = -1;
+    private byte[] head;
+    private long pendingSeq;
+    private byte[] pendingHead;
+
+    public LineageChain(String node) {
+        if (node == null || node.isBlank() || node.contains("\n") || node.contains("#")) {
+            throw new IllegalArgumentException("chain node id must be a non-blank line without '#': '" + node + "'");
+        }
+        this.chain = "lineage:" + node;
+    }
+
+    public String chain() {
+        return chain;
+    }
+
+    private record Row(long timeMicros, long eventId, byte[] encoded) {
+    }
+
+    private static final Comparator<Row> ORDER = Comparator.comparingLong(Row::timeMicros).thenComparingLong(Row::eventId);
+
+    /**
+     * Moves the staged rows of {@code day} from {@code stage} into {@code kv_lineage} as the chain's next batch
+     * (nothing when every one of them was there already); returns the rows inserted. The caller commits, then
+     * calls {@link #committed()}, or {@link #reset()} on any failure.
+     */
+    public int insertBatch(Connection c, String stage, String columns, LocalDate day) throws SQLException {
+        if (seq < 0) {
+            loadHead(c);
+            pendingSeq = seq;
+            pendingHead = head;
+        }
+        long next = pendingSeq + 1;
+        List<Row> rows = new ArrayList<>();
+        try (PreparedStatement st = c.prepareStatement("INSERT INTO kv_lineage (" + columns + ", chain, chain_seq) SELECT "
+                + columns + ", ?, ? FROM " + stage + " WHERE event_time >= ? AND event_time < ? "
+                + "ON CONFLICT (event_id, event_time) DO NOTHING RETURNING " + Canonical.select("kv_lineage"))) {
+            st.setString(1, chain);
+            st.setLong(2, next);
+            st.setTimestamp(3, Timestamp.from(day.atStartOfDay(ZoneOffset.UTC).toInstant()));
+            st.setTimestamp(4, Timestamp.from(day.plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant()));
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    byte[] encoded = Canonical.row("kv_lineage", rs);
+                    rows.add(new Row(Canonical.micros(rs.getObject(2, java.time.OffsetDateTime.class).toInstant()),
+                            rs.getLong(1), encoded));
+                }
+            }
+        }
+        if (rows.isEmpty()) {
+            return 0;
+        }
+        rows.sort(ORDER);
+        MessageDigest d = Canonical.digest();
+        for (Row r : rows) {
+            d.update(r.encoded());
+        }
+        byte[] rowsHash = d.digest();
+        Instant first = micros(rows.getFirst().timeMicros()), last = micros(rows.getLast().timeMicros());
+        byte[] hash = Canonical.batchHash(chain, next, day.toString(), rows.size(), first, last, rowsHash, pendingHead);
+        try (PreparedStatement st = c.prepareStatement("INSERT INTO lineage_batches (chain, seq, day, row_count, first_time, last_time, "
+                + "rows_hash, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+            st.setString(1, chain);
+            st.setLong(2, next);
+            st.setObject(3, day);
+            st.setInt(4, rows.size());
+            st.setTimestamp(5, Timestamp.from(first));
+            st.setTimestamp(6, Timestamp.from(last));
+            st.setBytes(7, rowsHash);
+            st.setBytes(8, pendingHead);
+            st.setBytes(9, hash);
+            st.executeUpdate();
+        }
+        pendingSeq = next;
+        pendingHead = hash;
+        return rows.size();
+    }
+
+    /** The batches inserted since the last commit are committed: they are the head now. */
+    public void committed() {
+        if (seq >= 0) {
+            seq = pendingSeq;
+            head = pendingHead;
+        }
+    }
+
+    /** After a failed transaction: the head is read from the database again before the next batch. */
+    public void reset() {
+        seq = -1;
+        head = null;
+    }
+
+    private void loadHead(Connection c) throws SQLException {
+        try (PreparedStatement st = c.prepareStatement("SELECT seq, hash FROM lineage_batches WHERE chain = ? ORDER BY seq DESC LIMIT 1")) {
+            st.setString(1, chain);
+            try (ResultSet rs = st.executeQuery()) {
+                if (rs.next()) {
+                    seq = rs.getLong(1);
+                    head = rs.getBytes(2);
+                } else {
+                    seq = 0;
+                    head = Canonical.GENESIS;
+                }
+            }
+        }
+    }
+
+    private static Instant micros(long m) {
+        return Instant.EPOCH.plus(m, java.time.temporal.ChronoUnit.MICROS);
+    }
+}
