@@ -13,15 +13,45 @@ public class AdminAuditLog {
     }
 
     private final JdbcClient jdbc;
+    private final EvidenceChain chain;
 
+    /** A log whose rows no chain links (tests of other services). */
     AdminAuditLog(JdbcClient jdbc) {
-        this.jdbc = jdbc;
+        this(jdbc, null);
     }
 
+    @org.springframework.beans.factory.annotation.Autowired
+    AdminAuditLog(JdbcClient jdbc, EvidenceChain chain) {
+        this.jdbc = jdbc;
+        this.chain = chain;
+    }
+
+    /** Writes the entry and links it into this node's admin-audit chain, in one transaction. */
     public void record(String actor, String action, String target, String details) {
-        jdbc.sql("INSERT INTO admin_audit (actor, action, target, details) VALUES (:actor, :action, :target, :details)")
+        if (chain == null) {
+            insert(actor, action, target, details);
+            return;
+        }
+        chain.write(() -> {
+            link("admin_audit", insert(actor, action, target, details));
+            return null;
+        });
+    }
+
+    private long insert(String actor, String action, String target, String details) {
+        return jdbc.sql("INSERT INTO admin_audit (actor, action, target, details) VALUES (:actor, :action, :target, :details) RETURNING id")
                 .param("actor", actor).param("action", action).param("target", target).param("details", details)
-                .update();
+                .query(Long.class).single();
+    }
+
+    /**
+     * Links an evidence row written in the caller's transaction (incident entries, disclosure versions) into
+     * this node's chain of its table; nothing for a log without chains.
+     */
+    public void link(String table, long id) {
+        if (chain != null) {
+            chain.link(table, id);
+        }
     }
 
     public List<Entry> recent(int limit) {

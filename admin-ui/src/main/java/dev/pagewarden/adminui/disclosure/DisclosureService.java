@@ -98,6 +98,7 @@ public class DisclosureService {
                     VALUES (:i, :v, 'DRAFT', :t, :b, :now, :by) RETURNING id""")
                     .param("i", incidentId).param("v", version).param("t", title).param("b", body)
                     .param("now", Timestamp.from(clock.instant())).param("by", actor).query(Long.class).single();
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.draft", "incident " + incidentId, "version " + version);
             return get(id);
         });
@@ -142,6 +143,7 @@ public class DisclosureService {
             // an edit after review needs a new review
             jdbc.sql("UPDATE disclosures SET title = :t, body = :b, status = 'DRAFT', reviewed_by = NULL WHERE id = :id")
                     .param("t", checkedTitle).param("b", body).param("id", id).update();
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.edit", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
             return get(id);
         });
@@ -155,6 +157,7 @@ public class DisclosureService {
             }
             jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW', reviewed_by = :by WHERE id = :id")
                     .param("by", actor).param("id", id).update();
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.review", "disclosure " + id, null);
             return get(id);
         });
@@ -170,6 +173,7 @@ public class DisclosureService {
             Instant now = clock.instant();
             jdbc.sql("UPDATE disclosures SET status = 'PUBLISHED', published_at = :now, published_by = :by WHERE id = :id")
                     .param("now", Timestamp.from(now)).param("by", actor).param("id", id).update();
+            audit.link("disclosures", id);
             Map<String, String> affected = affectedTenants(incidents.get(d.incidentId()));
             for (var e : affected.entrySet()) {
                 jdbc.sql("""

@@ -39,7 +39,7 @@ public final class Canonical {
     public static final List<String> ROW_TABLES = List.of("admin_audit", "incident_entries", "safety_events", "disclosures");
 
     /** The predecessor hash of a chain's first element. */
-    static final byte[] GENESIS = new byte[32];
+    public static final byte[] GENESIS = new byte[32];
 
     private final ByteArrayOutputStream out = new ByteArrayOutputStream(256);
 
@@ -110,12 +110,28 @@ public final class Canonical {
 
     /** Like {@link #row(String, ResultSet)} with the encoded columns after the first {@code skip} ones. */
     static byte[] row(String table, ResultSet rs, int skip) throws SQLException {
-        Canonical c = new Canonical().add(table);
+        return encode(table, values(table, rs, skip));
+    }
+
+    /** The canonical text of each encoded column of the current row, in {@link #COLUMNS} order (null for SQL NULL). */
+    static List<String> values(String table, ResultSet rs, int skip) throws SQLException {
         ResultSetMetaData md = rs.getMetaData();
         int n = COLUMNS.get(table).size();
+        List<String> out = new java.util.ArrayList<>(n);
         for (int i = 1 + skip; i <= n + skip; i++) {
-            c.add(value(rs, i, md));
+            out.add(value(rs, i, md));
         }
+        return out;
+    }
+
+    /** The row encoding from its column texts (what an offline verifier rebuilds from an evidence bundle). */
+    public static byte[] encode(String table, List<String> values) {
+        List<String> cols = COLUMNS.get(table);
+        if (cols == null || values.size() != cols.size()) {
+            throw new IllegalArgumentException("a " + table + " row needs the columns " + cols);
+        }
+        Canonical c = new Canonical().add(table);
+        values.forEach(c::add);
         return c.bytes();
     }
 
@@ -156,7 +172,7 @@ public final class Canonical {
     /**
      * Hash of one row link: {@code SHA-256(fields("pagewarden-link-v1", chain, seq, table, row id, row hash, prev hash))}.
      */
-    static byte[] linkHash(String chain, long seq, String table, long rowId, byte[] rowHash, byte[] prev) {
+    public static byte[] linkHash(String chain, long seq, String table, long rowId, byte[] rowHash, byte[] prev) {
         return new Canonical().add("pagewarden-link-v1").add(chain).add(seq).add(table).add(rowId).add(rowHash).add(prev).sha256();
     }
 
@@ -164,7 +180,7 @@ public final class Canonical {
      * Hash of one lineage batch: {@code SHA-256(fields("pagewarden-batch-v1", chain, seq, day, rows, first, last,
      * rows hash, prev hash))}.
      */
-    static byte[] batchHash(String chain, long seq, String day, int rows, Instant first, Instant last, byte[] rowsHash,
+    public static byte[] batchHash(String chain, long seq, String day, int rows, Instant first, Instant last, byte[] rowsHash,
                             byte[] prev) {
         return new Canonical().add("pagewarden-batch-v1").add(chain).add(seq).add(day).add(rows).add(first).add(last)
                 .add(rowsHash).add(prev).sha256();

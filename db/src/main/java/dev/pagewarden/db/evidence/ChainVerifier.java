@@ -217,7 +217,7 @@ public final class ChainVerifier {
                     while (rs.next()) {
                         long seq = rs.getLong(1);
                         counts.computeIfAbsent(seq, k -> new long[1])[0]++;
-                        digests.computeIfAbsent(seq, k -> Canonical.digest()).update(Canonical.row("kv_lineage", rs, 1));
+                        digests.computeIfAbsent(seq, k -> Canonical.digest()).update(Canonical.sha256(Canonical.row("kv_lineage", rs, 1)));
                         rowsChecked++;
                     }
                 } finally {

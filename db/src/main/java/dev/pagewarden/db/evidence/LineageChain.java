@@ -15,7 +15,8 @@ import java.util.List;
 
 /**
  * The lineage chain of one shipper ({@code lineage:<node>}): every batch the shipper inserts gets a row in
- * {@code lineage_batches} with the SHA-256 of the rows it actually inserted (a re-shipped duplicate is not
+ * {@code lineage_batches} with the SHA-256 over the SHA-256 of each row it actually inserted, in
+ * (event time, event id) order (a re-shipped duplicate is not
  * part of the batch that repeats it) and the hash of the previous batch; the rows carry the chain and the
  * batch number. Only the shipper's thread uses it: the head is kept in memory, read from the database at
  * the first batch and again after any failure, and advanced only once the batch's transaction committed.
@@ -78,7 +79,7 @@ public final class LineageChain {
         rows.sort(ORDER);
         MessageDigest d = Canonical.digest();
         for (Row r : rows) {
-            d.update(r.encoded());
+            d.update(Canonical.sha256(r.encoded())); // hashes of hashes: one row can be shown with its neighbours' hashes only
         }
         byte[] rowsHash = d.digest();
         Instant first = micros(rows.getFirst().timeMicros()), last = micros(rows.getLast().timeMicros());

@@ -5,6 +5,8 @@ import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.db.evidence.DropSummaries;
+import dev.pagewarden.db.evidence.LineageChain;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
@@ -20,6 +22,7 @@ import javax.sql.DataSource;
 import java.io.IOException;
 import java.security.PublicKey;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -52,10 +55,13 @@ class AuditConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties) {
+    LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties, ReceiptKeys keys,
+                                  Clock clock) {
+        // every batch is chained (lineage:<node>); a partition dropped past retention leaves a signed summary
         LineageShipper shipper = new LineageShipper(journal, dataSource,
-                new PartitionManager(2, properties.audit().retentionDays()),
-                new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)));
+                new PartitionManager(2, properties.audit().retentionDays()).onDrop(new DropSummaries(keys, clock, 30)),
+                new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)),
+                new LineageChain(properties.engine().node()));
         shipper.start();
         return shipper;
     }
