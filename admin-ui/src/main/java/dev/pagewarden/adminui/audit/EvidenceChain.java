@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.audit;
 
 import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.db.evidence.RowChains;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -23,10 +24,11 @@ public class EvidenceChain {
 
     private final DataSource dataSource;
     private final TransactionTemplate tx;
-    private final PlatformPort platform;
+    private final ObjectProvider<PlatformPort> platform;
     private volatile RowChains chains;
 
-    EvidenceChain(DataSource dataSource, TransactionTemplate tx, PlatformPort platform) {
+    /** {@code platform}: asked for the node id at the first link (the platform's safety events come through here too). */
+    EvidenceChain(DataSource dataSource, TransactionTemplate tx, ObjectProvider<PlatformPort> platform) {
         this.dataSource = dataSource;
         this.tx = tx;
         this.platform = platform;
@@ -44,7 +46,7 @@ public class EvidenceChain {
         }
         RowChains c = chains;
         if (c == null) {
-            chains = c = new RowChains(platform.nodeId(), TIMEOUT_SECONDS);
+            chains = c = new RowChains(platform.getObject().nodeId(), TIMEOUT_SECONDS);
         }
         Connection connection = DataSourceUtils.getConnection(dataSource);
         try {

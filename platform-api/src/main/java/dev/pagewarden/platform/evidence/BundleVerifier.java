@@ -99,6 +99,7 @@ final class BundleVerifier {
                     files.put(e.getName(), in.readAllBytes());
                 } catch (IOException | RuntimeException x) {
                     problems.add(e.getName() + ": cannot be read back (" + x.getMessage() + ")");
+                    files.put(e.getName(), null); // present but corrupt: named once, not again as missing
                 }
             }
         } catch (IOException e) {
@@ -138,7 +139,9 @@ final class BundleVerifier {
             listed.add(name);
             byte[] bytes = files.get(name);
             if (bytes == null) {
-                problems.add(name + ": listed in the manifest but missing");
+                if (!files.containsKey(name)) {
+                    problems.add(name + ": listed in the manifest but missing");
+                }
             } else if (!HexFormat.of().formatHex(Canonical.sha256(bytes)).equals(f.path("sha256").asText())) {
                 problems.add(name + ": its SHA-256 differs from the manifest (file altered)");
             }
