@@ -173,7 +173,6 @@ public class DisclosureService {
             Instant now = clock.instant();
             jdbc.sql("UPDATE disclosures SET status = 'PUBLISHED', published_at = :now, published_by = :by WHERE id = :id")
                     .param("now", Timestamp.from(now)).param("by", actor).param("id", id).update();
-            audit.link("disclosures", id);
             Map<String, String> affected = affectedTenants(incidents.get(d.incidentId()));
             for (var e : affected.entrySet()) {
                 jdbc.sql("""
@@ -181,6 +180,7 @@ public class DisclosureService {
                         .param("d", id).param("t", e.getKey()).param("now", Timestamp.from(now)).param("rel", e.getValue())
                         .update();
             }
+            audit.link("disclosures", id); // after the lineage query: the chain's lock is held until commit
             audit.record(actor, "disclosure.publish", "disclosure " + id,
                     "incident " + d.incidentId() + " v" + d.version() + ", " + affected.size() + " tenant notice(s)");
             incidents.note(d.incidentId(), "disclosure v" + d.version() + " published; " + affected.size()

@@ -39,7 +39,7 @@ public final class Canonical {
     public static final List<String> ROW_TABLES = List.of("admin_audit", "incident_entries", "safety_events", "disclosures");
 
     /** The predecessor hash of a chain's first element. */
-    public static final byte[] GENESIS = new byte[32];
+    static final byte[] GENESIS = new byte[32];
 
     private final ByteArrayOutputStream out = new ByteArrayOutputStream(256);
 
