@@ -1,5 +1,8 @@
 package dev.pagewarden.db.evidence;
 
+import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.db.journal.KindCodes;
+
 import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -8,10 +11,14 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The lineage chain of one shipper ({@code lineage:<node>}): every batch the shipper inserts gets a row in
@@ -23,6 +30,7 @@ import java.util.List;
  * Events shipped after a database stall come from the journal and are chained when they land.
  */
 public final class LineageChain {
+    private static final int TIMEOUT_SECONDS = 60;
     private final String chain;
     private long seq = -1;
     private byte[] head;
@@ -40,52 +48,64 @@ public final class LineageChain {
         return chain;
     }
 
-    private record Row(long timeMicros, long eventId, byte[] encoded) {
+    private record Row(long timeMicros, long eventId, byte[] hash) {
     }
 
     private static final Comparator<Row> ORDER = Comparator.comparingLong(Row::timeMicros).thenComparingLong(Row::eventId);
 
     /**
      * Moves the staged rows of {@code day} from {@code stage} into {@code kv_lineage} as the chain's next batch
-     * (nothing when every one of them was there already); returns the rows inserted. The caller commits, then
-     * calls {@link #committed()}, or {@link #reset()} on any failure.
+     * (nothing when every one of them was there already); returns the rows inserted. {@code events} are the
+     * staged events: the batch hash covers those the database reports inserted, encoded here as the
+     * verifier encodes the stored rows. The caller commits, then calls {@link #committed()}, or
+     * {@link #reset()} on any failure.
      */
-    public int insertBatch(Connection c, String stage, String columns, LocalDate day) throws SQLException {
+    public int insertBatch(Connection c, String stage, String columns, LocalDate day, List<LineageEvent> events) throws SQLException {
         if (seq < 0) {
             loadHead(c);
             pendingSeq = seq;
             pendingHead = head;
         }
         long next = pendingSeq + 1;
-        List<Row> rows = new ArrayList<>();
+        Set<Key> inserted = new HashSet<>();
         try (PreparedStatement st = c.prepareStatement("INSERT INTO kv_lineage (" + columns + ", chain, chain_seq) SELECT "
                 + columns + ", ?, ? FROM " + stage + " WHERE event_time >= ? AND event_time < ? "
-                + "ON CONFLICT (event_id, event_time) DO NOTHING RETURNING " + Canonical.select("kv_lineage"))) {
+                + "ON CONFLICT (event_id, event_time) DO NOTHING RETURNING event_id, event_time")) {
+            st.setQueryTimeout(TIMEOUT_SECONDS);
             st.setString(1, chain);
             st.setLong(2, next);
             st.setTimestamp(3, Timestamp.from(day.atStartOfDay(ZoneOffset.UTC).toInstant()));
             st.setTimestamp(4, Timestamp.from(day.plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant()));
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    byte[] encoded = Canonical.row("kv_lineage", rs);
-                    rows.add(new Row(Canonical.micros(rs.getObject(2, java.time.OffsetDateTime.class).toInstant()),
-                            rs.getLong(1), encoded));
+                    inserted.add(new Key(rs.getLong(1), Canonical.micros(rs.getObject(2, OffsetDateTime.class).toInstant())));
                 }
             }
         }
-        if (rows.isEmpty()) {
+        if (inserted.isEmpty()) {
             return 0;
+        }
+        List<Row> rows = new ArrayList<>(inserted.size());
+        for (LineageEvent e : events) {
+            // a key inserted once, even if the journal holds the event twice
+            if (inserted.remove(new Key(e.id(), e.timeMicros()))) {
+                rows.add(new Row(e.timeMicros(), e.id(), Canonical.sha256(encode(e))));
+            }
+        }
+        if (!inserted.isEmpty()) {
+            throw new IllegalStateException("kv_lineage reports rows inserted that the batch did not stage: " + inserted.size());
         }
         rows.sort(ORDER);
         MessageDigest d = Canonical.digest();
         for (Row r : rows) {
-            d.update(Canonical.sha256(r.encoded())); // hashes of hashes: one row can be shown with its neighbours' hashes only
+            d.update(r.hash()); // hashes of hashes: one row can be shown with its neighbours' hashes only
         }
         byte[] rowsHash = d.digest();
         Instant first = micros(rows.getFirst().timeMicros()), last = micros(rows.getLast().timeMicros());
         byte[] hash = Canonical.batchHash(chain, next, day.toString(), rows.size(), first, last, rowsHash, pendingHead);
         try (PreparedStatement st = c.prepareStatement("INSERT INTO lineage_batches (chain, seq, day, row_count, first_time, last_time, "
                 + "rows_hash, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+            st.setQueryTimeout(TIMEOUT_SECONDS);
             st.setString(1, chain);
             st.setLong(2, next);
             st.setObject(3, day);
@@ -100,6 +120,18 @@ public final class LineageChain {
         pendingSeq = next;
         pendingHead = hash;
         return rows.size();
+    }
+
+    /** The canonical row encoding of an event as kv_lineage stores it (see {@link Canonical#COLUMNS}). */
+    static byte[] encode(LineageEvent e) {
+        return Canonical.encode("kv_lineage", Arrays.asList(Long.toString(e.id()), Long.toString(e.timeMicros()),
+                Short.toString(KindCodes.code(e.kind())), e.node(), e.worker(), Integer.toString(e.page()), Long.toString(e.epoch()),
+                Long.toString(e.requestId()), e.tenant(), Integer.toString(e.slotFrom()), Integer.toString(e.slotTo()),
+                e.peerWorker(), Integer.toString(e.peerPage()), Long.toString(e.peerEpoch()), Integer.toString(e.generation()),
+                Integer.toString(e.checksum()), e.ok() ? "t" : "f"));
+    }
+
+    private record Key(long eventId, long timeMicros) {
     }
 
     /** The batches inserted since the last commit are committed: they are the head now. */
@@ -118,6 +150,7 @@ public final class LineageChain {
 
     private void loadHead(Connection c) throws SQLException {
         try (PreparedStatement st = c.prepareStatement("SELECT seq, hash FROM lineage_batches WHERE chain = ? ORDER BY seq DESC LIMIT 1")) {
+            st.setQueryTimeout(TIMEOUT_SECONDS);
             st.setString(1, chain);
             try (ResultSet rs = st.executeQuery()) {
                 if (rs.next()) {

@@ -261,7 +261,7 @@ public final class LineageShipper implements AutoCloseable {
             } else {
                 // one batch per day, so that a partition dropped past retention takes whole batches with it
                 for (LocalDate d = first; !d.isAfter(last); d = d.plusDays(1)) {
-                    rows += chain.insertBatch(c, "kv_lineage_stage", CopyBinaryEncoder.COLUMNS, d);
+                    rows += chain.insertBatch(c, "kv_lineage_stage", CopyBinaryEncoder.COLUMNS, d, events);
                 }
             }
             c.commit();
