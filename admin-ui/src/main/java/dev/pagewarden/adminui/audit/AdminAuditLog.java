@@ -1,5 +1,6 @@
 package dev.pagewarden.adminui.audit;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 
@@ -20,7 +21,7 @@ public class AdminAuditLog {
         this(jdbc, null);
     }
 
-    @org.springframework.beans.factory.annotation.Autowired
+    @Autowired
     AdminAuditLog(JdbcClient jdbc, EvidenceChain chain) {
         this.jdbc = jdbc;
         this.chain = chain;

@@ -175,6 +175,16 @@ class ChainVerifyTest {
             assertThat(verifier().verify(c, null, null).broken()).filteredOn(b -> b.table().equals("lineage_batches"))
                     .allSatisfy(b -> assertThat(b.why()).startsWith("reordered"));
         }
+        Set<String> before = broken();
+
+        // a checkpoint's signature and a retention summary altered: both named, and without its summary the
+        // dropped day's batch reads as deleted
+        exec("UPDATE chain_checkpoints SET signature = set_byte(signature, 0, get_byte(signature, 0) # 1) WHERE chain = 'admin_audit:node-a'");
+        exec("UPDATE lineage_drop_summaries SET row_count = 49");
+        Set<String> expected = new java.util.HashSet<>(before);
+        expected.addAll(Set.of("chain_checkpoints/admin_audit:node-a#6",
+                "lineage_drop_summaries/lineage:node-a@" + LocalDate.now(ZoneOffset.UTC).minusDays(40), "kv_lineage/lineage:node-a#1"));
+        assertThat(broken()).isEqualTo(expected);
     }
 
     private static void swap(String table, String chain, long a, long b) throws SQLException {
