@@ -62,7 +62,8 @@ CREATE TABLE lineage_drop_summaries (
     dropped_at timestamptz NOT NULL,
     key_id     text        NOT NULL,
     signature  bytea       NOT NULL,
-    PRIMARY KEY (chain, day)
+    PRIMARY KEY (chain, day, first_seq)
 );
 COMMENT ON TABLE lineage_drop_summaries IS 'Signed by the replica that dropped a kv_lineage partition past retention: the batches of each '
-    'chain whose rows went with it, so the chain still verifies across the gap.';
+    'chain whose rows went with it, so the chain still verifies across the gap. A day dropped again (late rows re-created its '
+    'partition) gets another summary for the batches since.';

@@ -176,7 +176,7 @@ public final class ChainVerifier {
                 }
             }
         }
-        Map<String, Map<LocalDate, Object[]>> summaries = summaries(c, broken);
+        Map<String, List<Summary>> summaries = summaries(c, broken);
         long batches = 0, rowsChecked = 0;
         for (var e : byChain.entrySet()) {
             String chain = e.getKey();
@@ -189,13 +189,12 @@ public final class ChainVerifier {
                 bySeq.put(b.seq(), b);
                 heads.put(chain + "#" + b.seq(), b.hash());
             }
-            Map<LocalDate, Object[]> dropped = summaries.getOrDefault(chain, Map.of());
-            for (var s : dropped.entrySet()) {
-                long[] range = (long[]) s.getValue()[0];
-                Batch last = bySeq.get(range[1]);
-                if (last != null && !Arrays.equals(last.hash(), (byte[]) s.getValue()[1])) {
-                    broken.add(new Broken("lineage_drop_summaries", chain + "@" + s.getKey(),
-                            "last hash differs from batch " + chain + "#" + range[1]));
+            List<Summary> dropped = summaries.getOrDefault(chain, List.of());
+            for (Summary s : dropped) {
+                Batch last = bySeq.get(s.lastSeq());
+                if (last != null && !Arrays.equals(last.hash(), s.lastHash())) {
+                    broken.add(new Broken("lineage_drop_summaries", chain + "@" + s.day(),
+                            "last hash differs from batch " + chain + "#" + s.lastSeq()));
                 }
             }
             // recompute the rows of every batch whose day still has its partition
@@ -229,7 +228,8 @@ public final class ChainVerifier {
             }
             for (Batch b : list) {
                 String id = chain + "#" + b.seq();
-                boolean retained = dropped.containsKey(b.day());
+                boolean retained = dropped.stream().anyMatch(x -> x.day().equals(b.day()) && x.firstSeq() <= b.seq()
+                        && b.seq() <= x.lastSeq());
                 long[] n = counts.get(b.seq());
                 if (retained) {
                     if (n != null) {
@@ -257,9 +257,13 @@ public final class ChainVerifier {
         checked.put("kv_lineage", rowsChecked);
     }
 
-    /** chain -> day -> {seq range, last hash}; a summary whose signature fails is reported and left out. */
-    private Map<String, Map<LocalDate, Object[]>> summaries(Connection c, List<Broken> broken) throws SQLException {
-        Map<String, Map<LocalDate, Object[]>> out = new HashMap<>();
+    /** A retention summary whose signature verified. */
+    private record Summary(LocalDate day, long firstSeq, long lastSeq, byte[] lastHash) {
+    }
+
+    /** chain -> its verified retention summaries; a summary whose signature fails is reported and left out. */
+    private Map<String, List<Summary>> summaries(Connection c, List<Broken> broken) throws SQLException {
+        Map<String, List<Summary>> out = new HashMap<>();
         try (PreparedStatement st = c.prepareStatement("SELECT chain, day, first_seq, last_seq, last_hash, row_count, dropped_at, key_id, "
                 + "signature FROM lineage_drop_summaries")) {
             st.setQueryTimeout(timeoutSeconds);
@@ -276,7 +280,7 @@ public final class ChainVerifier {
                                 "signature does not verify with receipt key " + rs.getString(8)));
                         continue;
                     }
-                    out.computeIfAbsent(chain, k -> new HashMap<>()).put(day, new Object[]{new long[]{first, last}, lastHash});
+                    out.computeIfAbsent(chain, k -> new ArrayList<>()).add(new Summary(day, first, last, lastHash));
                 }
             }
         }

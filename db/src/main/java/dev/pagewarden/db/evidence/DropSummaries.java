@@ -37,7 +37,9 @@ public final class DropSummaries implements PartitionManager.DropHook {
         try (PreparedStatement st = c.prepareStatement("""
                 SELECT b.chain, min(b.seq), max(b.seq), sum(b.row_count),
                        (SELECT hash FROM lineage_batches l WHERE l.chain = b.chain AND l.seq = max(b.seq))
-                FROM lineage_batches b WHERE b.day = ? GROUP BY b.chain""")) {
+                FROM lineage_batches b WHERE b.day = ? AND b.seq > coalesce((SELECT max(s.last_seq) FROM lineage_drop_summaries s
+                    WHERE s.chain = b.chain AND s.day = b.day), 0)
+                GROUP BY b.chain""")) {
             st.setQueryTimeout(timeoutSeconds);
             st.setObject(1, day);
             try (ResultSet rs = st.executeQuery()) {
@@ -48,7 +50,7 @@ public final class DropSummaries implements PartitionManager.DropHook {
                     ReceiptSigner.Signed signed = signer.sign(message(chain, day, first, last, lastHash, rows, at));
                     try (PreparedStatement ins = c.prepareStatement("""
                             INSERT INTO lineage_drop_summaries (chain, day, first_seq, last_seq, last_hash, row_count, dropped_at, key_id, signature)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain, day) DO NOTHING""")) {
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain, day, first_seq) DO NOTHING""")) {
                         ins.setQueryTimeout(timeoutSeconds);
                         ins.setString(1, chain);
                         ins.setObject(2, day);
