@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pagewarden.core.receipt.ReceiptVerifier;
 import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.db.evidence.Checkpoints;
 
@@ -33,8 +34,8 @@ import java.util.zip.ZipFile;
 
 /**
  * {@code evidence verify FILE [--keys JWKS_FILE]}, offline: every file's SHA-256 against the manifest, the
- * manifest's signature, each checkpoint's signature, every row's hash against its chain link (or its batch's
- * row hashes), and each chain from the exported rows up to a signed checkpoint. Keys come from
+ * manifest's signature, each checkpoint's and receipt's signature, every row's hash against its chain link (or
+ * its batch's row hashes), and each chain from the exported rows up to a signed checkpoint. Keys come from
  * {@code --keys} (the JSON of {@code /.well-known/pagewarden-receipt-keys}) or else from the bundle's own
  * {@code keys.json}, which proves integrity only against that key, so the output says so.
  */
@@ -248,6 +249,12 @@ final class BundleVerifier {
             Set<String> set = hashesOf.get(key);
             if (set == null || !set.contains(h)) {
                 problems.add("lineage row " + row.path("values").path("event_id").asText() + " (" + key + "): not among its batch's rows");
+            }
+        }
+        for (JsonNode r : tree(files, "receipts.json").path("receipts")) {
+            String compact = r.path("receipt").isNull() ? null : r.path("receipt").asText(null);
+            if (compact != null && !ReceiptVerifier.verifyCompact(compact, keys)) {
+                problems.add("receipt of request " + r.path("request_id").asText() + ": signature does not verify with the keys given");
             }
         }
         if (unchained > 0) {
