@@ -15,6 +15,9 @@ import org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServic
 public class PagewardenApplication {
 
     public static void main(String[] args) {
+        if (dev.pagewarden.platform.evidence.EvidenceCommand.handles(args)) { // audit verify, evidence verify: no server
+            System.exit(dev.pagewarden.platform.evidence.EvidenceCommand.run(args, System.out, System.err));
+        }
         SpringApplication.run(PagewardenApplication.class, args);
     }
 }

@@ -118,6 +118,7 @@ public class DisclosureReviews {
                     .param("r", actor).param("now", Timestamp.from(clock.instant())).param("h", contentHash(d)).update();
             jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW', reviewed_by = :r WHERE id = :id")
                     .param("r", actor).param("id", id).update();
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.approve", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
             return disclosures.get(id);
         }));

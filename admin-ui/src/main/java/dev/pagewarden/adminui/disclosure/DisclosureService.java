@@ -103,6 +103,7 @@ public class DisclosureService {
                     VALUES (:i, :v, 'DRAFT', :t, :b, :now, :by) RETURNING id""")
                     .param("i", incidentId).param("v", version).param("t", title).param("b", body)
                     .param("now", Timestamp.from(clock.instant())).param("by", actor).query(Long.class).single();
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.draft", "incident " + incidentId, "version " + version);
             return get(id);
         });
@@ -152,6 +153,7 @@ public class DisclosureService {
             jdbc.sql("UPDATE disclosures SET title = :t, body = :b, status = 'DRAFT', reviewed_by = NULL WHERE id = :id")
                     .param("t", checkedTitle).param("b", body).param("id", id).update();
             reviews.recordAuthor(id, actor);
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.edit", "disclosure " + id, "incident " + d.incidentId() + " v" + d.version());
             return get(id);
         });
@@ -165,6 +167,7 @@ public class DisclosureService {
             }
             // reviewed_by is set by an approval (DisclosureReviews), not by asking for one
             jdbc.sql("UPDATE disclosures SET status = 'IN_REVIEW' WHERE id = :id").param("id", id).update();
+            audit.link("disclosures", id);
             audit.record(actor, "disclosure.review", "disclosure " + id, null);
             return get(id);
         });
@@ -194,6 +197,7 @@ public class DisclosureService {
                         .param("d", id).param("t", e.getKey()).param("now", Timestamp.from(now)).param("rel", e.getValue())
                         .update();
             }
+            audit.link("disclosures", id); // after the lineage query: the chain's lock is held until commit
             audit.record(actor, "disclosure.publish", "disclosure " + id,
                     "incident " + d.incidentId() + " v" + d.version() + ", " + affected.size() + " tenant notice(s)");
             incidents.note(d.incidentId(), "disclosure v" + d.version() + " published; " + affected.size()

@@ -1,6 +1,7 @@
 package dev.pagewarden.adminui.disclosure;
 
 import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.adminui.incident.Incident;
 import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptSigner;
@@ -63,11 +64,13 @@ public class FrozenBlastRadiusService {
     private final PlatformPort platform;
     private final ReceiptSigner signer;
     private final ReceiptKeyRegistry keys;
+    private final AdminAuditLog audit;
     private final TransactionTemplate tx;
     private final Clock clock;
 
     FrozenBlastRadiusService(DataSource dataSource, IncidentService incidents, LineageQueries lineage, PlatformPort platform,
-                             ReceiptSigner signer, ReceiptKeyRegistry keys, TransactionTemplate tx, Clock clock) {
+                             ReceiptSigner signer, ReceiptKeyRegistry keys, AdminAuditLog audit, TransactionTemplate tx,
+                             Clock clock) {
         this.template = new JdbcTemplate(dataSource);
         template.setQueryTimeout(QUERY_TIMEOUT_S);
         this.jdbc = JdbcClient.create(template);
@@ -76,6 +79,7 @@ public class FrozenBlastRadiusService {
         this.platform = platform;
         this.signer = signer;
         this.keys = keys;
+        this.audit = audit;
         this.tx = tx;
         this.clock = clock;
     }
@@ -242,11 +246,12 @@ public class FrozenBlastRadiusService {
 
     private void raise(FrozenBlastRadius f, String details) {
         Instant now = clock.instant();
-        jdbc.sql("""
+        // a safety event like the engine's: linked into this node's safety-event chain
+        audit.writeLinked("safety_events", () -> jdbc.sql("""
                 INSERT INTO safety_events (event_time, type, severity, node, worker, request_id, tenant_id, pages, epochs, details)
-                VALUES (:t, :type, 'CRITICAL', :node, :worker, 0, NULL, '{}', '{}', :details)""")
+                VALUES (:t, :type, 'CRITICAL', :node, :worker, 0, NULL, '{}', '{}', :details) RETURNING id""")
                 .param("t", Timestamp.from(now)).param("type", DRIFT_TYPE).param("node", f.node()).param("worker", f.worker())
-                .param("details", details).update();
+                .param("details", details).query(Long.class).single());
         incidents.file(new IncidentService.Signal("blast-radius-drift", "CRITICAL", f.node(), f.worker(), 0, null, List.of(), now,
                 details));
     }

@@ -227,10 +227,12 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         return sb.toString();
     }
 
+    /** Writes a timeline entry and links it into this node's chain, in one transaction (the caller's when it has one). */
     private void entry(long incident, Instant at, String kind, String actor, String text) {
-        jdbc.sql("INSERT INTO incident_entries (incident_id, at, kind, actor, text) VALUES (:i, :at, :k, :a, :t)")
+        tx.executeWithoutResult(s -> audit.link("incident_entries", jdbc.sql(
+                        "INSERT INTO incident_entries (incident_id, at, kind, actor, text) VALUES (:i, :at, :k, :a, :t) RETURNING id")
                 .param("i", incident).param("at", Timestamp.from(at)).param("k", kind).param("a", actor).param("t", text)
-                .update();
+                .query(Long.class).single()));
     }
 
     public List<Incident> list() {

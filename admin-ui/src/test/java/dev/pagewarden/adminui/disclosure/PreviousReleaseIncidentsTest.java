@@ -107,7 +107,8 @@ class PreviousReleaseIncidentsTest {
         IncidentService incidents = TestIncidents.over(jdbc, platform(), audit, PROPERTIES, new LineageQueries(ds), tx, clock);
         FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, ReceiptKeys.generate("pw"));
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
-                new WebhookService(jdbc, PROPERTIES, null, null, null, clock), tx, clock, frozen);
+                new WebhookService(jdbc, PROPERTIES, null, null, null, clock),
+                new DisclosureReviews(jdbc, audit, tx, clock, false), tx, clock, frozen);
 
         Incident i = incidents.get(incident);
         assertThat(List.of(i.node(), i.worker(), i.status(), i.events())).isEqualTo(List.of(NODE, "decode-0", Incident.Status.INVESTIGATING, 1));

@@ -1,10 +1,12 @@
 package dev.pagewarden.adminui.disclosure;
 
 import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.adminui.audit.TestAuditLogs;
 import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -28,7 +30,7 @@ public final class TestFrozenBlastRadii {
             throw new IllegalStateException(e);
         }
         return new FrozenBlastRadiusService(ds, incidents, new LineageQueries(ds), platform, keys, registry,
-                new TransactionTemplate(new DataSourceTransactionManager(ds)), clock);
+                TestAuditLogs.over(JdbcClient.create(ds)), new TransactionTemplate(new DataSourceTransactionManager(ds)), clock);
     }
 
     /** As above with a fresh key set. */

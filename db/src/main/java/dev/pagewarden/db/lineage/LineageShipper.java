@@ -1,6 +1,7 @@
 package dev.pagewarden.db.lineage;
 
 import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.db.evidence.LineageChain;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.journal.JournalCorruptedException;
 import dev.pagewarden.db.journal.SegmentFormat;
@@ -74,6 +75,7 @@ public final class LineageShipper implements AutoCloseable {
     private final DataSource dataSource;
     private final PartitionManager partitions;
     private final Config config;
+    private final LineageChain chain;
     private final CopyBinaryEncoder encoder = new CopyBinaryEncoder();
     // segment id -> committed offset; concurrent because health() reads it without the shipping lock
     private final Map<Long, Long> shippedOffset = new ConcurrentHashMap<>();
@@ -91,10 +93,19 @@ public final class LineageShipper implements AutoCloseable {
     private Thread thread;
 
     public LineageShipper(Journal journal, DataSource dataSource, PartitionManager partitions, Config config) {
+        this(journal, dataSource, partitions, config, null);
+    }
+
+    /**
+     * @param chain the hash chain every committed batch is appended to (one batch per UTC day of its events);
+     *              null ships unchained
+     */
+    public LineageShipper(Journal journal, DataSource dataSource, PartitionManager partitions, Config config, LineageChain chain) {
         this.journal = journal;
         this.dataSource = dataSource;
         this.partitions = partitions;
         this.config = config;
+        this.chain = chain;
     }
 
     /** Starts the background shipping thread. */
@@ -241,16 +252,29 @@ public final class LineageShipper implements AutoCloseable {
                     in.cancelCopy();
                 }
             }
-            int rows;
-            try (Statement s = c.createStatement()) {
-                rows = s.executeUpdate("INSERT INTO kv_lineage (" + CopyBinaryEncoder.COLUMNS + ") SELECT "
-                        + CopyBinaryEncoder.COLUMNS + " FROM kv_lineage_stage ON CONFLICT (event_id, event_time) DO NOTHING");
+            int rows = 0;
+            if (chain == null) {
+                try (Statement s = c.createStatement()) {
+                    rows = s.executeUpdate("INSERT INTO kv_lineage (" + CopyBinaryEncoder.COLUMNS + ") SELECT "
+                            + CopyBinaryEncoder.COLUMNS + " FROM kv_lineage_stage ON CONFLICT (event_id, event_time) DO NOTHING");
+                }
+            } else {
+                // one batch per day, so that a partition dropped past retention takes whole batches with it
+                for (LocalDate d = first; !d.isAfter(last); d = d.plusDays(1)) {
+                    rows += chain.insertBatch(c, "kv_lineage_stage", CopyBinaryEncoder.COLUMNS, d, events);
+                }
             }
             c.commit();
+            if (chain != null) {
+                chain.committed();
+            }
             lastShipTime = Instant.now();
             shipped.addAndGet(events.size());
             inserted.addAndGet(rows);
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
+            if (chain != null) {
+                chain.reset();
+            }
             try {
                 c.rollback();
             } catch (SQLException suppressed) {

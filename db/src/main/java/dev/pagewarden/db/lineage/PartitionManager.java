@@ -37,6 +37,13 @@ public final class PartitionManager {
     private final int retentionDays;
     private final Duration incidentLookback;
     private final Set<LocalDate> known = ConcurrentHashMap.newKeySet();
+    private volatile DropHook dropHook = (c, day) -> { };
+
+    /** Runs in the dropping transaction just before a day's partition is dropped; a failure keeps the partition. */
+    @FunctionalInterface
+    public interface DropHook {
+        void beforeDrop(Connection c, LocalDate day) throws SQLException;
+    }
 
     /**
      * @param daysAhead     partitions kept ready after today
@@ -60,6 +67,26 @@ public final class PartitionManager {
         this.incidentLookback = incidentLookback;
     }
 
+    /** Runs in the transaction of each admin-audit row this writes (drops and holds), with the row's id. */
+    @FunctionalInterface
+    public interface AuditLink {
+        void link(Connection c, long adminAuditId) throws SQLException;
+    }
+
+    private volatile AuditLink auditLink = (c, id) -> { };
+
+    /** Sets how the admin-audit rows this writes join their chain (the node's {@code admin_audit} chain); returns this. */
+    public PartitionManager onAudit(AuditLink link) {
+        this.auditLink = java.util.Objects.requireNonNull(link);
+        return this;
+    }
+
+    /** Sets what runs before each drop (the signed summary of the lineage batches that go); returns this. */
+    public PartitionManager onDrop(DropHook hook) {
+        this.dropHook = java.util.Objects.requireNonNull(hook);
+        return this;
+    }
+
     /**
      * Creates today .. today+daysAhead and drops the partitions older than today-retentionDays that no hold
      * covers (see {@link #droppable}); returns the dropped days.
@@ -68,6 +95,7 @@ public final class PartitionManager {
         ensure(c, today, today.plusDays(daysAhead));
         List<LocalDate> dropped = new ArrayList<>();
         for (LocalDate day : droppable(c, today)) {
+            dropHook.beforeDrop(c, day);
             try (Statement s = c.createStatement()) {
                 s.execute("DROP TABLE IF EXISTS " + name(day));
             }
@@ -158,16 +186,21 @@ public final class PartitionManager {
         }
     }
 
-    private static void audit(Connection c, String action, String target, String details) throws SQLException {
+    private void audit(Connection c, String action, String target, String details) throws SQLException {
+        long id;
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO admin_audit (actor, action, target, details) VALUES (?, ?, ?, ?)")) {
+                "INSERT INTO admin_audit (actor, action, target, details) VALUES (?, ?, ?, ?) RETURNING id")) {
             ps.setQueryTimeout(QUERY_TIMEOUT_S);
             ps.setString(1, ACTOR);
             ps.setString(2, action);
             ps.setString(3, target);
             ps.setString(4, details);
-            ps.executeUpdate();
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                id = rs.getLong(1);
+            }
         }
+        auditLink.link(c, id);
     }
 
     /** Makes sure partitions exist for every day in [from, to] (inclusive). */

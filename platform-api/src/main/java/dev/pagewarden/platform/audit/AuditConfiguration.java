@@ -7,6 +7,9 @@ import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.db.evidence.DropSummaries;
+import dev.pagewarden.db.evidence.LineageChain;
+import dev.pagewarden.db.evidence.RowChains;
 import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
@@ -22,6 +25,7 @@ import javax.sql.DataSource;
 import java.io.IOException;
 import java.security.PublicKey;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -55,11 +59,16 @@ class AuditConfiguration {
 
     @Bean(destroyMethod = "close")
     LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties,
-                                  AdminUiProperties admin) {
-        // an open incident holds its lineage from the start of its blast-radius window
+                                  AdminUiProperties admin, ReceiptKeys keys, Clock clock) {
+        RowChains rows = new RowChains(properties.engine().node(), 30);
+        // every batch is chained (lineage:<node>); an open incident holds its lineage from the start of its
+        // blast-radius window; a partition dropped past retention leaves a signed summary
         LineageShipper shipper = new LineageShipper(journal, dataSource,
-                new PartitionManager(2, properties.audit().retentionDays(), admin.incidentLookback()),
-                new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)));
+                new PartitionManager(2, properties.audit().retentionDays(), admin.incidentLookback())
+                        .onDrop(new DropSummaries(keys, clock, 30))
+                        .onAudit((c, id) -> rows.link(c, "admin_audit", id)),
+                new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)),
+                new LineageChain(properties.engine().node()));
         shipper.start();
         return shipper;
     }

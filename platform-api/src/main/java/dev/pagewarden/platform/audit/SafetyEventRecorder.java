@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.audit;
 
+import dev.pagewarden.adminui.audit.EvidenceChain;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.platform.config.PagewardenProperties;
@@ -31,6 +32,7 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
     private static final int RECENT = 200;
 
     private final JdbcClient jdbc;
+    private final EvidenceChain chain;
     private final String node;
     private final BlockingQueue<SafetyEvent> pending = new LinkedBlockingQueue<>();
     private final Deque<SafetyEvent> recent = new ArrayDeque<>();
@@ -39,8 +41,9 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
     private volatile boolean closed;
 
     /** {@code properties}: the node id ({@code pagewarden.engine.node-id}) each row names beside the worker. */
-    public SafetyEventRecorder(JdbcClient jdbc, PagewardenProperties properties) {
+    public SafetyEventRecorder(JdbcClient jdbc, PagewardenProperties properties, EvidenceChain chain) {
         this.jdbc = jdbc;
+        this.chain = chain;
         this.node = properties.engine().node();
         this.writer = Thread.ofPlatform().name("pagewarden-safety-writer").daemon().start(this::writeLoop);
     }
@@ -111,10 +114,18 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
         }
     }
 
+    /** The row and its chain link in one transaction. */
     private void insert(SafetyEvent e) {
-        jdbc.sql("""
+        chain.write(() -> {
+            chain.link("safety_events", insertRow(e));
+            return null;
+        });
+    }
+
+    private long insertRow(SafetyEvent e) {
+        return jdbc.sql("""
                 INSERT INTO safety_events (event_time, type, severity, node, worker, request_id, tenant_id, pages, epochs, details)
-                VALUES (:time, :type, :severity, :node, :worker, :request, :tenant, :pages, :epochs, :details)""")
+                VALUES (:time, :type, :severity, :node, :worker, :request, :tenant, :pages, :epochs, :details) RETURNING id""")
                 .param("time", Timestamp.from(e.time()))
                 .param("type", e.type().name())
                 .param("severity", e.severity().name())
@@ -125,7 +136,7 @@ public class SafetyEventRecorder implements SafetyListener, AutoCloseable {
                 .param("pages", new SqlArray("integer", e.pages().toArray()))
                 .param("epochs", new SqlArray("bigint", e.epochs().toArray()))
                 .param("details", e.details())
-                .update();
+                .query(Long.class).single();
     }
 
     /** Waits until every event taken so far is written (or the timeout passes); true when none is left. */

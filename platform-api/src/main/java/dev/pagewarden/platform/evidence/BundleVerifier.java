@@ -1,0 +1,358 @@
+package dev.pagewarden.platform.evidence;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.db.evidence.Canonical;
+import dev.pagewarden.db.evidence.Checkpoints;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.MessageDigest;
+import java.security.PublicKey;
+import java.security.spec.X509EncodedKeySpec;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+/**
+ * {@code evidence verify FILE [--keys JWKS_FILE]}, offline: every file's SHA-256 against the manifest, the
+ * manifest's signature, each checkpoint's and receipt's signature, every row's hash against its chain link (or
+ * its batch's row hashes), and each chain from the exported rows up to a signed checkpoint. Keys come from
+ * {@code --keys} (the JSON of {@code /.well-known/pagewarden-receipt-keys}) or else from the bundle's own
+ * {@code keys.json}, which proves integrity only against that key, so the output says so.
+ */
+final class BundleVerifier {
+    private BundleVerifier() {
+    }
+
+    /** What an intact bundle holds, and what is wrong with a broken one. */
+    record Report(List<String> problems, List<String> notes) {
+        boolean intact() {
+            return problems.isEmpty();
+        }
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length < 3) {
+            throw new EvidenceCommand.UsageException("usage: evidence verify FILE [--keys JWKS_FILE]");
+        }
+        Path file = Path.of(args[2]);
+        Path keys = null;
+        for (int i = 3; i < args.length; i++) {
+            if (args[i].equals("--keys")) {
+                keys = Path.of(EvidenceCommand.value(args, ++i));
+            } else {
+                throw new EvidenceCommand.UsageException("usage: evidence verify FILE [--keys JWKS_FILE]; unknown '" + args[i] + "'");
+            }
+        }
+        Report r;
+        try {
+            r = verify(file, keys == null ? null : parseKeys(BundleFormat.JSON.readTree(Files.readAllBytes(keys))));
+        } catch (Unreadable e) {
+            err.println("evidence verify: " + file + " is unreadable: " + e.getMessage());
+            return 2;
+        } catch (IOException e) {
+            err.println("evidence verify: could not read " + (keys != null ? keys + " or " : "") + file + ": " + e.getMessage());
+            return 2;
+        }
+        r.notes().forEach(n -> out.println("note: " + n));
+        if (r.intact()) {
+            out.println("intact: " + file);
+            return 0;
+        }
+        r.problems().forEach(p -> out.println("broken: " + p));
+        return 1;
+    }
+
+    static final class Unreadable extends IOException {
+        Unreadable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** {@code keys}: trusted public keys by id, or null to take the bundle's own. */
+    static Report verify(Path file, Map<String, PublicKey> keys) throws IOException {
+        List<String> problems = new ArrayList<>(), notes = new ArrayList<>();
+        Map<String, byte[]> files = new LinkedHashMap<>();
+        try (ZipFile zip = new ZipFile(file.toFile())) {
+            Enumeration<? extends ZipEntry> entries = zip.entries();
+            while (entries.hasMoreElements()) {
+                ZipEntry e = entries.nextElement();
+                try (InputStream in = zip.getInputStream(e)) {
+                    files.put(e.getName(), in.readAllBytes());
+                } catch (IOException | RuntimeException x) {
+                    problems.add(e.getName() + ": cannot be read back (" + x.getMessage() + ")");
+                    files.put(e.getName(), null); // present but corrupt: named once, not again as missing
+                }
+            }
+        } catch (IOException e) {
+            throw new Unreadable("not a zip archive (" + e.getMessage() + ")", e);
+        }
+        byte[] manifestBytes = files.get(BundleFormat.MANIFEST);
+        byte[] sig = files.get(BundleFormat.SIGNATURE);
+        if (manifestBytes == null || sig == null) {
+            if (!problems.isEmpty()) {
+                return new Report(problems, notes);
+            }
+            throw new Unreadable("no " + BundleFormat.MANIFEST + " and " + BundleFormat.SIGNATURE + ": not an evidence bundle", null);
+        }
+        JsonNode manifest;
+        try {
+            manifest = BundleFormat.JSON.readTree(manifestBytes);
+        } catch (IOException e) {
+            problems.add(BundleFormat.MANIFEST + ": not JSON any more (" + e.getMessage() + ")");
+            return new Report(problems, notes);
+        }
+        if (keys == null) {
+            byte[] k = files.get(BundleFormat.KEYS);
+            keys = k == null ? Map.of() : parseKeys(BundleFormat.JSON.readTree(k));
+            notes.add("keys taken from the bundle's own keys.json: compare their ids with /.well-known/pagewarden-receipt-keys, "
+                    + "or pass that file with --keys");
+        }
+        String keyId = manifest.path("key_id").asText(null);
+        PublicKey key = keyId == null ? null : keys.get(keyId);
+        if (key == null) {
+            problems.add(BundleFormat.MANIFEST + ": signed with key " + keyId + ", which is not among the keys given");
+        } else if (!Checkpoints.verifies(key, manifestBytes, decode(sig))) {
+            problems.add(BundleFormat.MANIFEST + ": its signature does not verify with key " + keyId + " (manifest or signature altered)");
+        }
+        Set<String> listed = new HashSet<>(List.of(BundleFormat.MANIFEST, BundleFormat.SIGNATURE));
+        for (JsonNode f : manifest.path("files")) {
+            String name = f.path("name").asText();
+            listed.add(name);
+            byte[] bytes = files.get(name);
+            if (bytes == null) {
+                if (!files.containsKey(name)) {
+                    problems.add(name + ": listed in the manifest but missing");
+                }
+            } else if (!HexFormat.of().formatHex(Canonical.sha256(bytes)).equals(f.path("sha256").asText())) {
+                problems.add(name + ": its SHA-256 differs from the manifest (file altered)");
+            }
+        }
+        for (String name : files.keySet()) {
+            if (!listed.contains(name)) {
+                problems.add(name + ": not in the manifest (file added)");
+            }
+        }
+        if (problems.isEmpty()) {
+            chains(files, keys, problems, notes);
+        }
+        return new Report(problems, notes);
+    }
+
+    /** Rows against links and batches, links and batches up to signed checkpoints. */
+    private static void chains(Map<String, byte[]> files, Map<String, PublicKey> keys, List<String> problems, List<String> notes)
+            throws IOException {
+        byte[] chainsBytes = files.get("chains.json");
+        if (chainsBytes == null) {
+            return;
+        }
+        JsonNode chains = BundleFormat.JSON.readTree(chainsBytes);
+        JsonNode checkpoints = tree(files, "checkpoints.json").path("checkpoints");
+        List<JsonNode> rows = new ArrayList<>();
+        for (String f : ROW_FILES) {
+            tree(files, f).path("rows").forEach(rows::add);
+        }
+        JsonNode lineage = tree(files, "lineage.json").path("rows");
+        Map<String, JsonNode> checkpoint = new HashMap<>();
+        for (JsonNode k : checkpoints) {
+            String chain = k.path("chain").asText();
+            long seq = k.path("seq").asLong();
+            PublicKey key = keys.get(k.path("key_id").asText());
+            byte[] msg = Checkpoints.message(chain, seq, hex(k.path("head").asText()), micros(k.path("at").asText()));
+            if (key == null || !Checkpoints.verifies(key, msg, decode(k.path("signature").asText().getBytes()))) {
+                problems.add("checkpoint " + chain + "#" + seq + ": signature does not verify with key " + k.path("key_id").asText());
+            } else {
+                checkpoint.put(chain, k);
+            }
+        }
+        // row links
+        Map<String, List<JsonNode>> linksByChain = new TreeMap<>();
+        Map<String, JsonNode> latestLink = new HashMap<>(); // table#row -> link
+        for (JsonNode l : chains.path("links")) {
+            linksByChain.computeIfAbsent(l.path("chain").asText(), c -> new ArrayList<>()).add(l);
+            latestLink.merge(l.path("table").asText() + "#" + l.path("row_id").asLong(), l,
+                    (a, b) -> b.path("seq").asLong() > a.path("seq").asLong() ? b : a);
+        }
+        linksByChain.forEach((chain, list) -> walk(chain, list, checkpoint.get(chain), l -> Canonical.linkHash(chain,
+                l.path("seq").asLong(), l.path("table").asText(), l.path("row_id").asLong(), hex(l.path("row_hash").asText()),
+                hex(l.path("prev_hash").asText())), problems, notes));
+        for (JsonNode row : rows) {
+            String table = row.path("table").asText();
+            String id = table + "#" + row.path("id").asLong();
+            JsonNode link = latestLink.get(id);
+            byte[] h = Canonical.sha256(Canonical.encode(table, values(table, row.path("values"))));
+            if (link == null) {
+                problems.add(table + " row " + row.path("id").asLong() + ": no chain link in the bundle");
+            } else if (!Arrays.equals(h, hex(link.path("row_hash").asText()))) {
+                problems.add(table + " row " + row.path("id").asLong() + ": differs from what its chain link recorded");
+            }
+        }
+        // lineage batches
+        Map<String, List<JsonNode>> batchesByChain = new TreeMap<>();
+        for (JsonNode b : chains.path("batches")) {
+            batchesByChain.computeIfAbsent(b.path("chain").asText(), c -> new ArrayList<>()).add(b);
+        }
+        Map<String, JsonNode> batchOf = new HashMap<>();
+        batchesByChain.forEach((chain, list) -> {
+            for (JsonNode b : list) {
+                batchOf.put(chain + "#" + b.path("seq").asLong(), b);
+            }
+            walk(chain, list, checkpoint.get(chain), b -> Canonical.batchHash(chain, b.path("seq").asLong(), b.path("day").asText(),
+                    b.path("row_count").asInt(), micros(b.path("first_time").asText()), micros(b.path("last_time").asText()),
+                    hex(b.path("rows_hash").asText()), hex(b.path("prev_hash").asText())), problems, notes);
+        });
+        Map<String, Set<String>> hashesOf = new HashMap<>();
+        chains.path("batch_row_hashes").fields().forEachRemaining(e -> {
+            JsonNode batch = batchOf.get(e.getKey());
+            MessageDigest d = digest();
+            Set<String> set = new HashSet<>();
+            int n = 0;
+            for (JsonNode h : e.getValue()) {
+                d.update(hex(h.asText()));
+                set.add(h.asText());
+                n++;
+            }
+            if (batch == null) {
+                problems.add("lineage batch " + e.getKey() + ": row hashes given for a batch the bundle does not have");
+            } else if (n != batch.path("row_count").asInt() || !Arrays.equals(d.digest(), hex(batch.path("rows_hash").asText()))) {
+                problems.add("lineage batch " + e.getKey() + ": its row hashes do not make the batch's rows hash");
+            }
+            hashesOf.put(e.getKey(), set);
+        });
+        int unchained = 0;
+        for (JsonNode row : lineage) {
+            if (row.path("chain").isNull()) {
+                unchained++;
+                continue;
+            }
+            String key = row.path("chain").asText() + "#" + row.path("seq").asLong();
+            String h = HexFormat.of().formatHex(Canonical.sha256(Canonical.encode("kv_lineage", values("kv_lineage", row.path("values")))));
+            Set<String> set = hashesOf.get(key);
+            if (set == null || !set.contains(h)) {
+                problems.add("lineage row " + row.path("values").path("event_id").asText() + " (" + key + "): not among its batch's rows");
+            }
+        }
+        for (JsonNode r : tree(files, "receipts.json").path("receipts")) {
+            String compact = r.path("receipt").isNull() ? null : r.path("receipt").asText(null);
+            if (compact != null && !ReceiptVerifier.verifyCompact(compact, keys)) {
+                problems.add("receipt of request " + r.path("request_id").asText() + ": signature does not verify with the keys given");
+            }
+        }
+        if (unchained > 0) {
+            notes.add(unchained + " lineage rows were shipped by an unchained writer: covered by the manifest signature only");
+        }
+    }
+
+    /** One chain's elements in order: contiguous, each hash recomputed, each linked to the previous, ending at a checkpoint. */
+    private static void walk(String chain, List<JsonNode> list, JsonNode checkpoint, java.util.function.Function<JsonNode, byte[]> recompute,
+                             List<String> problems, List<String> notes) {
+        list.sort((a, b) -> Long.compare(a.path("seq").asLong(), b.path("seq").asLong()));
+        JsonNode prev = null;
+        for (JsonNode e : list) {
+            long seq = e.path("seq").asLong();
+            if (!Arrays.equals(recompute.apply(e), hex(e.path("hash").asText()))) {
+                problems.add(chain + "#" + seq + ": hash does not match its content");
+            }
+            if (prev != null && (prev.path("seq").asLong() != seq - 1 || !prev.path("hash").asText().equals(e.path("prev_hash").asText()))) {
+                problems.add(chain + "#" + seq + ": does not follow " + chain + "#" + prev.path("seq").asLong());
+            }
+            prev = e;
+        }
+        if (prev == null) {
+            return;
+        }
+        if (checkpoint == null) {
+            notes.add(chain + " up to #" + prev.path("seq").asLong() + " is not covered by a signed checkpoint yet");
+        } else if (checkpoint.path("seq").asLong() != prev.path("seq").asLong()
+                || !checkpoint.path("head").asText().equals(prev.path("hash").asText())) {
+            problems.add(chain + ": does not end at its signed checkpoint #" + checkpoint.path("seq").asLong());
+        }
+    }
+
+    /** The files whose {@code rows} are rows of the row-chained tables. */
+    static final List<String> ROW_FILES = List.of("timeline.json", "safety_events.json", "disclosures.json");
+
+    private static JsonNode tree(Map<String, byte[]> files, String name) throws IOException {
+        byte[] b = files.get(name);
+        return b == null ? com.fasterxml.jackson.databind.node.MissingNode.getInstance() : BundleFormat.JSON.readTree(b);
+    }
+
+    private static List<String> values(String table, JsonNode values) {
+        List<String> out = new ArrayList<>();
+        for (String col : Canonical.COLUMNS.get(table)) {
+            JsonNode v = values.path(col);
+            out.add(v.isNull() || v.isMissingNode() ? null : v.asText());
+        }
+        return out;
+    }
+
+    /** Keys of a JWKS as served at /.well-known/pagewarden-receipt-keys (or a bundle's keys.json): kid and spki (or x). */
+    static Map<String, PublicKey> parseKeys(JsonNode jwks) throws IOException {
+        Map<String, PublicKey> out = new LinkedHashMap<>();
+        try {
+            KeyFactory kf = KeyFactory.getInstance("Ed25519");
+            for (JsonNode k : jwks.path("keys")) {
+                byte[] spki;
+                if (k.hasNonNull("spki")) {
+                    spki = Base64.getDecoder().decode(k.path("spki").asText());
+                } else {
+                    byte[] x = Base64.getUrlDecoder().decode(k.path("x").asText());
+                    spki = new byte[44];
+                    System.arraycopy(HexFormat.of().parseHex("302a300506032b6570032100"), 0, spki, 0, 12);
+                    System.arraycopy(x, 0, spki, 12, 32);
+                }
+                out.put(k.path("kid").asText(), kf.generatePublic(new X509EncodedKeySpec(spki)));
+            }
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
+            throw new IOException("not a key set of Ed25519 keys: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static byte[] decode(byte[] base64) {
+        try {
+            return Base64.getDecoder().decode(new String(base64, java.nio.charset.StandardCharsets.US_ASCII).strip());
+        } catch (IllegalArgumentException e) {
+            return new byte[0];
+        }
+    }
+
+    private static byte[] hex(String s) {
+        try {
+            return HexFormat.of().parseHex(s);
+        } catch (IllegalArgumentException e) {
+            return new byte[0];
+        }
+    }
+
+    private static Instant micros(String s) {
+        return Instant.EPOCH.plus(Long.parseLong(s), ChronoUnit.MICROS);
+    }
+
+    private static MessageDigest digest() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
