@@ -111,7 +111,10 @@ class ChainVerifyTest {
         for (int i = 0; i < 500; i++) {
             events.add(ev.write("decode-0", i % 64, i, 1000 + i / 10, "t" + (i % 3), 0, 16));
         }
-        PartitionManager partitions = new PartitionManager(1, 30).onDrop(new DropSummaries(KEYS, Clock.systemUTC(), 10));
+        // the retention's own admin-audit row (the drop) is the first link of the node's admin-audit chain
+        RowChains chains = new RowChains("node-a", 10);
+        PartitionManager partitions = new PartitionManager(1, 30).onDrop(new DropSummaries(KEYS, Clock.systemUTC(), 10))
+                .onAudit((c, id) -> chains.link(c, "admin_audit", id));
         try (Journal journal = Journal.open(new Journal.Config(tmp.resolve("journal"), 1 << 20, 1L << 30))) {
             LineageShipper shipper = new LineageShipper(journal, ds, partitions,
                     new LineageShipper.Config(100, Duration.ofMillis(20), Duration.ofMillis(200), Duration.ofHours(1)),
@@ -126,7 +129,6 @@ class ChainVerifyTest {
             assertThat(shipper.shipAvailable()).isEqualTo(500);
             shipper.close();
         }
-        RowChains chains = new RowChains("node-a", 10);
         List<Long> ids = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             ids.add(audit(chains, "action." + i));
@@ -162,7 +164,7 @@ class ChainVerifyTest {
                 "kv_lineage/lineage:node-a#5", "admin_audit/" + ids.get(4));
 
         // a reordered pair: admin-audit links 1 and 2 swapped, lineage batches 5 and 6 swapped
-        swap("chain_links", "admin_audit:node-a", 1, 2);
+        swap("chain_links", "admin_audit:node-a", 2, 3);
         swap("lineage_batches", "lineage:node-a", 5, 6);
         assertThat(broken()).containsExactlyInAnyOrder("kv_lineage/lineage:node-a#3", "admin_audit/" + ids.get(2),
                 "admin_audit/" + ids.get(4), "admin_audit/" + ids.get(0), "admin_audit/" + ids.get(1),
@@ -182,7 +184,7 @@ class ChainVerifyTest {
         exec("UPDATE chain_checkpoints SET signature = set_byte(signature, 0, get_byte(signature, 0) # 1) WHERE chain = 'admin_audit:node-a'");
         exec("UPDATE lineage_drop_summaries SET row_count = 49");
         Set<String> expected = new java.util.HashSet<>(before);
-        expected.addAll(Set.of("chain_checkpoints/admin_audit:node-a#6",
+        expected.addAll(Set.of("chain_checkpoints/admin_audit:node-a#7",
                 "lineage_drop_summaries/lineage:node-a@" + LocalDate.now(ZoneOffset.UTC).minusDays(40), "kv_lineage/lineage:node-a#1"));
         assertThat(broken()).isEqualTo(expected);
     }
