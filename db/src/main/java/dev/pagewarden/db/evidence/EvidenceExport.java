@@ -111,56 +111,32 @@ public final class EvidenceExport {
             }
         }
         List<Map<String, Object>> checkpoints = new ArrayList<>();
-        List<Map<String, Object>> links = new ArrayList<>();
-        for (var e : linkSpan.entrySet()) {
-            long upper = cover(c, e.getKey(), e.getValue()[1], checkpoints);
-            try (PreparedStatement st = c.prepareStatement("SELECT chain, seq, table_name, row_id, row_hash, prev_hash, hash FROM chain_links "
-                    + "WHERE chain = ? AND seq BETWEEN ? AND ? ORDER BY seq")) {
-                st.setQueryTimeout(timeoutSeconds);
-                st.setString(1, e.getKey());
-                st.setLong(2, e.getValue()[0]);
-                st.setLong(3, upper);
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        Map<String, Object> l = new LinkedHashMap<>();
-                        l.put("chain", rs.getString(1));
-                        l.put("seq", rs.getLong(2));
-                        l.put("table", rs.getString(3));
-                        l.put("row_id", rs.getLong(4));
-                        l.put("row_hash", hex(rs.getBytes(5)));
-                        l.put("prev_hash", hex(rs.getBytes(6)));
-                        l.put("hash", hex(rs.getBytes(7)));
-                        links.add(l);
-                    }
-                }
-            }
-        }
-        List<Map<String, Object>> batches = new ArrayList<>();
-        for (var e : batchSpan.entrySet()) {
-            long upper = cover(c, e.getKey(), e.getValue()[1], checkpoints);
-            try (PreparedStatement st = c.prepareStatement("SELECT chain, seq, day, row_count, first_time, last_time, rows_hash, prev_hash, hash "
-                    + "FROM lineage_batches WHERE chain = ? AND seq BETWEEN ? AND ? ORDER BY seq")) {
-                st.setQueryTimeout(timeoutSeconds);
-                st.setString(1, e.getKey());
-                st.setLong(2, e.getValue()[0]);
-                st.setLong(3, upper);
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        Map<String, Object> b = new LinkedHashMap<>();
-                        b.put("chain", rs.getString(1));
-                        b.put("seq", rs.getLong(2));
-                        b.put("day", rs.getObject(3, java.time.LocalDate.class).toString());
-                        b.put("row_count", rs.getInt(4));
-                        b.put("first_time", Long.toString(Canonical.micros(rs.getTimestamp(5).toInstant())));
-                        b.put("last_time", Long.toString(Canonical.micros(rs.getTimestamp(6).toInstant())));
-                        b.put("rows_hash", hex(rs.getBytes(7)));
-                        b.put("prev_hash", hex(rs.getBytes(8)));
-                        b.put("hash", hex(rs.getBytes(9)));
-                        batches.add(b);
-                    }
-                }
-            }
-        }
+        List<Map<String, Object>> links = chainRange(c, linkSpan, "SELECT chain, seq, table_name, row_id, row_hash, prev_hash, hash "
+                + "FROM chain_links", checkpoints, rs -> {
+                    Map<String, Object> l = new LinkedHashMap<>();
+                    l.put("chain", rs.getString(1));
+                    l.put("seq", rs.getLong(2));
+                    l.put("table", rs.getString(3));
+                    l.put("row_id", rs.getLong(4));
+                    l.put("row_hash", hex(rs.getBytes(5)));
+                    l.put("prev_hash", hex(rs.getBytes(6)));
+                    l.put("hash", hex(rs.getBytes(7)));
+                    return l;
+                });
+        List<Map<String, Object>> batches = chainRange(c, batchSpan, "SELECT chain, seq, day, row_count, first_time, last_time, "
+                + "rows_hash, prev_hash, hash FROM lineage_batches", checkpoints, rs -> {
+                    Map<String, Object> b = new LinkedHashMap<>();
+                    b.put("chain", rs.getString(1));
+                    b.put("seq", rs.getLong(2));
+                    b.put("day", rs.getObject(3, java.time.LocalDate.class).toString());
+                    b.put("row_count", rs.getInt(4));
+                    b.put("first_time", Long.toString(Canonical.micros(rs.getTimestamp(5).toInstant())));
+                    b.put("last_time", Long.toString(Canonical.micros(rs.getTimestamp(6).toInstant())));
+                    b.put("rows_hash", hex(rs.getBytes(7)));
+                    b.put("prev_hash", hex(rs.getBytes(8)));
+                    b.put("hash", hex(rs.getBytes(9)));
+                    return b;
+                });
         Map<String, List<String>> rowHashes = new TreeMap<>();
         for (String key : holding.keySet()) {
             String chain = key.substring(0, key.lastIndexOf('#'));
@@ -229,5 +205,33 @@ public final class EvidenceExport {
 
     private static String hex(byte[] b) {
         return HexFormat.of().formatHex(b);
+    }
+
+    private interface RowReader {
+        Map<String, Object> read(ResultSet rs) throws SQLException;
+    }
+
+    /**
+     * The entries of each chain from the first one the evidence needs up to the checkpoint that covers the last
+     * (added to {@code checkpoints}), in chain order.
+     */
+    private List<Map<String, Object>> chainRange(Connection c, Map<String, long[]> spans, String select,
+                                                 List<Map<String, Object>> checkpoints, RowReader reader) throws SQLException {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (var e : spans.entrySet()) {
+            long upper = cover(c, e.getKey(), e.getValue()[1], checkpoints);
+            try (PreparedStatement st = c.prepareStatement(select + " WHERE chain = ? AND seq BETWEEN ? AND ? ORDER BY seq")) {
+                st.setQueryTimeout(timeoutSeconds);
+                st.setString(1, e.getKey());
+                st.setLong(2, e.getValue()[0]);
+                st.setLong(3, upper);
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(reader.read(rs));
+                    }
+                }
+            }
+        }
+        return out;
     }
 }

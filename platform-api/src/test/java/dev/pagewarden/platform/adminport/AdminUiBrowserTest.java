@@ -17,6 +17,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -48,6 +49,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AdminUiBrowserTest extends PlatformTestBase {
     private static final Path HOME = tempHome();
     static final Path CHROMIUM = Paths.get(System.getenv().getOrDefault("PAGEWARDEN_CHROMIUM", "/usr/bin/chromium"));
+
+    /** Skips the test without a Chromium, except under CI=true, where that fails it; makes the screenshot folder. */
+    static void requireChromium() throws IOException {
+        if (!Files.isExecutable(CHROMIUM)) {
+            String why = "no Chromium at " + CHROMIUM + " (apt-get install -y chromium, or set PAGEWARDEN_CHROMIUM)";
+            if ("true".equals(System.getenv("CI"))) {
+                throw new AssertionError(why);
+            }
+            Assumptions.abort(why);
+        }
+        Files.createDirectories(SHOTS);
+    }
     static final Path SHOTS = Paths.get("target", "screenshots");
     static final String PASSWORD = "correct-horse-battery";
 
@@ -63,14 +76,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
 
     @Test
     void incidentResponseWorkflowInARealBrowser() throws Exception {
-        if (!Files.isExecutable(CHROMIUM)) {
-            String why = "no Chromium at " + CHROMIUM + " (apt-get install -y chromium, or set PAGEWARDEN_CHROMIUM)";
-            if ("true".equals(System.getenv("CI"))) {
-                throw new AssertionError(why);
-            }
-            Assumptions.abort(why);
-        }
-        Files.createDirectories(SHOTS);
+        requireChromium();
         users.create("operator", PASSWORD, AdminRole.ADMIN, "test");
         String bystanderKey = newTenant("bystander")[1];
         List<String> consoleErrors = new ArrayList<>();

@@ -8,16 +8,15 @@ import com.microsoft.playwright.Playwright;
 import com.microsoft.playwright.Response;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import static dev.pagewarden.platform.adminport.AdminUiBrowserTest.CHROMIUM;
+import static dev.pagewarden.platform.adminport.AdminUiBrowserTest.requireChromium;
 import static dev.pagewarden.platform.adminport.AdminUiBrowserTest.SHOTS;
 import static dev.pagewarden.platform.adminport.AdminUiBrowserTest.shot;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,14 +35,7 @@ class ReportFourEyesBrowserTest extends ReportPlatformTest {
 
     @Test
     void reportThenFourEyesPublishInARealBrowser() throws Exception {
-        if (!Files.isExecutable(CHROMIUM)) {
-            String why = "no Chromium at " + CHROMIUM + " (apt-get install -y chromium, or set PAGEWARDEN_CHROMIUM)";
-            if ("true".equals(System.getenv("CI"))) {
-                throw new AssertionError(why);
-            }
-            Assumptions.abort(why);
-        }
-        Files.createDirectories(SHOTS);
+        requireChromium();
         users.create("bt-drafter", PASSWORD, AdminRole.PUBLISHER, "test");
         users.create("bt-reviewer", PASSWORD, AdminRole.RESPONDER, "test");
         List<String> consoleErrors = new ArrayList<>();
