@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -86,7 +87,8 @@ class AuthThrottle implements AutoCloseable {
     }
 
     Decision attempt(List<Key> keys) {
-        Instant now = clock.instant();
+        // PostgreSQL keeps microseconds: a lockout's end read back must be the instant that was computed
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
         if (shared != null) {
             Duration held = null; // a lockout this replica started alone while the database was away still holds
             for (Key key : keys) {

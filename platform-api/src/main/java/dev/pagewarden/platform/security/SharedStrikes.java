@@ -139,7 +139,15 @@ final class SharedStrikes implements AutoCloseable {
     private static void bindKey(PreparedStatement st, int from, AuthThrottle.Key key) throws SQLException {
         st.setString(from, key.kind());
         st.setString(from + 1, key.scope().name().toLowerCase(java.util.Locale.ROOT));
-        st.setString(from + 2, key.value());
+        st.setString(from + 2, stored(key.value()));
+    }
+
+    /**
+     * The value as PostgreSQL text can hold it: a typed user name may contain NUL, which text refuses (that
+     * would read as the database being away). Backslashes doubled, NUL as {@code \0}: distinct values stay distinct.
+     */
+    static String stored(String value) {
+        return value.replace("\\", "\\\\").replace("\0", "\\0");
     }
 
     private static OffsetDateTime time(Instant i) {

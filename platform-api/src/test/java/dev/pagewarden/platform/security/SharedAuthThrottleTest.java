@@ -160,6 +160,43 @@ class SharedAuthThrottleTest {
         }
     }
 
+    @Test
+    void oddNamesAndSubMicrosecondClocksCountInPostgreSqlAndLockoutsEndOnTime() throws Exception {
+        EmbeddedPostgresServer pg = EmbeddedPostgresServer.start(
+                EmbeddedPostgresServer.Config.defaults().withDataDirectory(tmp.resolve("pg")));
+        // nanoseconds PostgreSQL cannot keep (it rounds to microseconds)
+        ManualClock fine = new ManualClock(Instant.parse("2026-12-01T12:00:00.000000700Z"));
+        try (pg) {
+            Migrations.migrate(pg.dataSource());
+            try (AuthThrottle a = new AuthThrottle(properties, fine, new SharedStrikes(pg.dataSource(),
+                    new BoundedCalls("the shared login throttle", "this replica counts alone", "throttle-db",
+                            Duration.ofSeconds(30), null)), 2)) {
+                // a typed name with NUL (refused by PostgreSQL text) and one that looks like its escaped form
+                String nul = "mal\0lory", lookalike = "mal\\0lory";
+                for (int i = 0; i < 4; i++) {
+                    assertThat(a.attempt(keys(nul, "198.51.100." + i)).allowed()).as("guess %d", i).isTrue();
+                    fine.advance(Duration.ofNanos(333));
+                }
+                assertThat(a.attempt(keys(lookalike, "198.51.100.9")).allowed()).as("a distinct account").isTrue();
+                AuthThrottle.Decision fifth = a.attempt(keys(nul, "198.51.100.4"));
+                assertThat(fifth.retryAfter()).as("counted in PostgreSQL with the full limit, not 1/2 alone")
+                        .isEqualTo(Duration.ofMinutes(1));
+                assertThat(countAccounts(pg.dataSource())).isEqualTo(2);
+                fine.advance(Duration.ofMinutes(1));
+                assertThat(a.attempt(keys(nul, "198.51.100.5")).allowed()).as("the lockout ends when it said").isTrue();
+            }
+        }
+    }
+
+    private static int countAccounts(DataSource ds) throws Exception {
+        try (var c = ds.getConnection(); var st = c.prepareStatement(
+                "SELECT count(*) FROM auth_throttle WHERE kind = 'login' AND scope = 'account'");
+             var rs = st.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
     private static int countFailures(DataSource ds, String address) throws Exception {
         try (var c = ds.getConnection(); var st = c.prepareStatement(
                 "SELECT failures FROM auth_throttle WHERE kind = 'login' AND scope = 'address' AND value = ?")) {
