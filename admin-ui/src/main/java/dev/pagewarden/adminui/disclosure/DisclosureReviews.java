@@ -1,14 +1,12 @@
 package dev.pagewarden.adminui.disclosure;
 
 import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.db.evidence.Canonical;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Instant;
@@ -159,11 +157,6 @@ public class DisclosureReviews {
 
     /** SHA-256 of the title and body (NUL between them: stored text never contains one). */
     static byte[] contentHash(Disclosure d) {
-        try {
-            return MessageDigest.getInstance("SHA-256")
-                    .digest((d.title() + '\u0000' + d.body()).getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return Canonical.sha256(d.title() + '\u0000' + d.body());
     }
 }

@@ -9,6 +9,7 @@ import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.db.lineage.PartitionManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,9 +21,7 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import javax.sql.DataSource;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.security.PublicKey;
 import java.security.Signature;
 import java.sql.SQLException;
@@ -92,7 +91,7 @@ public class FrozenBlastRadiusService {
         Instant[] w = incidents.window(incident);
         Computed set = compute(incident.model(), w[0], w[1]);
         String canonical = header(d, incident, w) + String.join("", set.lines());
-        byte[] digest = sha256(canonical);
+        byte[] digest = Canonical.sha256(canonical);
         ReceiptSigner.Signed signed = signer.sign(digest);
         Timestamp now = Timestamp.from(clock.instant());
         jdbc.sql("""
@@ -141,7 +140,7 @@ public class FrozenBlastRadiusService {
                 SELECT seen_at, seen_by, details FROM frozen_blast_radius_drift WHERE disclosure_id = :d ORDER BY seen_at""")
                 .param("d", disclosureId)
                 .query((rs, i) -> new FrozenBlastRadius.Drift(rs.getTimestamp(1).toInstant(), rs.getString(2), rs.getString(3))).list();
-        boolean ok = Arrays.equals(sha256(h.canonical()), h.digest()) && verifies(h.keyId(), h.digest(), h.signature());
+        boolean ok = Arrays.equals(Canonical.sha256(h.canonical()), h.digest()) && verifies(h.keyId(), h.digest(), h.signature());
         return Optional.of(new FrozenBlastRadius(disclosureId, h.incident(), h.from(), h.to(), h.model(), h.node(), h.worker(), h.at(),
                 h.canonical(), HexFormat.of().formatHex(h.digest()), h.keyId(), ok, readers, exposed, drifts));
     }
@@ -184,7 +183,7 @@ public class FrozenBlastRadiusService {
         String details = "recomputed blast radius of disclosure " + disclosureId + " (incident " + f.incidentId()
                 + ", window " + f.windowFrom() + " .. " + f.windowTo() + ") differs from the frozen set (digest " + f.digestHex()
                 + "): added " + strip(added) + ", missing " + strip(removed) + "; notices keep the frozen set";
-        byte[] digest = sha256(String.join("", now));
+        byte[] digest = Canonical.sha256(String.join("", now));
         boolean first = Boolean.TRUE.equals(tx.execute(s -> jdbc.sql("""
                 INSERT INTO frozen_blast_radius_drift (disclosure_id, recomputed_digest, seen_at, seen_by, details)
                 VALUES (:d, :digest, :now, :by, :details) ON CONFLICT DO NOTHING""")
@@ -340,13 +339,6 @@ public class FrozenBlastRadiusService {
         }
     }
 
-    static byte[] sha256(String text) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     private static String join(List<Long> ids) {
         return String.join(",", ids.stream().map(String::valueOf).toList());

@@ -5,6 +5,7 @@ import dev.pagewarden.adminui.incident.Incident;
 import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.adminui.input.InvalidTextException;
 import dev.pagewarden.adminui.input.StoredText;
+import dev.pagewarden.db.evidence.Canonical;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -101,7 +102,7 @@ public class OutsideReports {
                         INSERT INTO outside_reports (token_hash, challenge_hash, incident_id, received_at, contact, description,
                           request_ids, window_from, window_to)
                         VALUES (:token, :challenge, :incident, :now, :contact, :description, :ids, :from, :to) RETURNING id""")
-                        .param("token", ProofOfWork.sha256(tokenText)).param("challenge", challenge).param("incident", incident)
+                        .param("token", Canonical.sha256(tokenText)).param("challenge", challenge).param("incident", incident)
                         .param("now", Timestamp.from(now)).param("contact", contact).param("description", description)
                         .param("ids", requestIds).param("from", ts(s.windowFrom())).param("to", ts(s.windowTo()))
                         .query(Long.class).single();
@@ -120,7 +121,7 @@ public class OutsideReports {
         }
         return jdbc.sql("""
                 SELECT i.status, r.received_at FROM outside_reports r JOIN incidents i ON i.id = r.incident_id
-                WHERE r.token_hash = :h""").param("h", ProofOfWork.sha256(token))
+                WHERE r.token_hash = :h""").param("h", Canonical.sha256(token))
                 .query((rs, i) -> new ReporterView(Incident.Status.valueOf(rs.getString(1)).reporterLabel(),
                         rs.getTimestamp(2).toInstant()))
                 .optional();

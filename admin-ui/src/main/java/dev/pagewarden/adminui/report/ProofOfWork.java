@@ -1,13 +1,13 @@
 package dev.pagewarden.adminui.report;
 
 import dev.pagewarden.adminui.input.InvalidTextException;
+import dev.pagewarden.db.evidence.Canonical;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -80,11 +80,11 @@ public final class ProofOfWork {
         if (bits < difficulty) { // issued before the difficulty was raised
             throw new InvalidTextException("challenge", "challenge is easier than this service now asks: fetch a new one");
         }
-        if (leadingZeroBits(sha256(challenge + ":" + nonce)) < bits) {
+        if (leadingZeroBits(Canonical.sha256(challenge + ":" + nonce)) < bits) {
             throw new InvalidTextException("nonce", "nonce does not solve the challenge: SHA-256(challenge + \":\" + nonce) "
                     + "must start with " + bits + " zero bits");
         }
-        return sha256(challenge);
+        return Canonical.sha256(challenge);
     }
 
     static int leadingZeroBits(byte[] hash) {
@@ -99,13 +99,6 @@ public final class ProofOfWork {
         return bits;
     }
 
-    static byte[] sha256(String text) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     private byte[] hmac(String payload) {
         try {

@@ -75,14 +75,15 @@ public final class Canonical {
     }
 
     public static byte[] sha256(byte[] data) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(data);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 not available", e);
-        }
+        return digest().digest(data);
     }
 
-    static MessageDigest digest() {
+    /** SHA-256 of the text's UTF-8 bytes. */
+    public static byte[] sha256(String text) {
+        return sha256(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static MessageDigest digest() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {

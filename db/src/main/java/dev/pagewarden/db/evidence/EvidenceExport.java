@@ -8,7 +8,6 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -118,9 +117,9 @@ public final class EvidenceExport {
                     l.put("seq", rs.getLong(2));
                     l.put("table", rs.getString(3));
                     l.put("row_id", rs.getLong(4));
-                    l.put("row_hash", hex(rs.getBytes(5)));
-                    l.put("prev_hash", hex(rs.getBytes(6)));
-                    l.put("hash", hex(rs.getBytes(7)));
+                    l.put("row_hash", ChainVerifier.hex(rs.getBytes(5)));
+                    l.put("prev_hash", ChainVerifier.hex(rs.getBytes(6)));
+                    l.put("hash", ChainVerifier.hex(rs.getBytes(7)));
                     return l;
                 });
         List<Map<String, Object>> batches = chainRange(c, batchSpan, "SELECT chain, seq, day, row_count, first_time, last_time, "
@@ -132,9 +131,9 @@ public final class EvidenceExport {
                     b.put("row_count", rs.getInt(4));
                     b.put("first_time", Long.toString(Canonical.micros(rs.getTimestamp(5).toInstant())));
                     b.put("last_time", Long.toString(Canonical.micros(rs.getTimestamp(6).toInstant())));
-                    b.put("rows_hash", hex(rs.getBytes(7)));
-                    b.put("prev_hash", hex(rs.getBytes(8)));
-                    b.put("hash", hex(rs.getBytes(9)));
+                    b.put("rows_hash", ChainVerifier.hex(rs.getBytes(7)));
+                    b.put("prev_hash", ChainVerifier.hex(rs.getBytes(8)));
+                    b.put("hash", ChainVerifier.hex(rs.getBytes(9)));
                     return b;
                 });
         Map<String, List<String>> rowHashes = new TreeMap<>();
@@ -151,7 +150,7 @@ public final class EvidenceExport {
                 st.setLong(2, seq);
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
-                        hashes.add(hex(Canonical.sha256(Canonical.row("kv_lineage", rs))));
+                        hashes.add(ChainVerifier.hex(Canonical.sha256(Canonical.row("kv_lineage", rs))));
                     }
                 }
             }
@@ -184,7 +183,7 @@ public final class EvidenceExport {
                 Map<String, Object> k = new LinkedHashMap<>();
                 k.put("chain", rs.getString(1));
                 k.put("seq", rs.getLong(2));
-                k.put("head", hex(rs.getBytes(3)));
+                k.put("head", ChainVerifier.hex(rs.getBytes(3)));
                 k.put("at", Long.toString(Canonical.micros(rs.getTimestamp(4).toInstant())));
                 k.put("key_id", rs.getString(5));
                 k.put("signature", java.util.Base64.getEncoder().encodeToString(rs.getBytes(6)));
@@ -203,9 +202,6 @@ public final class EvidenceExport {
         return out;
     }
 
-    private static String hex(byte[] b) {
-        return HexFormat.of().formatHex(b);
-    }
 
     private interface RowReader {
         Map<String, Object> read(ResultSet rs) throws SQLException;

@@ -223,7 +223,7 @@ final class BundleVerifier {
         Map<String, Set<String>> hashesOf = new HashMap<>();
         chains.path("batch_row_hashes").fields().forEachRemaining(e -> {
             JsonNode batch = batchOf.get(e.getKey());
-            MessageDigest d = digest();
+            MessageDigest d = Canonical.digest();
             Set<String> set = new HashSet<>();
             int n = 0;
             for (JsonNode h : e.getValue()) {
@@ -348,11 +348,4 @@ final class BundleVerifier {
         return Instant.EPOCH.plus(Long.parseLong(s), ChronoUnit.MICROS);
     }
 
-    private static MessageDigest digest() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }
