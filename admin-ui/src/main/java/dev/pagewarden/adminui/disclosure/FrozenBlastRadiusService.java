@@ -10,6 +10,7 @@ import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
 import dev.pagewarden.db.evidence.Canonical;
+import dev.pagewarden.db.evidence.Checkpoints;
 import dev.pagewarden.db.lineage.PartitionManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,9 +22,7 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import javax.sql.DataSource;
-import java.security.GeneralSecurityException;
 import java.security.PublicKey;
-import java.security.Signature;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Clock;
@@ -326,14 +325,8 @@ public class FrozenBlastRadiusService {
     private boolean verifies(String keyId, byte[] digest, byte[] signature) {
         try {
             Optional<PublicKey> key = keys.find(keyId);
-            if (key.isEmpty()) {
-                return false;
-            }
-            Signature s = Signature.getInstance("Ed25519");
-            s.initVerify(key.get());
-            s.update(digest);
-            return s.verify(signature);
-        } catch (SQLException | GeneralSecurityException e) {
+            return key.isPresent() && Checkpoints.verifies(key.get(), digest, signature);
+        } catch (SQLException e) {
             LOG.warn("could not verify the frozen blast radius signature ({}): {}", keyId, e.getMessage());
             return false;
         }
