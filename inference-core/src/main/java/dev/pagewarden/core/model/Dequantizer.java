@@ -100,9 +100,17 @@ public final class Dequantizer {
      */
     public static float halfToFloat(short h) {
         int magnitude = h & 0x7fff;
-        int bits = Float.floatToRawIntBits(Float.intBitsToFloat(magnitude << 13) * 0x1p112f);
+        // normal halves: exponent and mantissa moved to fp32 positions and the exponent rebiased
+        // by 127-15 in the integer bits; subnormal halves: the mantissa times 2^-24, from an int.
+        // No subnormal float enters an arithmetic operation: x86 cores take a microcode assist of
+        // a hundred cycles or more on each one, and K-quant scales are often subnormal halves.
+        // Both are computed and one is picked without a branch (models mix the two at random).
+        int normal = (magnitude << 13) + 0x3800_0000;
+        int subnormal = Float.floatToRawIntBits(magnitude * 0x1p-24f);
+        int isSubnormal = (magnitude - 0x400) >> 31;
+        int bits = subnormal & isSubnormal | normal & ~isSubnormal;
         if (magnitude >= 0x7c00) {
-            bits |= magnitude > 0x7c00 ? 0x7fc0_0000 : 0x7f80_0000;
+            bits = magnitude << 13 | (magnitude > 0x7c00 ? 0x7fc0_0000 : 0x7f80_0000);
         }
         return Float.intBitsToFloat(bits | (h & 0x8000) << 16);
     }

@@ -1,5 +1,6 @@
 package dev.pagewarden.core.tensor;
 
+import dev.pagewarden.core.model.Dequantizer;
 import dev.pagewarden.core.model.Tensor;
 
 import java.lang.foreign.MemorySegment;
@@ -72,19 +73,9 @@ final class ScalarKernels implements RowKernels {
         }
     }
 
-    /**
-     * fp16 to fp32, exact, with NaNs quieted (as the F16C instruction and IEEE conversion do).
-     * Used instead of {@link Float#float16ToFloat}: that one keeps a signalling NaN's quiet bit clear
-     * when interpreted but sets it once intrinsified, and every tier must give the same bits.
-     */
+    /** fp16 to fp32: {@link Dequantizer#halfToFloat}, the one conversion every tier shares. */
     static float halfToFloat(short h) {
-        int magnitude = h & 0x7fff;
-        // exponent and mantissa to fp32 positions, rebiased by 2^(127-15); normalises subnormals too
-        int bits = Float.floatToRawIntBits(Float.intBitsToFloat(magnitude << 13) * 0x1p112f);
-        if (magnitude >= 0x7c00) {
-            bits |= magnitude > 0x7c00 ? 0x7fc0_0000 : 0x7f80_0000;
-        }
-        return Float.intBitsToFloat(bits | (h & 0x8000) << 16);
+        return Dequantizer.halfToFloat(h);
     }
 
     @Override

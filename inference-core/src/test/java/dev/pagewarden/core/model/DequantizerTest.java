@@ -72,6 +72,34 @@ class DequantizerTest {
         return Math.abs(Float.float16ToFloat(s.get(Tensor.I16_LE, b + 2))) * 63;
     }
 
+    /**
+     * Every fp16 bit pattern against the JDK's conversion: the same fp32 bits for every number,
+     * subnormal halves included (K-quant scales are often subnormal halves, which the decoder
+     * converts without a subnormal float operand); NaNs keep sign and payload and come out quiet.
+     */
+    @Test
+    void everyHalfConvertsExactly() {
+        int subnormals = 0;
+        for (int i = 0; i < 1 << 16; i++) {
+            short h = (short) i;
+            int got = Float.floatToRawIntBits(Dequantizer.halfToFloat(h));
+            float jdk = Float.float16ToFloat(h);
+            if (Float.isNaN(jdk)) {
+                int payload = (i & 0x3ff) << 13;
+                assertThat(got).as("NaN %04x", i).isEqualTo((i & 0x8000) << 16 | 0x7fc0_0000 | payload);
+            } else {
+                assertThat(got).as("half %04x", i).isEqualTo(Float.floatToRawIntBits(jdk));
+            }
+            if ((i & 0x7c00) == 0 && (i & 0x3ff) != 0) {
+                subnormals++;
+            }
+        }
+        assertThat(subnormals).isEqualTo(2 * 1023);
+        assertThat(Dequantizer.halfToFloat((short) 0x0001)).isEqualTo(0x1p-24f);
+        assertThat(Dequantizer.halfToFloat((short) 0x83ff)).isEqualTo(-0x3ffp-24f);
+        assertThat(Dequantizer.halfToFloat((short) 0x0400)).isEqualTo(0x1p-14f);
+    }
+
     @Test
     void handWorkedBlocks() {
         // Q4_0: d = 0.5; byte 3 = 0x9F: element 3 = (15 - 8) * 0.5, element 19 = (9 - 8) * 0.5
