@@ -79,7 +79,6 @@ class DequantizerTest {
      */
     @Test
     void everyHalfConvertsExactly() {
-        int subnormals = 0;
         for (int i = 0; i < 1 << 16; i++) {
             short h = (short) i;
             int got = Float.floatToRawIntBits(Dequantizer.halfToFloat(h));
@@ -90,11 +89,7 @@ class DequantizerTest {
             } else {
                 assertThat(got).as("half %04x", i).isEqualTo(Float.floatToRawIntBits(jdk));
             }
-            if ((i & 0x7c00) == 0 && (i & 0x3ff) != 0) {
-                subnormals++;
-            }
         }
-        assertThat(subnormals).isEqualTo(2 * 1023);
         assertThat(Dequantizer.halfToFloat((short) 0x0001)).isEqualTo(0x1p-24f);
         assertThat(Dequantizer.halfToFloat((short) 0x83ff)).isEqualTo(-0x3ffp-24f);
         assertThat(Dequantizer.halfToFloat((short) 0x0400)).isEqualTo(0x1p-14f);
