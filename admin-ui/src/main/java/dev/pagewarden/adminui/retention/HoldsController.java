@@ -1,7 +1,7 @@
 package dev.pagewarden.adminui.retention;
 
 import dev.pagewarden.adminui.Blocking;
-import org.springframework.http.HttpStatus;
+import dev.pagewarden.adminui.FormPost;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
@@ -25,10 +25,7 @@ class HoldsController {
 
     @GetMapping("/admin/holds")
     Mono<String> page(Model model) {
-        return Blocking.call(() -> {
-            model.addAttribute("holds", holds.list());
-            return "admin/holds";
-        });
+        return Blocking.call(() -> show(model));
     }
 
     record NewHold(String from, String to, String reason) {
@@ -45,18 +42,12 @@ class HoldsController {
         return act(model, exchange, () -> holds.release(id, who.getName()), "hold " + id + " released");
     }
 
-    /** Bad input is shown on the page (400), not as a stack trace. */
     private Mono<String> act(Model model, ServerWebExchange exchange, Callable<?> action, String done) {
-        return Blocking.call(() -> {
-            try {
-                action.call();
-                model.addAttribute("message", done);
-            } catch (IllegalArgumentException e) {
-                model.addAttribute("error", e.getMessage());
-                exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
-            }
-            model.addAttribute("holds", holds.list());
-            return "admin/holds";
-        });
+        return FormPost.run(model, exchange, action, done, () -> show(model));
+    }
+
+    private String show(Model model) {
+        model.addAttribute("holds", holds.list());
+        return "admin/holds";
     }
 }

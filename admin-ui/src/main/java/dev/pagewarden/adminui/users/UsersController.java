@@ -1,7 +1,7 @@
 package dev.pagewarden.adminui.users;
 
 import dev.pagewarden.adminui.Blocking;
-import org.springframework.http.HttpStatus;
+import dev.pagewarden.adminui.FormPost;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
@@ -23,11 +23,7 @@ class UsersController {
 
     @GetMapping("/admin/users")
     Mono<String> page(Model model) {
-        return Blocking.call(users::list).map(list -> {
-            model.addAttribute("users", list);
-            model.addAttribute("roles", AdminRole.values());
-            return "admin/users";
-        });
+        return Blocking.call(() -> show(model));
     }
 
     record NewUser(String username, String password, String role) {
@@ -57,19 +53,13 @@ class UsersController {
         return act(model, exchange, () -> users.setEnabled(name, true, who.getName()), name + " enabled");
     }
 
-    /** Bad input is shown on the page (400), not as a stack trace. */
     private Mono<String> act(Model model, ServerWebExchange exchange, java.util.concurrent.Callable<?> action, String done) {
-        return Blocking.call(() -> {
-            try {
-                action.call();
-                model.addAttribute("message", done);
-            } catch (IllegalArgumentException e) {
-                model.addAttribute("error", e.getMessage());
-                exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
-            }
-            model.addAttribute("users", users.list());
-            model.addAttribute("roles", AdminRole.values());
-            return "admin/users";
-        });
+        return FormPost.run(model, exchange, action, done, () -> show(model));
+    }
+
+    private String show(Model model) {
+        model.addAttribute("users", users.list());
+        model.addAttribute("roles", AdminRole.values());
+        return "admin/users";
     }
 }

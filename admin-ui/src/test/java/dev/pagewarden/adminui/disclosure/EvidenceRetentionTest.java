@@ -20,12 +20,11 @@ import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.testing.ManualClock;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
-import dev.pagewarden.db.journal.Journal;
-import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
 import dev.pagewarden.db.testing.Ev;
 import dev.pagewarden.db.testing.TestPostgres;
+import dev.pagewarden.db.testing.TestShipping;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -60,9 +59,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EvidenceRetentionTest {
-    static final AdminUiProperties PROPERTIES = new AdminUiProperties(null, Duration.ofMinutes(30), Duration.ofMinutes(10),
-            Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ZERO,
-            new AdminUiProperties.Throttle(5, 20, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofHours(1)));
     static final String NODE = "engine-b";
     private TestPostgres pg;
     private DataSource ds;
@@ -92,11 +88,11 @@ class EvidenceRetentionTest {
         ManualClock clock = new ManualClock(noon(disclosedDay).plusSeconds(300));
         TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
         AdminAuditLog audit = TestAuditLogs.over(jdbc);
-        IncidentService incidents = TestIncidents.over(jdbc, platform(), audit, PROPERTIES, new LineageQueries(ds), tx, clock);
+        IncidentService incidents = TestIncidents.over(jdbc, platform(), audit, TestIncidents.PROPERTIES, new LineageQueries(ds), tx, clock);
         ReceiptKeys keys = ReceiptKeys.generate("pw");
         FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, keys);
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
-                new WebhookService(jdbc, PROPERTIES, null, null, null, clock),
+                new WebhookService(jdbc, TestIncidents.PROPERTIES, null, null, null, clock),
                 new DisclosureReviews(jdbc, audit, tx, clock, false), tx, clock, frozen);
         LegalHoldService holds = new LegalHoldService(ds, audit, tx, clock);
         ReceiptAudit receipts = new ReceiptAudit(ds, keys::publicKeys);
@@ -141,7 +137,7 @@ class EvidenceRetentionTest {
         assertThat(open).isNotEqualTo(disclosed);
 
         // a legal hold on an otherwise unneeded day, and a day nothing holds
-        PartitionManager partitions = new PartitionManager(2, 30, PROPERTIES.incidentLookback());
+        PartitionManager partitions = new PartitionManager(2, 30, TestIncidents.PROPERTIES.incidentLookback());
         try (Connection c = ds.getConnection()) {
             partitions.ensure(c, freeDay, freeDay);
             partitions.ensure(c, heldDay, heldDay);
@@ -194,7 +190,7 @@ class EvidenceRetentionTest {
         ship(lateEvents);
         requests(noon(disclosedDay), 304, "acme", 0, null, 0, null);
         clock.set(noon(disclosedDay).plusSeconds(180));
-        TestIncidents.sweep(new LineageQueries(ds), incidents, jdbc, platform(), clock, PROPERTIES, frozen).sweep();
+        TestIncidents.sweep(new LineageQueries(ds), incidents, jdbc, platform(), clock, TestIncidents.PROPERTIES, frozen).sweep();
         assertThat(jdbc.sql("SELECT count(*) FROM frozen_blast_radius_drift").query(Long.class).single()).isEqualTo(1);
         assertThat(frozen.recheck(version)).isEqualTo(FrozenBlastRadiusService.Recheck.DIFFERS);
         assertThat(frozen.recheck(version)).isEqualTo(FrozenBlastRadiusService.Recheck.DIFFERS);
@@ -304,11 +300,6 @@ class EvidenceRetentionTest {
     }
 
     private void ship(List<LineageEvent> events) throws Exception {
-        try (Journal j = Journal.open(new Journal.Config(tmp.resolve("ship-" + System.nanoTime()), 8 << 20, 1L << 32))) {
-            j.append(events);
-            LineageShipper s = new LineageShipper(j, ds, new PartitionManager(2, 30), LineageShipper.Config.defaults());
-            s.shipAvailable();
-            s.close();
-        }
+        TestShipping.ship(ds, tmp.resolve("ship-" + System.nanoTime()), new PartitionManager(2, 30), events);
     }
 }

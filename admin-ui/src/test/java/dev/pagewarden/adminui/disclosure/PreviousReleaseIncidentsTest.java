@@ -28,7 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static dev.pagewarden.adminui.disclosure.EvidenceRetentionTest.NODE;
-import static dev.pagewarden.adminui.disclosure.EvidenceRetentionTest.PROPERTIES;
+import static dev.pagewarden.adminui.incident.TestIncidents.PROPERTIES;
 import static dev.pagewarden.adminui.disclosure.EvidenceRetentionTest.micros;
 import static dev.pagewarden.adminui.disclosure.EvidenceRetentionTest.platform;
 import static dev.pagewarden.adminui.disclosure.EvidenceRetentionTest.serve;

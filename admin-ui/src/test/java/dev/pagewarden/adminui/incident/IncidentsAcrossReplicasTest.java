@@ -6,12 +6,11 @@ import dev.pagewarden.adminui.audit.TestAuditLogs;
 import dev.pagewarden.adminui.disclosure.TestFrozenBlastRadii;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.db.audit.LineageQueries;
-import dev.pagewarden.db.journal.Journal;
-import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
 import dev.pagewarden.db.testing.Ev;
 import dev.pagewarden.db.testing.TestPostgres;
+import dev.pagewarden.db.testing.TestShipping;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,9 +47,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class IncidentsAcrossReplicasTest {
-    private static final AdminUiProperties PROPERTIES = new AdminUiProperties(null, Duration.ofMinutes(30), Duration.ofMinutes(10),
-            Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ZERO,
-            new AdminUiProperties.Throttle(5, 20, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofHours(1)));
     private TestPostgres pg;
     private DataSource ds;
     private JdbcClient jdbc;
@@ -79,9 +75,9 @@ class IncidentsAcrossReplicasTest {
     private Replica replica(String node, Clock clock) {
         JdbcClient own = JdbcClient.create(ds);
         PlatformPort platform = platform(node);
-        IncidentService incidents = new IncidentService(own, platform, TestAuditLogs.over(own), PROPERTIES, new LineageQueries(ds),
+        IncidentService incidents = new IncidentService(own, platform, TestAuditLogs.over(own), TestIncidents.PROPERTIES, new LineageQueries(ds),
                 new TransactionTemplate(new DataSourceTransactionManager(ds)), clock);
-        return new Replica(incidents, new LineageSweep(new LineageQueries(ds), incidents, own, platform, clock, PROPERTIES,
+        return new Replica(incidents, new LineageSweep(new LineageQueries(ds), incidents, own, platform, clock, TestIncidents.PROPERTIES,
                 TestFrozenBlastRadii.over(ds, incidents, platform, clock)));
     }
 
@@ -191,11 +187,6 @@ class IncidentsAcrossReplicasTest {
     }
 
     private void ship(List<LineageEvent> events) throws Exception {
-        try (Journal j = Journal.open(new Journal.Config(tmp.resolve("ship-" + System.nanoTime()), 8 << 20, 1L << 32))) {
-            j.append(events);
-            LineageShipper s = new LineageShipper(j, ds, new PartitionManager(2, 30), LineageShipper.Config.defaults());
-            s.shipAvailable();
-            s.close();
-        }
+        TestShipping.ship(ds, tmp.resolve("ship-" + System.nanoTime()), new PartitionManager(2, 30), events);
     }
 }

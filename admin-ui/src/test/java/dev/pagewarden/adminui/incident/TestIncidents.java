@@ -9,9 +9,15 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import java.time.Clock;
+import java.time.Duration;
 
 /** The incident service and lineage sweep over a test's own database, for service tests outside this package. */
 public final class TestIncidents {
+    /** The admin UI defaults, except a lineage sweep interval of zero: these service tests run the sweep themselves. */
+    public static final AdminUiProperties PROPERTIES = new AdminUiProperties(null, Duration.ofMinutes(30), Duration.ofMinutes(10),
+            Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ZERO,
+            new AdminUiProperties.Throttle(5, 20, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofHours(1)));
+
     private TestIncidents() {
     }
 

@@ -10,12 +10,11 @@ import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.db.audit.ReceiptAudit.Status;
 import dev.pagewarden.db.audit.ReceiptAudit.Verdict;
-import dev.pagewarden.db.journal.Journal;
-import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.schema.Migrations;
 import dev.pagewarden.db.testing.Ev;
 import dev.pagewarden.db.testing.TestPostgres;
+import dev.pagewarden.db.testing.TestShipping;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -300,12 +299,7 @@ class MultiReplicaLineageTest {
     }
 
     private void ship(List<LineageEvent> events) throws Exception {
-        try (Journal j = Journal.open(new Journal.Config(tmp.resolve("ship-" + System.nanoTime()), 8 << 20, 1L << 32))) {
-            j.append(events);
-            LineageShipper s = new LineageShipper(j, ds, new PartitionManager(2, 30), LineageShipper.Config.defaults());
-            s.shipAvailable();
-            s.close();
-        }
+        TestShipping.ship(ds, tmp.resolve("ship-" + System.nanoTime()), new PartitionManager(2, 30), events);
     }
 
     private static Instant instant(long micros) {

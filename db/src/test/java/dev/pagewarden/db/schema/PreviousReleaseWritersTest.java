@@ -14,11 +14,10 @@ import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.ReceiptAudit.Status;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
-import dev.pagewarden.db.journal.Journal;
-import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.db.testing.Ev;
 import dev.pagewarden.db.testing.TestPostgres;
+import dev.pagewarden.db.testing.TestShipping;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -250,12 +249,7 @@ class PreviousReleaseWritersTest {
     }
 
     private void ship(List<LineageEvent> events) throws Exception {
-        try (Journal j = Journal.open(new Journal.Config(tmp.resolve("ship-" + System.nanoTime()), 8 << 20, 1L << 32))) {
-            j.append(events);
-            LineageShipper s = new LineageShipper(j, ds, new PartitionManager(1, 30), LineageShipper.Config.defaults());
-            s.shipAvailable();
-            s.close();
-        }
+        TestShipping.ship(ds, tmp.resolve("ship-" + System.nanoTime()), new PartitionManager(1, 30), events);
     }
 
     private static void exec(Connection c, String sql) throws Exception {
