@@ -95,24 +95,15 @@ public final class Dequantizer {
     }
 
     /**
-     * fp16 to fp32, exact, NaNs quieted: written out rather than {@link Float#float16ToFloat},
-     * whose NaN bits differ between the interpreter and compiled code.
+     * fp16 to fp32, exact, NaNs quieted. {@link Float#float16ToFloat} is one F16C instruction once
+     * compiled (cheap to inline into a kernel, and no subnormal float operand, which x86 cores
+     * handle in a microcode assist of a hundred cycles or more: K-quant scales are often subnormal
+     * halves); but it sets a NaN's quiet bit only when compiled, so NaNs are built here, the same
+     * bits in every tier.
      */
     public static float halfToFloat(short h) {
-        int magnitude = h & 0x7fff;
-        // normal halves: exponent and mantissa moved to fp32 positions and the exponent rebiased
-        // by 127-15 in the integer bits; subnormal halves: the mantissa times 2^-24, from an int.
-        // No subnormal float enters an arithmetic operation: x86 cores take a microcode assist of
-        // a hundred cycles or more on each one, and K-quant scales are often subnormal halves.
-        // Both are computed and one is picked without a branch (models mix the two at random).
-        int normal = (magnitude << 13) + 0x3800_0000;
-        int subnormal = Float.floatToRawIntBits(magnitude * 0x1p-24f);
-        int isSubnormal = (magnitude - 0x400) >> 31;
-        int bits = subnormal & isSubnormal | normal & ~isSubnormal;
-        if (magnitude >= 0x7c00) {
-            bits = magnitude << 13 | (magnitude > 0x7c00 ? 0x7fc0_0000 : 0x7f80_0000);
-        }
-        return Float.intBitsToFloat(bits | (h & 0x8000) << 16);
+        float f = Float.float16ToFloat(h);
+        return f == f ? f : Float.intBitsToFloat((h & 0x8000) << 16 | 0x7fc0_0000 | (h & 0x3ff) << 13);
     }
 
     private static int u8(MemorySegment s, long o) {

@@ -1247,15 +1247,8 @@ final class VectorKernels implements RowKernels {
     private static final ValueLayout.OfLong I64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfInt I32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
 
-    /**
-     * A block scale: the F16C conversion (one instruction, where {@link ScalarKernels#halfToFloat}
-     * inlined into a kernel costs C2 nodes it then lacks for the Vector API calls), except for a
-     * NaN, whose quiet bit that conversion sets only once compiled; so the same bits in every tier.
-     */
     private static float half(MemorySegment w, long at) {
-        short h = w.get(Tensor.I16_LE, at);
-        float f = Float.float16ToFloat(h);
-        return f == f ? f : ScalarKernels.halfToFloat(h);
+        return ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, at));
     }
 
     private void decodeBf16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
