@@ -73,22 +73,27 @@ class DequantizerTest {
     }
 
     /**
-     * Every fp16 bit pattern against the JDK's conversion: the same fp32 bits for every number,
-     * subnormal halves included (K-quant scales are often subnormal halves, which the decoder
-     * converts without a subnormal float operand); NaNs keep sign and payload and come out quiet.
+     * Every fp16 bit pattern against its value worked out in float64 from the IEEE fields (sign,
+     * exponent, mantissa; subnormal halves included, which K-quant scales often are): the same
+     * number; NaNs keep sign and payload and come out quiet.
      */
     @Test
     void everyHalfConvertsExactly() {
         for (int i = 0; i < 1 << 16; i++) {
             short h = (short) i;
-            int got = Float.floatToRawIntBits(Dequantizer.halfToFloat(h));
-            float jdk = Float.float16ToFloat(h);
-            if (Float.isNaN(jdk)) {
-                int payload = (i & 0x3ff) << 13;
-                assertThat(got).as("NaN %04x", i).isEqualTo((i & 0x8000) << 16 | 0x7fc0_0000 | payload);
-            } else {
-                assertThat(got).as("half %04x", i).isEqualTo(Float.floatToRawIntBits(jdk));
+            float got = Dequantizer.halfToFloat(h);
+            int exponent = i >>> 10 & 0x1f, mantissa = i & 0x3ff;
+            double sign = (i & 0x8000) != 0 ? -1 : 1;
+            if (exponent == 0x1f && mantissa != 0) {
+                assertThat(Float.floatToRawIntBits(got)).as("NaN %04x", i)
+                        .isEqualTo((i & 0x8000) << 16 | 0x7fc0_0000 | mantissa << 13);
+                continue;
             }
+            double expected = exponent == 0x1f ? sign * Double.POSITIVE_INFINITY
+                    : exponent == 0 ? sign * mantissa * 0x1p-24
+                    : sign * (1 + mantissa / 1024.0) * Math.pow(2, exponent - 15);
+            assertThat((double) got).as("half %04x", i).isEqualTo(expected);
+            assertThat(Float.floatToRawIntBits(got) >>> 31).as("sign of %04x", i).isEqualTo(i >>> 15);
         }
         assertThat(Dequantizer.halfToFloat((short) 0x0001)).isEqualTo(0x1p-24f);
         assertThat(Dequantizer.halfToFloat((short) 0x83ff)).isEqualTo(-0x3ffp-24f);
