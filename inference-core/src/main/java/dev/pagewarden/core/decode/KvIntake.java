@@ -162,14 +162,16 @@ public final class KvIntake implements KvReceiver {
                             : SafetyEvent.Type.TRANSFER_INCOMPLETE, problem);
                 }
             }
-            // The bytes and the lineage event of the landing in one step under the pool's lock, so that
-            // a release, an allocation or a read check of this page comes before both or after both
-            // (the audit's exposure finder then sees one order).
-            synchronized (pool) {
-                // only the slots the frame claims: the sender's stale bytes past them never cross
-                pool.storage().writeSlots(dst.page(), frame.bytes(), frame.tokens(), frame.writers());
-                // lineage: the copy landed here, in whatever epoch the page is now (a released-early page
-                // may be another request's by now - exactly what the audit must be able to show)
+            // The bytes land outside the pool's lock: on a device the write waits for the device thread, which
+            // may be busy with a step whose start reads page metadata; holding the lock here would stall every
+            // admission and release behind that step. While this transfer's monitor is held, the checks above
+            // keep the page this request's (abort, failure and reaping all take the monitor first), so nothing
+            // moves between the write and its lineage event below.
+            // only the slots the frame claims: the sender's stale bytes past them never cross
+            pool.storage().writeSlots(dst.page(), frame.bytes(), frame.tokens(), frame.writers());
+            // lineage: the copy landed here, in whatever epoch the page is now (a released-early page may be
+            // another request's by now - exactly what the audit must be able to show)
+            synchronized (pool) { // the epoch read and its event in one step: no allocation comes between them
                 pool.lineage().transfer(Kind.TRANSFER_IN, dst.page(), pool.epochOf(dst.page()), t.seq.id(),
                         t.seq.tenant(), frame.tokens(), frame.sourcePool(), frame.source().page(), frame.source().epoch(),
                         frame.generation(), frame.crc32c());

@@ -104,6 +104,7 @@ public final class Engine implements InferenceEngine {
         private boolean stepped;
         private TransportFactory transport;
         private String node;
+        private BackendProvider backend;
 
         private Builder(LoadedModel loaded, EngineConfig config) {
             this.loaded = loaded;
@@ -149,6 +150,9 @@ public final class Engine implements InferenceEngine {
         /** Another way for pages to reach the decode pool (a network transport, say); in process by default. */
         public Builder transport(TransportFactory v) { transport = v; return this; }
 
+        /** Runs on {@code v}'s backends instead of the one the config names (an embedder's own device). */
+        public Builder backend(BackendProvider v) { backend = v; return this; }
+
         public Engine build() {
             return new Engine(this);
         }
@@ -173,7 +177,7 @@ public final class Engine implements InferenceEngine {
         this.ids = new RequestIdSource(config.requestIdBase(), config.requestIdKey());
         this.clock = clock;
         this.safety = new SafetyMonitor(listener, metrics, clock);
-        BackendProvider provider = Backends.select(config.backend(), loaded);
+        BackendProvider provider = b.backend != null ? b.backend : Backends.select(config.backend(), loaded);
         this.backendName = provider.name();
         LOG.log(System.Logger.Level.DEBUG, "backend {0} ({1})", provider.name(), config.backend());
         BackendOptions options = new BackendOptions(config.threads());

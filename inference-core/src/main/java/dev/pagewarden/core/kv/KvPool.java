@@ -6,6 +6,7 @@ import dev.pagewarden.core.lineage.LineageRecorder;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -442,19 +443,39 @@ public final class KvPool {
         return new PageInfo(page, state[page], owner[page], tenant[page], epoch[page], written[page]);
     }
 
-    /** A read-only view of the page metadata, for a backend's in-kernel second line of checks. */
-    public PageTags tags() {
-        return new PageTags() {
-            @Override
-            public PageInfo info(int page) {
-                return KvPool.this.info(page);
-            }
+    /**
+     * The metadata of every page, copied in one consistent moment: what a backend may check reads
+     * against on its device. A copy, not a view: a backend reads it on its own (device) thread, which
+     * must never need this pool's lock - a transfer landing may hold that lock's neighbours while it
+     * waits for that very thread.
+     */
+    public synchronized PageTags tags() {
+        int[] all = new int[state.length];
+        Arrays.setAll(all, i -> i);
+        return tags(all);
+    }
 
-            @Override
-            public boolean checksOn() {
-                return checks;
+    /** As {@link #tags()}, for just {@code pages} (those a step touches); asking it about another page fails. */
+    public synchronized PageTags tags(int[] pages) {
+        int[] sorted = Arrays.stream(pages).sorted().distinct().toArray();
+        PageInfo[] infos = new PageInfo[sorted.length];
+        for (int i = 0; i < sorted.length; i++) {
+            infos[i] = info(sorted[i]);
+        }
+        return new TagSnapshot(sorted, infos, checks);
+    }
+
+    /** An immutable copy of some pages' metadata; {@link #info} of a page outside it fails rather than guess. */
+    private record TagSnapshot(int[] pages, PageInfo[] infos, boolean checksOn) implements PageTags {
+        @Override
+        public PageInfo info(int page) {
+            int i = Arrays.binarySearch(pages, page);
+            if (i < 0) {
+                throw new IllegalArgumentException("page " + page + " is not among the " + pages.length
+                        + " pages whose tags were read for this step");
             }
-        };
+            return infos[i];
+        }
     }
 
     /** Metadata of one page at one moment. */

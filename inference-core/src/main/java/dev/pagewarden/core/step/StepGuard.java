@@ -4,6 +4,7 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 
 import java.util.ArrayList;
@@ -15,7 +16,7 @@ import java.util.function.IntConsumer;
  * checked against the pool's page metadata (owner tag, epoch, written slots); a refused sequence is
  * left out of the step entirely - nothing computed, nothing written. After the step, the writes of
  * every sequence that ran are recorded in the metadata. A backend never sees the pool, only its
- * storage and a read-only view of the tags (for a second line of checks on its device), so it can
+ * storage and a copy of the tags of the pages it touches (for a second line of checks on its device), so it can
  * neither skip the checks nor forget the marking.
  */
 public final class StepGuard {
@@ -63,7 +64,8 @@ public final class StepGuard {
         for (int j = 0; j < runnable.size(); j++) {
             runLogits[j] = logits[index[j]];
         }
-        ReadCheck[] device = backend.forward(runnable, pool.storage(), pool.tags(), runLogits);
+        // the tags are read here, on the engine's thread: a backend's device thread never takes the pool's lock
+        ReadCheck[] device = backend.forward(runnable, pool.storage(), pool.tags(pagesTouched(runnable)), runLogits);
         List<SequenceStep> ran = new ArrayList<>(runnable.size());
         for (int j = 0; j < runnable.size(); j++) {
             if (device[j].allowed()) {
@@ -86,5 +88,12 @@ public final class StepGuard {
             pool.markPositionsWritten(s.requestId(), s.pageTable(), s.startPos(), end);
         }
         return verdicts;
+    }
+
+    /** The pages a step can touch: each sequence's table up to its step's last position. */
+    private int[] pagesTouched(List<SequenceStep> runnable) {
+        return runnable.stream()
+                .flatMap(s -> s.pageTable().subList(0, Math.min(s.pageTable().size(), pool.layout().pagesFor(s.endPos()))).stream())
+                .mapToInt(PageRef::page).toArray();
     }
 }

@@ -57,6 +57,33 @@ class KvPoolTest {
     }
 
     @Test
+    void tagsAreACopyOfOneMomentThatNeedsNoLockToRead() throws Exception {
+        List<PageRef> pages = pool.allocate(7, "t", 2);
+        pool.markWritten(7, pages.get(0), 3);
+        PageTags tags = pool.tags(new int[] {pages.get(1).page(), pages.get(0).page(), pages.get(0).page()});
+        pool.markWritten(7, pages.get(0), 4);
+        pool.release(7, pages);
+        KvPool.PageInfo first = tags.info(pages.get(0).page());
+        assertThat(first.state()).isEqualTo(PageState.OWNED);
+        assertThat(first.owner()).isEqualTo(7);
+        assertThat(first.epoch()).isEqualTo(pages.get(0).epoch());
+        assertThat(first.writtenSlots()).as("as it was when read, not as it is now").isEqualTo(3);
+        assertThat(tags.info(pages.get(1).page()).writtenSlots()).isZero();
+        assertThat(tags.checksOn()).isTrue();
+        int other = pool.capacityPages() - 1 == pages.get(0).page() || pool.capacityPages() - 1 == pages.get(1).page()
+                ? 0 : pool.capacityPages() - 1;
+        assertThatThrownBy(() -> tags.info(other)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("page " + other + " is not among the 2 pages");
+        // read from another thread while this one holds the pool's lock: a device thread must never wait for it
+        synchronized (pool) {
+            Thread reader = Thread.ofPlatform().start(() -> tags.info(pages.get(1).page()));
+            reader.join(10_000);
+            assertThat(reader.isAlive()).as("reading the tags waited for the pool's lock").isFalse();
+        }
+        assertThat(pool.tags().info(pages.get(0).page()).state()).isEqualTo(PageState.FREE);
+    }
+
+    @Test
     void aRestartedPoolNeverRepeatsAnEpochOfTheStartBefore() {
         // first start: 10 s of uptime in which page 0 is allocated ten million times, once a microsecond (far more than an engine can)
         java.time.Instant boot = java.time.Instant.parse("2026-12-01T10:00:00.000001Z");
