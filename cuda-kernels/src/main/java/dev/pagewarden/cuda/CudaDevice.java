@@ -123,8 +123,10 @@ final class CudaDevice {
             launcher = KernelLauncher.ofDriver();
         }
         // attention keeps a sequence's scores in shared memory: allow what the device allows
-        cuFuncSetAttribute(function("pw_attention"), CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                maxSharedOptin - 1024);
+        for (String fn : new String[] {"pw_attention", "pw_attention_rows"}) {
+            cuFuncSetAttribute(function(fn), CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    maxSharedOptin - 1024);
+        }
     }
 
     private int attribute(int attr) {

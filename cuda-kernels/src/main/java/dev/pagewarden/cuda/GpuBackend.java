@@ -50,6 +50,19 @@ public final class GpuBackend implements Backend {
     private static final boolean SINGLE_ROW_MATVEC = Boolean.getBoolean("pagewarden.gpu.matvec1");
 
     /**
+     * -Dpagewarden.gpu.attentionRows=true: in a step with more token rows than sequences (a prefill chunk),
+     * attention takes up to 8 rows of a sequence a block ({@code pw_attention_rows}) and reads each K and V
+     * row once for all of them instead of once per query row. Each row's operations are pw_attention's in
+     * the same order, so the logits are bit-identical; off by default until the device check has compared them.
+     */
+    static final String ATTENTION_ROWS_PROPERTY = "pagewarden.gpu.attentionRows";
+    private static final boolean ATTENTION_ROWS = Boolean.getBoolean(ATTENTION_ROWS_PROPERTY);
+    /** Shared memory a grouped attention block may take: 48 KiB leaves room for several blocks a multiprocessor. */
+    private static final long ATTENTION_ROWS_SHARED = 48 * 1024;
+    /** The kernel's PW_ATT_ROWS_MAX. */
+    private static final int ATTENTION_ROWS_MAX = 8;
+
+    /**
      * -Dpagewarden.gpu.fusedRope=true: RoPE rotates K inside the KV append and Q as the attention loads
      * it, and {@code pw_rope} does not run. The same float operations on the same pairs, so the logits
      * are bit-identical to the unfused path; off by default until the device check has compared them.
@@ -150,7 +163,7 @@ public final class GpuBackend implements Backend {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
                 + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
-                + (fusedRope ? ", fused RoPE" : "") + (graphs ? ", CUDA graphs" : "")
+                + (fusedRope ? ", fused RoPE" : "") + (ATTENTION_ROWS ? ", prefill attention by row groups" : "") + (graphs ? ", CUDA graphs" : "")
                 + (GEMM ? ", tensor-core gemm (mma.sync) for F16/BF16 matrices at every batch size" : "")
                 + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
@@ -316,6 +329,24 @@ public final class GpuBackend implements Backend {
     }
 
     /**
+     * Token rows one attention block takes: 1 (pw_attention) unless attention rows are on and the step has
+     * more rows than sequences (a prompt's rows, which share their K and V); then as many as fit
+     * {@link #ATTENTION_ROWS_SHARED} bytes of scores and queries, at most 8 (the kernel's register arrays).
+     * It changes which rows share a block and nothing of any row's arithmetic.
+     */
+    static int attentionGroup(boolean on, int rows, int sequences, long attShared, long maxShared) {
+        if (!on || rows <= sequences) {
+            return 1;
+        }
+        long fit = Math.min(ATTENTION_ROWS_SHARED, maxShared) / attShared;
+        return (int) Math.max(1, Math.min(ATTENTION_ROWS_MAX, fit));
+    }
+
+    private int attentionGroup(StepPlan plan, long attShared) {
+        return attentionGroup(ATTENTION_ROWS, plan.rows, plan.sequences, attShared, device.maxSharedBytes());
+    }
+
+    /**
      * The step's kernels, in order, on the stream (launched, or captured into a graph): the layers, then
      * the final norm and the classifier for the rows that want logits. Reads the plan and the embedding
      * rows from the scratch, writes K/V into the pages, the logits into {@code s.logitsOut}.
@@ -372,9 +403,17 @@ public final class GpuBackend implements Backend {
             device.launch("pw_kv_append", rows, 1, ROW_BLOCK, 0, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq,
                     rowPos, s.k, s.v, l, cfg.nLayers(), kvDim, pageTokens, checkFlag, s.flags, kv.writers, cos, sin, hs,
                     neox);
-            device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory, kv.tags,
-                    kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), qDim, kvDim, hs, cfg.kvMul(),
-                    pageTokens, checkFlag, s.flags, cos, sin, neox);
+            int group = attentionGroup(plan, attShared);
+            if (group > 1) {
+                device.launch("pw_attention_rows", (rows + group - 1) / group, cfg.nHeads(), ATT_BLOCK,
+                        (int) (group * attShared), s.att, s.q, kv.memory, kv.tags, kv.pages(), seqs, table, rowSeq, rowPos,
+                        rows, group, (int) (attShared / Float.BYTES) - hs, l, cfg.nLayers(), qDim, kvDim, hs,
+                        cfg.kvMul(), pageTokens, checkFlag, s.flags, cos, sin, neox);
+            } else {
+                device.launch("pw_attention", rows, cfg.nHeads(), ATT_BLOCK, (int) attShared, s.att, s.q, kv.memory,
+                        kv.tags, kv.pages(), seqs, table, rowSeq, rowPos, l, cfg.nLayers(), qDim, kvDim, hs, cfg.kvMul(),
+                        pageTokens, checkFlag, s.flags, cos, sin, neox);
+            }
             residual(one, w.wo(), s.att, s.x, s.xo, rows);
             DeviceWeights.Matrix[] gateUp = {w.w1(), w.w3()};
             if (allMma(gateUp)) {
