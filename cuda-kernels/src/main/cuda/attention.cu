@@ -11,6 +11,37 @@ __device__ __forceinline__ size_t pw_row(int page, size_t pageFloats, int layer,
     return (size_t) page * pageFloats + ((size_t) (layer * 2 + kvSel) * pageTokens + slot) * kvDim;
 }
 
+// Checks the first npages pages of a sequence's table before attention reads them: each inside the pool
+// and, with checks on, owned by the sequence in its table's epoch with the slots before startPos written.
+// A failing page flags the sequence; every thread of the block gets whether all passed (bad: a shared int).
+__device__ __forceinline__ bool pw_reads_allowed(const PageTag* tags, int pages, const SeqDesc& sd, int s,
+                                                 const TableEntry* table, int npages, int pageTokens, int check,
+                                                 int* flags, int* bad) {
+    if (threadIdx.x == 0) {
+        *bad = 0;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < npages; i += blockDim.x) {
+        int code;
+        int page = -1;
+        if (i >= sd.tablePages) {
+            code = PW_PAGE_OUT_OF_RANGE;
+        } else {
+            TableEntry e = table[sd.tableOffset + i];
+            page = e.page;
+            int need = min(pageTokens, max(0, sd.startPos - i * pageTokens));
+            code = (e.page < 0 || e.page >= pages) ? PW_PAGE_OUT_OF_RANGE
+                 : (check ? pw_check_page(tags, pages, sd, e, need) : PW_OK);
+        }
+        if (code != PW_OK) {
+            pw_flag(flags, s, code, page);
+            atomicOr(bad, 1);
+        }
+    }
+    __syncthreads();
+    return *bad == 0;
+}
+
 // One block per token row: writes its K and V rows of `layer` into slot pos % pageTokens of its page,
 // and the row's request id into that slot of the writer shadow (one long long per page slot, read by no
 // check: it records where the bytes really went). With cosT non-null (fused RoPE) it rotates K on the way
@@ -87,29 +118,7 @@ extern "C" __global__ void pw_attention(float* out, const float* q, const float*
     int n = pos + 1;
     int npages = (n + pageTokens - 1) / pageTokens;
     float* o = out + (size_t) r * qDim + (size_t) head * headSize;
-    if (threadIdx.x == 0) {
-        bad = 0;
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < npages; i += blockDim.x) {
-        int code;
-        int page = -1;
-        if (i >= sd.tablePages) {
-            code = PW_PAGE_OUT_OF_RANGE;
-        } else {
-            TableEntry e = table[sd.tableOffset + i];
-            page = e.page;
-            int need = min(pageTokens, max(0, sd.startPos - i * pageTokens));
-            code = (e.page < 0 || e.page >= pages) ? PW_PAGE_OUT_OF_RANGE
-                 : (check ? pw_check_page(tags, pages, sd, e, need) : PW_OK);
-        }
-        if (code != PW_OK) {
-            pw_flag(flags, s, code, page);
-            atomicOr(&bad, 1);
-        }
-    }
-    __syncthreads();
-    if (bad) {
+    if (!pw_reads_allowed(tags, pages, sd, s, table, npages, pageTokens, check, flags, &bad)) {
         for (int d = threadIdx.x; d < headSize; d += blockDim.x) {
             o[d] = 0.0f;
         }
@@ -226,31 +235,9 @@ extern "C" __global__ void pw_attention_rows(float* out, const float* q, const f
             n[j] = j < len ? rowPos[r0 + j] + 1 : 0;
             nmax = max(nmax, n[j]);
         }
-        if (threadIdx.x == 0) {
-            bad = 0;
-        }
-        __syncthreads();
         // the pages of every row's reads (the longest row's), checked as pw_attention checks them
         int npages = (nmax + pageTokens - 1) / pageTokens;
-        for (int i = threadIdx.x; i < npages; i += blockDim.x) {
-            int code;
-            int page = -1;
-            if (i >= sd.tablePages) {
-                code = PW_PAGE_OUT_OF_RANGE;
-            } else {
-                TableEntry e = table[sd.tableOffset + i];
-                page = e.page;
-                int need = min(pageTokens, max(0, sd.startPos - i * pageTokens));
-                code = (e.page < 0 || e.page >= pages) ? PW_PAGE_OUT_OF_RANGE
-                     : (check ? pw_check_page(tags, pages, sd, e, need) : PW_OK);
-            }
-            if (code != PW_OK) {
-                pw_flag(flags, s, code, page);
-                atomicOr(&bad, 1);
-            }
-        }
-        __syncthreads();
-        if (bad) {
+        if (!pw_reads_allowed(tags, pages, sd, s, table, npages, pageTokens, check, flags, &bad)) {
             for (int j = 0; j < len; j++) {
                 float* o = out + (size_t) (r0 + j) * qDim + (size_t) head * headSize;
                 for (int d = threadIdx.x; d < headSize; d += blockDim.x) {

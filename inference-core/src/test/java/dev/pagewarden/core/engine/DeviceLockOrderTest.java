@@ -20,7 +20,6 @@ import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.RequestAbortedException;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
-import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.testing.IsolationFixtures;
@@ -47,7 +46,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 
 import static dev.pagewarden.core.testing.IsolationFixtures.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -345,29 +343,13 @@ class DeviceLockOrderTest extends RealModelTest {
                 int roll = rnd.nextInt(100);
                 abortKind[i] = roll < 55 ? 0 : roll < 65 ? 1 : roll < 80 ? 2 : 3;
                 int abortAt = 1 + rnd.nextInt(t.maxNew());
-                AtomicReference<RequestHandle> self = new AtomicReference<>();
-                AtomicInteger tokens = new AtomicInteger();
-                TokenListener listener = abortKind[i] != 2 ? TokenListener.NONE : (id, tok) -> {
-                    if (tokens.incrementAndGet() == abortAt && self.get() != null) {
-                        self.get().abort("listener abort at token " + abortAt);
-                    }
-                };
-                RequestHandle h = engine.submit(new GenerationRequest("tenant-" + rnd.nextInt(4), t.prompt(), t.maxNew(),
-                        SamplingParams.greedy()), listener);
-                self.set(h);
+                RequestHandle h = IsolationFixtures.submitAbortingAt(engine, new GenerationRequest("tenant-" + rnd.nextInt(4),
+                        t.prompt(), t.maxNew(), SamplingParams.greedy()), abortKind[i] == 2 ? abortAt : 0);
                 handles.add(h);
                 if (abortKind[i] == 1) {
                     h.abort("abort right after submit");
                 } else if (abortKind[i] == 3) {
-                    aborter.submit(() -> { // as soon as its KV is on the wire: the deferred release
-                        while (!h.state().isTerminal()) {
-                            if (h.state() instanceof RequestState.Transferring) {
-                                h.abort("abort during transfer");
-                                return;
-                            }
-                            LockSupport.parkNanos(100_000);
-                        }
-                    });
+                    IsolationFixtures.abortWhenTransferring(aborter, h);
                 }
             }
             int served = 0;

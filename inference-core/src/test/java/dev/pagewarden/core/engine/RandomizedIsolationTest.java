@@ -31,8 +31,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.pagewarden.core.testing.IsolationFixtures.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -107,33 +105,15 @@ class RandomizedIsolationTest extends RealModelTest {
                 abortKind[i] = roll < 50 ? 0 : roll < 60 ? 1 : roll < 75 ? 2 : roll < 85 ? 3 : 4;
                 int abortAtToken = 1 + rnd.nextInt(t.maxNew());
                 long abortAfterMicros = rnd.nextInt(40_000);
-                AtomicReference<RequestHandle> self = new AtomicReference<>();
-                AtomicInteger tokens = new AtomicInteger();
-                TokenListener listener = abortKind[i] != 2 ? TokenListener.NONE : (id, tok) -> {
-                    if (tokens.incrementAndGet() == abortAtToken && self.get() != null) {
-                        self.get().abort("listener abort at token " + abortAtToken);
-                    }
-                };
-                RequestHandle h = engine.submit(new GenerationRequest("tenant-" + rnd.nextInt(4), t.prompt(), t.maxNew(),
-                        SamplingParams.greedy()), listener);
-                self.set(h);
+                RequestHandle h = IsolationFixtures.submitAbortingAt(engine, new GenerationRequest("tenant-" + rnd.nextInt(4),
+                        t.prompt(), t.maxNew(), SamplingParams.greedy()), abortKind[i] == 2 ? abortAtToken : 0);
                 handles.add(h);
                 if (abortKind[i] == 1) {
                     h.abort("abort right after submit");
                 } else if (abortKind[i] == 3) {
                     aborter.schedule(() -> h.abort("abort from another thread"), abortAfterMicros, TimeUnit.MICROSECONDS);
                 } else if (abortKind[i] == 4) {
-                    // abort as soon as its KV is on the wire: exercises the deferred release
-                    aborter.submit(() -> {
-                        for (int k = 0; k < 20_000 && !h.state().isTerminal(); k++) {
-                            if (h.state() instanceof dev.pagewarden.core.request.RequestState.Transferring) {
-                                h.abort("abort during transfer");
-                                return;
-                            }
-                            Thread.onSpinWait();
-                            java.util.concurrent.locks.LockSupport.parkNanos(100_000);
-                        }
-                    });
+                    IsolationFixtures.abortWhenTransferring(aborter, h);
                 }
             }
             int served = 0, rejected = 0, aborted = 0, failed = 0;

@@ -1,7 +1,12 @@
 package dev.pagewarden.core.testing;
 
+import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
@@ -11,8 +16,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /** Shared pieces of the isolation tests: the real model, counting metrics, recorded safety events, a test clock. */
@@ -33,6 +41,35 @@ public final class IsolationFixtures {
             p[i] = 3 + (int) ((i * 37L + seed * 101L) % 500);
         }
         return p;
+    }
+
+    /** Submits {@code request}, aborting it from its token listener when its {@code abortAt}-th token arrives (0: never). */
+    public static RequestHandle submitAbortingAt(InferenceEngine engine, GenerationRequest request, int abortAt) {
+        if (abortAt <= 0) {
+            return engine.submit(request, TokenListener.NONE);
+        }
+        AtomicReference<RequestHandle> self = new AtomicReference<>();
+        AtomicInteger tokens = new AtomicInteger();
+        RequestHandle h = engine.submit(request, (id, tok) -> {
+            if (tokens.incrementAndGet() == abortAt && self.get() != null) {
+                self.get().abort("listener abort at token " + abortAt);
+            }
+        });
+        self.set(h);
+        return h;
+    }
+
+    /** Aborts {@code h} from {@code aborter} as soon as its KV is on the wire (the deferred release); gives up after 2 s. */
+    public static void abortWhenTransferring(ExecutorService aborter, RequestHandle h) {
+        aborter.submit(() -> {
+            for (int k = 0; k < 20_000 && !h.state().isTerminal(); k++) {
+                if (h.state() instanceof RequestState.Transferring) {
+                    h.abort("abort during transfer");
+                    return;
+                }
+                LockSupport.parkNanos(100_000);
+            }
+        });
     }
 
     /** Polls {@code condition} until true or {@code millis} pass; returns its last value. Never a timing assertion. */
