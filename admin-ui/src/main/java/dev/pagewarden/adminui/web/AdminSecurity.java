@@ -5,14 +5,14 @@ import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.adminui.users.SessionAuthorization;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.security.authentication.ReactiveAuthenticationManager;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.web.server.DefaultServerRedirectStrategy;
 import org.springframework.security.web.server.authorization.HttpStatusServerAccessDeniedHandler;
 import org.springframework.security.web.server.authorization.ServerAccessDeniedHandler;
-import org.springframework.http.HttpMethod;
-import org.springframework.security.authentication.ReactiveAuthenticationManager;
-import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.web.server.csrf.ServerCsrfTokenRequestHandler;
 import org.springframework.security.web.server.csrf.XorServerCsrfTokenRequestAttributeHandler;
 import org.springframework.stereotype.Component;
@@ -26,13 +26,16 @@ import java.security.SecureRandom;
 /**
  * The admin UI's security pieces, used by the platform's security configuration: the login
  * authentication manager (admin users in PostgreSQL), the session's login authorized again on each
- * request, the URL rules by role, the session idle timeout. ({@code /admin/api} calls are recorded by {@link dev.pagewarden.adminui.audit.ApiCallAudit}.)
+ * request, the URL rules by role, the session idle timeout. ({@code /admin/api} calls are recorded by
+ * {@link dev.pagewarden.adminui.audit.ApiCallAudit}.)
  */
 @Component
 public class AdminSecurity {
     /** Taking a model private fails closed, so a responder may do it during an incident; making it public again is an admin's call. */
     public static final String MODEL_TAKE_DOWN_ROLE = "RESPONDER";
     public static final String MODEL_RESTORE_ROLE = "ADMIN";
+    /** One's own password page, open to every logged-in user (also one that must change the password). */
+    public static final String PASSWORD_PAGE = "/admin/password";
     private final AdminLogin login;
     private final SessionAuthorization sessions;
     private final AdminUiProperties properties;
@@ -81,13 +84,11 @@ public class AdminSecurity {
                         : forbidden.handle(exchange, denied));
     }
 
-    /** The own password page, open to every logged-in user (also one that must change the password). */
-    public static final String PASSWORD_PAGE = "/admin/password";
-
     /**
      * Who may do what in the UI: reading needs viewer; acting (incident workflow, take-down, drafts,
      * lab, placing a legal hold) responder; publishing a disclosure publisher; users, tenants and releasing a
-     * legal hold admin.
+     * legal hold admin. One's own password page: any logged-in user, the only page open to one whose
+     * password must be changed.
      */
     public static void uiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers("/admin/login", "/admin/assets/**").permitAll()
