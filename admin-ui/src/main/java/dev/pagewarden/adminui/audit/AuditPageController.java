@@ -1,6 +1,7 @@
 package dev.pagewarden.adminui.audit;
 
 import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.adminui.disclosure.DisclosureReviews;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -15,15 +16,22 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 
-/** The audit page: request lookup (lineage and receipt verification) and the exposure finder, with CSV export. */
+/**
+ * The audit page: request lookup (lineage and receipt verification) and the exposure finder, with CSV export;
+ * the recent admin actions, and the disclosure reviews by accounts that do not count as a second person.
+ */
 @Controller
 class AuditPageController {
+    /** How many of the latest reviews the four-eyes check looks at. */
+    private static final int REVIEWS_CHECKED = 200;
     private final AuditService audit;
     private final AdminAuditLog adminAudit;
+    private final DisclosureReviews reviews;
 
-    AuditPageController(AuditService audit, AdminAuditLog adminAudit) {
+    AuditPageController(AuditService audit, AdminAuditLog adminAudit, DisclosureReviews reviews) {
         this.audit = audit;
         this.adminAudit = adminAudit;
+        this.reviews = reviews;
     }
 
     @GetMapping("/admin/audit")
@@ -42,6 +50,7 @@ class AuditPageController {
                 model.addAttribute("exposures", audit.exposures(f, t, node, worker));
             }
             model.addAttribute("adminAudit", adminAudit.recent(50));
+            model.addAttribute("flaggedReviews", reviews.flagged(REVIEWS_CHECKED));
             return "admin/audit";
         });
     }

@@ -55,15 +55,17 @@ class DisclosureController {
         return "admin/disclosure";
     }
 
-    /** A four-eyes refusal: the disclosure page again, saying why (403 for an author's review, 409 for an unreviewed publish). */
+    /**
+     * A four-eyes refusal: the disclosure page again, saying why (403 for a review by an author or by an account
+     * that does not count as a second person, 409 for an unreviewed publish).
+     */
     private Mono<String> refusable(long id, Model model, ServerWebExchange exchange, Runnable step) {
         return Blocking.call(() -> {
             try {
                 step.run();
                 return "redirect:/admin/disclosures/" + id;
             } catch (DisclosureReviews.Refusal r) {
-                exchange.getResponse().setStatusCode(r.kind() == DisclosureReviews.Refusal.Kind.REVIEWER_IS_AUTHOR
-                        ? HttpStatus.FORBIDDEN : HttpStatus.CONFLICT);
+                exchange.getResponse().setStatusCode(r.forbidden() ? HttpStatus.FORBIDDEN : HttpStatus.CONFLICT);
                 model.addAttribute("error", r.getMessage());
                 return render(id, model);
             }

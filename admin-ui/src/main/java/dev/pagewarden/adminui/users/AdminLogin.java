@@ -3,9 +3,7 @@ package dev.pagewarden.adminui.users;
 import dev.pagewarden.adminui.Blocking;
 import org.springframework.security.authentication.BadCredentialsException;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
-import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.Authentication;
-import org.springframework.security.core.userdetails.UserDetails;
 import org.springframework.security.crypto.password.PasswordEncoder;
 import reactor.core.publisher.Mono;
 
@@ -17,6 +15,8 @@ import java.util.Optional;
  * The login form's check, the same work for every answer: an unknown or disabled user's password is
  * still checked against a dummy hash of the same cost, so the time taken does not tell which user
  * names exist; every refusal is the same {@link BadCredentialsException}. Hashing runs off the event loop.
+ * The login it gives names the user and the session epoch it was opened under (see {@link SessionAuthorization}),
+ * never the password hash: that would otherwise be kept in the session row.
  */
 public final class AdminLogin implements ReactiveAuthenticationManager {
     private final AdminUserService users;
@@ -36,13 +36,12 @@ public final class AdminLogin implements ReactiveAuthenticationManager {
         String name = attempt.getName();
         String password = attempt.getCredentials() == null ? "" : attempt.getCredentials().toString();
         return Blocking.call(() -> {
-            Optional<UserDetails> user = users.loadUser(name);
-            boolean matches = encoder.matches(password, user.map(UserDetails::getPassword).orElse(dummyHash));
-            if (!matches || user.isEmpty() || !user.get().isEnabled()) {
+            Optional<AdminUserService.Credentials> user = users.loadUser(name);
+            boolean matches = encoder.matches(password, user.map(AdminUserService.Credentials::passwordHash).orElse(dummyHash));
+            if (!matches || user.isEmpty() || !user.get().enabled()) {
                 throw new BadCredentialsException("Wrong username or password, or the user is disabled");
             }
-            UserDetails u = user.get();
-            return UsernamePasswordAuthenticationToken.authenticated(u, null, u.getAuthorities());
+            return SessionAuthorization.login(user.get());
         });
     }
 }

@@ -12,7 +12,10 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
-/** Admin page: add admin users, change roles, disable and re-enable (admin role only). */
+/**
+ * Admin page: add admin users, change roles, disable and re-enable, reset a password to a one-time one shown
+ * once (admin role only). Each change applies to the user's sessions at their next request.
+ */
 @Controller
 class UsersController {
     private final AdminUserService users;
@@ -51,6 +54,15 @@ class UsersController {
     @PostMapping("/admin/users/{name}/enable")
     Mono<String> enable(@PathVariable String name, Authentication who, Model model, ServerWebExchange exchange) {
         return act(model, exchange, () -> users.setEnabled(name, true, who.getName()), name + " enabled");
+    }
+
+    @PostMapping("/admin/users/{name}/reset-password")
+    Mono<String> resetPassword(@PathVariable String name, Authentication who, Model model, ServerWebExchange exchange) {
+        return act(model, exchange, () -> {
+            model.addAttribute("oneTimeUser", name);
+            model.addAttribute("oneTimePassword", users.resetPassword(name, who.getName()));
+            return null;
+        }, "password of " + name + " reset; their sessions have ended");
     }
 
     private Mono<String> act(Model model, ServerWebExchange exchange, java.util.concurrent.Callable<?> action, String done) {

@@ -4,34 +4,46 @@ import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminUserService;
+import dev.pagewarden.adminui.users.SessionAuthorization;
 import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.web.server.DefaultServerRedirectStrategy;
+import org.springframework.security.web.server.authorization.HttpStatusServerAccessDeniedHandler;
+import org.springframework.security.web.server.authorization.ServerAccessDeniedHandler;
 import org.springframework.security.web.server.csrf.ServerCsrfTokenRequestHandler;
 import org.springframework.security.web.server.csrf.XorServerCsrfTokenRequestAttributeHandler;
 import org.springframework.stereotype.Component;
 import org.springframework.web.server.WebFilter;
 import reactor.core.publisher.Mono;
 
+import java.net.URI;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 
 /**
  * The admin UI's security pieces, used by the platform's security configuration: the login
- * authentication manager (admin users in PostgreSQL), the URL rules by role, the session idle
- * timeout. ({@code /admin/api} calls are recorded by {@link dev.pagewarden.adminui.audit.ApiCallAudit}.)
+ * authentication manager (admin users in PostgreSQL), the session's login authorized again on each
+ * request, the URL rules by role, the session idle timeout. ({@code /admin/api} calls are recorded by
+ * {@link dev.pagewarden.adminui.audit.ApiCallAudit}.)
  */
 @Component
 public class AdminSecurity {
     /** Taking a model private fails closed, so a responder may do it during an incident; making it public again is an admin's call. */
     public static final String MODEL_TAKE_DOWN_ROLE = "RESPONDER";
     public static final String MODEL_RESTORE_ROLE = "ADMIN";
+    /** One's own password page, open to every logged-in user (also one that must change the password). */
+    public static final String PASSWORD_PAGE = "/admin/password";
     private final AdminLogin login;
+    private final SessionAuthorization sessions;
     private final AdminUiProperties properties;
     private final XorServerCsrfTokenRequestAttributeHandler csrf = new XorServerCsrfTokenRequestAttributeHandler();
 
     AdminSecurity(AdminUserService users, AdminUiProperties properties) {
         this.login = new AdminLogin(users, users.passwordEncoder());
+        this.sessions = new SessionAuthorization(users, AdminSessionConfiguration.CALL_TIMEOUT);
         this.properties = properties;
         try {
             SecureRandom random = SecureRandom.getInstance("DRBG");
@@ -51,12 +63,36 @@ public class AdminSecurity {
     }
 
     /**
+     * Where the UI and the admin API keep a login: the session, its user's role, enabled flag and session
+     * epoch read again on every request (see {@link SessionAuthorization}).
+     */
+    public SessionAuthorization sessionContexts() {
+        return sessions;
+    }
+
+    /**
+     * A logged-in user refused by the role rules: sent to the password page while their password must be
+     * changed (nothing else is open to them), else 403.
+     */
+    public ServerAccessDeniedHandler accessDenied() {
+        ServerAccessDeniedHandler forbidden = new HttpStatusServerAccessDeniedHandler(HttpStatus.FORBIDDEN);
+        DefaultServerRedirectStrategy redirect = new DefaultServerRedirectStrategy();
+        return (exchange, denied) -> exchange.getPrincipal()
+                .map(p -> p instanceof Authentication a && SessionAuthorization.mustChangePassword(a))
+                .defaultIfEmpty(false)
+                .flatMap(mustChange -> mustChange ? redirect.sendRedirect(exchange, URI.create(PASSWORD_PAGE))
+                        : forbidden.handle(exchange, denied));
+    }
+
+    /**
      * Who may do what in the UI: reading needs viewer; acting (incident workflow, take-down, drafts,
      * lab, placing a legal hold) responder; publishing a disclosure publisher; users, tenants and releasing a
-     * legal hold admin.
+     * legal hold admin. One's own password page: any logged-in user, the only page open to one whose
+     * password must be changed.
      */
     public static void uiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers("/admin/login", "/admin/assets/**").permitAll()
+                .pathMatchers(PASSWORD_PAGE).authenticated()
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/publish").hasRole("PUBLISHER")
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)

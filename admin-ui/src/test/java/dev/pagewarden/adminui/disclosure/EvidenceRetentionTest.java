@@ -93,7 +93,7 @@ class EvidenceRetentionTest {
         FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, keys);
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
                 new WebhookService(jdbc, TestIncidents.PROPERTIES, null, null, null, clock),
-                new DisclosureReviews(jdbc, audit, tx, clock, false), tx, clock, frozen);
+                new DisclosureReviews(jdbc, audit, tx, clock, false, Duration.ZERO), tx, clock, frozen);
         LegalHoldService holds = new LegalHoldService(ds, audit, tx, clock);
         ReceiptAudit receipts = new ReceiptAudit(ds, keys::publicKeys);
 

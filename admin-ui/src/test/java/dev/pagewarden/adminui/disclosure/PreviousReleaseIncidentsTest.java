@@ -22,6 +22,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import javax.sql.DataSource;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -108,7 +109,7 @@ class PreviousReleaseIncidentsTest {
         FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, ReceiptKeys.generate("pw"));
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
                 new WebhookService(jdbc, PROPERTIES, null, null, null, clock),
-                new DisclosureReviews(jdbc, audit, tx, clock, false), tx, clock, frozen);
+                new DisclosureReviews(jdbc, audit, tx, clock, false, Duration.ZERO), tx, clock, frozen);
 
         Incident i = incidents.get(incident);
         assertThat(List.of(i.node(), i.worker(), i.status(), i.events())).isEqualTo(List.of(NODE, "decode-0", Incident.Status.INVESTIGATING, 1));

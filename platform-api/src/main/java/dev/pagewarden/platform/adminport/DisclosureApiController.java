@@ -89,7 +89,7 @@ class DisclosureApiController {
 
     private static <T> Mono<T> call(Callable<T> work) {
         return Blocking.call(work).onErrorMap(e -> switch (e) {
-            case DisclosureReviews.Refusal r when r.kind() == DisclosureReviews.Refusal.Kind.REVIEWER_IS_AUTHOR ->
+            case DisclosureReviews.Refusal r when r.forbidden() ->
                     ApiException.forbidden(r.code(), r.getMessage());
             case DisclosureReviews.Refusal r -> ApiException.conflict(r.code(), r.getMessage());
             case NoSuchElementException n -> ApiException.notFound(null, "not_found", n.getMessage());

@@ -28,7 +28,6 @@ import org.springframework.security.web.server.authentication.logout.DelegatingS
 import org.springframework.security.web.server.authentication.logout.RedirectServerLogoutSuccessHandler;
 import org.springframework.security.web.server.authentication.logout.SecurityContextServerLogoutHandler;
 import org.springframework.security.web.server.authentication.logout.WebSessionServerLogoutHandler;
-import org.springframework.security.web.server.context.WebSessionServerSecurityContextRepository;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
 import reactor.core.publisher.Mono;
@@ -99,8 +98,9 @@ class SecurityConfiguration {
         return apiChain(http, "/admin/api/**", manager, errors,
                 "Missing admin credentials: send 'Authorization: Bearer <PAGEWARDEN_ADMIN_TOKEN>'",
                 "Incorrect admin token")
-                // a logged-in admin UI session works too (its roles, CSRF-protected); the bearer token wins
-                .securityContextRepository(new WebSessionServerSecurityContextRepository())
+                // a logged-in admin UI session works too (its user's roles as of this request, CSRF-protected);
+                // the bearer token wins
+                .securityContextRepository(ui.sessionContexts())
                 .csrf(c -> c.requireCsrfProtectionMatcher(AdminApiCsrf::required).csrfTokenRequestHandler(ui.csrfHandler()))
                 .authorizeExchange(AdminSecurity::apiRules)
                 // outermost, so that refusals by the filters below (401, 403, CSRF) are recorded too
@@ -119,7 +119,9 @@ class SecurityConfiguration {
     SecurityWebFilterChain adminUi(ServerHttpSecurity http, AdminSecurity ui, AuthGuard guard) {
         return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers("/admin", "/admin/**"))
                 .authenticationManager(guard.login(ui.loginManager()))
-                .securityContextRepository(new WebSessionServerSecurityContextRepository())
+                // each request re-reads the user: disabled, demoted or password changed applies at once everywhere
+                .securityContextRepository(ui.sessionContexts())
+                .exceptionHandling(e -> e.accessDeniedHandler(ui.accessDenied()))
                 .csrf(c -> c.csrfTokenRequestHandler(ui.csrfHandler()))
                 .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
                 .formLogin(f -> f.loginPage("/admin/login")

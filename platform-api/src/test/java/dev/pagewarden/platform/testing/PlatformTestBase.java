@@ -37,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
         "pagewarden.engine.canary-interval=0s",
         "management.server.port=0",
         "pagewarden.metrics-token=" + PlatformTestBase.METRICS_TOKEN,
-        "pagewarden.shutdown.grace=2s"})
+        "pagewarden.shutdown.grace=2s",
+        // the tests' admin users are minutes old; the minimum reviewer account age has its own tests
+        "pagewarden.disclosure.reviewer-min-age=0s"})
 public abstract class PlatformTestBase {
     static {
         EventLoopGuard.install();
