@@ -45,16 +45,23 @@ final class ReceiptTrustFile {
                 .filter(e -> e.getValue().endorsement() == null)
                 .filter(e -> trust == null || !trust.roots().containsKey(e.getKey()))
                 .map(e -> new ReceiptTrust.Root(e.getKey(), e.getValue().key(), legacy)).toList();
-        ReceiptTrust.append(file, roots);
+        String lines = ReceiptTrust.text(roots).lines().filter(l -> l.startsWith("root ")).collect(java.util.stream.Collectors.joining("\n"));
+        try {
+            ReceiptTrust.append(file, roots);
+        } catch (IOException e) {
+            // a trust file mounted read-only (one file for every replica): the operator pins this replica's root
+            throw new IllegalStateException("receipt signing key " + current + " does not chain to the pinned trust in " + file
+                    + ", which cannot be written (" + e.getMessage() + "); pin this replica's root by adding:\n" + lines, e);
+        }
         ReceiptTrust now = read(file);
         if (TrustedKeys.resolve(now, local).get(current) == null) {
             throw new IllegalStateException("receipt signing key " + current + " (" + store.directory() + ") does not chain to "
                     + "the pinned trust in " + file + ": its chain's first key is not in the key directory; restore it, or pin "
                     + "the key by hand (a 'root' line) after checking it");
         }
-        LOG.warn("receipt trust: {} {} pinned root key(s) {} - archive a copy of this file away from this host and the "
+        LOG.warn("receipt trust: {} {} pinned root key(s):\n{}\narchive a copy of this file away from this host and the "
                         + "database; 'audit verify --trust FILE' and 'evidence verify --trust FILE' check against it",
-                trust == null ? "wrote" : "appended to", file, roots.stream().map(ReceiptTrust.Root::keyId).toList());
+                trust == null ? "wrote" : "appended to", file, lines);
         return now;
     }
 
