@@ -143,7 +143,8 @@ public final class TrustedKeys {
 
     /**
      * Why a signature made at {@code at} by {@code keyId} over {@code message} (a checkpoint, a summary, a manifest)
-     * does not verify, or null when it does; same rules as {@link #refuse(Receipt)}.
+     * does not verify, or null when it does; same rules as {@link #refuse(Receipt)} ({@code at} null: a replaced key's
+     * signature is refused).
      */
     public String refuse(String keyId, byte[] message, byte[] signature, Instant at) {
         TrustedKey key = keyId == null ? null : trusted.get(keyId);
@@ -161,7 +162,12 @@ public final class TrustedKeys {
         } catch (GeneralSecurityException | IllegalArgumentException e) {
             return "signature does not verify with key " + keyId;
         }
-        return at == null ? null : late(key, at, "signed");
+        if (at == null) {
+            // no signing time to hold against a replaced key: only the end of a chain signs undated
+            return key.supersededAt() == null ? null : "signed at no stated time by key " + keyId + ", which was replaced at "
+                    + key.supersededAt();
+        }
+        return late(key, at, "signed");
     }
 
     private static String late(TrustedKey key, Instant at, String what) {

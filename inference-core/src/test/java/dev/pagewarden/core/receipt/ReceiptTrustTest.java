@@ -126,6 +126,7 @@ class ReceiptTrustTest {
         byte[] sig = leaked.sign(message).signature();
         assertThat(trusted.refuse(root, message, sig, replaced.plus(Duration.ofHours(1)))).contains("was replaced");
         assertThat(trusted.refuse(root, message, sig, replaced)).isNull();
+        assertThat(trusted.refuse(root, message, sig, null)).as("undated, by a replaced key").contains("no stated time");
     }
 
     @Test
