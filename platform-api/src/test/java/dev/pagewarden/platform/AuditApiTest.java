@@ -5,6 +5,7 @@ import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptIssuer;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.receipt.ReceiptTrust;
 import dev.pagewarden.core.receipt.ReceiptVerifier;
 import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.db.audit.ReceiptAudit;
@@ -103,20 +104,28 @@ class AuditApiTest extends PlatformTest {
     PagewardenProperties properties;
 
     /**
-     * Another replica on the same database: its key, registered there, is served here and its receipts verify
-     * here; a key nobody registered is named as unknown.
+     * Another replica on the same database: its key, registered there, is neither served nor trusted here until its root
+     * is pinned in the trust file (the database alone vouches for nothing); then it is served and its receipts verify
+     * here. A key nobody pinned or endorsed is named as not chaining; a stored receipt moved to another request's row
+     * or another tenant's is refused.
      */
     @Test
-    void anotherReplicasKeyIsServedAndItsReceiptsVerifyHere(@TempDir Path otherHome) throws Exception {
+    void anotherReplicasKeyIsTrustedOnceItsRootIsPinnedAndReceiptsAreBoundToTheirRow(@TempDir Path otherHome) throws Exception {
         ReceiptKeyStore other = ReceiptKeyStore.open(otherHome.resolve("keys"), "pw");
         new ReceiptKeyRegistry(dataSource, Duration.ofSeconds(5), Duration.ZERO).registerAll(other.keys(), "replica-b");
-        Map<String, String> served = publishedKeys();
-        assertThat(served).containsKeys(ownKeys.currentKeyId(), other.keys().currentKeyId());
-        assertThat(nodes).containsEntry(other.keys().currentKeyId(), "replica-b")
-                .containsEntry(ownKeys.currentKeyId(), properties.engine().node());
-
         Receipt fromB = new ReceiptIssuer(MODEL, other.keys(), new ServingIdentity("replica-b", "r-0123456789abcdef"))
                 .issue(77, "acme", List.of(), new int[] {1, 2, 3});
+        assertThat(publishedKeys()).doesNotContainKey(other.keys().currentKeyId());
+        ReceiptAudit.Verdict unpinned = receiptAudit.verify(fromB);
+        assertThat(unpinned.status()).isEqualTo(ReceiptAudit.Status.MISMATCH);
+        assertThat(unpinned.detail()).contains("does not chain to the pinned trust");
+
+        String kid = other.keys().currentKeyId();
+        ReceiptTrust.append(properties.home().resolve("receipt-trust"),
+                List.of(new ReceiptTrust.Root(kid, other.keys().publicKeys().get(kid), false)));
+        Map<String, String> served = publishedKeys();
+        assertThat(served).containsKeys(ownKeys.currentKeyId(), kid);
+        assertThat(nodes).containsEntry(kid, "replica-b").containsEntry(ownKeys.currentKeyId(), properties.engine().node());
         assertThat(ReceiptVerifier.verifySignature(fromB, ownKeys.publicKeys())).as("not one of this replica's keys").isFalse();
         assertThat(receiptAudit.verify(fromB).status()).isEqualTo(ReceiptAudit.Status.OK);
 
@@ -124,7 +133,12 @@ class AuditApiTest extends PlatformTest {
                 .issue(78, "acme", List.of(), new int[] {1});
         ReceiptAudit.Verdict v = receiptAudit.verify(unknown);
         assertThat(v.status()).isEqualTo(ReceiptAudit.Status.MISMATCH);
-        assertThat(v.detail()).startsWith("unknown receipt key id '" + unknown.keyId() + "'");
+        assertThat(v.detail()).startsWith("receipt key " + unknown.keyId() + " does not chain to the pinned trust");
+
+        // bound to the row it is stored in
+        assertThat(receiptAudit.verify(fromB, new ReceiptAudit.Row(77, "acme", MODEL)).status()).isEqualTo(ReceiptAudit.Status.OK);
+        assertThat(receiptAudit.verify(fromB, new ReceiptAudit.Row(79, "acme", MODEL)).status()).isEqualTo(ReceiptAudit.Status.MISMATCH);
+        assertThat(receiptAudit.verify(fromB, new ReceiptAudit.Row(77, "globex", MODEL)).status()).isEqualTo(ReceiptAudit.Status.MISMATCH);
     }
 
     /**
@@ -156,7 +170,7 @@ class AuditApiTest extends PlatformTest {
         assertThat(expected).as("the request spans several pages").hasSizeGreaterThanOrEqualTo(3);
 
         Receipt receipt = Receipt.fromCompact((String) completion.get("pagewarden_receipt"));
-        assertThat(receipt.body().version()).isEqualTo(2);
+        assertThat(receipt.body().version()).isEqualTo(3);
         assertThat(receipt.body().nodeId()).isNotBlank();
         assertThat(receipt.body().replicaId()).isNotBlank();
         assertThat(receipt.body().reads()).extracting(PageEpochRead::slots).isEqualTo(expected);

@@ -51,7 +51,10 @@ public class AuditService {
             ReceiptAudit.Verdict verdict = null;
             Object receipt = row.map(r -> r.get("receipt")).orElse(null);
             if (receipt instanceof String compact) {
-                verdict = receipts.verify(Receipt.fromCompact(compact));
+                // bound to the row it was found in: a receipt copied from another request proves nothing about this one
+                Map<String, Object> r = row.orElseThrow();
+                verdict = receipts.verify(Receipt.fromCompact(compact),
+                        new ReceiptAudit.Row(id, (String) r.get("tenant_id"), (String) r.get("model")));
             }
             return new RequestView(id, row.orElse(Map.of()), reads, verdict);
         } catch (SQLException e) {

@@ -3,6 +3,7 @@ package dev.pagewarden.db.audit;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.core.receipt.TrustedKeys;
 import dev.pagewarden.db.journal.EventCodec;
 import dev.pagewarden.db.journal.KindCodes;
 
@@ -20,13 +21,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * Server-side check of an isolation receipt against the lineage in PostgreSQL.
  *
  * <ol>
- * <li>Signature: digest and Ed25519 signature against the platform's public keys; invalid -> MISMATCH.</li>
+ * <li>Binding: verifying a stored row, the receipt's signed body must name that row's request id, tenant and
+ * model; otherwise MISMATCH (a receipt copied into another row proves nothing about that row).</li>
+ * <li>Signature: digest and Ed25519 signature by a key that chains to the pinned trust ({@link KeyTrust}), issued
+ * before that key was replaced; invalid -> MISMATCH.</li>
  * <li>Completeness (PENDING): the receipt names, per page epoch read, the id of the BIND_READ event
  * that recorded the first read. The engine emits that event, later the READ_FINAL with the final range,
  * and then the reader's RELEASE of the page epoch, before it finishes the request and signs the receipt;
@@ -79,34 +84,86 @@ public final class ReceiptAudit {
         }
     }
 
-    /** Finds the public key a receipt names by its key id (e.g. {@link ReceiptKeyRegistry#find}); null when none has it. */
+    /** Finds the public key a receipt names by its key id, vouched for by the caller; null when none has it. */
     @FunctionalInterface
     public interface KeyLookup {
         PublicKey find(String keyId) throws SQLException;
     }
 
+    /** The row a stored receipt was found in: its signed body must name this request id, tenant and model. */
+    public record Row(long requestId, String tenant, String model) {
+    }
+
+    private interface Refusal {
+        String refuse(Receipt receipt) throws SQLException;
+    }
+
     private final DataSource dataSource;
-    private final KeyLookup keys;
+    private final Refusal signature;
+    private final Function<String, Set<String>> modelNames;
 
-    /** {@code publicKeys}: the platform's retained public keys by key id (asked on every verification, so rotation shows). */
+    /** {@code publicKeys}: keys the caller vouches for, by key id (asked on every verification, so rotation shows). */
     public ReceiptAudit(DataSource dataSource, Supplier<Map<String, PublicKey>> publicKeys) {
-        this(dataSource, id -> publicKeys.get().get(id));
+        this(dataSource, (KeyLookup) id -> publicKeys.get().get(id));
     }
 
-    /** {@code keys}: where a receipt's key is looked up (every replica's keys: {@link ReceiptKeyRegistry}). */
+    /** {@code keys}: where a receipt's key is looked up, every key it finds vouched for by the caller. */
     public ReceiptAudit(DataSource dataSource, KeyLookup keys) {
-        this.dataSource = dataSource;
-        this.keys = keys;
+        this(dataSource, (Refusal) receipt -> {
+            PublicKey key = keys.find(receipt.keyId());
+            return key == null ? "unknown receipt key id '" + receipt.keyId() + "': no replica registered it (receipt_keys)"
+                    : TrustedKeys.pinned(Map.of(receipt.keyId(), key)).refuse(receipt);
+        });
     }
 
-    public Verdict verify(Receipt receipt) throws SQLException {
-        PublicKey key = keys.find(receipt.keyId());
-        if (key == null) {
-            return Verdict.of(Status.MISMATCH, "unknown receipt key id '" + receipt.keyId()
-                    + "': no replica registered it (receipt_keys)");
+    private ReceiptAudit(DataSource dataSource, Refusal signature) {
+        this(dataSource, signature, model -> Set.of());
+    }
+
+    private ReceiptAudit(DataSource dataSource, Refusal signature, Function<String, Set<String>> modelNames) {
+        this.dataSource = dataSource;
+        this.signature = signature;
+        this.modelNames = modelNames;
+    }
+
+    /**
+     * Verifies against the keys that chain to {@code trust}'s pinned roots (what the platform runs with).
+     * {@code modelNames}: besides a row's own model name, the names a receipt may give that model (the engine names
+     * the model file).
+     */
+    public static ReceiptAudit trusting(DataSource dataSource, KeyTrust trust, Function<String, Set<String>> modelNames) {
+        return new ReceiptAudit(dataSource, receipt -> trust.keys().refuse(receipt), modelNames);
+    }
+
+    /** Verifies the receipt stored in {@code row}: bound to the row first, then as {@link #verify(Receipt)}. */
+    public Verdict verify(Receipt receipt, Row row) throws SQLException {
+        String foreign = refuse(receipt, row);
+        if (foreign != null) {
+            return Verdict.of(Status.MISMATCH, foreign);
         }
-        if (!ReceiptVerifier.verifySignature(receipt, Map.of(receipt.keyId(), key))) {
-            return Verdict.of(Status.MISMATCH, "signature or digest invalid for key " + receipt.keyId());
+        return verify(receipt);
+    }
+
+    /** Why {@code receipt} does not belong to {@code row}, or null when its signed body names the row's request. */
+    private String refuse(Receipt receipt, Row row) {
+        var b = receipt.body();
+        if (b.requestId() != row.requestId()) {
+            return "the receipt is of request " + b.requestId() + ", not of this row's request " + row.requestId();
+        }
+        if (!b.tenant().equals(row.tenant())) {
+            return "the receipt is of another tenant than this row's";
+        }
+        if (!b.modelId().equals(row.model()) && !modelNames.apply(row.model()).contains(b.modelId())) {
+            return "the receipt is of model '" + b.modelId() + "', not of this row's model '" + row.model() + "'";
+        }
+        return null;
+    }
+
+    /** Verifies a receipt on its own (no stored row to bind it to): signature, then against the lineage. */
+    public Verdict verify(Receipt receipt) throws SQLException {
+        String refused = signature.refuse(receipt);
+        if (refused != null) {
+            return Verdict.of(Status.MISMATCH, refused);
         }
         long request = receipt.body().requestId();
         List<PageEpochRead> reads = receipt.body().reads();

@@ -1,6 +1,8 @@
 package dev.pagewarden.db.audit;
 
+import dev.pagewarden.core.receipt.KeyEndorsement;
 import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.receipt.TrustedKeys;
 
 import javax.sql.DataSource;
 import java.security.GeneralSecurityException;
@@ -26,7 +28,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * keys at start and every new key before it signs with it, and any replica verifies any receipt by looking its
  * key id up here. A key is <em>superseded</em> once its replica signs with a newer one, and may then be
  * <em>retired</em>: no replica signs with it again (one that starts with it as its signing key rotates first),
- * and the receipts it signed - all before its retirement - still verify. Every call runs with a statement
+ * and the receipts it signed - all before its retirement - still verify. Every key after a replica's first
+ * carries its {@link KeyEndorsement} by the key it replaced; this table is never trusted by itself: verifiers walk the
+ * endorsements from roots pinned outside the database ({@link KeyTrust}). Every call runs with a statement
  * timeout; found keys are cached for a short time.
  */
 public final class ReceiptKeyRegistry {
@@ -36,10 +40,10 @@ public final class ReceiptKeyRegistry {
 
     /**
      * One registered key; {@code supersededAt} null while its replica signs with it, {@code retiredAt} null until
-     * an operator retires it.
+     * an operator retires it, {@code endorsement} null for a chain's first key (and keys from before endorsements).
      */
     public record RegisteredKey(String keyId, String algorithm, PublicKey publicKey, String node, Instant createdAt,
-                                Instant supersededAt, Instant retiredAt) {
+                                Instant supersededAt, Instant retiredAt, KeyEndorsement endorsement) {
     }
 
     /** A key still signing (not superseded) cannot be retired. */
@@ -80,17 +84,40 @@ public final class ReceiptKeyRegistry {
      * @throws SQLException          PostgreSQL unreachable or too slow (timeout)
      */
     public boolean register(String keyId, PublicKey key, String node) throws SQLException {
+        return register(keyId, key, node, null);
+    }
+
+    /**
+     * Like {@link #register(String, PublicKey, String)}, with the key's endorsement by its predecessor (null: none),
+     * also added to a row registered before endorsements.
+     */
+    public boolean register(String keyId, PublicKey key, String node, KeyEndorsement endorsement) throws SQLException {
         byte[] spki = key.getEncoded();
         try (Connection c = dataSource.getConnection()) {
             int added;
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO receipt_keys (key_id, algorithm, public_key, node) "
-                    + "VALUES (?, ?, ?, ?) ON CONFLICT (key_id) DO NOTHING")) {
+            try (PreparedStatement st = c.prepareStatement("INSERT INTO receipt_keys (key_id, algorithm, public_key, node, "
+                    + "endorsed_by, endorsed_at, endorsement) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_id) DO NOTHING")) {
                 st.setQueryTimeout(timeoutSeconds);
                 st.setString(1, keyId);
                 st.setString(2, ED25519);
                 st.setBytes(3, spki);
                 st.setString(4, node);
+                st.setString(5, endorsement == null ? null : endorsement.previousId());
+                st.setTimestamp(6, endorsement == null ? null : Timestamp.from(endorsement.at()));
+                st.setBytes(7, endorsement == null ? null : endorsement.signature());
                 added = st.executeUpdate();
+            }
+            if (added == 0 && endorsement != null) {
+                try (PreparedStatement st = c.prepareStatement("UPDATE receipt_keys SET endorsed_by = ?, endorsed_at = ?, "
+                        + "endorsement = ? WHERE key_id = ? AND public_key = ? AND endorsement IS NULL")) {
+                    st.setQueryTimeout(timeoutSeconds);
+                    st.setString(1, endorsement.previousId());
+                    st.setTimestamp(2, Timestamp.from(endorsement.at()));
+                    st.setBytes(3, endorsement.signature());
+                    st.setString(4, keyId);
+                    st.setBytes(5, spki);
+                    st.executeUpdate();
+                }
             }
             if (added == 0) {
                 try (PreparedStatement st = c.prepareStatement("SELECT public_key, node FROM receipt_keys WHERE key_id = ?")) {
@@ -119,7 +146,7 @@ public final class ReceiptKeyRegistry {
         List<String> clashes = new ArrayList<>();
         for (var e : keys.publicKeys().entrySet()) {
             try {
-                register(e.getKey(), e.getValue(), node);
+                register(e.getKey(), e.getValue(), node, keys.endorsement(e.getKey()));
             } catch (IllegalStateException clash) {
                 if (e.getKey().equals(current)) {
                     throw clash;
@@ -208,11 +235,20 @@ public final class ReceiptKeyRegistry {
         return query("", null);
     }
 
+    /** Every registered key with its endorsement, as {@link TrustedKeys#resolve} takes them. */
+    public java.util.Map<String, TrustedKeys.Candidate> candidates() throws SQLException {
+        java.util.Map<String, TrustedKeys.Candidate> out = new java.util.LinkedHashMap<>();
+        for (RegisteredKey k : all()) {
+            out.put(k.keyId(), new TrustedKeys.Candidate(k.publicKey(), k.endorsement()));
+        }
+        return out;
+    }
+
     private List<RegisteredKey> query(String where, String keyId) throws SQLException {
         List<RegisteredKey> out = new ArrayList<>();
         try (Connection c = dataSource.getConnection();
              PreparedStatement st = c.prepareStatement("SELECT key_id, algorithm, public_key, node, created_at, superseded_at, "
-                     + "retired_at FROM receipt_keys " + where + " ORDER BY created_at, key_id")) {
+                     + "retired_at, endorsed_by, endorsed_at, endorsement FROM receipt_keys " + where + " ORDER BY created_at, key_id")) {
             st.setQueryTimeout(timeoutSeconds);
             if (keyId != null) {
                 st.setString(1, keyId);
@@ -220,8 +256,12 @@ public final class ReceiptKeyRegistry {
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     String id = rs.getString(1);
+                    KeyEndorsement endorsement = null;
+                    if (rs.getString(8) != null && rs.getTimestamp(9) != null && rs.getBytes(10) != null) {
+                        endorsement = new KeyEndorsement(id, rs.getString(8), rs.getTimestamp(9).toInstant(), rs.getBytes(10));
+                    }
                     out.add(new RegisteredKey(id, rs.getString(2), decode(id, rs.getString(2), rs.getBytes(3)), rs.getString(4),
-                            rs.getTimestamp(5).toInstant(), instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7))));
+                            rs.getTimestamp(5).toInstant(), instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7)), endorsement));
                 }
             }
         }

@@ -1,5 +1,8 @@
 package dev.pagewarden.db.evidence;
 
+import dev.pagewarden.core.receipt.TrustedKeys;
+import dev.pagewarden.db.audit.KeyTrust;
+
 import java.security.MessageDigest;
 import java.security.PublicKey;
 import java.sql.Connection;
@@ -24,7 +27,11 @@ import java.util.function.Function;
  * recorded), a deleted row or link (a gap), a reordered pair (two links or batches that verify only in
  * each other's place), rows no chain holds, and checkpoints or retention summaries whose signature fails or
  * whose head the chain no longer has. Lineage batches whose day was dropped past retention are checked
- * against their signed summary instead of their rows. Read only; every statement has a timeout.
+ * against their signed summary instead of their rows. Signatures count only by keys that chain to the roots pinned
+ * outside the database ({@link KeyTrust}), made before their key was replaced; every key in {@code receipt_keys} that
+ * does not chain is named. Checkpoints the operator archived outside the database ({@link #withArchive}) are checked
+ * against the chains too, so rewriting a chain and its checkpoints in the database does not go unnamed. Read only;
+ * every statement has a timeout.
  */
 public final class ChainVerifier {
     /** One broken link: the table, the row (or {@code chain#seq} for a batch, link or checkpoint), and why. */
@@ -35,13 +42,36 @@ public final class ChainVerifier {
     public record Result(boolean ok, List<Broken> broken, Map<String, Long> checked) {
     }
 
+    /** Why a signature by a key at a time does not count, or null when it does. */
+    private interface Signatures {
+        String refuse(String keyId, byte[] message, byte[] signature, Instant at);
+    }
+
     private final int timeoutSeconds;
     private final Function<String, PublicKey> keys;
+    private final KeyTrust trust;
+    private final List<Checkpoints.Checkpoint> archived;
 
-    /** {@code keys}: the public receipt key of a key id, or null when none is known. */
+    /** {@code keys}: the public receipt key of a key id, vouched for by the caller, or null when none is known. */
     public ChainVerifier(Function<String, PublicKey> keys, int timeoutSeconds) {
+        this(keys, null, timeoutSeconds, List.of());
+    }
+
+    /** Signatures count by the keys chaining to {@code trust}'s pinned roots only. */
+    public ChainVerifier(KeyTrust trust, int timeoutSeconds) {
+        this(null, trust, timeoutSeconds, List.of());
+    }
+
+    private ChainVerifier(Function<String, PublicKey> keys, KeyTrust trust, int timeoutSeconds, List<Checkpoints.Checkpoint> archived) {
         this.keys = keys;
+        this.trust = trust;
         this.timeoutSeconds = Math.max(1, timeoutSeconds);
+        this.archived = List.copyOf(archived);
+    }
+
+    /** This verifier, also holding the chains to {@code archived}: checkpoints kept outside the database. */
+    public ChainVerifier withArchive(List<Checkpoints.Checkpoint> archived) {
+        return new ChainVerifier(keys, trust, timeoutSeconds, archived);
     }
 
     private record Link(String chain, long seq, String table, long rowId, byte[] rowHash, byte[] prev, byte[] hash, Instant at) {
@@ -59,20 +89,37 @@ public final class ChainVerifier {
         List<Broken> broken = new ArrayList<>();
         Map<String, Long> checked = new LinkedHashMap<>();
         boolean whole = from == null && to == null;
+        Signatures signatures;
+        if (trust != null) {
+            TrustedKeys trusted = trust.fresh();
+            trusted.untrusted().forEach((id, why) -> broken.add(new Broken("receipt_keys", id,
+                    "does not chain to the pinned trust root: " + why + "; nothing it signed counts")));
+            signatures = trusted::refuse;
+            checked.put("trusted_keys", (long) trusted.trusted().size());
+        } else {
+            signatures = (keyId, message, signature, at) -> {
+                PublicKey key = keyId == null ? null : keys.apply(keyId);
+                return key != null && Checkpoints.verifies(key, message, signature) ? null
+                        : "signature does not verify with receipt key " + keyId;
+            };
+        }
         Map<String, byte[]> heads = new HashMap<>(); // "chain#seq" -> hash, for the checkpoints
         for (String table : Canonical.ROW_TABLES) {
             verifyRows(c, table, from, to, whole, broken, checked, heads);
         }
-        verifyLineage(c, from, to, whole, broken, checked, heads);
+        verifyLineage(c, from, to, whole, broken, checked, heads, signatures);
         int cps = 0;
+        Map<String, Checkpoints.Checkpoint> stored = new HashMap<>();
         for (Checkpoints.Checkpoint k : Checkpoints.all(c, timeoutSeconds)) {
+            stored.put(k.chain() + "#" + k.seq(), k);
             if ((from != null && k.at().isBefore(from)) || (to != null && k.at().isAfter(to))) {
                 continue;
             }
             cps++;
             String id = k.chain() + "#" + k.seq();
-            if (!signed(k.keyId(), Checkpoints.message(k.chain(), k.seq(), k.head(), k.at()), k.signature())) {
-                broken.add(new Broken("chain_checkpoints", id, "signature does not verify with receipt key " + k.keyId()));
+            String refused = signatures.refuse(k.keyId(), Checkpoints.message(k.chain(), k.seq(), k.head(), k.at()), k.signature(), k.at());
+            if (refused != null) {
+                broken.add(new Broken("chain_checkpoints", id, refused));
                 continue;
             }
             byte[] h = heads.get(id);
@@ -86,6 +133,38 @@ public final class ChainVerifier {
             }
         }
         checked.put("checkpoints", (long) cps);
+        int kept = 0;
+        for (Checkpoints.Checkpoint k : archived) {
+            if ((from != null && k.at().isBefore(from)) || (to != null && k.at().isAfter(to))) {
+                continue;
+            }
+            kept++;
+            String id = k.chain() + "#" + k.seq();
+            String refused = signatures.refuse(k.keyId(), Checkpoints.message(k.chain(), k.seq(), k.head(), k.at()), k.signature(), k.at());
+            if (refused != null) {
+                broken.add(new Broken("archived_checkpoints", id, refused));
+                continue;
+            }
+            byte[] h = heads.get(id);
+            if (h == null) {
+                if (whole) {
+                    broken.add(new Broken("archived_checkpoints", id, "the chain no longer has the element this archived "
+                            + "checkpoint signed (truncated or rewritten)"));
+                }
+            } else if (!Arrays.equals(h, k.head())) {
+                broken.add(new Broken("archived_checkpoints", id, "the chain's element differs from the archived signed head "
+                        + hex(k.head()) + " (rewritten after the checkpoint)"));
+            }
+            Checkpoints.Checkpoint db = stored.get(id);
+            if (db == null) {
+                broken.add(new Broken("chain_checkpoints", id, "archived checkpoint missing from the database (deleted)"));
+            } else if (!Arrays.equals(db.head(), k.head()) || !db.keyId().equals(k.keyId()) || !db.at().equals(k.at())) {
+                broken.add(new Broken("chain_checkpoints", id, "differs from the archived checkpoint (replaced in the database)"));
+            }
+        }
+        if (!archived.isEmpty()) {
+            checked.put("archived_checkpoints", (long) kept);
+        }
         return new Result(broken.isEmpty(), List.copyOf(broken), checked);
     }
 
@@ -155,7 +234,7 @@ public final class ChainVerifier {
     }
 
     private void verifyLineage(Connection c, Instant from, Instant to, boolean whole, List<Broken> broken,
-                               Map<String, Long> checked, Map<String, byte[]> heads) throws SQLException {
+                               Map<String, Long> checked, Map<String, byte[]> heads, Signatures signatures) throws SQLException {
         Map<String, List<Batch>> byChain = new TreeMap<>();
         try (PreparedStatement st = c.prepareStatement("SELECT chain, seq, day, row_count, first_time, last_time, rows_hash, prev_hash, hash "
                 + "FROM lineage_batches WHERE true" + (to == null ? "" : " AND first_time <= ?") + (from == null ? "" : " AND last_time >= ?")
@@ -176,7 +255,7 @@ public final class ChainVerifier {
                 }
             }
         }
-        Map<String, List<Summary>> summaries = summaries(c, broken);
+        Map<String, List<Summary>> summaries = summaries(c, broken, signatures);
         long batches = 0, rowsChecked = 0;
         for (var e : byChain.entrySet()) {
             String chain = e.getKey();
@@ -262,7 +341,7 @@ public final class ChainVerifier {
     }
 
     /** chain -> its verified retention summaries; a summary whose signature fails is reported and left out. */
-    private Map<String, List<Summary>> summaries(Connection c, List<Broken> broken) throws SQLException {
+    private Map<String, List<Summary>> summaries(Connection c, List<Broken> broken, Signatures signatures) throws SQLException {
         Map<String, List<Summary>> out = new HashMap<>();
         try (PreparedStatement st = c.prepareStatement("SELECT chain, day, first_seq, last_seq, last_hash, row_count, dropped_at, key_id, "
                 + "signature FROM lineage_drop_summaries")) {
@@ -273,11 +352,11 @@ public final class ChainVerifier {
                     LocalDate day = rs.getObject(2, LocalDate.class);
                     long first = rs.getLong(3), last = rs.getLong(4);
                     byte[] lastHash = rs.getBytes(5);
-                    byte[] message = DropSummaries.message(chain, day, first, last, lastHash, rs.getLong(6),
-                            rs.getTimestamp(7).toInstant());
-                    if (!signed(rs.getString(8), message, rs.getBytes(9))) {
-                        broken.add(new Broken("lineage_drop_summaries", chain + "@" + day,
-                                "signature does not verify with receipt key " + rs.getString(8)));
+                    Instant droppedAt = rs.getTimestamp(7).toInstant();
+                    byte[] message = DropSummaries.message(chain, day, first, last, lastHash, rs.getLong(6), droppedAt);
+                    String refused = signatures.refuse(rs.getString(8), message, rs.getBytes(9), droppedAt);
+                    if (refused != null) {
+                        broken.add(new Broken("lineage_drop_summaries", chain + "@" + day, refused));
                         continue;
                     }
                     out.computeIfAbsent(chain, k -> new ArrayList<>()).add(new Summary(day, first, last, lastHash));
@@ -337,11 +416,6 @@ public final class ChainVerifier {
             }
             prev = t;
         }
-    }
-
-    private boolean signed(String keyId, byte[] message, byte[] signature) {
-        PublicKey key = keyId == null ? null : keys.apply(keyId);
-        return key != null && Checkpoints.verifies(key, message, signature);
     }
 
     private static String range(String column, Instant from, Instant to) {

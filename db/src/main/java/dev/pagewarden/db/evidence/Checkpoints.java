@@ -130,6 +130,43 @@ public final class Checkpoints {
         return out;
     }
 
+    /**
+     * One checkpoint as a line of an archive kept outside the database:
+     * {@code checkpoint CHAIN SEQ HEAD_HEX AT KEY_ID SIGNATURE_BASE64} ({@code AT} ISO-8601, microseconds).
+     */
+    public static String archiveLine(Checkpoint k) {
+        return "checkpoint " + k.chain() + " " + k.seq() + " " + k.headHex() + " " + k.at() + " " + k.keyId() + " "
+                + java.util.Base64.getEncoder().encodeToString(k.signature());
+    }
+
+    /**
+     * Reads an archive of {@link #archiveLine} lines (blank lines and {@code #} comments skipped).
+     *
+     * @throws IllegalArgumentException a line is not a checkpoint (named with its number)
+     */
+    public static List<Checkpoint> readArchive(java.nio.file.Path file) throws java.io.IOException {
+        List<Checkpoint> out = new ArrayList<>();
+        List<String> lines = java.nio.file.Files.readAllLines(file, java.nio.charset.StandardCharsets.UTF_8);
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            String[] p = line.split("\\s+");
+            try {
+                if (p.length != 7 || !p[0].equals("checkpoint")) {
+                    throw new IllegalArgumentException("not 7 fields");
+                }
+                out.add(new Checkpoint(p[1], Long.parseLong(p[2]), HexFormat.of().parseHex(p[3]), Instant.parse(p[4]), p[5],
+                        java.util.Base64.getDecoder().decode(p[6])));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException(file + " line " + (i + 1)
+                        + ": expected 'checkpoint CHAIN SEQ HEAD_HEX AT KEY_ID SIGNATURE_BASE64'", e);
+            }
+        }
+        return out;
+    }
+
     /** The bytes a checkpoint's signature covers. */
     public static byte[] message(String chain, long seq, byte[] head, Instant at) {
         return new Canonical().add("pagewarden-checkpoint-v1").add(chain).add(seq).add(head).add(at).bytes();

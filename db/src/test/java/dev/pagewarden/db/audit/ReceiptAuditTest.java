@@ -86,7 +86,7 @@ class ReceiptAuditTest extends LineagePgTest {
         for (int k = 0; k < results.size(); k++) {
             GenerationResult r = results.get(k);
             Receipt receipt = r.receipt();
-            assertThat(receipt.body().version()).isEqualTo(2);
+            assertThat(receipt.body().version()).isEqualTo(3);
             // expected independently: the decode attended to positions [0, prompt + output - 1) on 8-slot pages
             int positions = promptLengths.get(k) + r.outputTokens().length - 1;
             List<Integer> finalSlots = slotsPerPage(positions, 8);

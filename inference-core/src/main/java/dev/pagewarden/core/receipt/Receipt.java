@@ -79,6 +79,9 @@ public record Receipt(ReceiptBody body, byte[] digest, String keyId, byte[] sign
             m.put("node_id", body.nodeId());
             m.put("replica_id", body.replicaId());
         }
+        if (body.issuedAt() != null) {
+            m.put("issued_at", body.issuedAt().toString());
+        }
         List<Map<String, Object>> reads = body.reads().stream().map(r -> {
             Map<String, Object> e = new LinkedHashMap<>();
             e.put("worker", r.worker());

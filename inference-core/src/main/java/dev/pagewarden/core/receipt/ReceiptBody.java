@@ -1,5 +1,7 @@
 package dev.pagewarden.core.receipt;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -10,11 +12,13 @@ import java.util.Objects;
  * what it answered (SHA-256 of the output token ids). The byte form that is hashed and signed is
  * {@link ReceiptCodec#encodeBody}.
  *
- * <p>Version 2 (what the engine issues): every page epoch the decode read with its final slot range
- * [0, slots), and the serving node and replica. Version 1 (older engines, still verified): the slots
- * cached at each page epoch's first read, no node or replica (both null).
+ * <p>Version 3 (what the engine issues): as version 2, plus the time it was issued, so a verifier can refuse a
+ * receipt issued after its key was replaced. Version 2: every page epoch the decode read with its final slot
+ * range [0, slots), and the serving node and replica. Version 1: the slots cached at each page epoch's first
+ * read, no node or replica (both null). Versions 1 and 2 carry no issue time (null); they are decoded, and
+ * verified only against keys pinned as legacy (see {@link TrustedKeys}).
  *
- * @param version    1 or 2
+ * @param version    1, 2 or 3
  * @param requestId  the engine's request id
  * @param tenant     the request's tenant
  * @param modelId    the model that served it (its file name)
@@ -22,17 +26,23 @@ import java.util.Objects;
  * @param replicaId  the engine start on that node (version 2; null in version 1)
  * @param reads      every page epoch its decode read, in read order (page table order)
  * @param outputHash SHA-256 of the output token ids ({@link ReceiptCodec#outputHash})
+ * @param issuedAt   when it was signed, to the millisecond (version 3; null in versions 1 and 2)
  */
 public record ReceiptBody(int version, long requestId, String tenant, String modelId, String nodeId, String replicaId,
-                          List<PageEpochRead> reads, byte[] outputHash) {
+                          List<PageEpochRead> reads, byte[] outputHash, Instant issuedAt) {
     public ReceiptBody {
         if (tenant == null || modelId == null) {
             throw new IllegalArgumentException("tenant and model id are required");
         }
-        if (version == 1 ? nodeId != null || replicaId != null : version != 2 || nodeId == null || replicaId == null) {
-            throw new IllegalArgumentException("a version 2 body names its node and replica, a version 1 body neither"
+        if (version == 1 ? nodeId != null || replicaId != null : (version != 2 && version != 3) || nodeId == null || replicaId == null) {
+            throw new IllegalArgumentException("a version 2 or 3 body names its node and replica, a version 1 body neither"
                     + " (version " + version + ")");
         }
+        if ((version == 3) != (issuedAt != null)) {
+            throw new IllegalArgumentException("a version 3 body carries its issue time, versions 1 and 2 none (version "
+                    + version + ")");
+        }
+        issuedAt = issuedAt == null ? null : issuedAt.truncatedTo(ChronoUnit.MILLIS);
         if (outputHash == null || outputHash.length != 32) {
             throw new IllegalArgumentException("output hash must be 32 bytes (SHA-256)");
         }
@@ -40,7 +50,20 @@ public record ReceiptBody(int version, long requestId, String tenant, String mod
         outputHash = outputHash.clone();
     }
 
-    /** A version 2 body (what the engine issues). */
+    /** A body without issue time (versions 1 and 2). */
+    public ReceiptBody(int version, long requestId, String tenant, String modelId, String nodeId, String replicaId,
+                       List<PageEpochRead> reads, byte[] outputHash) {
+        this(version, requestId, tenant, modelId, nodeId, replicaId, reads, outputHash, null);
+    }
+
+    /** A version 3 body (what the engine issues). */
+    public static ReceiptBody v3(long requestId, String tenant, String modelId, ServingIdentity served, Instant issuedAt,
+                                 List<PageEpochRead> reads, byte[] outputHash) {
+        return new ReceiptBody(3, requestId, tenant, modelId, served.nodeId(), served.replicaId(), reads, outputHash,
+                issuedAt);
+    }
+
+    /** A version 2 body (as engines issued them before issue times). */
     public static ReceiptBody v2(long requestId, String tenant, String modelId, ServingIdentity served,
                                  List<PageEpochRead> reads, byte[] outputHash) {
         return new ReceiptBody(2, requestId, tenant, modelId, served.nodeId(), served.replicaId(), reads, outputHash);
@@ -62,7 +85,7 @@ public record ReceiptBody(int version, long requestId, String tenant, String mod
         return o instanceof ReceiptBody b && version == b.version && requestId == b.requestId
                 && tenant.equals(b.tenant) && modelId.equals(b.modelId) && Objects.equals(nodeId, b.nodeId)
                 && Objects.equals(replicaId, b.replicaId) && reads.equals(b.reads)
-                && Arrays.equals(outputHash, b.outputHash);
+                && Arrays.equals(outputHash, b.outputHash) && Objects.equals(issuedAt, b.issuedAt);
     }
 
     @Override

@@ -9,28 +9,31 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The canonical byte form of a receipt body - the bytes that are hashed and signed. Every integer is
- * big-endian, every string is a u32 byte length followed by its UTF-8 bytes. Version 2 (issued):
+ * big-endian, every string is a u32 byte length followed by its UTF-8 bytes. Version 3 (issued):
  *
  * <pre>
- * str   "pagewarden.receipt.v2"           domain separation and version
+ * str   "pagewarden.receipt.v3"           domain separation and version
  * u64   request id
  * str   tenant
  * str   model id
  * str   node id
  * str   replica id
+ * u64   issued at, milliseconds since 1970-01-01T00:00:00Z
  * u32   n reads, then n times (every page epoch the decode read, in page-table order):
  *         str worker, u32 page, u64 epoch, u32 slots (final range [0, slots)), u64 writer request,
  *         u64 lineage event id (the page epoch's BIND_READ)
  * 32    SHA-256 of the output: over u32 token count, then each token id as u32
  * </pre>
  *
- * Version 1 (older engines; decoded and verified, never issued): domain "pagewarden.receipt.v1", no node
- * id and replica id, and each read's slots are those cached at the page epoch's first read.
+ * Version 2 (older engines; decoded, never issued): domain "pagewarden.receipt.v2", no issue time. Version 1
+ * (older still): domain "pagewarden.receipt.v1", no node id and replica id either, and each read's slots are
+ * those cached at the page epoch's first read.
  *
  * <p>digest = SHA-256(canonical bytes); signature = Ed25519(digest) with the key named by the key id.
  * Decoding is strict: the same bytes back, or an exception (no trailing bytes, no other version).
@@ -38,6 +41,7 @@ import java.util.List;
 public final class ReceiptCodec {
     public static final String DOMAIN_V1 = "pagewarden.receipt.v1";
     public static final String DOMAIN_V2 = "pagewarden.receipt.v2";
+    public static final String DOMAIN_V3 = "pagewarden.receipt.v3";
     private static final int MAX_STRING = 1 << 16;
 
     private ReceiptCodec() {
@@ -46,13 +50,20 @@ public final class ReceiptCodec {
     public static byte[] encodeBody(ReceiptBody body) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(160 + 48 * body.reads().size());
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            string(out, body.version() == 1 ? DOMAIN_V1 : DOMAIN_V2);
+            string(out, switch (body.version()) {
+                case 1 -> DOMAIN_V1;
+                case 2 -> DOMAIN_V2;
+                default -> DOMAIN_V3;
+            });
             out.writeLong(body.requestId());
             string(out, body.tenant());
             string(out, body.modelId());
-            if (body.version() == 2) {
+            if (body.version() >= 2) {
                 string(out, body.nodeId());
                 string(out, body.replicaId());
+            }
+            if (body.version() == 3) {
+                out.writeLong(body.issuedAt().toEpochMilli());
             }
             out.writeInt(body.reads().size());
             for (PageEpochRead r : body.reads()) {
@@ -73,15 +84,16 @@ public final class ReceiptCodec {
     public static ReceiptBody decodeBody(byte[] canonical) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(canonical))) {
             String domain = string(in);
-            int version = DOMAIN_V2.equals(domain) ? 2 : DOMAIN_V1.equals(domain) ? 1 : 0;
+            int version = DOMAIN_V3.equals(domain) ? 3 : DOMAIN_V2.equals(domain) ? 2 : DOMAIN_V1.equals(domain) ? 1 : 0;
             if (version == 0) {
-                throw new IllegalArgumentException("not a " + DOMAIN_V2 + " or " + DOMAIN_V1 + " body: " + domain);
+                throw new IllegalArgumentException("not a " + DOMAIN_V3 + ", " + DOMAIN_V2 + " or " + DOMAIN_V1 + " body: " + domain);
             }
             long requestId = in.readLong();
             String tenant = string(in);
             String model = string(in);
-            String node = version == 2 ? string(in) : null;
-            String replica = version == 2 ? string(in) : null;
+            String node = version >= 2 ? string(in) : null;
+            String replica = version >= 2 ? string(in) : null;
+            Instant issuedAt = version == 3 ? Instant.ofEpochMilli(in.readLong()) : null;
             int n = in.readInt();
             if (n < 0 || n > canonical.length / 40) {
                 throw new IllegalArgumentException("bad read count " + n);
@@ -95,7 +107,7 @@ public final class ReceiptCodec {
             if (hash.length != 32 || in.read() != -1) {
                 throw new IllegalArgumentException("receipt body has a bad length");
             }
-            return new ReceiptBody(version, requestId, tenant, model, node, replica, reads, hash);
+            return new ReceiptBody(version, requestId, tenant, model, node, replica, reads, hash, issuedAt);
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated receipt body", e);
         }

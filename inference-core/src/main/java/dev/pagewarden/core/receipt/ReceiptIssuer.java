@@ -1,20 +1,27 @@
 package dev.pagewarden.core.receipt;
 
+import java.time.Clock;
 import java.util.List;
 
 /**
- * Builds and signs the (version 2) receipt of a finished request (the engine holds one when a signer
- * is wired).
+ * Builds and signs the (version 3) receipt of a finished request (the engine holds one when a signer
+ * is wired), stamped with the time it is signed.
  */
 public final class ReceiptIssuer {
     private final String modelId;
     private final ReceiptSigner signer;
     private final ServingIdentity served;
+    private final Clock clock;
 
-    public ReceiptIssuer(String modelId, ReceiptSigner signer, ServingIdentity served) {
+    public ReceiptIssuer(String modelId, ReceiptSigner signer, ServingIdentity served, Clock clock) {
         this.modelId = modelId;
         this.signer = signer;
         this.served = served;
+        this.clock = clock;
+    }
+
+    public ReceiptIssuer(String modelId, ReceiptSigner signer, ServingIdentity served) {
+        this(modelId, signer, served, Clock.systemUTC());
     }
 
     /** An issuer for this process: the host name as node id, a random replica id. */
@@ -32,7 +39,8 @@ public final class ReceiptIssuer {
 
     /** {@code reads}: every page epoch the request's decode read, with its final slot range. */
     public Receipt issue(long requestId, String tenant, List<PageEpochRead> reads, int[] output) {
-        return sign(ReceiptBody.v2(requestId, tenant, modelId, served, reads, ReceiptCodec.outputHash(output)));
+        return sign(ReceiptBody.v3(requestId, tenant, modelId, served, clock.instant(), reads,
+                ReceiptCodec.outputHash(output)));
     }
 
     /** Signs a body as it is (any version). */

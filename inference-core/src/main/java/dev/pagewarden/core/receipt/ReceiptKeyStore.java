@@ -38,7 +38,9 @@ import java.util.stream.Stream;
  * restart still verify after it. Layout, all PEM so {@code openssl} reads them:
  * <ul>
  *   <li>{@code <keyId>.pub} - X.509 SubjectPublicKeyInfo of every retained key (current included);</li>
- *   <li>{@code <keyId>.key} - PKCS#8 private key of the current key only.</li>
+ *   <li>{@code <keyId>.key} - PKCS#8 private key of the current key only;</li>
+ *   <li>{@code <keyId>.endorsement} - for every key after the first, its {@link KeyEndorsement} by the key it
+ *   replaced ({@code previous-id millis signature-base64}).</li>
  * </ul>
  * The directory is {@code rwx------} and every file {@code rw-------}; a private key file that group or others
  * can read is refused at open (like ssh does), because anyone holding it can forge receipts.
@@ -55,6 +57,7 @@ public final class ReceiptKeyStore {
     private static final String PUB = ".pub";
     private static final String KEY = ".key";
     private static final String LOCK = ".lock";
+    private static final String ENDORSEMENT = ".endorsement";
     private static final Set<PosixFilePermission> OWNER_FILE = PosixFilePermissions.fromString("rw-------");
     private static final Set<PosixFilePermission> OWNER_DIR = PosixFilePermissions.fromString("rwx------");
     // A file lock is per process; threads of one JVM taking it twice would get OverlappingFileLockException.
@@ -107,7 +110,7 @@ public final class ReceiptKeyStore {
                             + " but no private key (*.key); restore it or move the directory away to start a new key set");
                 }
                 ReceiptKeys keys = ReceiptKeys.unkeyed(prefix);
-                String id = keys.rotate((keyId, pair) -> writePair(d, keyId, pair));
+                String id = keys.rotate((keyId, pair, endorsement) -> writePair(d, keyId, pair, endorsement));
                 LOG.info(() -> "receipt keys: created " + id + " in " + d);
                 return new ReceiptKeyStore(d, keys, true);
             }
@@ -121,7 +124,7 @@ public final class ReceiptKeyStore {
             PrivateKey priv = readPrivate(d.resolve(currentId + KEY));
             ReceiptKeys keys;
             try {
-                keys = ReceiptKeys.restore(prefix, publics, currentId, priv);
+                keys = ReceiptKeys.restore(prefix, publics, readEndorsements(d, publics.keySet()), currentId, priv);
             } catch (IllegalArgumentException e) {
                 throw new IllegalStateException("receipt key directory " + d + ": " + e.getMessage(), e);
             }
@@ -164,6 +167,11 @@ public final class ReceiptKeyStore {
      * public key elsewhere): when it throws, nothing changes and the current key stays.
      */
     public String rotate(ReceiptKeys.Persister first) throws IOException {
+        return rotate((keyId, pair, endorsement) -> first.persist(keyId, pair));
+    }
+
+    /** Like {@link #rotate(ReceiptKeys.Persister)}, with {@code first} also given the new key's endorsement. */
+    public String rotate(ReceiptKeys.EndorsedPersister first) throws IOException {
         synchronized (JVM_LOCK) {
             try (FileChannel lockFile = lockFile(dir); FileLock ignored = lockFile.lock()) {
                 return rotateUnderLock(first);
@@ -172,14 +180,14 @@ public final class ReceiptKeyStore {
     }
 
     private String rotateUnderLock() throws IOException {
-        return rotateUnderLock((keyId, pair) -> { });
+        return rotateUnderLock((keyId, pair, endorsement) -> { });
     }
 
-    private String rotateUnderLock(ReceiptKeys.Persister first) throws IOException {
+    private String rotateUnderLock(ReceiptKeys.EndorsedPersister first) throws IOException {
         String previous = keys.currentKeyId();
-        String id = keys.rotate((keyId, pair) -> {
-            first.persist(keyId, pair);
-            writePair(dir, keyId, pair);
+        String id = keys.rotate((keyId, pair, endorsement) -> {
+            first.persist(keyId, pair, endorsement);
+            writePair(dir, keyId, pair, endorsement);
         });
         Files.deleteIfExists(dir.resolve(previous + KEY));
         syncDirectory(dir);
@@ -193,12 +201,16 @@ public final class ReceiptKeyStore {
             try (FileChannel lockFile = lockFile(dir); FileLock ignored = lockFile.lock()) {
                 keys.retire(keyId);
                 Files.deleteIfExists(dir.resolve(keyId + PUB));
+                Files.deleteIfExists(dir.resolve(keyId + ENDORSEMENT));
                 syncDirectory(dir);
             }
         }
     }
 
-    private static void writePair(Path dir, String keyId, KeyPair pair) throws IOException {
+    private static void writePair(Path dir, String keyId, KeyPair pair, KeyEndorsement endorsement) throws IOException {
+        if (endorsement != null) {
+            writeAtomically(dir, keyId + ENDORSEMENT, endorsement.toLine() + "\n");
+        }
         writeAtomically(dir, keyId + PUB, pem("PUBLIC KEY", pair.getPublic().getEncoded()));
         writeAtomically(dir, keyId + KEY, pem("PRIVATE KEY", pair.getPrivate().getEncoded()));
     }
@@ -214,6 +226,22 @@ public final class ReceiptKeyStore {
                 out.put(id, KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(unpem(p, "PUBLIC KEY"))));
             } catch (GeneralSecurityException | IllegalArgumentException e) {
                 throw new IllegalStateException("receipt key file " + p + " is not an Ed25519 public key (X.509 PEM)", e);
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, KeyEndorsement> readEndorsements(Path dir, java.util.Collection<String> ids) throws IOException {
+        Map<String, KeyEndorsement> out = new LinkedHashMap<>();
+        for (String id : ids) {
+            Path p = dir.resolve(id + ENDORSEMENT);
+            if (Files.isRegularFile(p)) {
+                try {
+                    out.put(id, KeyEndorsement.fromLine(id, Files.readString(p, StandardCharsets.US_ASCII)));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalStateException("receipt key file " + p + " is not an endorsement "
+                            + "('previous-key-id millis signature-base64')", e);
+                }
             }
         }
         return out;

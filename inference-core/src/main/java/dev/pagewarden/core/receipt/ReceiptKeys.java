@@ -21,12 +21,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * old receipts still verify after {@link #rotate}. Key ids are {@code prefix-N-F}: {@code N} counts the
  * keys of this set, {@code F} is the key's {@link #fingerprint}, so key sets made independently (one per
  * platform replica) never share an id. Ids of the older form {@code prefix-N} are still read and verified.
- * Public keys are published as base64 X.509 SubjectPublicKeyInfo ({@link #publishedKeys}).
+ * Public keys are published as base64 X.509 SubjectPublicKeyInfo ({@link #publishedKeys}). Every key after the
+ * first is {@link KeyEndorsement endorsed} by the key it replaces, so a verifier that pins the first one trusts the
+ * chain ({@link TrustedKeys}).
  */
 public final class ReceiptKeys implements ReceiptSigner {
     private final String prefix;
     private final AtomicInteger serial = new AtomicInteger();
     private final Map<String, PublicKey> retained = new LinkedHashMap<>();
+    private final Map<String, KeyEndorsement> endorsements = new LinkedHashMap<>();
+    private final java.time.Clock clock = java.time.Clock.systemUTC();
     private volatile Current current;
 
     private record Current(String keyId, PrivateKey privateKey) {
@@ -54,6 +58,12 @@ public final class ReceiptKeys implements ReceiptSigner {
      */
     public static ReceiptKeys restore(String prefix, Map<String, PublicKey> retained, String currentKeyId,
                                       PrivateKey currentKey) {
+        return restore(prefix, retained, Map.of(), currentKeyId, currentKey);
+    }
+
+    /** As {@link #restore(String, Map, String, PrivateKey)}, with the endorsements of the retained keys that have one. */
+    public static ReceiptKeys restore(String prefix, Map<String, PublicKey> retained, Map<String, KeyEndorsement> endorsements,
+                                      String currentKeyId, PrivateKey currentKey) {
         ReceiptKeys keys = new ReceiptKeys(prefix);
         PublicKey pub = retained.get(currentKeyId);
         if (pub == null) {
@@ -68,6 +78,11 @@ public final class ReceiptKeys implements ReceiptSigner {
         }
         keys.serial.set(max);
         keys.retained.putAll(retained);
+        endorsements.forEach((id, e) -> {
+            if (retained.containsKey(id)) {
+                keys.endorsements.put(id, e);
+            }
+        });
         keys.current = new Current(currentKeyId, currentKey);
         return keys;
     }
@@ -83,6 +98,12 @@ public final class ReceiptKeys implements ReceiptSigner {
         void persist(String keyId, KeyPair pair) throws IOException;
     }
 
+    /** A {@link Persister} that also gets the new key's endorsement by the current key (null for a set's first key). */
+    @FunctionalInterface
+    public interface EndorsedPersister {
+        void persist(String keyId, KeyPair pair, KeyEndorsement endorsement) throws IOException;
+    }
+
     /** Generates a new current key; the previous public keys stay for verification. Returns the new key id. */
     public String rotate() {
         try {
@@ -96,14 +117,40 @@ public final class ReceiptKeys implements ReceiptSigner {
      * Like {@link #rotate()}, but {@code persister} stores the new pair first: the key becomes current only
      * once it is stored, so a restart can never come back to a key set that lacks a key receipts were signed with.
      */
-    public synchronized String rotate(Persister persister) throws IOException {
+    public String rotate(Persister persister) throws IOException {
+        return rotate((id, pair, endorsement) -> persister.persist(id, pair));
+    }
+
+    /**
+     * Like {@link #rotate(Persister)}; the new key is endorsed by the current one (signed before the switch, so the
+     * endorsement's time is at or before the old key's last signature but for receipts in flight).
+     */
+    public synchronized String rotate(EndorsedPersister persister) throws IOException {
         KeyPair pair = newPair();
         String id = prefix + "-" + (serial.get() + 1) + "-" + fingerprint(pair.getPublic());
-        persister.persist(id, pair);
+        Current before = current;
+        KeyEndorsement endorsement = before == null ? null
+                : KeyEndorsement.sign(id, pair.getPublic(), before.keyId(), before.privateKey(), clock.instant());
+        persister.persist(id, pair, endorsement);
         serial.incrementAndGet();
         retained.put(id, pair.getPublic());
+        if (endorsement != null) {
+            endorsements.put(id, endorsement);
+        }
         current = new Current(id, pair.getPrivate());
         return id;
+    }
+
+    /** The endorsement of {@code keyId} by its predecessor, or null (a first key, or one from before endorsements). */
+    public synchronized KeyEndorsement endorsement(String keyId) {
+        return endorsements.get(keyId);
+    }
+
+    /** Every retained key with its endorsement, as {@link TrustedKeys#resolve} takes them. */
+    public synchronized Map<String, TrustedKeys.Candidate> candidates() {
+        Map<String, TrustedKeys.Candidate> out = new LinkedHashMap<>();
+        retained.forEach((id, k) -> out.put(id, new TrustedKeys.Candidate(k, endorsements.get(id))));
+        return out;
     }
 
     /** The prefix new key ids get ({@code prefix-N-F}). */
@@ -176,6 +223,7 @@ public final class ReceiptKeys implements ReceiptSigner {
             throw new IllegalArgumentException("cannot retire the current key " + keyId);
         }
         retained.remove(keyId);
+        endorsements.remove(keyId);
     }
 
     @Override

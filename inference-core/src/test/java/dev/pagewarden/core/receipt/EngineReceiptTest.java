@@ -58,7 +58,8 @@ class EngineReceiptTest extends RealModelTest {
                 assertThat(body.tenant()).isEqualTo(tenants[i]);
                 assertThat(body.modelId()).isEqualTo(engine.modelId());
                 assertThat(body.outputHash()).isEqualTo(ReceiptCodec.outputHash(r.outputTokens()));
-                assertThat(body.version()).isEqualTo(2);
+                assertThat(body.version()).isEqualTo(3);
+                assertThat(body.issuedAt()).isNotNull();
                 assertThat(body.nodeId()).isEqualTo("node-a");
                 assertThat(body.replicaId()).isEqualTo("r-test");
                 // each page epoch's BIND_READ (first read) names it; its READ_FINAL gives the final range

@@ -36,13 +36,14 @@ class ReceiptSignatureTest {
         assertThat(r.keyId()).isEqualTo("k-1-" + ReceiptKeys.fingerprint(keys.publicKeys().values().iterator().next()));
         assertThat(ReceiptVerifier.verifySignature(r, keys.publicKeys())).isTrue();
 
-        assertThat(r.body().version()).isEqualTo(2);
+        assertThat(r.body().version()).isEqualTo(3);
         assertThat(r.body().nodeId()).isEqualTo("node-a");
         assertThat(r.body().replicaId()).isEqualTo("r-0123456789abcdef");
-        assertThat(new String(canonical, 4, ReceiptCodec.DOMAIN_V2.length(), StandardCharsets.UTF_8))
-                .isEqualTo("pagewarden.receipt.v2");
-        assertThat(r.toJson()).containsEntry("version", 2).containsEntry("node_id", "node-a")
-                .containsEntry("replica_id", "r-0123456789abcdef");
+        assertThat(r.body().issuedAt()).isNotNull();
+        assertThat(new String(canonical, 4, ReceiptCodec.DOMAIN_V3.length(), StandardCharsets.UTF_8))
+                .isEqualTo("pagewarden.receipt.v3");
+        assertThat(r.toJson()).containsEntry("version", 3).containsEntry("node_id", "node-a")
+                .containsEntry("replica_id", "r-0123456789abcdef").containsEntry("issued_at", r.body().issuedAt().toString());
 
         String compact = r.toCompact();
         assertThat(compact).startsWith("pwr1.").doesNotContain("=", "+", "/", " ");
@@ -143,7 +144,11 @@ class ReceiptSignatureTest {
                         b.reads(), b.outputHash()),
                 ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), new ServingIdentity(b.nodeId(), "r-other"),
                         b.reads(), b.outputHash()),
-                // the same claims as a version 1 body: other bytes, so the signature does not carry over
+                // another issue time (a replaced key's receipt moved to before its replacement): signed, so refused
+                ReceiptBody.v3(b.requestId(), b.tenant(), b.modelId(), served, b.issuedAt().minusSeconds(3600), b.reads(),
+                        b.outputHash()),
+                // the same claims as a version 2 or 1 body (no issue time): other bytes, so the signature does not carry over
+                ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served, b.reads(), b.outputHash()),
                 ReceiptBody.v1(b.requestId(), b.tenant(), b.modelId(), b.reads(), b.outputHash()),
                 ReceiptBody.v2(b.requestId(), b.tenant(), b.modelId(), served, b.reads(), ReceiptCodec.outputHash(new int[] {5})));
         for (ReceiptBody f : forged) {

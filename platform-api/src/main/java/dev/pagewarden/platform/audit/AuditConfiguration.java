@@ -4,6 +4,8 @@ import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.receipt.ReceiptTrust;
+import dev.pagewarden.db.audit.KeyTrust;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
@@ -17,18 +19,21 @@ import dev.pagewarden.db.lineage.PartitionManager;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.pagewarden.platform.engine.EngineHost;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.flyway.autoconfigure.FlywayMigrationInitializer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import javax.sql.DataSource;
 import java.io.IOException;
-import java.security.PublicKey;
+import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The audit path: engine lineage events go to a local fsynced journal and from there, by the
@@ -125,15 +130,36 @@ class AuditConfiguration {
     }
 
     /**
-     * Verifies receipts of every replica: a key id is looked up among this replica's own keys first (the same
-     * keys as in PostgreSQL, and an old {@code pw-N} key another replica holds a different key under), then
-     * in {@code receipt_keys}.
+     * The receipt keys pinned outside the database: {@code pagewarden.audit.trust-file} (default
+     * {@code <home>/receipt-trust}), written with this replica's root at first start (see {@link ReceiptTrustFile}).
      */
     @Bean
-    ReceiptAudit receiptAudit(DataSource dataSource, ReceiptKeys keys, ReceiptKeyRegistry registry) {
-        return new ReceiptAudit(dataSource, id -> {
-            PublicKey own = keys.publicKeys().get(id);
-            return own != null ? own : registry.find(id).orElse(null);
-        });
+    ReceiptTrust receiptTrust(ReceiptKeyStore store, PagewardenProperties properties,
+                              @Value("${pagewarden.audit.trust-file:}") String trustFile) throws IOException {
+        return ReceiptTrustFile.ensure(trustFile(properties, trustFile), store);
+    }
+
+    static Path trustFile(PagewardenProperties properties, String configured) {
+        return configured == null || configured.isBlank() ? properties.home().resolve("receipt-trust") : Path.of(configured);
+    }
+
+    /**
+     * The keys verification trusts: the pinned roots and what chains to them, from this replica's key directory and
+     * {@code receipt_keys} (every replica's). A key that is only in the database and does not chain is never used.
+     */
+    @Bean
+    KeyTrust keyTrust(ReceiptTrust trust, ReceiptKeyRegistry registry, ReceiptKeys keys, PagewardenProperties properties,
+                      @Value("${pagewarden.audit.trust-file:}") String trustFile) {
+        return new KeyTrust(ReceiptTrustFile.watching(trustFile(properties, trustFile), trust), registry, keys::candidates,
+                properties.audit().receiptKeyCache());
+    }
+
+    /**
+     * Verifies receipts of every replica against the pinned trust; a stored receipt must name its row's request,
+     * tenant and model (the served model's API id, or the model file the engine names in receipts).
+     */
+    @Bean
+    ReceiptAudit receiptAudit(DataSource dataSource, KeyTrust trust, Optional<EngineHost> engine) {
+        return ReceiptAudit.trusting(dataSource, trust, model -> engine.map(e -> e.receiptModelNames(model)).orElse(Set.of()));
     }
 }

@@ -2,6 +2,8 @@ package dev.pagewarden.platform.audit;
 
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.receipt.TrustedKeys;
+import dev.pagewarden.db.audit.KeyTrust;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.PageRead;
 import dev.pagewarden.db.audit.ReceiptAudit;
@@ -40,14 +42,16 @@ class AuditController {
     private final ReceiptAudit receipts;
     private final ReceiptKeys keys;
     private final ReceiptKeyRegistry registry;
+    private final KeyTrust trust;
 
     AuditController(RequestRecordRepository requests, LineageQueries lineage, ReceiptAudit receipts, ReceiptKeys keys,
-                    ReceiptKeyRegistry registry) {
+                    ReceiptKeyRegistry registry, KeyTrust trust) {
         this.requests = requests;
         this.lineage = lineage;
         this.receipts = receipts;
         this.keys = keys;
         this.registry = registry;
+        this.trust = trust;
     }
 
     @GetMapping("/v1/audit/requests/{id}")
@@ -71,7 +75,8 @@ class AuditController {
         out.put("finished_at", record.finishedAt());
         out.put("receipt", record.receipt());
         if (record.receipt() != null) {
-            ReceiptAudit.Verdict verdict = receipts.verify(Receipt.fromCompact(record.receipt()));
+            ReceiptAudit.Verdict verdict = receipts.verify(Receipt.fromCompact(record.receipt()),
+                    new ReceiptAudit.Row(requestId, record.tenantId(), record.model()));
             Map<String, Object> v = new LinkedHashMap<>();
             v.put("status", verdict.status().name().toLowerCase());
             v.put("detail", verdict.detail());
@@ -144,27 +149,25 @@ class AuditController {
     }
 
     /**
-     * Every replica's receipt keys (retired ones too: they verify the receipts they signed), from PostgreSQL, as a
-     * JWK set (RFC 8037 {@code OKP} keys) with {@code spki} (base64 X.509, what {@link ReceiptKeys#parsePublished} reads), {@code node},
-     * {@code created_at} and, once retired, {@code retired_at} beside each; {@code current} is the key this replica signs with. No login; cacheable
-     * for a minute (a new replica's key is registered before it signs, so a cached list lacks at most keys of
-     * receipts younger than the list).
+     * Every replica's receipt keys that chain to this replica's pinned trust (retired ones too: they verify the receipts
+     * they signed), as a JWK set (RFC 8037 {@code OKP} keys) with {@code spki} (base64 X.509, what
+     * {@link ReceiptKeys#parsePublished} reads), {@code node}, {@code created_at}, {@code root} (pinned) or the
+     * endorsement by the key it replaced ({@code endorsed_by}, {@code endorsed_at}, {@code endorsement}: base64
+     * Ed25519), and once retired {@code retired_at}; {@code current} is the key this replica signs with. A key row in
+     * the database that does not chain to the pinned roots is not served. No login; cacheable for a minute (a new
+     * replica's key is registered before it signs, so a cached list lacks at most keys of receipts younger than the list).
      */
     @GetMapping("/.well-known/pagewarden-receipt-keys")
     Mono<ResponseEntity<Map<String, Object>>> publicKeys() {
         return Mono.fromCallable(() -> {
             List<Map<String, Object>> jwks = new ArrayList<>();
+            TrustedKeys trusted = trust.keys();
             for (ReceiptKeyRegistry.RegisteredKey k : registry.all()) {
-                byte[] spki = k.publicKey().getEncoded();
-                Map<String, Object> jwk = new LinkedHashMap<>();
-                jwk.put("kty", "OKP");
-                jwk.put("crv", "Ed25519");
-                jwk.put("alg", "EdDSA");
-                jwk.put("use", "sig");
-                jwk.put("kid", k.keyId());
-                // an Ed25519 SubjectPublicKeyInfo ends in the 32-byte raw public key
-                jwk.put("x", Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOfRange(spki, spki.length - 32, spki.length)));
-                jwk.put("spki", Base64.getEncoder().encodeToString(spki));
+                TrustedKeys.TrustedKey t = trusted.get(k.keyId());
+                if (t == null || !Arrays.equals(t.key().getEncoded(), k.publicKey().getEncoded())) {
+                    continue;
+                }
+                Map<String, Object> jwk = PublishedKeys.jwk(k.keyId(), k.publicKey(), t.root(), k.endorsement());
                 jwk.put("node", k.node());
                 jwk.put("created_at", k.createdAt());
                 if (k.retiredAt() != null) {

@@ -54,9 +54,9 @@ final class ReceiptKeyRotation {
         String previous = store.keys().currentKeyId();
         String current;
         try {
-            current = store.rotate((keyId, pair) -> {
+            current = store.rotate((keyId, pair, endorsement) -> {
                 try {
-                    registry.register(keyId, pair.getPublic(), node);
+                    registry.register(keyId, pair.getPublic(), node, endorsement);
                 } catch (SQLException | IllegalStateException e) {
                     throw new IOException("the new receipt key " + keyId + " could not be registered in PostgreSQL "
                             + "(receipt_keys), so it does not sign: " + e.getMessage(), e);

@@ -238,6 +238,12 @@ public class EngineHost implements AutoCloseable {
         return Optional.ofNullable(served);
     }
 
+    /** The model name receipts give the model served as {@code modelId} (the engine names its model file); empty when not served here. */
+    public java.util.Set<String> receiptModelNames(String modelId) {
+        return served != null && engineModelId != null && served.id().equals(modelId) ? java.util.Set.of(engineModelId)
+                : java.util.Set.of();
+    }
+
     /** Why no model is served (null when one is). */
     public String unavailableReason() {
         return unavailableReason;

@@ -10,7 +10,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.PublicKey;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -48,14 +47,12 @@ final class BundleFormat {
     }
 
     /**
-     * Zips {@code files} (name -> content) with {@code keys.json} (the public keys by id), the manifest
+     * Zips {@code files} (name -> content) with {@code keys.json} (the public keys as published, with their chain), the manifest
      * ({@code about} first, then the file list) and its signature by {@code signer}.
      */
-    static byte[] write(Map<String, byte[]> files, Map<String, Object> about, ReceiptSigner signer, Map<String, PublicKey> keys) {
+    static byte[] write(Map<String, byte[]> files, Map<String, Object> about, ReceiptSigner signer, List<Map<String, Object>> keys) {
         Map<String, byte[]> all = new LinkedHashMap<>(files);
-        List<Map<String, Object>> keyList = new ArrayList<>();
-        keys.forEach((id, k) -> keyList.add(Map.of("kid", id, "spki", Base64.getEncoder().encodeToString(k.getEncoded()))));
-        all.put(KEYS, jsonBytes(Map.of("keys", keyList)));
+        all.put(KEYS, jsonBytes(Map.of("keys", keys)));
         Map<String, Object> manifest = new LinkedHashMap<>();
         manifest.put("format", FORMAT);
         manifest.putAll(about);

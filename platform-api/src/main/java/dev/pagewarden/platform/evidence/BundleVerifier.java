@@ -1,7 +1,10 @@
 package dev.pagewarden.platform.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.core.receipt.KeyEndorsement;
+import dev.pagewarden.core.receipt.Receipt;
+import dev.pagewarden.core.receipt.ReceiptTrust;
+import dev.pagewarden.core.receipt.TrustedKeys;
 import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.db.evidence.Checkpoints;
 
@@ -33,11 +36,14 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 /**
- * {@code evidence verify FILE [--keys JWKS_FILE]}, offline: every file's SHA-256 against the manifest, the
- * manifest's signature, each checkpoint's and receipt's signature, every row's hash against its chain link (or
- * its batch's row hashes), and each chain from the exported rows up to a signed checkpoint. Keys come from
- * {@code --keys} (the JSON of {@code /.well-known/pagewarden-receipt-keys}) or else from the bundle's own
- * {@code keys.json}, which proves integrity only against that key, so the output says so.
+ * {@code evidence verify FILE [--trust FILE] [--keys JWKS_FILE]}, offline: the zip's structure (every entry once,
+ * every local entry in the central directory), every file's SHA-256 against the manifest, the manifest's signature,
+ * each checkpoint's and receipt's signature (a receipt also naming the request and tenant of its row), every row's
+ * hash against its chain link (or its batch's row hashes), and each chain from the exported rows up to a signed
+ * checkpoint. Keys come from {@code --keys} (the JSON of {@code /.well-known/pagewarden-receipt-keys}) or else from the
+ * bundle's own {@code keys.json}; with {@code --trust} (the operator's pinned roots) a key counts only when it chains
+ * to a root, and a signature only when made before its key was replaced. Without {@code --trust} the keys given are
+ * taken as they are, which proves integrity only against them, so the output says so.
  */
 final class BundleVerifier {
     private BundleVerifier() {
@@ -50,27 +56,33 @@ final class BundleVerifier {
         }
     }
 
+    private static final String USAGE = "usage: evidence verify FILE [--trust FILE] [--keys JWKS_FILE]";
+
     static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length < 3) {
-            throw new EvidenceCommand.UsageException("usage: evidence verify FILE [--keys JWKS_FILE]");
+            throw new EvidenceCommand.UsageException(USAGE);
         }
         Path file = Path.of(args[2]);
-        Path keys = null;
+        Path keys = null, trustFile = null;
         for (int i = 3; i < args.length; i++) {
             if (args[i].equals("--keys")) {
                 keys = Path.of(EvidenceCommand.value(args, ++i));
+            } else if (args[i].equals("--trust")) {
+                trustFile = Path.of(EvidenceCommand.value(args, ++i));
             } else {
-                throw new EvidenceCommand.UsageException("usage: evidence verify FILE [--keys JWKS_FILE]; unknown '" + args[i] + "'");
+                throw new EvidenceCommand.UsageException(USAGE + "; unknown '" + args[i] + "'");
             }
         }
         Report r;
         try {
-            r = verify(file, keys == null ? null : parseKeys(BundleFormat.JSON.readTree(Files.readAllBytes(keys))));
+            ReceiptTrust trust = trustFile == null ? null : ReceiptTrust.read(trustFile);
+            r = verify(file, trust, keys == null ? null : parseKeys(BundleFormat.JSON.readTree(Files.readAllBytes(keys))));
         } catch (Unreadable e) {
             err.println("evidence verify: " + file + " is unreadable: " + e.getMessage());
             return 2;
-        } catch (IOException e) {
-            err.println("evidence verify: could not read " + (keys != null ? keys + " or " : "") + file + ": " + e.getMessage());
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("evidence verify: could not read " + (trustFile != null ? trustFile + ", " : "") + (keys != null ? keys + " or " : "")
+                    + file + ": " + e.getMessage());
             return 2;
         }
         r.notes().forEach(n -> out.println("note: " + n));
@@ -88,14 +100,22 @@ final class BundleVerifier {
         }
     }
 
-    /** {@code keys}: trusted public keys by id, or null to take the bundle's own. */
-    static Report verify(Path file, Map<String, PublicKey> keys) throws IOException {
+    /**
+     * {@code trust}: the pinned roots, or null to take the keys as given; {@code offered}: the keys to use (with their
+     * endorsements), or null to take the bundle's own {@code keys.json}.
+     */
+    static Report verify(Path file, ReceiptTrust trust, Map<String, TrustedKeys.Candidate> offered) throws IOException {
         List<String> problems = new ArrayList<>(), notes = new ArrayList<>();
         Map<String, byte[]> files = new LinkedHashMap<>();
+        List<String> central = new ArrayList<>();
         try (ZipFile zip = new ZipFile(file.toFile())) {
             Enumeration<? extends ZipEntry> entries = zip.entries();
             while (entries.hasMoreElements()) {
                 ZipEntry e = entries.nextElement();
+                central.add(e.getName());
+                if (files.containsKey(e.getName())) {
+                    continue; // a duplicate name: refused below, whichever copy a reader would take
+                }
                 try (InputStream in = zip.getInputStream(e)) {
                     files.put(e.getName(), in.readAllBytes());
                 } catch (IOException | RuntimeException x) {
@@ -105,6 +125,10 @@ final class BundleVerifier {
             }
         } catch (IOException e) {
             throw new Unreadable("not a zip archive (" + e.getMessage() + ")", e);
+        }
+        structure(file, central, problems);
+        if (!problems.isEmpty()) {
+            return new Report(problems, notes); // which copy of a name is "the" file is then up to the reader: judge none
         }
         byte[] manifestBytes = files.get(BundleFormat.MANIFEST);
         byte[] sig = files.get(BundleFormat.SIGNATURE);
@@ -121,18 +145,28 @@ final class BundleVerifier {
             problems.add(BundleFormat.MANIFEST + ": not JSON any more (" + e.getMessage() + ")");
             return new Report(problems, notes);
         }
-        if (keys == null) {
+        if (offered == null) {
             byte[] k = files.get(BundleFormat.KEYS);
-            keys = k == null ? Map.of() : parseKeys(BundleFormat.JSON.readTree(k));
-            notes.add("keys taken from the bundle's own keys.json: compare their ids with /.well-known/pagewarden-receipt-keys, "
-                    + "or pass that file with --keys");
+            offered = k == null ? Map.of() : parseKeys(BundleFormat.JSON.readTree(k));
+            if (trust == null) {
+                notes.add("keys taken from the bundle's own keys.json: compare their ids with /.well-known/pagewarden-receipt-keys, "
+                        + "or pass that file with --keys");
+            }
+        }
+        TrustedKeys keys;
+        if (trust == null) {
+            Map<String, PublicKey> given = new LinkedHashMap<>();
+            offered.forEach((id, c) -> given.put(id, c.key()));
+            keys = TrustedKeys.pinned(given);
+            notes.add("no --trust: the keys are taken as given, not walked from the operator's pinned roots");
+        } else {
+            keys = TrustedKeys.resolve(trust, offered);
         }
         String keyId = manifest.path("key_id").asText(null);
-        PublicKey key = keyId == null ? null : keys.get(keyId);
-        if (key == null) {
-            problems.add(BundleFormat.MANIFEST + ": signed with key " + keyId + ", which is not among the keys given");
-        } else if (!Checkpoints.verifies(key, manifestBytes, decode(sig))) {
-            problems.add(BundleFormat.MANIFEST + ": its signature does not verify with key " + keyId + " (manifest or signature altered)");
+        Instant created = instantOrNull(manifest.path("created_at").asText(null));
+        String refused = keys.refuse(keyId, manifestBytes, decode(sig), created);
+        if (refused != null) {
+            problems.add(BundleFormat.MANIFEST + ": " + refused + " (manifest, signature or keys altered)");
         }
         Set<String> listed = new HashSet<>(List.of(BundleFormat.MANIFEST, BundleFormat.SIGNATURE));
         for (JsonNode f : manifest.path("files")) {
@@ -158,8 +192,37 @@ final class BundleVerifier {
         return new Report(problems, notes);
     }
 
+    /**
+     * Refuses a zip whose entries are not exactly its central directory, each name once: a reader walking local headers
+     * (from the front) and one reading the central directory (from the back) must see the same files, so an entry
+     * prepended, duplicated or hidden between them cannot make one reader see other contents than the verifier.
+     */
+    private static void structure(Path file, List<String> central, List<String> problems) throws IOException {
+        Set<String> seen = new HashSet<>();
+        for (String name : central) {
+            if (!seen.add(name)) {
+                problems.add(name + ": the zip holds more than one entry of this name");
+            }
+        }
+        List<String> local = new ArrayList<>();
+        try (var in = new java.util.zip.ZipInputStream(Files.newInputStream(file))) {
+            for (ZipEntry e; (e = in.getNextEntry()) != null; ) {
+                local.add(e.getName());
+            }
+        } catch (IOException | RuntimeException e) {
+            problems.add("the zip's entries cannot be read in order from its start (" + e.getMessage() + ")");
+            return;
+        }
+        if (!local.equals(central)) {
+            List<String> extra = new ArrayList<>(local);
+            central.forEach(extra::remove);
+            problems.add("the zip's local entries " + local + " are not its central directory " + central
+                    + (extra.isEmpty() ? "" : " (not in the directory: " + extra + ")"));
+        }
+    }
+
     /** Rows against links and batches, links and batches up to signed checkpoints. */
-    private static void chains(Map<String, byte[]> files, Map<String, PublicKey> keys, List<String> problems, List<String> notes)
+    private static void chains(Map<String, byte[]> files, TrustedKeys keys, List<String> problems, List<String> notes)
             throws IOException {
         byte[] chainsBytes = files.get("chains.json");
         if (chainsBytes == null) {
@@ -176,10 +239,11 @@ final class BundleVerifier {
         for (JsonNode k : checkpoints) {
             String chain = k.path("chain").asText();
             long seq = k.path("seq").asLong();
-            PublicKey key = keys.get(k.path("key_id").asText());
-            byte[] msg = Checkpoints.message(chain, seq, hex(k.path("head").asText()), micros(k.path("at").asText()));
-            if (key == null || !Checkpoints.verifies(key, msg, decode(k.path("signature").asText().getBytes()))) {
-                problems.add("checkpoint " + chain + "#" + seq + ": signature does not verify with key " + k.path("key_id").asText());
+            Instant at = micros(k.path("at").asText());
+            byte[] msg = Checkpoints.message(chain, seq, hex(k.path("head").asText()), at);
+            String refused = keys.refuse(k.path("key_id").asText(), msg, decode(k.path("signature").asText().getBytes()), at);
+            if (refused != null) {
+                problems.add("checkpoint " + chain + "#" + seq + ": " + refused);
             } else {
                 checkpoint.put(chain, k);
             }
@@ -253,8 +317,11 @@ final class BundleVerifier {
         }
         for (JsonNode r : tree(files, "receipts.json").path("receipts")) {
             String compact = r.path("receipt").isNull() ? null : r.path("receipt").asText(null);
-            if (compact != null && !ReceiptVerifier.verifyCompact(compact, keys)) {
-                problems.add("receipt of request " + r.path("request_id").asText() + ": signature does not verify with the keys given");
+            if (compact != null) {
+                String why = receiptProblem(compact, r.path("request_id").asLong(), r.path("tenant").asText(), keys);
+                if (why != null) {
+                    problems.add("receipt of request " + r.path("request_id").asText() + ": " + why);
+                }
             }
         }
         if (unchained > 0) {
@@ -288,6 +355,28 @@ final class BundleVerifier {
         }
     }
 
+    /** Why a receipt listed for a request of a tenant does not verify as that request's, or null. */
+    private static String receiptProblem(String compact, long requestId, String tenant, TrustedKeys keys) {
+        Receipt receipt;
+        try {
+            receipt = Receipt.fromCompact(compact);
+        } catch (IllegalArgumentException e) {
+            return "not a receipt (" + e.getMessage() + ")";
+        }
+        if (receipt.body().requestId() != requestId || !receipt.body().tenant().equals(tenant)) {
+            return "signed for request " + receipt.body().requestId() + " of another tenant or request, not for this row";
+        }
+        return keys.refuse(receipt);
+    }
+
+    private static Instant instantOrNull(String s) {
+        try {
+            return s == null ? null : Instant.parse(s);
+        } catch (java.time.format.DateTimeParseException e) {
+            return null;
+        }
+    }
+
     /** The files whose {@code rows} are rows of the row-chained tables. */
     static final List<String> ROW_FILES = List.of("timeline.json", "safety_events.json", "disclosures.json");
 
@@ -305,9 +394,12 @@ final class BundleVerifier {
         return out;
     }
 
-    /** Keys of a JWKS as served at /.well-known/pagewarden-receipt-keys (or a bundle's keys.json): kid and spki (or x). */
-    static Map<String, PublicKey> parseKeys(JsonNode jwks) throws IOException {
-        Map<String, PublicKey> out = new LinkedHashMap<>();
+    /**
+     * Keys of a JWKS as served at /.well-known/pagewarden-receipt-keys (or a bundle's keys.json): kid and spki (or x),
+     * with the endorsement by the key it replaced when given.
+     */
+    static Map<String, TrustedKeys.Candidate> parseKeys(JsonNode jwks) throws IOException {
+        Map<String, TrustedKeys.Candidate> out = new LinkedHashMap<>();
         try {
             KeyFactory kf = KeyFactory.getInstance("Ed25519");
             for (JsonNode k : jwks.path("keys")) {
@@ -320,9 +412,15 @@ final class BundleVerifier {
                     System.arraycopy(HexFormat.of().parseHex("302a300506032b6570032100"), 0, spki, 0, 12);
                     System.arraycopy(x, 0, spki, 12, 32);
                 }
-                out.put(k.path("kid").asText(), kf.generatePublic(new X509EncodedKeySpec(spki)));
+                String kid = k.path("kid").asText();
+                KeyEndorsement endorsement = null;
+                if (k.hasNonNull("endorsed_by") && k.hasNonNull("endorsed_at") && k.hasNonNull("endorsement")) {
+                    endorsement = new KeyEndorsement(kid, k.path("endorsed_by").asText(), Instant.parse(k.path("endorsed_at").asText()),
+                            Base64.getDecoder().decode(k.path("endorsement").asText()));
+                }
+                out.put(kid, new TrustedKeys.Candidate(kf.generatePublic(new X509EncodedKeySpec(spki)), endorsement));
             }
-        } catch (GeneralSecurityException | IllegalArgumentException e) {
+        } catch (GeneralSecurityException | IllegalArgumentException | java.time.DateTimeException e) {
             throw new IOException("not a key set of Ed25519 keys: " + e.getMessage(), e);
         }
         return out;

@@ -13,20 +13,23 @@ import java.util.concurrent.TimeUnit;
 /**
  * Signs this node's chain heads every {@code pagewarden.evidence.checkpoint-interval} and once more when the
  * platform stops, on a thread of its own (never an event loop). A failed round (database away) is logged
- * and retried at the next one: the chains are in the database either way, a checkpoint only pins them.
+ * and retried at the next one: the chains are in the database either way, a checkpoint only pins them. Each
+ * checkpoint made is also appended to the {@link CheckpointArchive} outside the database when one is configured.
  */
 final class CheckpointWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CheckpointWriter.class);
 
     private final Checkpoints checkpoints;
+    private final CheckpointArchive archive;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("pagewarden-checkpoints").daemon().factory());
 
-    CheckpointWriter(Checkpoints checkpoints, Duration every) {
+    CheckpointWriter(Checkpoints checkpoints, CheckpointArchive archive, Duration every) {
         if (every.isNegative() || every.isZero()) {
             throw new IllegalArgumentException("pagewarden.evidence.checkpoint-interval must be positive, not " + every);
         }
         this.checkpoints = checkpoints;
+        this.archive = archive;
         timer.scheduleWithFixedDelay(this::round, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -35,6 +38,7 @@ final class CheckpointWriter implements AutoCloseable {
         try {
             List<Checkpoints.Checkpoint> made = checkpoints.checkpoint();
             if (!made.isEmpty()) {
+                archive.append(made);
                 LOG.debug("signed checkpoints {}", made.stream().map(k -> k.chain() + "#" + k.seq()).toList());
             }
             return made;

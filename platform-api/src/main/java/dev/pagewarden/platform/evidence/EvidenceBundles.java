@@ -8,7 +8,9 @@ import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;
-import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.core.receipt.TrustedKeys;
+import dev.pagewarden.db.audit.KeyTrust;
+import dev.pagewarden.platform.audit.PublishedKeys;
 import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.db.evidence.Checkpoints;
 import dev.pagewarden.db.evidence.EvidenceExport;
@@ -16,7 +18,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 
 import javax.sql.DataSource;
-import java.security.PublicKey;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -44,19 +45,19 @@ class EvidenceBundles {
     private final IncidentService incidents;
     private final DisclosureService disclosures;
     private final ReceiptKeys keys;
-    private final ReceiptKeyRegistry registry;
+    private final KeyTrust trust;
     private final Checkpoints checkpoints;
     private final AdminAuditLog audit;
     private final Clock clock;
 
     EvidenceBundles(DataSource dataSource, JdbcClient jdbc, IncidentService incidents, DisclosureService disclosures, ReceiptKeys keys,
-                    ReceiptKeyRegistry registry, Checkpoints checkpoints, AdminAuditLog audit, Clock clock) {
+                    KeyTrust trust, Checkpoints checkpoints, AdminAuditLog audit, Clock clock) {
         this.dataSource = dataSource;
         this.jdbc = jdbc;
         this.incidents = incidents;
         this.disclosures = disclosures;
         this.keys = keys;
-        this.registry = registry;
+        this.trust = trust;
         this.checkpoints = checkpoints;
         this.audit = audit;
         this.clock = clock;
@@ -155,7 +156,7 @@ class EvidenceBundles {
             about.put("tenant", tenantOnly);
         }
         about.put("created_at", clock.instant().toString());
-        return BundleFormat.write(files, about, keys, publicKeys());
+        return BundleFormat.write(files, about, keys, publishedKeys());
     }
 
     private static byte[] rowsOf(List<Map<String, Object>> rows, String table) {
@@ -177,11 +178,15 @@ class EvidenceBundles {
                 }).list();
     }
 
-    /** This replica's keys and every registered key (retired ones still verify what they signed) (checkpoints of other replicas). */
-    private Map<String, PublicKey> publicKeys() throws SQLException {
-        Map<String, PublicKey> out = new LinkedHashMap<>(keys.publicKeys());
-        for (ReceiptKeyRegistry.RegisteredKey k : registry.all()) {
-            out.putIfAbsent(k.keyId(), k.publicKey());
+    /**
+     * Every key that chains to the pinned trust (retired ones still verify what they signed; other replicas' sign their
+     * checkpoints), each with its place in its chain, so a verifier holding the roots walks to it offline.
+     */
+    private List<Map<String, Object>> publishedKeys() throws SQLException {
+        List<Map<String, Object>> out = new ArrayList<>();
+        TrustedKeys trusted = trust.keys();
+        for (TrustedKeys.TrustedKey k : trusted.trusted().values()) {
+            out.add(PublishedKeys.jwk(k.keyId(), k.key(), k.root(), k.endorsement()));
         }
         return out;
     }

@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.evidence;
 
 import dev.pagewarden.core.receipt.ReceiptKeys;
-import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.db.audit.KeyTrust;
 import dev.pagewarden.db.evidence.ChainVerifier;
 import dev.pagewarden.db.evidence.Checkpoints;
 import dev.pagewarden.platform.config.PagewardenProperties;
@@ -10,11 +10,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import javax.sql.DataSource;
-import java.security.PublicKey;
-import java.sql.SQLException;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.function.Function;
 
 /** Checkpoints of this node's chains, and the verifier of every chain (all replicas'). */
 @Configuration(proxyBeanMethods = false)
@@ -26,29 +24,25 @@ class EvidenceConfiguration {
         return new Checkpoints(dataSource, keys, properties.engine().node(), TIMEOUT_SECONDS, clock);
     }
 
-    @Bean(destroyMethod = "close")
-    CheckpointWriter checkpointWriter(Checkpoints checkpoints,
-                                      @Value("${pagewarden.evidence.checkpoint-interval:5m}") Duration every) {
-        return new CheckpointWriter(checkpoints, every);
-    }
-
-    /** Checkpoints and summaries of every replica verify: a key id is looked up among this replica's keys, then in receipt_keys. */
+    /**
+     * Where every signed checkpoint is also appended, one line each, outside the database
+     * ({@code pagewarden.evidence.checkpoint-archive}; empty: nowhere). An operator archives the file (or ships it off
+     * the host); {@code audit verify --checkpoints FILE} and {@code /admin/api/audit/verify} hold the chains to it.
+     */
     @Bean
-    ChainVerifier chainVerifier(ReceiptKeys keys, ReceiptKeyRegistry registry) {
-        return new ChainVerifier(keyLookup(keys, registry), TIMEOUT_SECONDS);
+    CheckpointArchive checkpointArchive(@Value("${pagewarden.evidence.checkpoint-archive:}") String file) {
+        return new CheckpointArchive(file == null || file.isBlank() ? null : Path.of(file));
     }
 
-    static Function<String, PublicKey> keyLookup(ReceiptKeys keys, ReceiptKeyRegistry registry) {
-        return id -> {
-            PublicKey own = keys == null ? null : keys.publicKeys().get(id);
-            if (own != null) {
-                return own;
-            }
-            try {
-                return registry.find(id).orElse(null);
-            } catch (SQLException e) {
-                throw new IllegalStateException("receipt key " + id + " could not be looked up: " + e.getMessage(), e);
-            }
-        };
+    @Bean(destroyMethod = "close")
+    CheckpointWriter checkpointWriter(Checkpoints checkpoints, CheckpointArchive archive,
+                                      @Value("${pagewarden.evidence.checkpoint-interval:5m}") Duration every) {
+        return new CheckpointWriter(checkpoints, archive, every);
+    }
+
+    /** Checkpoints and summaries of every replica verify by the keys that chain to the pinned trust only. */
+    @Bean
+    ChainVerifier chainVerifier(KeyTrust trust) {
+        return new ChainVerifier(trust, TIMEOUT_SECONDS);
     }
 }

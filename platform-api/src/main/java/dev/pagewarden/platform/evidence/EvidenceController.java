@@ -38,11 +38,13 @@ class EvidenceController {
     private final DataSource dataSource;
     private final ChainVerifier verifier;
     private final EvidenceBundles bundles;
+    private final CheckpointArchive archive;
 
-    EvidenceController(DataSource dataSource, ChainVerifier verifier, EvidenceBundles bundles) {
+    EvidenceController(DataSource dataSource, ChainVerifier verifier, EvidenceBundles bundles, CheckpointArchive archive) {
         this.dataSource = dataSource;
         this.verifier = verifier;
         this.bundles = bundles;
+        this.archive = archive;
     }
 
     /** The incident's evidence bundle (zip), signed; the export is in the admin audit. */
@@ -80,12 +82,17 @@ class EvidenceController {
         }).subscribeOn(Schedulers.boundedElastic());
     }
 
+    /**
+     * Every chain recomputed against the pinned trust (never the database's key table alone), and against the
+     * checkpoint archive kept outside the database when one is configured.
+     */
     @GetMapping("/admin/api/audit/verify")
     Mono<Map<String, Object>> verify(@RequestParam(required = false) String from, @RequestParam(required = false) String to) {
         Instant f = instant("from", from), t = instant("to", to);
         return Mono.fromCallable(() -> {
+            ChainVerifier v = verifier.withArchive(archive.read());
             try (Connection c = dataSource.getConnection()) {
-                return result(verifier.verify(c, f, t));
+                return result(v.verify(c, f, t));
             }
         }).subscribeOn(Schedulers.boundedElastic());
     }

@@ -99,7 +99,9 @@ class TwoReplicasProcessTest {
                     "--pagewarden.model.path=" + TestModels.stories260K(), "--pagewarden.model.tokenizer=" + TestModels.tok512(),
                     "--pagewarden.admin-token=" + ADMIN_TOKEN, "--pagewarden.admin.initial-password=" + PASSWORD,
                     "--pagewarden.engine.canary-interval=0s", "--pagewarden.shutdown.grace=2s",
-                    "--pagewarden.admin.lineage-sweep=1s"));
+                    "--pagewarden.admin.lineage-sweep=1s",
+                    // one trust file for both, as docs/evidence.md asks of replicas: each pins its root there
+                    "--pagewarden.audit.trust-file=" + tmp.resolve("receipt-trust")));
             settings.forEach(s -> cmd.add("--" + s));
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()));

@@ -150,7 +150,7 @@ class ClusterServingTest {
         // the platform signs what the decode node read: a receipt naming that node, as in one process
         assertThat(plain.headers().firstValue("X-Pagewarden-Receipt")).isPresent();
         Receipt receipt = Receipt.fromCompact(body.path("pagewarden_receipt").asText());
-        assertThat(receipt.body().version()).isEqualTo(2);
+        assertThat(receipt.body().version()).isEqualTo(3);
         assertThat(receipt.body().nodeId()).isEqualTo("decode-a");
         assertThat(receipt.body().reads()).isNotEmpty().extracting(PageEpochRead::worker).containsOnly("decode-a");
         // oracle: the prompt and every output token but the last were read, each position once

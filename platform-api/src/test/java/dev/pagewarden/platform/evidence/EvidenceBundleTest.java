@@ -2,6 +2,7 @@ package dev.pagewarden.platform.evidence;
 
 import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.db.audit.BlastRadius;
+import dev.pagewarden.db.evidence.ChainForgery;
 import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
 import dev.pagewarden.platform.testing.PlatformTestBase;
 import org.junit.jupiter.api.Test;
@@ -34,8 +35,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The 2026 incident re-created on a lab platform (as in AdminUiLabIncidentTest): the chains of the whole
  * database verify; the incident's evidence bundle verifies offline with the published key set and fails
  * with one byte flipped; a reader tenant's slice verifies too and holds that tenant's rows only; a
- * tenant the incident did not concern gets 404; {@code audit verify} of the platform jar names a row
- * changed directly in PostgreSQL.
+ * tenant the incident did not concern gets 404; {@code audit verify --trust} of the platform jar names a row
+ * changed directly in PostgreSQL, and the whole database-only forgery - the row changed, its chain re-hashed, a key
+ * of the forger's inserted into receipt_keys, the later checkpoints re-signed with it - which the in-app verification
+ * names too, while the injected key is not published.
  */
 @TestPropertySource(properties = {"pagewarden.lab.enabled=true",
         "pagewarden.lab.faults=skip-capacity-check,legacy-finished-check,detectors-off",
@@ -50,6 +53,8 @@ class EvidenceBundleTest extends PlatformTestBase {
     EmbeddedPostgresServer pg;
     @Autowired
     JdbcClient jdbc;
+    @Autowired
+    CheckpointWriter checkpoints;
     @TempDir
     Path tmp;
 
@@ -143,14 +148,37 @@ class EvidenceBundleTest extends PlatformTestBase {
         jdbc.sql("DELETE FROM chain_links WHERE table_name = 'admin_audit' AND row_id = :id").param("id", row).update();
         jdbc.sql("DELETE FROM admin_audit WHERE id = :id").param("id", row).update(); // leave the shared database verifiable
         assertThat(auditVerify()).startsWith("0 ");
+        // without a pinned trust the command refuses to judge
+        assertThat(command("audit", "verify", "--trust", tmp.resolve("none").toString())).startsWith("2 ");
+
+        // the database-only forgery: an early admin-audit row's actor changed, the chain re-hashed from there, a key
+        // of the forger's own in receipt_keys, every later checkpoint of that chain re-signed with it
+        checkpoints.round();
+        long early = jdbc.sql("SELECT min(row_id) FROM chain_links WHERE table_name = 'admin_audit'").query(Long.class).single();
+        ChainForgery.Forged forged = ChainForgery.rewriteAuditRow(pg.dataSource(), early, "mallory", false);
+        assertThat(forged.resigned()).isNotEmpty();
+        String caught = auditVerify();
+        assertThat(caught).startsWith("1 ").contains("\"table\" : \"receipt_keys\"").contains(forged.injectedKeyId());
+        for (String k : forged.resigned()) {
+            assertThat(caught).contains("\"id\" : \"" + k + "\"");
+        }
+        Map<String, Object> inApp = admin().get().uri("/admin/api/audit/verify").exchange().expectStatus().isOk()
+                .expectBody(Map.class).returnResult().getResponseBody();
+        assertThat(inApp.get("ok")).isEqualTo(false);
+        assertThat(BundleFormat.json(inApp.get("broken"))).contains(forged.injectedKeyId());
+        assertThat(new String(client().get().uri("/.well-known/pagewarden-receipt-keys").exchange().expectStatus().isOk()
+                .expectBody(byte[].class).returnResult().getResponseBody(), StandardCharsets.UTF_8))
+                .as("a key that does not chain is not published").doesNotContain(forged.injectedKeyId());
     }
 
     private String verify(Path file, Path keys) {
-        return command("evidence", "verify", file.toString(), "--keys", keys.toString());
+        return command("evidence", "verify", file.toString(), "--trust", HOME.resolve("receipt-trust").toString(),
+                "--keys", keys.toString());
     }
 
     private String auditVerify() {
-        return command("audit", "verify", "--spring.datasource.url=" + pg.jdbcUrl(), "--spring.datasource.username=" + pg.user(),
+        return command("audit", "verify", "--trust", HOME.resolve("receipt-trust").toString(),
+                "--spring.datasource.url=" + pg.jdbcUrl(), "--spring.datasource.username=" + pg.user(),
                 "--spring.datasource.password=" + pg.password());
     }
 
