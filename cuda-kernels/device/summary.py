@@ -59,6 +59,8 @@ def device(work):
             s["copy_bandwidth_bytes_per_s"] = c["copy_bandwidth_bytes_per_s"]
         if name == "gpu-check" and c.get("device"):
             s["device"] = c["device"]
+    if "gpu-check" not in checks:
+        checks["gpu-check"] = {"unreadable": "gpu-check.json was not written"}
     s["checks"] = checks
     copy = s.get("copy_bandwidth_bytes_per_s") or 0
     decode, prefill, timings = [], [], {}
