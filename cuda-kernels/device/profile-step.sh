@@ -4,7 +4,7 @@
 # (device/build-payload.sh) and ncu there; writes ncu.csv, bench.json, bench.err to $OUT and prints one line per kernel.
 # PW_JAVA_OPTS: extra JVM options (for example -Dpagewarden.gpu.matvec1=true to profile the batch-1 kernels).
 cd "$(dirname "$0")/../.."; OUT=${OUT:-$PWD/device-out}; mkdir -p "$OUT"
-. cuda-kernels/device/payload-lib.sh; P=/tmp/pw-payload; unpack_parts cuda-kernels/device/payload engine $P || exit 2; J="$P/jdk/bin/java ${PW_JAVA_OPTS:-} --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m -jar $P/pagewarden-engine.jar"
+. cuda-kernels/device/payload-lib.sh; P=/tmp/pw-payload; receive_parts cuda-kernels/device/payload /tmp/pw-parts; unpack_parts /tmp/pw-parts engine $P || exit 2; J="$P/jdk/bin/java ${PW_JAVA_OPTS:-} --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m -jar $P/pagewarden-engine.jar"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1); echo "ncu: $NCU"
 $J make-model --shape dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048 --dtype f16 --format gguf --out /tmp/m.gguf --seed 1 2>&1 | tail -1
 timeout 200 $NCU --clock-control none --target-processes all --kernel-name regex:pw_ --launch-skip 1500 --launch-count 30 \

@@ -1,56 +1,120 @@
 #!/usr/bin/env bash
 # The platform serving from the GPU, on a bare GPU machine (see cuda-kernels/README.md, "The platform on
-# the GPU"): reassembles and checks the engine and platform payloads (SHA-256 of every part), writes a
-# model with the engine's make-model (default: 2.9B F16, a Llama-3.2-3B shape), starts the platform jar on
-# embedded defaults (its own PostgreSQL, PAGEWARDEN_HOME under /tmp, free ports) with the backend forced,
-# waits for readiness, creates a tenant and an API key through the admin API, runs bench-http (CLIENTS
-# streaming clients for DURATION_S), reads the KV pool gauges afterwards and writes platform-check.json
-# to $OUT (or ./device-out): backend used, TTFT p50/p99, tokens/s, errors, pools free.
+# the GPU"): moves the payload parts that came with this run to /tmp/pw-parts and unpacks the engine and
+# platform payloads from there (SHA-256 of every part; parts an earlier run on this machine left there
+# count), writes a model with the engine's make-model (default: 2.9B F16, a Llama-3.2-3B shape), starts
+# the platform jar on embedded defaults (its own PostgreSQL, PAGEWARDEN_HOME under /tmp, free ports) with
+# the backend forced, waits for readiness, creates a tenant and an API key through the admin API, runs
+# bench-http (CLIENTS streaming clients for DURATION_S), reads the KV pool gauges afterwards, stops the
+# platform (SIGTERM; a platform that does not stop is killed, and so is its PostgreSQL).
+# Every stage has a budget, they add up to the run's total (under 5 minutes). $OUT (or ./device-out) gets
+# summary.json (every stage {name, status ok|failed|skipped, reason, seconds, command} and the figures),
+# summary.txt, platform-check.json (backend used, TTFT p50/p99, tokens/s, errors, pools free, pass) and
+# results.tgz (the logs).
 # Env: BACKEND (gpu; cpu or auto for a run without a GPU), DURATION_S (60), CLIENTS (32), MAX_TOKENS (64),
-# SHAPE (the 2.9B shape; e.g. stories260K or 110M), DTYPE (f16), BUDGET_S (330: every stage's timeout is
-# cut to it), PLATFORM_JAVA_OPTS (extra JVM options, e.g. -Dpagewarden.gpu.gemm=true), RUN_AS_NOBODY=1 (as
-# root: run the platform as nobody, as where no user namespace can be made).
-# Exit 0 clean, 1 a stage failed or the run was not clean, 2 no payload, 3 no usable GPU.
+# SHAPE (the 2.9B shape; e.g. stories260K or 110M), DTYPE (f16), PLATFORM_JAVA_OPTS (extra JVM options, e.g.
+# -Dpagewarden.gpu.gemm=true), RUN_AS_NOBODY=1 (as root: run the platform as nobody, as where no user
+# namespace can be made).
+# Exit 0 clean, 1 a stage failed or the run was not clean, 2 a payload part missing (it says which) or
+# differing, 3 no usable GPU.
 # --dry-run: checks the payloads and starts the platform on the real model with the GPU backend forced:
 # without a GPU it refuses to start, and the script says why and exits 3.
+# --rehearse: every stage with the same command lines on a machine without a GPU: the CPU backend, the
+# stories260K shape, 4 clients for 5 s, the rehearsal payload (cuda-kernels/device/rehearse.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . cuda-kernels/device/payload-lib.sh
+. cuda-kernels/device/stages.sh
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-DRY=0
-[ "${1:-}" = "--dry-run" ] && DRY=1
-BACKEND=${BACKEND:-gpu}
-DURATION_S=${DURATION_S:-60}
-CLIENTS=${CLIENTS:-32}
-MAX_TOKENS=${MAX_TOKENS:-64}
-SHAPE=${SHAPE:-dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048}
-DTYPE=${DTYPE:-f16}
-DEADLINE=$((SECONDS + ${BUDGET_S:-330}))
-limit() { local l=$((DEADLINE - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
+MODE=real
+case "${1:-}" in
+    --dry-run) MODE=dry ;;
+    --rehearse) MODE=rehearse ;;
+    "") ;;
+    *) echo "usage: $0 [--dry-run|--rehearse]" >&2; exit 2 ;;
+esac
+# What differs between the real run and its rehearsal: these variables, never the command lines.
+if [ $MODE = rehearse ]; then
+    R=${REHEARSE_DIR:-/tmp/pw-rehearse}
+    ARRIVED=$R/arrive STORE=$R/parts P=$R/payload PLATFORM=$R/platform
+    BACKEND=cpu DURATION_S=${DURATION_S:-5} CLIENTS=${CLIENTS:-4} MAX_TOKENS=${MAX_TOKENS:-8} SHAPE=stories260K DTYPE=f16
+    BUDGET_PCT=${BUDGET_PCT:-400}   # a busy CPU machine, not the GPU one
+else
+    ARRIVED=cuda-kernels/device STORE=/tmp/pw-parts P=/tmp/pw-payload PLATFORM=/tmp/pw-platform
+    BACKEND=${BACKEND:-gpu}
+    DURATION_S=${DURATION_S:-60}
+    CLIENTS=${CLIENTS:-32}
+    MAX_TOKENS=${MAX_TOKENS:-64}
+    SHAPE=${SHAPE:-dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048}
+    DTYPE=${DTYPE:-f16}
+fi
+[ $MODE = dry ] && BACKEND=gpu
 log() { echo "run-platform-check.sh: $*" >&2; }
-
-# the payloads: checked part by part, unpacked once per content (a second run on the same machine reuses them)
-P=/tmp/pw-payload
-unpack_parts cuda-kernels/device/payload engine $P || exit 2
-unpack_parts cuda-kernels/device/platform-payload platform /tmp/pw-platform || exit 2
-JAVA="$P/jdk/bin/java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m"
-ENGINE="$JAVA -jar $P/pagewarden-engine.jar"
-$P/jdk/bin/java -version 2>&1 | head -1
 
 W=$(mktemp -d /tmp/pw-platform-check.XXXX)
 HOME_DIR=$W/home
 PLATFORM_PID=
-finish() {
+stage_plan payload=20 make-model=40 start=75 tenant=10 bench-http=$((DURATION_S + 30)) metrics=10 stop=35
+log "($MODE) 7 stages, budget $STAGE_TOTAL s in all (budgets at ${BUDGET_PCT:-100}%), backend $BACKEND"
+
+# stop_platform: SIGTERM (the platform stops its embedded PostgreSQL itself), up to the stop stage's
+# deadline; then SIGKILL, and the PostgreSQL it started (by the pid in its data folder) killed too.
+# Prints what it had to kill; returns 1 when it had to kill anything.
+stop_platform() {
+    local killed=
     if [ -n "$PLATFORM_PID" ] && kill -0 "$PLATFORM_PID" 2>/dev/null; then
-        kill -TERM "$PLATFORM_PID"   # graceful: the platform stops its embedded PostgreSQL itself
-        for _ in $(seq 30); do kill -0 "$PLATFORM_PID" 2>/dev/null || break; sleep 1; done
-        kill -KILL "$PLATFORM_PID" 2>/dev/null
+        kill -TERM "$PLATFORM_PID"
+        local until=$((SECONDS + $(stage_left stop)))
+        while kill -0 "$PLATFORM_PID" 2>/dev/null && [ $SECONDS -lt $until ]; do sleep 1; done
+        if kill -0 "$PLATFORM_PID" 2>/dev/null; then
+            kill -KILL "$PLATFORM_PID"
+            killed="the platform (pid $PLATFORM_PID, still running after SIGTERM)"
+        fi
+        wait "$PLATFORM_PID" 2>/dev/null
     fi
-    cp -f "$W"/platform.log "$W"/bench-http.json "$W"/bench-http.err "$W"/metrics-after.txt "$OUT/" 2>/dev/null
-    [ "$DRY" = 1 ] || rm -f "$W/model.gguf"
+    local pidfile pg
+    for pidfile in $(find "$HOME_DIR" -name postmaster.pid 2>/dev/null); do
+        pg=$(head -1 "$pidfile")
+        if [ -n "$pg" ] && kill -0 "$pg" 2>/dev/null; then
+            kill -TERM "$pg"
+            for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pg" 2>/dev/null || break; sleep 1; done
+            kill -0 "$pg" 2>/dev/null && kill -KILL "$pg"
+            killed="${killed:+$killed; }its PostgreSQL (pid $pg, left running)"
+        fi
+    done
+    [ -z "$killed" ] || { echo "$killed"; return 1; }
+}
+finish() {
+    if [ -z "$PLATFORM_PID" ]; then
+        [ -n "$(stage_status stop)" ] || stage_skip stop "no platform was started"
+    elif [ -z "$(stage_status stop)" ]; then
+        t0=$SECONDS
+        if why=$(stop_platform); then stage_done stop ok "" $t0; else stage_done stop failed "killed $why" $t0; fi
+    fi
+    for s in payload make-model start tenant bench-http metrics; do
+        [ -n "$(stage_status $s)" ] || stage_skip $s "not reached: ${STOPPED_BY:-an earlier stage failed}"
+    done
+    [ $MODE = dry ] || rm -f "$W/model.gguf"
+    rm -rf "$HOME_DIR"   # the database of this run only
+    python3 cuda-kernels/device/summary.py platform "$W" mode=$MODE backend=$BACKEND budget_s=$STAGE_TOTAL >&2
+    pack_out "$OUT" summary.json summary.txt platform-check.json
 }
 trap finish EXIT
+
+# the payloads: parts that came with this checkout go to the store under /tmp first
+t0=$SECONDS
+receive_parts "$ARRIVED/payload" "$STORE" 2> "$W/payload.err"
+receive_parts "$ARRIVED/platform-payload" "$STORE" 2>> "$W/payload.err"
+if ! { unpack_parts "$STORE" engine "$P" && unpack_parts "$STORE" platform "$PLATFORM"; } 2>> "$W/payload.err"; then
+    stage_done payload failed "$(tail -1 "$W/payload.err")" $t0
+    cat "$W/payload.err" >&2
+    STOPPED_BY="no usable payload"
+    exit 2
+fi
+stage_done payload ok "" $t0
+JAVA=("$P/jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m)
+"${JAVA[@]}" -version 2>&1 | head -1
 
 # one small HTTP client for the whole script (no curl needed): http METHOD URL TOKEN [JSON] prints the body,
 # and the status on stderr; exit 0 on 2xx
@@ -77,15 +141,14 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(24))'; }
 
 # the model
-if [ "$DRY" = 1 ]; then
-    BACKEND=gpu
+if [ $MODE = dry ]; then
     MODEL=$P/models/stories260K.bin
     export PAGEWARDEN_MODEL_TOKENIZER=$P/models/tok512.bin
+    stage_skip make-model "dry run: the payload's model"
 else
     MODEL=$W/model.gguf
-    log "make-model --shape $SHAPE --dtype $DTYPE"
-    timeout $(limit 90) $ENGINE make-model --shape "$SHAPE" --dtype "$DTYPE" --format gguf --out "$MODEL" --seed 1 2>&1 | tail -1
-    [ -f "$MODEL" ] || { log "make-model failed"; exit 1; }
+    run_stage make-model --expect "$MODEL" - "${JAVA[@]}" -jar "$P/pagewarden-engine.jar" make-model --shape "$SHAPE" \
+        --dtype "$DTYPE" --format gguf --out "$MODEL" --seed 1 || { STOPPED_BY="make-model failed"; exit 1; }
 fi
 
 # the platform on embedded defaults, the backend forced
@@ -97,72 +160,89 @@ METRICS_TOKEN=$(secret)
 mkdir -p "$HOME_DIR"
 # PostgreSQL refuses to run as root; as root, embedded PostgreSQL runs it in a user namespace. Where
 # none can be made, the platform runs as nobody instead.
-RUNAS=
+RUNAS=()
 if [ "$(id -u)" = 0 ] && { [ "${RUN_AS_NOBODY:-0}" = 1 ] || ! unshare -U true 2>/dev/null; }; then
     log "root, and no user namespace here (unshare -U) or RUN_AS_NOBODY=1: the platform runs as nobody"
-    RUNAS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+    RUNAS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
     chmod 755 "$W"
-    chmod -R a+rX $P /tmp/pw-platform
+    chmod -R a+rX "$P" "$PLATFORM"
     chown -R 65534:65534 "$HOME_DIR"
     mkdir -p "$W/tmp" && chown 65534:65534 "$W/tmp"
     PLATFORM_JAVA_OPTS="-Djava.io.tmpdir=$W/tmp ${PLATFORM_JAVA_OPTS:-}"
 fi
+t0=$SECONDS
+start_cmd=("${RUNAS[@]}" "${JAVA[@]}" -Duser.home="$HOME_DIR" ${PLATFORM_JAVA_OPTS:-} -jar "$PLATFORM/pagewarden-platform.jar")
 log "starting the platform (backend $BACKEND) on port $PORT, management $MPORT, home $HOME_DIR"
-start=$SECONDS
 PAGEWARDEN_HOME=$HOME_DIR PAGEWARDEN_MODEL_PATH=$MODEL PAGEWARDEN_ENGINE_BACKEND=$BACKEND \
     PAGEWARDEN_ADMIN_TOKEN=$ADMIN_TOKEN PAGEWARDEN_METRICS_TOKEN=$METRICS_TOKEN \
-    SERVER_PORT=$PORT MANAGEMENT_SERVER_PORT=$MPORT \
-    $RUNAS $JAVA -Duser.home="$HOME_DIR" ${PLATFORM_JAVA_OPTS:-} -jar /tmp/pw-platform/pagewarden-platform.jar \
-    > "$W/platform.log" 2>&1 &
+    SERVER_PORT=$PORT MANAGEMENT_SERVER_PORT=$MPORT "${start_cmd[@]}" > "$W/platform.log" 2>&1 &
 PLATFORM_PID=$!
 ready=0
-wait_until=$((SECONDS + $(limit 240)))
+wait_until=$((SECONDS + $(stage_left start)))
 while [ $SECONDS -lt $wait_until ]; do
     if ! kill -0 $PLATFORM_PID 2>/dev/null; then break; fi
     if http GET "http://127.0.0.1:$MPORT/actuator/health/readiness" "" >/dev/null 2>&1; then ready=1; break; fi
     sleep 1
 done
-startup_s=$((SECONDS - start))
+startup_s=$((SECONDS - t0))
 if [ $ready = 0 ]; then
     if grep -q "backend 'gpu' is not available here" "$W/platform.log"; then
         why=$(grep -o "backend 'gpu' is not available here: .*" "$W/platform.log" | head -1)
-        log "no usable GPU: the platform refused to start: $why"
-        [ "$DRY" = 1 ] && log "dry run: payloads ok; the real run would stop here with exit 3"
-        printf '{"gpu": false, "reason": "%s"}\n' "$(echo "$why" | sed 's/"/\\"/g')" > "$OUT/platform-check.json"
+        stage_done start failed "no usable GPU: the platform refused to start: $why" $t0 "${start_cmd[*]}"
+        [ $MODE = dry ] && log "dry run: payloads ok; the real run would stop here with exit 3"
+        python3 -c 'import json, sys; json.dump({"gpu": False, "reason": sys.argv[1]}, open(sys.argv[2], "w"))' \
+            "$why" "$W/platform-check.json"
+        STOPPED_BY="no usable GPU"
         exit 3
     fi
-    log "the platform did not become ready in ${startup_s} s; the end of its log:"
+    kill -0 $PLATFORM_PID 2>/dev/null && why="not ready after ${startup_s} s (its budget)" || why="exited before it was ready"
+    stage_done start failed "$why; log: $(grep -E 'ERROR|Exception' "$W/platform.log" | tail -1 | cut -c1-250)" $t0 "${start_cmd[*]}"
     tail -30 "$W/platform.log" >&2
+    STOPPED_BY="the platform did not start"
     exit 1
 fi
+stage_done start ok "" $t0 "${start_cmd[*]}"
 log "ready after ${startup_s} s"
-if [ "$DRY" = 1 ]; then
+if [ $MODE = dry ]; then
     log "dry run: the platform started with the GPU backend forced (a GPU is here); run without --dry-run"
+    STOPPED_BY="dry run"
     exit 0
 fi
 
 # the backend actually used: the engine's health details, and the start-up log's line
-health=$(http GET "http://127.0.0.1:$MPORT/actuator/health" "$METRICS_TOKEN")
-echo "$health" > "$W/health.json"
+t0=$SECONDS
+http GET "http://127.0.0.1:$MPORT/actuator/health" "$METRICS_TOKEN" > "$W/health.json"
 log_line=$(grep -o "Serving model .* on backend [a-z0-9_-]*" "$W/platform.log" | head -1)
-
 # a tenant and its key, as docs/platform.md says (admin API with the admin token)
-tenant=$(http POST "http://127.0.0.1:$PORT/admin/api/tenants" "$ADMIN_TOKEN" '{"name":"platform-check"}' \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])') || { log "creating the tenant failed"; exit 1; }
-key=$(http POST "http://127.0.0.1:$PORT/admin/api/tenants/$tenant/keys" "$ADMIN_TOKEN" \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])') || { log "creating the API key failed"; exit 1; }
+tenant=$(http POST "http://127.0.0.1:$PORT/admin/api/tenants" "$ADMIN_TOKEN" '{"name":"platform-check"}' 2>> "$W/tenant.err" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' 2>> "$W/tenant.err") \
+    && key=$(http POST "http://127.0.0.1:$PORT/admin/api/tenants/$tenant/keys" "$ADMIN_TOKEN" 2>> "$W/tenant.err" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])' 2>> "$W/tenant.err")
+if [ -z "${key:-}" ]; then
+    stage_done tenant failed "creating the tenant or its API key failed: $(last_words "$W/tenant.err")" $t0
+    STOPPED_BY="no tenant"
+    exit 1
+fi
+stage_done tenant ok "" $t0
 
 log "bench-http: $CLIENTS clients, ${DURATION_S} s, max_tokens $MAX_TOKENS"
-timeout $(limit $((DURATION_S + 120))) $ENGINE bench-http --base "http://127.0.0.1:$PORT" --key "$key" \
-    --clients "$CLIENTS" --duration "${DURATION_S}s" --max-tokens "$MAX_TOKENS" \
-    --metrics-url "http://127.0.0.1:$MPORT/actuator/prometheus" --metrics-token "$METRICS_TOKEN" --json \
-    > "$W/bench-http.json" 2> "$W/bench-http.err"
+run_stage bench-http --expect "$W/bench-http.json" "$W/bench-http.json" "${JAVA[@]}" -jar "$P/pagewarden-engine.jar" bench-http \
+    --base "http://127.0.0.1:$PORT" --key "$key" --clients "$CLIENTS" --duration "${DURATION_S}s" --max-tokens "$MAX_TOKENS" \
+    --metrics-url "http://127.0.0.1:$MPORT/actuator/prometheus" --metrics-token "$METRICS_TOKEN" --json
 bench_rc=$?
 grep -v '^bench-http \[' "$W/bench-http.err" | tail -3 >&2
 # the pool gauges once more, after bench-http's own wait for them
-http GET "http://127.0.0.1:$MPORT/actuator/prometheus" "$METRICS_TOKEN" | grep -E '^kv_pool_pages' > "$W/metrics-after.txt"
+t0=$SECONDS
+if http GET "http://127.0.0.1:$MPORT/actuator/prometheus" "$METRICS_TOKEN" 2> "$W/metrics.err" | grep -E '^kv_pool_pages' \
+        > "$W/metrics-after.txt" && [ -s "$W/metrics-after.txt" ]; then
+    stage_done metrics ok "" $t0
+else
+    stage_done metrics failed "no kv_pool_pages gauges: $(last_words "$W/metrics.err")" $t0
+fi
+t0=$SECONDS
+if why=$(stop_platform); then stage_done stop ok "" $t0; else stage_done stop failed "killed $why" $t0; fi
 
-python3 - "$W" "$OUT/platform-check.json" "$BACKEND" "$SHAPE" "$DTYPE" "$startup_s" "$bench_rc" "$log_line" <<'PY'
+python3 - "$W" "$W/platform-check.json" "$BACKEND" "$SHAPE" "$DTYPE" "$startup_s" "$bench_rc" "$log_line" <<'PY'
 import json, os, re, sys
 w, out, requested, shape, dtype, startup_s, bench_rc, log_line = sys.argv[1:9]
 def load(name):
@@ -174,7 +254,11 @@ health = load("health.json")
 engine = health.get("components", {}).get("engine", {}).get("details", {})
 b = load("bench-http.json")
 pools = {}
-for line in open(os.path.join(w, "metrics-after.txt")):
+try:
+    gauges = open(os.path.join(w, "metrics-after.txt")).read().splitlines()
+except OSError:
+    gauges = []
+for line in gauges:
     m = re.match(r'kv_pool_pages\{(.*)\}\s+(\S+)', line)
     if m:
         labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
@@ -201,6 +285,10 @@ r = {
 r["pass"] = (int(bench_rc) == 0 and r["errors"] == 0 and bool(r["completed"]) and r["pools_free_after"]
              and (requested == "auto" or used == requested))
 json.dump(r, open(out, "w"), indent=2)
-print(json.dumps(r, indent=2))
 sys.exit(0 if r["pass"] else 1)
 PY
+rc=$?
+failed=$(awk -F'\t' '$2 == "failed" {print $1}' "$W/stages.tsv" | tr '\n' ' ')
+[ -z "$failed" ] || { log "failed: $failed"; exit 1; }
+[ $rc = 0 ] || log "the run was not clean: see platform-check.json"
+exit $rc

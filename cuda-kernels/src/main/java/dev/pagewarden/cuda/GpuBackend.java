@@ -78,6 +78,8 @@ public final class GpuBackend implements Backend {
     private static final int GRAPH_CACHE = Integer.getInteger("pagewarden.gpu.graphCache", 32);
     private final GraphCache<GraphKey, CUgraphExec> graphCache = new GraphCache<>(GRAPH_CACHE,
             JCudaDriver::cuGraphExecDestroy);
+    /** Graphs captured over this backend's life (device thread only). */
+    private int captures;
     /** Shapes that ran once without a graph: the second step of a shape captures it. */
     private final GraphCache<GraphKey, Boolean> shapesSeen = new GraphCache<>(4 * GRAPH_CACHE, seen -> { });
     /** Per-head Q/K RMSNorm (qwen3): one block per (token row, head) over headSize values. */
@@ -148,9 +150,12 @@ public final class GpuBackend implements Backend {
         device.run(() -> graphs = on);
     }
 
-    /** Graphs captured and held now (for the device check). */
+    /**
+     * Graphs captured since this backend was made (for the device check): a count, not the cache's size,
+     * since a step plan that outgrows the scratch buffers drops every graph held so far.
+     */
     int capturedGraphs() {
-        return device.call(graphCache::size);
+        return device.call(() -> captures);
     }
 
     /** Turns the fused RoPE on or off for the following steps (the device check compares both on one model). */
@@ -464,6 +469,7 @@ public final class GpuBackend implements Backend {
         if (exec == null) {
             exec = capture(() -> kernels(plan, s, kv, checkFlag, attShared));
             graphCache.put(key, exec);
+            captures++;
         }
         JCudaDriver.cuGraphLaunch(exec, device.stream());
         return true;

@@ -2,6 +2,7 @@ package dev.pagewarden.cuda;
 
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
+import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.fault.FaultHooks;
@@ -92,9 +93,14 @@ public final class GpuChecks {
 
     /** Worst logits relative error of the GPU against the CPU backend over a prefill chunk and decode steps. */
     public static double parity(LoadedModel model, int[] tokens, int prefill) {
+        return parity(Backends.select("gpu"), model, tokens, prefill);
+    }
+
+    /** As above for any backend against the CPU's (the CPU against itself must give 0: the check's own logic). */
+    public static double parity(BackendProvider under, LoadedModel model, int[] tokens, int prefill) {
         List<float[]> gpu;
         List<float[]> cpu;
-        try (Backend g = Backends.select("gpu").create(model, BackendOptions.defaults())) {
+        try (Backend g = under.create(model, BackendOptions.defaults())) {
             gpu = logits(g, tokens, prefill);
         }
         try (Backend c = Backends.select("cpu").create(model, BackendOptions.defaults())) {
@@ -126,7 +132,11 @@ public final class GpuChecks {
         return maxDifference(plain, fused);
     }
 
-    /** CUDA graphs against launching every kernel: the largest logits differences and the graphs the run captured. */
+    /**
+     * CUDA graphs against launching every kernel: the largest logits differences and the graphs the run
+     * captured (each capture is launched at once, so each one produced logits compared here). Counted over
+     * the run, not held at its end: a step plan that outgrows its buffers drops the graphs held so far.
+     */
     public record GraphChecks(double maxAbsDiff, double batchedMaxAbsDiff, int captured) {
     }
 
@@ -329,7 +339,8 @@ public final class GpuChecks {
         ModelConfig c = backend.config();
         KvLayout layout = KvLayout.of(c, PAGE_TOKENS);
         int n = tokens.length;
-        int perSeq = layout.pagesFor(n + 1);
+        // the longest neighbour has 2 + (n + neighbours - 1) tokens; every page table is sized for it
+        int perSeq = layout.pagesFor(n + neighbours + 1);
         try (var storage = backend.allocateKv(layout, perSeq * (neighbours + 2))) {
             StepGuard guard = guard(backend, new KvPool("decode-invariance", storage));
             float[] alone = decodeAfterPrefill(guard, c.vocabSize(), 1, List.of(tokens), perSeq).getFirst();

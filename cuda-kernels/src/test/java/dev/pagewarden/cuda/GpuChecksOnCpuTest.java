@@ -51,6 +51,16 @@ class GpuChecksOnCpuTest {
         assertThat(GpuChecks.batchInvariance(cpu, tokens, 7)).isZero();
     }
 
+    /**
+     * gpu-check's tensor-core check runs a decode step beside 63 neighbours up to n + 64 tokens long: every
+     * page table must hold the longest of them, or the step is refused before the invariance is measured.
+     */
+    @Test
+    void theDecodeStepInvarianceCheckRunsBesideSixtyThreeNeighbours() {
+        int[] tokens = GpuChecks.randomTokens(20, model.config().vocabSize(), 21);
+        assertThat(GpuChecks.decodeInvariance(cpu, tokens, 63)).isZero();
+    }
+
     @Test
     void theGraphChecksBatchedDecodeFeedsEachSequenceItsOwnTokens() {
         int batch = 4;

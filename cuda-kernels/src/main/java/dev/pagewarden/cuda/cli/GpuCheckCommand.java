@@ -18,13 +18,11 @@ import dev.pagewarden.cuda.GpuBackend;
 import dev.pagewarden.cuda.GpuChecks;
 import dev.pagewarden.cuda.MmaPacking;
 import dev.pagewarden.cuda.QuantPacking;
+import dev.pagewarden.cuda.cli.CheckRun.Verdict;
 
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,8 +32,11 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code gpu-check}: the GPU backend against the CPU backend on this machine's GPU, in one run. Prints
- * one JSON object (and a verdict line on stderr); exit 0 when every check passed, 1 when one failed,
- * 3 when there is no usable GPU here (the reason is in the JSON).
+ * one JSON object (every failed check with its reason under {@code failures}) and a line per check on
+ * stderr ({@code gpu-check: NAME FAIL: REASON}); exit 0 when every check passed, 1 when one failed, 3
+ * when there is no usable GPU here (the reason is in the JSON). {@code --backend cpu} runs the checks
+ * that hold for any backend on the CPU and skips those that need the device: the same command, with
+ * the same checks' logic, on a machine without a GPU.
  */
 public final class GpuCheckCommand implements Command {
     /** Per precision: the GPU sums in another order than the CPU, in fp32 both. */
@@ -58,29 +59,44 @@ public final class GpuCheckCommand implements Command {
 
     @Override
     public String usage() {
-        return "gpu-check --model FILE [--tokenizer FILE] [--tokens N] [--out FILE.json]";
+        return "gpu-check --model FILE [--tokenizer FILE] [--tokens N] [--sweep N] [--backend gpu|cpu] [--out FILE.json]";
     }
+
+    /** Why a check is skipped under {@code --backend cpu}: it reads device memory or times device kernels. */
+    private static final String NEEDS_DEVICE = "needs the gpu backend (this run: --backend cpu)";
 
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
         Path modelPath = args.existingFile("model");
         Path tokPath = args.optionalExistingFile("tokenizer");
         int maxNew = args.integer("tokens", 200);
+        // the tensor-core checks: batch invariance among 1..sweep neighbours, a decode step beside 1, 7 and sweep-1
+        int sweep = args.integer("sweep", 64);
+        String backendName = args.string("backend", "gpu");
         String outFile = args.string("out", null);
         args.rejectUnknown();
+        if (!backendName.equals("gpu") && !backendName.equals("cpu")) {
+            throw new Args.UsageException("--backend must be gpu or cpu, got " + backendName);
+        }
+        if (sweep < 1) {
+            throw new Args.UsageException("--sweep must be at least 1, got " + sweep);
+        }
+        boolean onGpu = backendName.equals("gpu");
         Map<String, Object> r = new LinkedHashMap<>();
-        BackendProvider gpu = Backends.all().stream().filter(p -> p.name().equals("gpu")).findFirst().orElse(null);
-        if (gpu == null || !gpu.available()) {
+        BackendProvider under = Backends.all().stream().filter(p -> p.name().equals(backendName)).findFirst().orElse(null);
+        if (onGpu && (under == null || !under.available())) {
             r.put("gpu", false);
-            r.put("reason", gpu == null ? "no gpu backend in this jar" : gpu.unavailableReason());
+            r.put("reason", under == null ? "no gpu backend in this jar" : under.unavailableReason());
             emit(r, out, outFile);
             err.println("gpu-check: no usable GPU here: " + r.get("reason"));
             return 3;
         }
-        r.put("gpu", true);
+        // --backend cpu: the checks that hold for any backend run on the CPU (the GPU's are compared with the
+        // CPU, so there they compare the CPU with itself); those that need the device are skipped, with why
+        r.put("gpu", onGpu);
+        r.put("backend", backendName);
         r.put("gemm", GpuBackend.GEMM);
-        // every check runs even when one before it threw: a first run on a new GPU should report all it can
-        List<Boolean> verdicts = new ArrayList<>();
+        CheckRun checks = new CheckRun(err);
         try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
             ModelConfig c = model.config();
             int[] prompt = model.vocabulary() != null
@@ -90,63 +106,74 @@ public final class GpuCheckCommand implements Command {
             System.arraycopy(GpuChecks.randomTokens(tokens.length - prompt.length, c.vocabSize(), 3), 0, tokens,
                     prompt.length, tokens.length - prompt.length);
             int[] short20 = Arrays.copyOf(tokens, Math.min(tokens.length, 20));
-            guarded("device", r, verdicts, err, () -> {
-                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
-                    r.put("device", ((dev.pagewarden.cuda.GpuBackend) b).describe());
+            deviceCheck(onGpu, checks, "device", () -> {
+                try (Backend b = under.create(model, BackendOptions.defaults())) {
+                    r.put("device", ((GpuBackend) b).describe());
                 }
-                return true;
+                return Verdict.PASS;
             });
-            guarded("parity_real_model", r, verdicts, err, () -> {
-                double parity = GpuChecks.parity(model, tokens, prompt.length);
+            checks.run("parity_real_model", () -> {
+                double parity = GpuChecks.parity(under, model, tokens, prompt.length);
                 r.put("parity_real_model_max_rel_error", parity);
-                return parity < MAX_REL_ERROR;
+                return Verdict.when(parity < MAX_REL_ERROR, "max relative error %.3g, tolerance %.3g", parity, MAX_REL_ERROR);
             });
-            // greedy: GPU tokens equal CPU tokens, except at a CPU near-tie (then the continuations may part)
-            guarded("greedy", r, verdicts, err, () -> greedy(gpu, model, prompt, maxNew, NEAR_TIE, "greedy", r));
-            guarded("batch_invariance", r, verdicts, err, () -> {
-                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+            // greedy: tokens equal the CPU's, except at a CPU near-tie (then the continuations may part)
+            checks.run("greedy", () -> greedy(under, model, prompt, maxNew, NEAR_TIE, "greedy", r));
+            checks.run("batch_invariance", () -> {
+                try (Backend b = under.create(model, BackendOptions.defaults())) {
                     double inv = GpuChecks.batchInvariance(b, short20, 7);
                     r.put("batch_invariance_max_abs_diff", inv);
-                    return inv == 0.0;
+                    return Verdict.when(inv == 0.0, "logits alone vs among 7 neighbours differ by up to %s", inv);
                 }
             });
-            guarded("decode_invariance", r, verdicts, err, () -> {
-                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+            checks.run("decode_invariance", () -> {
+                try (Backend b = under.create(model, BackendOptions.defaults())) {
                     double inv = GpuChecks.decodeInvariance(b, short20, 7);
                     r.put("decode_invariance_max_abs_diff", inv);
-                    return inv == 0.0;
+                    return Verdict.when(inv == 0.0, "a decode step alone vs beside 7 others differs by up to %s", inv);
                 }
             });
-            guarded("tags", r, verdicts, err, () -> {
+            deviceCheck(onGpu, checks, "tags", () -> {
                 GpuChecks.TagChecks tags = GpuChecks.tagChecks(model, short20);
                 r.putAll(GpuChecks.asMap(tags));
                 r.put("tag_details", tags.details());
-                return tags.staleEpoch() != null && tags.unwritten() != null && tags.scrubbedRead() != null
-                        && tags.neighbourUntouched();
+                return Verdict.when(tags.staleEpoch() != null && tags.unwritten() != null && tags.scrubbedRead() != null
+                                && tags.neighbourUntouched(),
+                        "stale epoch refused as %s, unwritten slot as %s, scrubbed page as %s (null: not refused), "
+                                + "neighbour untouched %s", tags.staleEpoch(), tags.unwritten(), tags.scrubbedRead(),
+                        tags.neighbourUntouched());
             });
-            guarded("writer_shadow", r, verdicts, err, () -> {
-                try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+            checks.run("writer_shadow", () -> {
+                try (Backend b = under.create(model, BackendOptions.defaults())) {
                     GpuChecks.ShadowChecks shadow = GpuChecks.writerShadow(b, short20);
                     r.putAll(GpuChecks.asMap(shadow));
-                    return shadow.slotsWritten() > 0 && shadow.wrong() == 0 && shadow.scrubZeroes() && shadow.neighbourKept();
+                    return Verdict.when(shadow.slotsWritten() > 0 && shadow.wrong() == 0 && shadow.scrubZeroes()
+                                    && shadow.neighbourKept(), "%d slots written, %d with a wrong writer, scrub zeroes %s, "
+                                    + "neighbour kept %s", shadow.slotsWritten(), shadow.wrong(), shadow.scrubZeroes(),
+                            shadow.neighbourKept());
                 }
             });
-            guarded("fused_rope", r, verdicts, err, () -> {
+            deviceCheck(onGpu, checks, "fused_rope", () -> {
                 double d = GpuChecks.fusedRopeDifference(model, tokens, prompt.length);
                 r.put("fused_rope_max_abs_diff", d);
-                return d == 0.0;
+                return Verdict.when(d == 0.0, "fused vs pw_rope logits differ by up to %s", d);
             });
-            guarded("graphs", r, verdicts, err, () -> {
+            deviceCheck(onGpu, checks, "graphs", () -> {
                 GpuChecks.GraphChecks g = GpuChecks.graphs(model, tokens, prompt.length, 8, 40);
                 r.put("graphs_max_abs_diff", g.maxAbsDiff());
                 r.put("graphs_batched_max_abs_diff", g.batchedMaxAbsDiff());
                 r.put("graphs_captured", g.captured());
-                return g.maxAbsDiff() == 0.0 && g.batchedMaxAbsDiff() == 0.0 && g.captured() > 1;
+                // at least the single sequence's decode shape and the batch's
+                return Verdict.when(g.maxAbsDiff() == 0.0 && g.batchedMaxAbsDiff() == 0.0 && g.captured() >= 2,
+                        "graphs vs launches differ by up to %s (one sequence) and %s (a batch of 8); %d graphs captured, "
+                                + "2 needed", g.maxAbsDiff(), g.batchedMaxAbsDiff(), g.captured());
             });
-            guarded("checksums", r, verdicts, err, () -> {
+            deviceCheck(onGpu, checks, "checksums", () -> {
                 GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
                 r.putAll(GpuChecks.asMap(crc));
-                return crc.mismatches() == 0 && crc.corruptionDetected() && crc.scrubZeroes();
+                return Verdict.when(crc.mismatches() == 0 && crc.corruptionDetected() && crc.scrubZeroes(),
+                        "%d of %d pages' device CRC32C differ from the host's, corruption detected %s, scrub zeroes %s",
+                        crc.mismatches(), crc.pagesCompared(), crc.corruptionDetected(), crc.scrubZeroes());
             });
         }
         // the other precisions on generated models with grouped-query attention
@@ -163,38 +190,43 @@ public final class GpuCheckCommand implements Command {
                 Path f = dir.resolve("random-" + t + ".gguf");
                 boolean mma = GpuBackend.GEMM && (MmaPacking.packs(t) || QuantPacking.TYPES.contains(t));
                 double tolerance = !mma ? MAX_REL_ERROR : t == DType.BF16 ? MAX_REL_ERROR_GEMM_BF16 : MAX_REL_ERROR_GEMM_F16;
-                guarded(key, r, verdicts, err, () -> {
+                checks.run(key, () -> {
                     ModelGenerator.generate(shape, t, ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
                     try (LoadedModel m = ModelLoader.load(f, null)) {
-                        double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
+                        double e = GpuChecks.parity(under, m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
                         r.put(key + "_max_rel_error", e);
                         r.put(key + "_tolerance", tolerance);
-                        return e < tolerance;
+                        return Verdict.when(e < tolerance, "max relative error %.3g, tolerance %.3g", e, tolerance);
                     }
                 });
                 if (mma && Files.exists(f)) {
                     // the tensor-core path at every batch size: one accumulation order, so bit-identical logits
                     try (LoadedModel m = ModelLoader.load(f, null)) {
                         int[] seq = GpuChecks.randomTokens(20, shape.vocabSize(), 21);
-                        guarded("gemm_" + name + "_greedy", r, verdicts, err,
-                                () -> greedy(gpu, m, Arrays.copyOf(seq, 8), 64, NEAR_TIE_GEMM, "gemm_" + name + "_greedy", r));
-                        guarded("gemm_" + name + "_batch_invariance", r, verdicts, err, () -> {
-                            try (Backend b = gpu.create(m, BackendOptions.defaults())) {
-                                GpuChecks.Sweep sw = GpuChecks.batchInvarianceSweep(b, seq, 64);
+                        checks.run("gemm_" + name + "_greedy", () -> greedy(under, m, Arrays.copyOf(seq, 8), Math.min(maxNew, 64),
+                                NEAR_TIE_GEMM, "gemm_" + name + "_greedy", r));
+                        checks.run("gemm_" + name + "_batch_invariance", () -> {
+                            try (Backend b = under.create(m, BackendOptions.defaults())) {
+                                GpuChecks.Sweep sw = GpuChecks.batchInvarianceSweep(b, seq, sweep);
                                 r.put("gemm_" + name + "_batch_invariance_batches", sw.batches());
                                 r.put("gemm_" + name + "_batch_invariance_max_abs_diff", sw.maxAbsDiff());
                                 r.put("gemm_" + name + "_batch_invariance_worst_neighbours", sw.worstNeighbours());
-                                return sw.maxAbsDiff() == 0.0;
+                                return Verdict.when(sw.maxAbsDiff() == 0.0, "logits alone vs among %d neighbours differ by %s",
+                                        sw.worstNeighbours(), sw.maxAbsDiff());
                             }
                         });
-                        guarded("gemm_" + name + "_decode_invariance", r, verdicts, err, () -> {
-                            try (Backend b = gpu.create(m, BackendOptions.defaults())) {
+                        checks.run("gemm_" + name + "_decode_invariance", () -> {
+                            try (Backend b = under.create(m, BackendOptions.defaults())) {
                                 double worst = 0;
-                                for (int n : new int[] {1, 7, 63}) {
-                                    worst = Math.max(worst, GpuChecks.decodeInvariance(b, seq, n));
+                                int at = 0;
+                                for (int n : new int[] {1, Math.min(7, sweep), sweep - 1}) {
+                                    double d = n < 1 ? 0 : GpuChecks.decodeInvariance(b, seq, n);
+                                    at = d > worst ? n : at;
+                                    worst = Math.max(worst, d);
                                 }
                                 r.put("gemm_" + name + "_decode_invariance_max_abs_diff", worst);
-                                return worst == 0.0;
+                                return Verdict.when(worst == 0.0, "a decode step alone vs beside %d others differs by %s",
+                                        at, worst);
                             }
                         });
                     }
@@ -209,21 +241,26 @@ public final class GpuCheckCommand implements Command {
             for (String[] a : archs) {
                 String key = "arch_" + a[0] + (a[1] == null ? "" : "_" + a[1]);
                 Path f = dir.resolve(key + ".gguf");
-                guarded(key, r, verdicts, err, () -> {
+                checks.run(key, () -> {
                     ModelConfig cfg = ModelShape.parse(a[2]).forArchitecture(a[0], a[1]).config();
                     ModelGenerator.generate(cfg, DType.valueOf(a[3]), ModelGenerator.FileFormat.GGUF, 7, f, size -> done -> { });
                     try (LoadedModel m = ModelLoader.load(f, null)) {
                         int[] t = GpuChecks.randomTokens(60, cfg.vocabSize(), 17);
-                        double e = GpuChecks.parity(m, t, 24);
-                        double fused = GpuChecks.fusedRopeDifference(m, t, 24);
+                        double e = GpuChecks.parity(under, m, t, 24);
+                        // the fused RoPE exists only on the device
+                        double fused = onGpu ? GpuChecks.fusedRopeDifference(m, t, 24) : 0.0;
                         double inv;
-                        try (Backend b = gpu.create(m, BackendOptions.defaults())) {
+                        try (Backend b = under.create(m, BackendOptions.defaults())) {
                             inv = GpuChecks.decodeInvariance(b, Arrays.copyOf(t, 20), 7);
                         }
                         r.put(key + "_max_rel_error", e);
-                        r.put(key + "_fused_rope_max_abs_diff", fused);
+                        if (onGpu) {
+                            r.put(key + "_fused_rope_max_abs_diff", fused);
+                        }
                         r.put(key + "_decode_invariance_max_abs_diff", inv);
-                        return e < MAX_REL_ERROR && fused == 0.0 && inv == 0.0;
+                        return Verdict.when(e < MAX_REL_ERROR && fused == 0.0 && inv == 0.0,
+                                "max relative error %.3g (tolerance %.3g), fused RoPE difference %s, decode-step "
+                                        + "invariance difference %s", e, MAX_REL_ERROR, fused, inv);
                     }
                 });
                 Files.deleteIfExists(f);
@@ -232,31 +269,43 @@ public final class GpuCheckCommand implements Command {
             Files.deleteIfExists(dir);
         }
         // the GEMM's tile decoders: every decoded weight bit for bit the CPU's decode rounded to fp16
-        guarded("quant_decode", r, verdicts, err, () -> {
+        deviceCheck(onGpu, checks, "quant_decode", () -> {
             List<GpuChecks.QuantDecode> decode = GpuChecks.quantDecode();
             r.put("quantDecode", GpuChecks.asMap(decode));
-            return decode.stream().allMatch(q -> q.values() > 0 && q.mismatches() == 0);
+            List<String> bad = decode.stream().filter(q -> q.values() == 0 || q.mismatches() > 0)
+                    .map(q -> q.type() + ": " + q.mismatches() + " of " + q.values() + " values differ, first " + q.first())
+                    .toList();
+            return Verdict.when(bad.isEmpty(), "%s", String.join("; ", bad));
         });
-        guarded("copy_bandwidth", r, verdicts, err, () -> {
+        deviceCheck(onGpu, checks, "copy_bandwidth", () -> {
             r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
-            return true;
+            return Verdict.PASS;
         });
-        boolean ok = !verdicts.isEmpty() && !verdicts.contains(false);
-        r.put("pass", ok);
+        checks.report(r);
+        boolean ok = checks.passed();
         emit(r, out, outFile);
-        err.println("gpu-check: " + (ok ? "PASS" : "FAIL"));
+        err.println("gpu-check: " + (ok ? "PASS" : "FAIL") + " (backend " + backendName + ")");
         return ok ? 0 : 1;
+    }
+
+    /** A check that reads device memory or times kernels: run on the GPU, skipped (with why) under --backend cpu. */
+    private static void deviceCheck(boolean onGpu, CheckRun checks, String name, Callable<Verdict> check) {
+        if (onGpu) {
+            checks.run(name, check);
+        } else {
+            checks.skip(name, NEEDS_DEVICE);
+        }
     }
 
     /**
      * Greedy tokens of the GPU against the CPU's: equal, or parting where the CPU's top-2 margin was
      * below {@code nearTie} (then the continuations may part). Results under {@code key}_*.
      */
-    private static boolean greedy(BackendProvider gpu, LoadedModel model, int[] prompt, int maxNew, double nearTie,
+    private static Verdict greedy(BackendProvider under, LoadedModel model, int[] prompt, int maxNew, double nearTie,
                                   String key, Map<String, Object> r) {
         GpuChecks.Greedy g;
         GpuChecks.Greedy cpuG;
-        try (Backend b = gpu.create(model, BackendOptions.defaults())) {
+        try (Backend b = under.create(model, BackendOptions.defaults())) {
             g = GpuChecks.greedy(b, prompt, maxNew);
         }
         try (Backend b = Backends.select("cpu").create(model, BackendOptions.defaults())) {
@@ -282,25 +331,8 @@ public final class GpuCheckCommand implements Command {
             r.put(key + "_gpu_text", text.toString());
         }
         r.put(key + "_tokens_equal", tokensOk);
-        return tokensOk;
-    }
-
-    /** Runs one check; a check that throws fails, with its exception in the results, and the next one runs. */
-    private static void guarded(String name, Map<String, Object> r, List<Boolean> verdicts, PrintStream err,
-                                Callable<Boolean> check) {
-        long t0 = System.nanoTime();
-        boolean passed;
-        try {
-            passed = check.call();
-        } catch (Exception | Error e) {
-            StringWriter trace = new StringWriter();
-            e.printStackTrace(new PrintWriter(trace));
-            err.println("gpu-check: " + name + " threw:\n" + trace);
-            r.put("error_" + name, e.toString());
-            passed = false;
-        }
-        verdicts.add(passed);
-        err.printf(Locale.ROOT, "gpu-check: %-26s %s (%.1f s)%n", name, passed ? "pass" : "FAIL", (System.nanoTime() - t0) / 1e9);
+        return Verdict.when(tokensOk, "token %d of %d differs from the CPU's where its top-2 margin was %.3g (near tie: "
+                + "below %.3g)", same, g.tokens().length, same < g.tokens().length ? cpuG.margins()[same] : 0, nearTie);
     }
 
     private static void emit(Map<String, Object> r, PrintStream out, String file) throws java.io.IOException {
