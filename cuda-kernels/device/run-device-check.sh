@@ -3,7 +3,7 @@
 #   1. gpu-check: GPU vs CPU logits (real model; random F32/F16/Q8_0/BF16 models with GQA), greedy tokens,
 #      batch invariance, in-kernel tag/written-slot refusals, the writer shadow, device CRC32C vs the
 #      frame checksum, scrub, device-to-device copy bandwidth; then the same check with each kernel
-#      that is still off by default switched on (gemm, matvec1, fusedRope, graphs);
+#      that is still off by default switched on (gemm, matvec1, fusedRope, graphs, attentionRows);
 #   2. bench --backend gpu on generated models: 110M F16 at batch 1, 8, 32; 2.9B F16 (Llama-3.2-3B shape)
 #      at batch 1, 8, 32, 64, as it is and with the GEMM kernels, a 512-token prefill with and without
 #      them, the batch-1 matvec kernels; quantized copies of the 2.9B shape (QUANT_DTYPES) with the GEMM;
@@ -60,13 +60,13 @@ JAR=(-jar "$P/pagewarden-engine.jar")
 W=$(mktemp -d /tmp/pw-device.XXXX)
 # the stages and their budgets (seconds): they add up to the run's total; a 0 budget runs on time left over
 plan=(payload=15 gpu-info=5 gpu-check=70 sanitizer=0)
-NEWPROPS="gemm matvec1 fusedRope graphs"
+NEWPROPS="gemm matvec1 fusedRope graphs attentionRows"
 if [ "${NEW:-1}" = 1 ]; then
-    plan+=(gpu-check-gemm=60 gpu-check-matvec1=20 gpu-check-fusedRope=20 gpu-check-graphs=20)
+    plan+=(gpu-check-gemm=60 gpu-check-matvec1=20 gpu-check-fusedRope=20 gpu-check-graphs=20 gpu-check-attentionRows=15)
 fi
 plan+=(make-small=10 bench-small=20 bench-small-cpu=0 make-big=35 bench-big=35)
 if [ "${NEW:-1}" = 1 ]; then
-    plan+=(bench-big-gemm=35 bench-big-prefill=15 bench-big-gemm-prefill=15 bench-big-matvec1=15)
+    plan+=(bench-big-gemm=35 bench-big-prefill=15 bench-big-gemm-prefill=15 bench-big-matvec1=15 bench-big-kernels=15)
 fi
 plan+=(bench-big-jcuda-launch=0 bench-big-safety=0)
 for dt in $QUANT_DTYPES; do plan+=(make-$dt=35 bench-$dt-gemm=25); done
@@ -177,6 +177,11 @@ if [ "${NEW:-1}" = 1 ]; then
         --prompt-tokens $PREFILL --repeats $REPEATS
     bench bench-big-matvec1 make-big -Dpagewarden.gpu.matvec1=true --model $big --backend $BACKEND --batch 1,8 --gen-tokens $GEN \
         --prompt-tokens $PROMPT --repeats $REPEATS
+    # the per-kernel table (CUDA events around every kernel; graphs off) of decode steps at batch 1 and 32 and of
+    # prefill steps, on the tensor-core path with prefill attention by row groups
+    bench bench-big-kernels make-big -Dpagewarden.gpu.kernelTiming=true -Dpagewarden.gpu.gemm=true \
+        -Dpagewarden.gpu.attentionRows=true --model $big --backend $BACKEND --batch 1,32 --gen-tokens 16 \
+        --prompt-tokens $PREFILL --repeats 1
 fi
 if [ "${EXTRAS:-0}" = 1 ]; then
     # JCuda's own launch path (what the FFM launcher saves), and the in-kernel tag checks' cost

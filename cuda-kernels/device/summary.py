@@ -34,17 +34,25 @@ def stages(work):
     return out
 
 
-def timing(err_file):
-    """The -Dpagewarden.gpu.timing lines of a bench's stderr: per batch size (rows), mean ms per step."""
+def timing(err_file, tag="gpu-timing"):
+    """A bench's stderr lines of one tag as records: gpu-timing (-Dpagewarden.gpu.timing: per batch size, mean ms
+    per step) or gpu-kernel (-Dpagewarden.gpu.kernelTiming: per step size and kernel, launches and ms per step)."""
     rows = []
     try:
         text = open(err_file).read()
     except OSError:
         return rows
-    for m in re.finditer(r"^gpu-timing (.*)$", text, re.M):
+    for m in re.finditer(r"^%s (.*)$" % re.escape(tag), text, re.M):
         kv = dict(p.split("=", 1) for p in m.group(1).split())
-        rows.append({k: float(v) if "." in v else int(v) for k, v in kv.items()})
+        rows.append({k: number(v) for k, v in kv.items()})
     return rows
+
+
+def number(v):
+    try:
+        return float(v.rstrip("%")) if "." in v else int(v)
+    except ValueError:
+        return v
 
 
 def device(work):
@@ -63,10 +71,13 @@ def device(work):
         checks["gpu-check"] = {"unreadable": "gpu-check.json was not written"}
     s["checks"] = checks
     copy = s.get("copy_bandwidth_bytes_per_s") or 0
-    decode, prefill, timings = [], [], {}
+    decode, prefill, timings, kernels = [], [], {}, {}
     for f in sorted(glob.glob(os.path.join(work, "bench-*.json"))):
         run = os.path.basename(f)[len("bench-"):-len(".json")]
         timings[run] = timing(os.path.join(work, "bench-%s.err" % run))
+        per_kernel = timing(os.path.join(work, "bench-%s.err" % run), "gpu-kernel")
+        if per_kernel:
+            kernels[run] = per_kernel
         b = load(f)
         if "unreadable" in b:
             decode.append({"run": run, "unreadable": b["unreadable"]})
@@ -86,6 +97,7 @@ def device(work):
     s["decode"] = decode
     s["prefill"] = prefill
     s["timing"] = timings
+    s["kernels"] = kernels
     return s
 
 
@@ -109,6 +121,11 @@ def text(s):
     for run, rows in s.get("timing", {}).items():
         for r in rows:
             lines.append("%-24s timing %s" % (run, " ".join("%s=%s" % kv for kv in r.items())))
+    for run, rows in s.get("kernels", {}).items():
+        lines.append("%-24s per kernel (ms a step, share of the step's kernel time):" % run)
+        for r in rows:
+            lines.append("  rows %5s  %-26s %6s launches %10s ms %6s%%" % (r.get("rows"), r.get("kernel"), r.get("launches"),
+                                                                   r.get("ms"), r.get("share")))
     if "platform" in s:
         lines.append(json.dumps(s["platform"], indent=2))
     return "\n".join(lines) + "\n"

@@ -40,6 +40,8 @@ final class CudaDevice {
     private CUdevice device;
     private CUcontext context;
     private CUstream stream;
+    /** Set only while a step's kernels are launched with kernel timing on. */
+    private KernelTiming kernelTiming;
     private final List<CUmodule> modules = new ArrayList<>();
     private final Map<String, CUfunction> functions = new HashMap<>();
     private String name;
@@ -194,22 +196,34 @@ final class CudaDevice {
         if (gridX <= 0 || gridY <= 0) {
             throw new IllegalArgumentException("empty grid " + gridX + "x" + gridY + " for " + fn);
         }
+        KernelTiming t = kernelTiming;
+        if (t != null) {
+            t.before(fn, stream);
+        }
         if (launcher != null) {
             launcher.launch(function(fn), gridX, gridY, block, sharedBytes, stream, args);
-            return;
+        } else {
+            Pointer[] params = new Pointer[args.length];
+            for (int i = 0; i < args.length; i++) {
+                params[i] = switch (args[i]) {
+                    case null -> Pointer.to(new CUdeviceptr());
+                    case CUdeviceptr p -> Pointer.to(p);
+                    case Integer n -> Pointer.to(new int[] {n});
+                    case Long n -> Pointer.to(new long[] {n});
+                    case Float n -> Pointer.to(new float[] {n});
+                    default -> throw new IllegalArgumentException("kernel argument of type " + args[i].getClass());
+                };
+            }
+            cuLaunchKernel(function(fn), gridX, gridY, 1, block, 1, 1, sharedBytes, stream, Pointer.to(params), null);
         }
-        Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = switch (args[i]) {
-                case null -> Pointer.to(new CUdeviceptr());
-                case CUdeviceptr p -> Pointer.to(p);
-                case Integer n -> Pointer.to(new int[] {n});
-                case Long n -> Pointer.to(new long[] {n});
-                case Float n -> Pointer.to(new float[] {n});
-                default -> throw new IllegalArgumentException("kernel argument of type " + args[i].getClass());
-            };
+        if (t != null) {
+            t.after(stream);
         }
-        cuLaunchKernel(function(fn), gridX, gridY, 1, block, 1, 1, sharedBytes, stream, Pointer.to(params), null);
+    }
+
+    /** Times every launch with {@code t} until called again with null (on the device thread, around a step's kernels). */
+    void timeKernels(KernelTiming t) {
+        kernelTiming = t;
     }
 
     /** How kernels are launched: "ffm" (direct downcall) or "jcuda". */

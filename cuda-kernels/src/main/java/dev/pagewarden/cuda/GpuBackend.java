@@ -103,6 +103,8 @@ public final class GpuBackend implements Backend {
     private boolean closed;
     /** With -Dpagewarden.gpu.timing=true: where step time goes (host enqueue vs waiting for the GPU), printed at close. */
     private final StepTiming timing = Boolean.getBoolean("pagewarden.gpu.timing") ? new StepTiming() : null;
+    /** With -Dpagewarden.gpu.kernelTiming=true: each kernel of each step timed with CUDA events (graphs then stay off). */
+    private final KernelTiming kernelTiming = Boolean.getBoolean("pagewarden.gpu.kernelTiming") ? new KernelTiming() : null;
 
     GpuBackend(CudaDevice device, DeviceWeights weights, LlamaWeights hostWeights, Runnable onClose) {
         this.device = device;
@@ -168,7 +170,8 @@ public final class GpuBackend implements Backend {
         return device.name() + " (compute " + device.computeMajor() + "." + device.computeMinor() + ", driver CUDA "
                 + CudaRequirements.versionText(device.driverVersion()) + ", " + (device.usesCubin() ? "sm_90 cubin" : "PTX")
                 + ", launches " + device.launchPath() + (SINGLE_ROW_MATVEC ? ", batch-1 matvec kernels" : "")
-                + (fusedRope ? ", fused RoPE" : "") + (ATTENTION_ROWS ? ", prefill attention by row groups" : "") + (graphs ? ", CUDA graphs" : "")
+                + (fusedRope ? ", fused RoPE" : "") + (ATTENTION_ROWS ? ", prefill attention by row groups" : "")
+                + (kernelTiming != null ? ", every kernel timed (no graphs)" : "") + (graphs ? ", CUDA graphs" : "")
                 + (GEMM ? ", tensor-core gemm (mma.sync) for F16/BF16 matrices at every batch size" : "")
                 + ", weights " + weights.bytes / (1 << 20) + " MiB)";
     }
@@ -305,7 +308,15 @@ public final class GpuBackend implements Backend {
             timing.start(device);
         }
         int checkFlag = check ? 1 : 0;
-        if (!replayGraph(plan, s, kv, checkFlag)) {
+        if (kernelTiming != null) {
+            kernelTiming.begin();
+            device.timeKernels(kernelTiming);
+            try {
+                kernels(plan, s, kv, checkFlag, attShared);
+            } finally {
+                device.timeKernels(null);
+            }
+        } else if (!replayGraph(plan, s, kv, checkFlag)) {
             kernels(plan, s, kv, checkFlag, attShared);
         }
         long logitBytes = 4L * plan.outRows * cfg.vocabSize();
@@ -318,6 +329,9 @@ public final class GpuBackend implements Backend {
         }
         long t1 = System.nanoTime();
         device.sync();
+        if (kernelTiming != null) {
+            kernelTiming.stepDone(rows);
+        }
         if (timing != null) {
             timing.add(rows, t1 - t0, System.nanoTime() - t1);
         }
@@ -688,6 +702,10 @@ public final class GpuBackend implements Backend {
             closed = true;
             if (timing != null) {
                 timing.print();
+            }
+            if (kernelTiming != null) {
+                kernelTiming.lines().forEach(System.err::println);
+                kernelTiming.close();
             }
             device.sync();
             graphCache.clear();
