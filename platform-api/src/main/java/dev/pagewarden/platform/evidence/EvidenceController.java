@@ -2,6 +2,7 @@ package dev.pagewarden.platform.evidence;
 
 import dev.pagewarden.db.evidence.ChainVerifier;
 import dev.pagewarden.db.evidence.Checkpoints;
+import dev.pagewarden.adminui.input.Times;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.http.CacheControl;
@@ -121,7 +122,7 @@ class EvidenceController {
             return null;
         }
         try {
-            return Instant.parse(value);
+            return Times.inRange(name, Instant.parse(value));
         } catch (DateTimeParseException e) {
             throw ApiException.invalid(name, "'" + name + "' must be an ISO-8601 instant such as 2026-03-01T00:00:00Z");
         }
