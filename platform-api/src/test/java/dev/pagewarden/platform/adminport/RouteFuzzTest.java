@@ -187,8 +187,10 @@ class RouteFuzzTest extends AdminUiTest {
                     StringJoiner all = new StringJoiner(",", "{", "}");
                     StringJoiner allForm = new StringJoiner("&");
                     for (String field : FIELDS) {
-                        call(route, path, authorized.apply(path).contentType(MediaType.APPLICATION_JSON)
-                                .bodyValue("{\"" + field + "\":" + value + "}"));
+                        if (!value.startsWith("-")) { // a huge negative goes in the body of all fields only
+                            call(route, path, authorized.apply(path).contentType(MediaType.APPLICATION_JSON)
+                                    .bodyValue("{\"" + field + "\":" + value + "}"));
+                        }
                         all.add("\"" + field + "\":" + value);
                         allForm.add(field + "=" + FORM_VALUES.get(Math.abs(value.hashCode()) % FORM_VALUES.size()));
                     }
@@ -197,7 +199,7 @@ class RouteFuzzTest extends AdminUiTest {
                             .bodyValue(allForm.toString()));
                 }
                 for (String field : FIELDS) {
-                    for (String value : FORM_VALUES.subList(0, 2)) {
+                    for (String value : FORM_VALUES.subList(0, 1)) {
                         call(route, path, authorized.apply(path).contentType(MediaType.APPLICATION_FORM_URLENCODED)
                                 .bodyValue(field + "=" + value));
                     }
