@@ -58,6 +58,12 @@ public interface PlatformPort {
 
     Tenant createTenant(String name);
 
+    /** The limits a new tenant starts with (the operator's settings); an admin may change them per tenant. */
+    record NewTenantLimits(int maxConcurrent, int tokensPerMinute) {
+    }
+
+    NewTenantLimits newTenantLimits();
+
     /** Issues a key; the returned secret is shown once. */
     String issueKey(String tenantId, String name);
 

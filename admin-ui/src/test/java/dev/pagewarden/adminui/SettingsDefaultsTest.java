@@ -26,7 +26,8 @@ class SettingsDefaultsTest {
         assertThat(t.maxLockout()).isEqualTo(Duration.ofHours(1));
         dev.pagewarden.adminui.report.ReportProperties r = binder(Map.of())
                 .bindOrCreate("pagewarden.report", dev.pagewarden.adminui.report.ReportProperties.class);
-        assertThat(r.difficulty()).isEqualTo(16);
+        assertThat(r.difficulty()).isEqualTo(20);
+        assertThat(r.untriagedExpiry()).isEqualTo(Duration.ofDays(14));
         assertThat(r.submissionsPerHour()).isEqualTo(5);
         assertThat(r.lookupsPerMinute()).isEqualTo(30);
         assertThat(r.expiresAfter()).isEqualTo(Duration.ofDays(180));

@@ -122,6 +122,25 @@ class InputValidationTest extends PlatformTest {
                 HttpStatus.BAD_REQUEST, "context_length_exceeded").jsonPath("$.error.param").isEqualTo("prompt");
     }
 
+    /** A chat without max_tokens writes what the tenant's limits leave after the prompt, not the whole window. */
+    @Test
+    void chatWithoutMaxTokensStaysInsideTheTenantsLimits() {
+        String[] small = newTenant("small-context-chat");
+        admin().put().uri("/admin/api/tenants/" + small[0] + "/limits").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("max_context", 40)).exchange().expectStatus().isOk();
+        Map<?, ?> chat = post(as(small[1]), "/v1/chat/completions", Map.of("model", MODEL, "temperature", 0,
+                "messages", List.of(Map.of("role", "user", "content", "Once upon a time"))))
+                .exchange().expectStatus().isOk().expectBody(Map.class).returnResult().getResponseBody();
+        Map<?, ?> usage = (Map<?, ?>) chat.get("usage");
+        assertThat(((Number) usage.get("total_tokens")).intValue()).isLessThanOrEqualTo(40);
+        String[] metered = newTenant("small-rate-chat");
+        admin().put().uri("/admin/api/tenants/" + metered[0] + "/limits").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("tokens_per_minute", 60)).exchange().expectStatus().isOk();
+        post(as(metered[1]), "/v1/chat/completions", Map.of("model", MODEL, "temperature", 0,
+                "messages", List.of(Map.of("role", "user", "content", "Once upon a time"))))
+                .exchange().expectStatus().isOk();
+    }
+
     @Test
     void malformedBodiesAreDescribedWithoutParserInternals() {
         String key = newTenant("malformed")[1];

@@ -1,5 +1,6 @@
 package dev.pagewarden.adminui.audit;
 
+import dev.pagewarden.adminui.input.Times;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
@@ -109,10 +110,10 @@ public class AuditService {
             throw new IllegalArgumentException("'" + name + "' is required (ISO time, e.g. 2026-11-30T05:00:00Z)");
         }
         try {
-            return Instant.parse(value.strip());
+            return Times.inRange(name, Instant.parse(value.strip()));
         } catch (DateTimeParseException e) {
             try {
-                return LocalDateTime.parse(value.strip()).toInstant(ZoneOffset.UTC);
+                return Times.inRange(name, LocalDateTime.parse(value.strip()).toInstant(ZoneOffset.UTC));
             } catch (DateTimeParseException e2) {
                 throw new IllegalArgumentException("'" + name + "' is not a time: '" + value + "' (ISO, e.g. 2026-11-30T05:00:00Z)");
             }

@@ -231,7 +231,9 @@ public class DisclosureService {
         return out;
     }
 
+    /** Locks the disclosure's row first, so an edit racing a publish waits for it and then sees it published. */
     private Disclosure requireEditable(long id) {
+        jdbc.sql("SELECT id FROM disclosures WHERE id = :id FOR UPDATE").param("id", id).query(Long.class).optional();
         Disclosure d = get(id);
         if (!d.editable()) {
             throw new IllegalArgumentException("disclosure " + id + " is published and cannot change; draft a correction");

@@ -252,6 +252,26 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
                 .list();
     }
 
+    /**
+     * Resolves every incident still {@code REPORTED} (no responder triaged it) that was opened before
+     * {@code openedBefore}, in one statement so that one a responder triages meanwhile stays open; returns their ids.
+     */
+    public List<Long> expireReported(Instant openedBefore, String actor, String why) {
+        return tx.execute(s -> {
+            Instant now = clock.instant();
+            List<Long> ids = jdbc.sql("UPDATE incidents SET status = 'RESOLVED', resolved_at = :now"
+                            + " WHERE status = 'REPORTED' AND opened_at < :before RETURNING id")
+                    .param("now", Timestamp.from(now)).param("before", Timestamp.from(openedBefore))
+                    .query(Long.class).list();
+            for (long id : ids) {
+                entry(id, now, "ACTION", actor, "status " + Incident.Status.REPORTED.label() + " -> "
+                        + Incident.Status.RESOLVED.label() + ": " + why);
+                audit.record(actor, "incident.status", "incident " + id, Incident.Status.RESOLVED.label());
+            }
+            return ids;
+        });
+    }
+
     /** The workflow only moves forward ((reported ->) investigating -> identified -> mitigated -> resolved). */
     public Incident setStatus(long id, Incident.Status to, String actor) {
         return tx.execute(s -> {

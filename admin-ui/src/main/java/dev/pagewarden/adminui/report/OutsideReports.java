@@ -33,13 +33,18 @@ import java.util.regex.Pattern;
 public class OutsideReports {
     /** The reporter's actor name in the incident timeline and the admin audit. */
     public static final String ACTOR = "outside-report";
+    /** Who closes a report nobody triaged in time. */
+    static final String EXPIRY_ACTOR = "report-expiry";
     private static final Pattern TOKEN = Pattern.compile("pwr_[A-Za-z0-9_-]{43}");
     private static final Pattern REQUEST_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
     static final int MAX_CONTACT = 320;
     static final int MAX_REQUEST_IDS = 50;
     /** The longest window a reporter may name: it becomes the incident's blast-radius window. */
     static final Duration MAX_WINDOW = Duration.ofDays(31);
-    /** How far back a reported window may start: an open incident holds the lineage of its window. */
+    /**
+     * How far back a reported window may start. A triaged report's incident holds the lineage of its window (with
+     * the incident lookback on both sides), an untriaged one holds none.
+     */
     static final Duration MAX_AGE = Duration.ofDays(365);
 
     private final JdbcClient jdbc;
@@ -61,9 +66,9 @@ public class OutsideReports {
         this.clock = clock;
     }
 
-    /** What a reporter sends; {@code requestIds} and the window are optional. */
+    /** What a reporter sends, and from where ({@code client}: its address); {@code requestIds} and the window are optional. */
     public record Submission(String contact, String description, String requestIds, Instant windowFrom, Instant windowTo,
-                             String challenge, String nonce) {
+                             String challenge, String nonce, String client) {
     }
 
     /** What the reporter is told: the token (once) and the status page's path. */
@@ -79,18 +84,30 @@ public class OutsideReports {
                          Instant windowFrom, Instant windowTo) {
     }
 
-    public ProofOfWork.Challenge challenge() {
-        return work().issue();
+    /** A proof-of-work challenge that only the client at {@code client} (its address) can spend. */
+    public ProofOfWork.Challenge challenge(String client) {
+        return work().issue(client);
+    }
+
+    /**
+     * Closes the reported incidents no responder triaged within {@code pagewarden.report.untriaged-expiry}; returns
+     * their ids. Run with every report and status lookup: an untriaged report holds no lineage meanwhile (see the
+     * lineage retention), so nothing waits on the closing but the incident list and the reporter's page.
+     */
+    public List<Long> expireUntriaged() {
+        return incidents.expireReported(clock.instant().minus(properties.untriagedExpiry()), EXPIRY_ACTOR,
+                "no responder triaged the report within " + properties.untriagedExpiry().toDays() + " days");
     }
 
     /** Checks and files a report; refusals are {@link InvalidTextException}s naming the field. */
     public Acknowledgement submit(Submission s) {
+        expireUntriaged();
         String contact = StoredText.requireLine("contact", s.contact(), MAX_CONTACT);
         String description = StoredText.requireMultiline("description", s.description(), properties.maxDescription());
         String requestIds = requestIds(s.requestIds());
         Instant now = clock.instant();
         checkWindow(s.windowFrom(), s.windowTo(), now);
-        byte[] challenge = work().verify(s.challenge(), s.nonce());
+        byte[] challenge = work().verify(s.challenge(), s.nonce(), s.client());
         byte[] token = new byte[32];
         random.nextBytes(token);
         String tokenText = "pwr_" + Base64.getUrlEncoder().withoutPadding().encodeToString(token);
@@ -119,6 +136,7 @@ public class OutsideReports {
         if (token == null || !TOKEN.matcher(token).matches()) {
             return Optional.empty();
         }
+        expireUntriaged();
         return jdbc.sql("""
                 SELECT i.status, r.received_at FROM outside_reports r JOIN incidents i ON i.id = r.incident_id
                 WHERE r.token_hash = :h""").param("h", Canonical.sha256(token))

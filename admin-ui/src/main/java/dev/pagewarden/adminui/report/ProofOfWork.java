@@ -20,8 +20,9 @@ import java.util.regex.Pattern;
  * signed challenge {@code EXPIRES-BITS-RANDOM-HMAC} and a report must come with a nonce such that
  * {@code SHA-256(challenge + ":" + nonce)} starts with at least BITS zero bits. Checking costs one
  * HMAC and one hash; solving costs the client about 2^BITS hashes. Nothing is stored per challenge:
- * the signature proves it was issued here, and the caller stores the digest of each used one so
- * that a solved challenge opens one report only.
+ * the signature proves it was issued here, to this client (its {@link ClientPrefix}, signed but not shown)
+ * and when it expires, and the caller stores the digest of each used one so that a solved challenge opens
+ * one report only. A challenge therefore cannot be solved in bulk ahead of time and spent from elsewhere.
  */
 public final class ProofOfWork {
     private static final Pattern CHALLENGE = Pattern.compile("\\d{1,12}-\\d{1,2}-[0-9a-f]{32}-[0-9a-f]{64}");
@@ -47,19 +48,20 @@ public final class ProofOfWork {
         this.clock = clock;
     }
 
-    public Challenge issue() {
+    /** A challenge for the client at {@code client} (a {@link ClientPrefix}), which only that client can spend. */
+    public Challenge issue(String client) {
         Instant expires = clock.instant().plus(ttl);
         byte[] nonce = new byte[16];
         random.nextBytes(nonce);
         String payload = expires.getEpochSecond() + "-" + difficulty + "-" + HexFormat.of().formatHex(nonce);
-        return new Challenge(payload + "-" + HexFormat.of().formatHex(hmac(payload)), difficulty, expires);
+        return new Challenge(payload + "-" + HexFormat.of().formatHex(hmac(payload, client)), difficulty, expires);
     }
 
     /**
      * Checks a solved challenge; returns the SHA-256 of the challenge (for the one-use check). Refusals
      * name the field ({@code challenge} or {@code nonce}) and say what to do.
      */
-    public byte[] verify(String challenge, String nonce) {
+    public byte[] verify(String challenge, String nonce, String client) {
         if (challenge == null || !CHALLENGE.matcher(challenge).matches()) {
             throw new InvalidTextException("challenge", "challenge is missing or malformed: fetch one from GET /report/challenge");
         }
@@ -69,8 +71,9 @@ public final class ProofOfWork {
         int cut = challenge.lastIndexOf('-');
         String payload = challenge.substring(0, cut);
         byte[] mac = HexFormat.of().parseHex(challenge.substring(cut + 1));
-        if (!MessageDigest.isEqual(mac, hmac(payload))) {
-            throw new InvalidTextException("challenge", "challenge was not issued by this service: fetch one from GET /report/challenge");
+        if (!MessageDigest.isEqual(mac, hmac(payload, client))) {
+            throw new InvalidTextException("challenge", "challenge was not issued by this service to your address: "
+                    + "fetch one from GET /report/challenge");
         }
         String[] parts = payload.split("-");
         if (clock.instant().isAfter(Instant.ofEpochSecond(Long.parseLong(parts[0])))) {
@@ -100,11 +103,12 @@ public final class ProofOfWork {
     }
 
 
-    private byte[] hmac(String payload) {
+    private byte[] hmac(String payload, String client) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
-            return mac.doFinal(payload.getBytes(StandardCharsets.UTF_8));
+            // NUL cannot occur in the payload: the client is bound without being written into the challenge
+            return mac.doFinal((payload + '\u0000' + ClientPrefix.of(client)).getBytes(StandardCharsets.UTF_8));
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }

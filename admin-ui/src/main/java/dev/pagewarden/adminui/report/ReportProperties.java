@@ -23,6 +23,7 @@ import java.util.List;
  * @param expiresAfter        how far ahead a computed Expires lies
  * @param languages           security.txt's Preferred-Languages
  * @param difficulty          proof-of-work zero bits a report must solve (about 2^bits hashes in the browser)
+ * @param untriagedExpiry     a reported incident no responder has triaged in this long is closed (it holds no lineage meanwhile)
  * @param challengeTtl        how long a proof-of-work challenge may be answered
  * @param submissionsPerHour  reports accepted per client address and hour (on each replica)
  * @param lookupsPerMinute    status lookups ({@code GET /report/{token}}) per client address and minute
@@ -35,7 +36,8 @@ public record ReportProperties(URI publicUrl,
                                Instant expires,
                                @NotNull @DefaultValue("180d") Duration expiresAfter,
                                @NotNull @DefaultValue("en") String languages,
-                               @Min(0) @Max(32) @DefaultValue("16") int difficulty,
+                               @Min(0) @Max(32) @DefaultValue("20") int difficulty,
+                               @NotNull @DefaultValue("14d") Duration untriagedExpiry,
                                @NotNull @DefaultValue("10m") Duration challengeTtl,
                                @Positive @DefaultValue("5") int submissionsPerHour,
                                @Positive @DefaultValue("30") int lookupsPerMinute,

@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.retention;
 
 import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.adminui.input.InvalidTextException;
+import dev.pagewarden.adminui.input.Times;
 import dev.pagewarden.adminui.input.StoredText;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
@@ -105,9 +106,9 @@ public class LegalHoldService {
         String v = value.strip();
         try {
             if (v.length() == 10) {
-                return LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
+                return Times.inRange(field, LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant());
             }
-            return OffsetDateTime.parse(v).toInstant();
+            return Times.inRange(field, OffsetDateTime.parse(v).toInstant());
         } catch (DateTimeParseException e) {
             throw new InvalidTextException(field, field + " must be an ISO-8601 time such as 2026-03-01T00:00:00Z or a date "
                     + "such as 2026-03-01, got '" + (v.length() > 40 ? v.substring(0, 40) + "..." : v) + "'");

@@ -29,6 +29,7 @@ class TenantsController {
     Mono<String> list(Model model) {
         return Blocking.call(() -> {
             model.addAttribute("tenants", platform.tenants());
+            model.addAttribute("defaults", platform.newTenantLimits());
             return "admin/tenants";
         });
     }

@@ -7,7 +7,13 @@ package dev.pagewarden.db.audit;
  * the read that put bytes into that slot of that physical page, in any epoch. Pages are not zeroed
  * between owners, so a page's epoch says who may read it, not whose data is in it: in the 2026 bug the
  * reader owned the new epoch and never wrote it, and the data belonged to the previous epoch's writer.
- * A SCRUB (kind 10) zeroes the page, so after it the slot holds nobody's data (writer tenant NULL).
+ * A SCRUB (kind 10) zeroes the page, so after it the slot holds nobody's data: whatever request and tenant
+ * the engine recorded on the scrub row (the quarantined page's last owner), the writer is NULL.
+ *
+ * <p>Attribution never crosses an engine start. Device memory is not carried from one start to the next, so a
+ * slot the current start never wrote holds nobody's data, however recently an earlier start wrote it. An
+ * engine start is the event id's top 24 bits (random per start, see {@code LineageIds}); every event of one
+ * pool comes from one start's ids.
  */
 final class LineageSql {
     private LineageSql() {
@@ -15,20 +21,26 @@ final class LineageSql {
 
     /**
      * Lateral subquery over alias {@code rd} and {@code s.slot}: the last write into that slot of that
-     * physical page strictly before the event ({@code time}, {@code id}) of {@code rd}; served by
-     * kv_lineage_writes_by_page.
+     * physical page strictly before the event ({@code time}, {@code id}) of {@code rd} and in the same engine
+     * start; served by kv_lineage_writes_by_page. The backward walk stops at the first write of an earlier
+     * start (any slot) and then finds no writer, so it never reaches across a restart. A SCRUB names no writer.
      */
     private static String lastWriter(String time, String id) {
         return """
-                SELECT x.kind, x.request_id, x.tenant_id, x.epoch, x.event_time
+                SELECT y.kind, y.request_id, y.tenant_id, y.epoch, y.event_time FROM (
+                SELECT x.kind, CASE WHEN x.kind = 10 THEN NULL ELSE x.request_id END AS request_id,
+                       CASE WHEN x.kind = 10 THEN NULL ELSE x.tenant_id END AS tenant_id, x.epoch, x.event_time,
+                       x.event_id
                   FROM kv_lineage x
                  WHERE x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page
                    AND x.kind IN (1, 3, 10)
                    AND x.event_time <= %1$s
                    AND (x.event_time, x.event_id) < (%1$s, %2$s)
-                   AND (x.kind = 10 OR (x.slot_from <= s.slot AND s.slot < x.slot_to))
+                   AND (x.kind = 10 OR (x.slot_from <= s.slot AND s.slot < x.slot_to)
+                        OR (x.event_id >> 40) <> (%2$s >> 40))
                  ORDER BY x.event_time DESC, x.event_id DESC
-                 LIMIT 1""".formatted(time, id);
+                 LIMIT 1) y
+                 WHERE (y.event_id >> 40) = (%2$s >> 40)""".formatted(time, id);
     }
 
     /** {@link #lastWriter} at a BIND_READ row {@code rd}: whose data a slot held at the first read. */

@@ -13,10 +13,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
@@ -37,6 +41,9 @@ import java.util.zip.CRC32C;
  * holds it into that file), so a second journal on the same folder - another process, or another journal in
  * this JVM - fails at open with {@link JournalLockedException}. {@link #close()} releases it; so does the
  * holder's death.
+ *
+ * <p>Segments name every tenant's requests, so on a POSIX file system the folder is kept {@code 0700} and every
+ * file in it {@code 0600} (tightened at open when an older run left them wider).
  */
 public final class Journal implements Closeable {
 
@@ -90,6 +97,7 @@ public final class Journal implements Closeable {
         String tornDetail = null, corruption = null;
         for (int i = 0; i < files.size(); i++) {
             Path p = files.get(i);
+            tighten(p, FILE_MODE);
             long size = Files.size(p);
             if (i == files.size() - 1) {
                 SegmentFormat.Scan scan = SegmentFormat.scan(p);
@@ -121,9 +129,11 @@ public final class Journal implements Closeable {
      * @throws JournalLockedException another journal, in this process or another, has the folder open
      */
     public static Journal open(Config config) throws IOException {
-        Files.createDirectories(config.dir());
+        privateFolder(config.dir());
         Path lockPath = config.dir().resolve(LOCK_FILE);
-        FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel ch = FileChannel.open(lockPath, ownerOnly(StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE), ownerOnlyFile(lockPath));
+        tighten(lockPath, FILE_MODE);
         try {
             FileLock lock;
             try {
@@ -300,7 +310,7 @@ public final class Journal implements Closeable {
 
     private void openSegment(long id) throws IOException {
         Path p = config.dir().resolve(String.format("%016d%s", id, SUFFIX));
-        active = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        active = FileChannel.open(p, ownerOnly(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), ownerOnlyFile(p));
         ByteBuffer h = SegmentFormat.header();
         while (h.hasRemaining()) {
             active.write(h);
@@ -337,6 +347,46 @@ public final class Journal implements Closeable {
         } catch (IOException ignored) {
             // Some file systems refuse fsync on a directory; the data itself was fsynced.
         }
+    }
+
+    private static final Set<PosixFilePermission> FILE_MODE = PosixFilePermissions.fromString("rw-------");
+    private static final Set<PosixFilePermission> FOLDER_MODE = PosixFilePermissions.fromString("rwx------");
+
+    /** Creates the folder (and missing parents) {@code 0700}; an existing journal folder is narrowed to it. */
+    private static void privateFolder(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            Path parent = dir.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            if (posix(parent)) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(FOLDER_MODE));
+            } else {
+                Files.createDirectories(dir);
+            }
+        }
+        tighten(dir, FOLDER_MODE);
+    }
+
+    private static Set<StandardOpenOption> ownerOnly(StandardOpenOption... options) {
+        return Set.of(options);
+    }
+
+    /** The create-time mode for a new file; the umask can only narrow it further. */
+    private static FileAttribute<?>[] ownerOnlyFile(Path p) {
+        return posix(p.toAbsolutePath().getParent())
+                ? new FileAttribute<?>[]{PosixFilePermissions.asFileAttribute(FILE_MODE)}
+                : new FileAttribute<?>[0];
+    }
+
+    private static void tighten(Path p, Set<PosixFilePermission> mode) throws IOException {
+        if (posix(p) && !Files.getPosixFilePermissions(p).equals(mode)) {
+            Files.setPosixFilePermissions(p, mode);
+        }
+    }
+
+    private static boolean posix(Path p) {
+        return p != null && p.getFileSystem().supportedFileAttributeViews().contains("posix");
     }
 
     private static long idOf(Path p) {

@@ -146,14 +146,20 @@ public final class PartitionManager {
 
     /**
      * What keeps lineage now: open incidents (from {@code incidentLookback} before their first event, open-ended;
-     * their safety events lie inside), published disclosures (their frozen window; from before frozen windows,
+     * their safety events lie inside); an incident an outside report opened only once a responder has triaged it
+     * (left {@code REPORTED}), and then only the reported window with the lookback on both sides, so that an
+     * anonymous report cannot keep a year of lineage; published disclosures (their frozen window; from before frozen windows,
      * the incident's window), and unreleased legal holds.
      */
     public List<Hold> holds(Connection c) throws SQLException {
         List<Hold> holds = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT 'open incident ' || id, first_event - make_interval(secs => ?), NULL::timestamptz
-                  FROM incidents WHERE status <> 'RESOLVED'
+                SELECT 'open incident ' || i.id, i.first_event - make_interval(secs => ?),
+                       CASE WHEN r.reported THEN i.last_event + make_interval(secs => ?) END
+                  FROM incidents i
+                  LEFT JOIN LATERAL (SELECT true AS reported FROM outside_reports o WHERE o.incident_id = i.id LIMIT 1) r
+                    ON true
+                 WHERE i.status NOT IN ('RESOLVED', 'REPORTED')
                 UNION ALL
                 SELECT 'published disclosure ' || d.id || ' (incident ' || d.incident_id || ' v' || d.version || ')',
                        coalesce(f.window_from, i.first_event - make_interval(secs => ?)), coalesce(f.window_to, i.resolved_at)
@@ -165,6 +171,7 @@ public final class PartitionManager {
             double lookback = incidentLookback.toNanos() / 1e9;
             ps.setDouble(1, lookback);
             ps.setDouble(2, lookback);
+            ps.setDouble(3, lookback);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Timestamp to = rs.getTimestamp(3);

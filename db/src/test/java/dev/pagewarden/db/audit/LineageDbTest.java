@@ -385,6 +385,63 @@ class LineageDbTest {
         });
     }
 
+    /**
+     * After an engine restart a page the new start never wrote holds nobody's data: the last writer of an
+     * earlier start (another id prefix) is not its writer, neither for the exposure finder nor the lineage.
+     */
+    @Test
+    void aRestartEndsAttribution() throws Exception {
+        Ev before = new Ev(21, nowMicros());
+        long from = before.now();
+        List<LineageEvent> events = new ArrayList<>();
+        events.add(before.allocate("decode-0", 5, 101, 1, "acme"));
+        events.add(before.write("decode-0", 5, 101, 1, "acme", 0, 16));
+        events.add(before.read("decode-0", 5, 101, 1, "acme", 0, 16));
+        events.add(before.release("decode-0", 5, 101, 1, "acme"));
+        // the engine restarts: new id prefix, new epoch base; request 2 (globex) reads page 5 before writing it
+        Ev after = new Ev(22, before.tick(1_000));
+        events.add(after.allocate("decode-0", 5, 201, 2, "globex"));
+        LineageEvent read = after.read("decode-0", 5, 201, 2, "globex", 0, 8);
+        events.add(read);
+        events.add(after.write("decode-0", 5, 201, 2, "globex", 8, 9));
+        events.add(after.release("decode-0", 5, 201, 2, "globex"));
+        // and in the same new start, request 3 (initech) reads what request 2 wrote: still attributed
+        events.add(after.allocate("decode-0", 5, 202, 3, "initech"));
+        events.add(after.read("decode-0", 5, 202, 3, "initech", 8, 9));
+        events.add(after.release("decode-0", 5, 202, 3, "initech"));
+        ship(events);
+
+        LineageQueries q = new LineageQueries(ds);
+        assertThat(q.exposures(instant(from), instant(after.tick(1))))
+                .extracting(Exposure::readerRequest, Exposure::exposingRequest)
+                .containsExactly(tuple(3L, 2L));
+        PageRead r2 = q.requestLineage(2).reads().getFirst();
+        assertThat(r2.readEventId()).isEqualTo(read.id());
+        assertThat(r2.writers()).extracting(SlotWriter::kind, SlotWriter::writerRequest)
+                .containsExactly(tuple("NONE", 0L));
+    }
+
+    /** The engine records a scrub with the quarantined page's last owner; the scrub still leaves nobody's data. */
+    @Test
+    void aScrubEndsAttributionWhateverTenantItNames() throws Exception {
+        Ev ev = new Ev(23, nowMicros());
+        long from = ev.now();
+        List<LineageEvent> events = new ArrayList<>();
+        events.add(ev.allocate("decode-0", 9, 1, 1, "acme"));
+        events.add(ev.write("decode-0", 9, 1, 1, "acme", 0, 16));
+        events.add(ev.scrub("decode-0", 9, 1, 1, "acme"));
+        events.add(ev.allocate("decode-0", 9, 2, 2, "globex"));
+        events.add(ev.read("decode-0", 9, 2, 2, "globex", 0, 4));
+        events.add(ev.release("decode-0", 9, 2, 2, "globex"));
+        ship(events);
+
+        LineageQueries q = new LineageQueries(ds);
+        assertThat(q.exposures(instant(from), instant(ev.tick(1)))).isEmpty();
+        assertThat(q.requestLineage(2).reads().getFirst().writers())
+                .extracting(SlotWriter::kind, SlotWriter::writerRequest, SlotWriter::writerTenant)
+                .containsExactly(tuple("SCRUB", 0L, null));
+    }
+
     @Test
     void hotQueriesUseTheIndexes() throws Exception {
         Ev ev = new Ev(15, nowMicros());

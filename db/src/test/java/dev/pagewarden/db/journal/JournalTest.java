@@ -11,6 +11,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -46,6 +47,41 @@ class JournalTest {
 
     private Journal open(long segmentBytes, long cap) throws IOException {
         return Journal.open(new Journal.Config(dir, segmentBytes, cap));
+    }
+
+    @Test
+    void folderAndFilesAreReadableByTheOwnerOnly() throws IOException {
+        Path journalDir = dir.resolve("lineage");
+        try (Journal j = Journal.open(new Journal.Config(journalDir, 4096, 1 << 30))) {
+            List<LineageEvent> events = workload(400);
+            for (int i = 0; i < events.size(); i += 40) {
+                j.append(events.subList(i, i + 40)); // rolls into several segments
+            }
+            assertThat(j.segments().size()).isGreaterThan(1);
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(journalDir))).isEqualTo("rwx------");
+        try (var files = Files.list(journalDir)) {
+            assertThat(files.toList()).isNotEmpty().allSatisfy(f ->
+                    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString())
+                            .isEqualTo("rw-------"));
+        }
+    }
+
+    @Test
+    void aFolderLeftWideByAnOlderRunIsNarrowedAtOpen() throws IOException {
+        Path journalDir = dir.resolve("old");
+        try (Journal j = Journal.open(new Journal.Config(journalDir, 4096, 1 << 30))) {
+            j.append(workload(20));
+        }
+        Files.setPosixFilePermissions(journalDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path segment;
+        try (var files = Files.list(journalDir)) {
+            segment = files.filter(f -> f.toString().endsWith(".seg")).findFirst().orElseThrow();
+        }
+        Files.setPosixFilePermissions(segment, PosixFilePermissions.fromString("rw-r--r--"));
+        Journal.open(new Journal.Config(journalDir, 4096, 1 << 30)).close();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(journalDir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(segment))).isEqualTo("rw-------");
     }
 
     @Test

@@ -70,7 +70,12 @@ public final class Ev {
     }
 
     public LineageEvent scrub(String worker, int page, long epoch) {
-        return new LineageEvent(id(), Kind.SCRUB, tick(1), node, worker, page, epoch, 0, null, -1, -1, null, -1, -1, 0, 0, true);
+        return scrub(worker, page, epoch, 0, null);
+    }
+
+    /** A scrub as the engine records it: naming the quarantined page's last owner. */
+    public LineageEvent scrub(String worker, int page, long epoch, long request, String tenant) {
+        return new LineageEvent(id(), Kind.SCRUB, tick(1), node, worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
     }
 
     public LineageEvent verify(String worker, int page, long epoch, long request, String tenant, boolean ok) {

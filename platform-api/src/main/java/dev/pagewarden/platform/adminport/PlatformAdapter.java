@@ -114,6 +114,11 @@ class PlatformAdapter implements PlatformPort {
     }
 
     @Override
+    public NewTenantLimits newTenantLimits() {
+        return new NewTenantLimits(tenants.defaults().maxConcurrent(), tenants.defaults().tokensPerMinute());
+    }
+
+    @Override
     public PlatformPort.Tenant createTenant(String name) {
         return view(tenants.create(name));
     }

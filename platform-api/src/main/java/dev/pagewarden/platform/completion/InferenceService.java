@@ -104,6 +104,22 @@ public class InferenceService {
         return Mono.fromCallable(() -> start(caller, request, httpRequestId)).subscribeOn(Schedulers.boundedElastic());
     }
 
+    /**
+     * A chat without max_tokens may write what the tenant's limits leave after the prompt: the engine's window,
+     * the tenant's maximum context and its tokens per minute (a request is charged prompt + max_tokens), whichever
+     * is smallest. At least one, so that a prompt already over a limit is refused by that limit's own check.
+     */
+    static int defaultMaxTokens(TenantPrincipal caller, int window, int promptTokens) {
+        long limit = window;
+        if (caller.limits().maxContext() != null) {
+            limit = Math.min(limit, caller.limits().maxContext());
+        }
+        if (caller.limits().tokensPerMinute() != null) {
+            limit = Math.min(limit, caller.limits().tokensPerMinute());
+        }
+        return (int) Math.max(1, limit - promptTokens);
+    }
+
     private Generation start(TenantPrincipal caller, CompletionRequest request, String httpRequestId) {
         Instant received = Instant.now();
         if (draining.active()) {
@@ -113,7 +129,7 @@ public class InferenceService {
         ServedModel model = host.requireServing(request.model());
         int[] prompt = tokenize(model, request);
         int window = model.contextWindow();
-        int maxTokens = request.maxTokens() != null ? request.maxTokens() : Math.max(1, window - prompt.length);
+        int maxTokens = request.maxTokens() != null ? request.maxTokens() : defaultMaxTokens(caller, window, prompt.length);
         long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
         GenerationRequest engineRequest;
         try {

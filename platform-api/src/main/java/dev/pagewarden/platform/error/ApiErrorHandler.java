@@ -6,8 +6,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.stereotype.Component;
 import org.springframework.web.server.MethodNotAllowedException;
+import org.springframework.web.server.NotAcceptableStatusException;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebInputException;
@@ -17,11 +19,12 @@ import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
 
 /**
- * Every failure on the tenant API ({@code /v1}) and the admin API ({@code /admin/api}) leaves as an
- * OpenAI-shaped error body with the right status - unknown paths and wrong methods included - and
- * so do unknown paths and wrong methods anywhere else. Runs before Spring Boot's default handler,
- * which keeps the admin UI's pages (an HTML error page for browsers) and other failures of non-API
- * pages.
+ * Every failure leaves as an OpenAI-shaped error body with the right status: on the tenant API ({@code /v1}),
+ * the admin API ({@code /admin/api}), the public pages and documents ({@code /report}, {@code /status.json},
+ * {@code /.well-known/...}) and for every refusal anywhere (the admin pages answer their own refusals with
+ * their error page first, see the admin UI's {@code UiErrors}; what reaches this handler, such as a 406 or 415
+ * decided before any page ran, gets this body). Only an unexpected failure of an admin page shown to a browser
+ * goes on to Spring Boot's handler. Refusals are logged without a stack trace; an unexpected failure logs one.
  */
 @Component
 @Order(-2)
@@ -39,12 +42,22 @@ class ApiErrorHandler implements WebExceptionHandler {
         String path = exchange.getRequest().getPath().value();
         boolean api = path.startsWith("/v1") || path.startsWith("/admin/api");
         boolean adminUi = !api && (path.equals("/admin") || path.startsWith("/admin/"));
-        boolean routing = ex instanceof ResponseStatusException rs
-                && (rs.getStatusCode().value() == 404 || rs.getStatusCode().value() == 405);
-        if (!api && (adminUi || !routing)) {
+        boolean refusal = ex instanceof ApiException || ex instanceof IllegalArgumentException
+                || ex instanceof ResponseStatusException;
+        if (adminUi && !refusal && acceptsHtml(exchange)) {
             return Mono.error(ex);
         }
         return responses.write(exchange, toApi(exchange, ex));
+    }
+
+    /** Whether the client named HTML among what it accepts (a browser); a bare or absent Accept is not. */
+    private static boolean acceptsHtml(ServerWebExchange exchange) {
+        try {
+            return exchange.getRequest().getHeaders().getAccept().stream()
+                    .anyMatch(t -> t.getType().equals("text") && t.getSubtype().equals("html"));
+        } catch (InvalidMediaTypeException e) {
+            return false;
+        }
     }
 
     static ApiException toApi(ServerWebExchange exchange, Throwable ex) {
@@ -52,8 +65,11 @@ class ApiErrorHandler implements WebExceptionHandler {
             case ApiException api -> api;
             case InvalidTextException text -> ApiException.invalid(text.field(), text.getMessage());
             case IllegalArgumentException iae -> ApiException.invalid(null, iae.getMessage());
-            case UnsupportedMediaTypeStatusException u -> ApiException.invalid(null, "unsupported content type "
-                    + u.getContentType() + "; send application/json");
+            case UnsupportedMediaTypeStatusException u -> ApiException.status(HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported content type " + u.getContentType() + "; send "
+                    + (u.getSupportedMediaTypes().isEmpty() ? "application/json" : u.getSupportedMediaTypes()));
+            case NotAcceptableStatusException n -> ApiException.status(HttpStatus.NOT_ACCEPTABLE,
+                    "cannot answer in any type the Accept header names; this path answers " + n.getSupportedMediaTypes());
             case MethodNotAllowedException m -> ApiException.methodNotAllowed(m.getHttpMethod() + " is not allowed on "
                     + exchange.getRequest().getPath().value() + "; allowed: " + m.getSupportedMethods());
             case ServerWebInputException in when jsonCause(in) != null -> JsonProblems.toApi(jsonCause(in));

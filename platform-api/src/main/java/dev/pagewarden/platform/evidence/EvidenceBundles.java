@@ -92,8 +92,15 @@ class EvidenceBundles {
         return zip;
     }
 
-    /** A tenant's slice; {@link NoSuchElementException} when the incident did not concern the tenant. */
+    /**
+     * A tenant's slice; {@link NoSuchElementException} when the incident did not concern the tenant. Whether it
+     * might is asked first, of the filed exposures and the notices only ({@link #mayConcern}), so that an incident
+     * that concerns the tenant in no way answers after the same work as a missing one.
+     */
     byte[] tenant(long id, String tenant) throws SQLException {
+        if (!mayConcern(id, tenant)) {
+            throw new NoSuchElementException("incident " + id + " concerns no request of this tenant");
+        }
         Incident incident = incidents.get(id);
         Instant[] w = incidents.window(incident);
         Set<Long> readers = new TreeSet<>();
@@ -123,6 +130,21 @@ class EvidenceBundles {
         summary.put("tenant", tenant);
         summary.put("requests", requests);
         return bundle(id, tenant, summary, Map.of("disclosures", published), requests, w, tenant);
+    }
+
+    /**
+     * Two index lookups that cost the same whether or not incident {@code id} exists: does an exposure filed into it
+     * name a request of the tenant, or did a published disclosure of it notify the tenant. An incident's exposures are
+     * filed by the lineage sweep, so a tenant's slice is there once the sweep has filed what concerns it.
+     */
+    private boolean mayConcern(long id, String tenant) {
+        return jdbc.sql("""
+                SELECT EXISTS (SELECT 1 FROM incident_exposures x JOIN requests q
+                                   ON q.id = x.reader_request OR q.id = x.exposing_request
+                                WHERE x.incident_id = :id AND q.tenant_id = :tenant)
+                    OR EXISTS (SELECT 1 FROM tenant_notices n JOIN disclosures d ON d.id = n.disclosure_id
+                                WHERE d.incident_id = :id AND n.tenant_id = :tenant)""")
+                .param("id", id).param("tenant", tenant).query(Boolean.class).single();
     }
 
     private byte[] bundle(long id, String tenantOnly, Map<String, Object> summary, Map<String, List<Long>> rows, Set<Long> requests,

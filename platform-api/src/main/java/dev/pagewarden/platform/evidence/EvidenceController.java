@@ -1,7 +1,12 @@
 package dev.pagewarden.platform.evidence;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pagewarden.db.evidence.ChainVerifier;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.ConsumptionProbe;
 import dev.pagewarden.db.evidence.Checkpoints;
+import dev.pagewarden.adminui.input.Times;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.http.CacheControl;
@@ -53,11 +58,26 @@ class EvidenceController {
         return zip(() -> bundles.incident(id, who.getName()), "incident-" + id + "-evidence.zip");
     }
 
-    /** The calling tenant's slice of the incident's evidence (zip): its rows only, with the hashes linking them to checkpoints. */
+    /**
+     * The calling tenant's slice of the incident's evidence (zip): its rows only, with the hashes linking them to
+     * checkpoints. Building one reads the incident's lineage, so each tenant may ask {@value #SLICES_PER_MINUTE}
+     * times a minute (429 with Retry-After past that): one tenant cannot slow everyone's completions with them.
+     */
     @GetMapping("/v1/evidence/incidents/{id}")
     Mono<ResponseEntity<byte[]>> tenantSlice(@PathVariable long id, @AuthenticationPrincipal TenantPrincipal caller) {
+        ConsumptionProbe probe = sliceBuckets.get(caller.tenantId(), t -> Bucket.builder()
+                .addLimit(l -> l.capacity(SLICES_PER_MINUTE).refillGreedy(SLICES_PER_MINUTE, Duration.ofMinutes(1))).build())
+                .tryConsumeAndReturnRemaining(1);
+        if (!probe.isConsumed()) {
+            return Mono.error(ApiException.rateLimited("at most " + SLICES_PER_MINUTE + " evidence slices a minute per tenant",
+                    Duration.ofNanos(probe.getNanosToWaitForRefill())));
+        }
         return zip(() -> bundles.tenant(id, caller.tenantId()), "incident-" + id + "-" + caller.tenantId() + "-evidence.zip");
     }
+
+    static final int SLICES_PER_MINUTE = 6;
+    private final Cache<String, Bucket> sliceBuckets = Caffeine.newBuilder().maximumSize(100_000)
+            .expireAfterAccess(Duration.ofMinutes(10)).build();
 
     private static Mono<ResponseEntity<byte[]>> zip(java.util.concurrent.Callable<byte[]> make, String name) {
         return Mono.fromCallable(() -> ResponseEntity.ok().contentType(MediaType.parseMediaType("application/zip"))
@@ -128,7 +148,7 @@ class EvidenceController {
             return null;
         }
         try {
-            return Instant.parse(value);
+            return Times.inRange(name, Instant.parse(value));
         } catch (DateTimeParseException e) {
             throw ApiException.invalid(name, "'" + name + "' must be an ISO-8601 instant such as 2026-03-01T00:00:00Z");
         }

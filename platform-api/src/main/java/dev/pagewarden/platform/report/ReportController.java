@@ -2,6 +2,7 @@ package dev.pagewarden.platform.report;
 
 import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.input.InvalidTextException;
+import dev.pagewarden.adminui.input.Times;
 import dev.pagewarden.adminui.report.OutsideReports;
 import dev.pagewarden.adminui.report.ProofOfWork;
 import dev.pagewarden.adminui.report.ReportProperties;
@@ -14,7 +15,6 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
-import org.springframework.util.MultiValueMap;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -37,7 +37,9 @@ import java.util.Optional;
  * the proof of work), {@code GET /report/challenge}, {@code POST /report} (the form, or JSON) answering
  * an acknowledgement token, and {@code GET /report/{token}} (its status, HTML or JSON). Submissions and
  * status lookups are rate-limited per client address ({@link ReportLimits}); refusals are 400 and 429,
- * as a page for the form and as an OpenAI-style error body for JSON.
+ * as a page for the form and as an OpenAI-style error body for JSON. A post a browser sends from another
+ * site ({@code Origin} of another origin, or {@code Sec-Fetch-Site: cross-site}) is refused with 403: a page
+ * elsewhere cannot make its visitors file reports.
  */
 @Controller
 class ReportController {
@@ -58,32 +60,38 @@ class ReportController {
     }
 
     @GetMapping(value = "/report", produces = MediaType.TEXT_HTML_VALUE)
-    Mono<String> form(Model model) {
-        return Blocking.call(() -> formPage(model, null, null));
+    Mono<String> form(ServerWebExchange exchange, Model model) {
+        return Blocking.call(() -> formPage(exchange, model, null, null));
     }
 
     @GetMapping(value = "/report/challenge", produces = MediaType.APPLICATION_JSON_VALUE)
     @ResponseBody
-    Mono<Map<String, Object>> challenge() {
+    Mono<Map<String, Object>> challenge(ServerWebExchange exchange) {
+        String client = addresses.of(exchange.getRequest());
         return Blocking.call(() -> {
-            ProofOfWork.Challenge c = reports.challenge();
+            ProofOfWork.Challenge c = reports.challenge(client);
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("challenge", c.value());
             out.put("difficulty", c.difficulty());
             out.put("expires_at", c.expiresAt());
             out.put("solve", "find a nonce (1-32 letters or digits) such that SHA-256(challenge + \":\" + nonce) starts with "
-                    + c.difficulty() + " zero bits");
+                    + c.difficulty() + " zero bits; send it from this address before expires_at, once");
             return out;
         });
     }
 
     @PostMapping(value = "/report", consumes = MediaType.APPLICATION_FORM_URLENCODED_VALUE)
     Mono<String> submitForm(ServerWebExchange exchange, Model model) {
-        Optional<Duration> wait = limits.take(ReportLimits.Kind.SUBMIT, addresses.of(exchange.getRequest()));
+        if (crossSite(exchange)) {
+            exchange.getResponse().setStatusCode(HttpStatus.FORBIDDEN);
+            return Blocking.call(() -> formPage(exchange, model, null, CROSS_SITE));
+        }
+        String client = addresses.of(exchange.getRequest());
+        Optional<Duration> wait = limits.take(ReportLimits.Kind.SUBMIT, client);
         if (wait.isPresent()) {
             tooMany(exchange, wait.get());
             model.addAttribute("error", tooManyMessage(wait.get()));
-            return Blocking.call(() -> formPage(model, null, null));
+            return Blocking.call(() -> formPage(exchange, model, null, null));
         }
         return exchange.getFormData().onErrorResume(DataBufferLimitException.class, e -> {
             exchange.getResponse().setStatusCode(HttpStatus.PAYLOAD_TOO_LARGE);
@@ -92,13 +100,40 @@ class ReportController {
             Form form = new Form(data.getFirst("contact"), data.getFirst("description"), data.getFirst("request_ids"),
                     data.getFirst("window_from"), data.getFirst("window_to"));
             try {
-                model.addAttribute("ack", reports.submit(submission(data)));
+                model.addAttribute("ack", reports.submit(submission(data::getFirst, client)));
                 return "report/received";
             } catch (InvalidTextException e) {
                 exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
-                return formPage(model, form, e.getMessage());
+                return formPage(exchange, model, form, e.getMessage());
             }
-        })).switchIfEmpty(Blocking.call(() -> formPage(model, null, TOO_LARGE)));
+        })).switchIfEmpty(Blocking.call(() -> formPage(exchange, model, null, TOO_LARGE)));
+    }
+
+    private static final String CROSS_SITE = "Reports are accepted from this site's own form, or from a client that "
+            + "is not a browser page of another site.";
+
+    /**
+     * A browser's post from a page of another origin: its {@code Origin} is neither this request's own origin nor
+     * the configured public URL's, or (browsers that send no Origin) {@code Sec-Fetch-Site} says cross-site.
+     */
+    private boolean crossSite(ServerWebExchange exchange) {
+        HttpHeaders h = exchange.getRequest().getHeaders();
+        String origin = h.getOrigin();
+        if (origin == null) {
+            return "cross-site".equalsIgnoreCase(h.getFirst("Sec-Fetch-Site"));
+        }
+        java.net.URI own = exchange.getRequest().getURI();
+        if (origin.equalsIgnoreCase(originOf(own))) {
+            return false;
+        }
+        return properties.publicUrl() == null || !origin.equalsIgnoreCase(originOf(properties.publicUrl()));
+    }
+
+    private static String originOf(java.net.URI uri) {
+        int port = uri.getPort();
+        boolean defaultPort = port == -1 || (port == 80 && "http".equalsIgnoreCase(uri.getScheme()))
+                || (port == 443 && "https".equalsIgnoreCase(uri.getScheme()));
+        return uri.getScheme() + "://" + uri.getHost() + (defaultPort ? "" : ":" + port);
     }
 
     private static final String TOO_LARGE = "The report is too large: keep the description under the limit shown, "
@@ -114,7 +149,11 @@ class ReportController {
     @PostMapping(value = "/report", consumes = MediaType.APPLICATION_JSON_VALUE)
     @ResponseBody
     Mono<ResponseEntity<Object>> submitJson(ServerWebExchange exchange, @RequestBody Map<String, Object> body) {
-        Optional<Duration> wait = limits.take(ReportLimits.Kind.SUBMIT, addresses.of(exchange.getRequest()));
+        if (crossSite(exchange)) {
+            return Mono.just(error(ApiException.forbidden("cross_site_report", CROSS_SITE)));
+        }
+        String client = addresses.of(exchange.getRequest());
+        Optional<Duration> wait = limits.take(ReportLimits.Kind.SUBMIT, client);
         if (wait.isPresent()) {
             return Mono.just(error(ApiException.rateLimited(tooManyMessage(wait.get()), wait.get())));
         }
@@ -132,7 +171,7 @@ class ReportController {
                         throw new InvalidTextException(field, field + " must be a string");
                     }
                     return (String) v;
-                }));
+                }, client));
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("object", "report.acknowledgement");
                 out.put("token", ack.token());
@@ -154,14 +193,14 @@ class ReportController {
         if (wait.isPresent()) {
             tooMany(exchange, wait.get());
             model.addAttribute("error", tooManyMessage(wait.get()));
-            return Blocking.call(() -> formPage(model, null, null));
+            return Blocking.call(() -> formPage(exchange, model, null, null));
         }
         return Blocking.call(() -> reports.status(token).map(view -> {
             model.addAttribute("view", view);
             return "report/status";
         }).orElseGet(() -> {
             exchange.getResponse().setStatusCode(HttpStatus.NOT_FOUND);
-            return formPage(model, null, "No report has this token. Check that you copied all of it.");
+            return formPage(exchange, model, null, "No report has this token. Check that you copied all of it.");
         }));
     }
 
@@ -181,8 +220,8 @@ class ReportController {
         }).orElseGet(() -> error(ApiException.notFound("token", "not_found", "no report has this token"))));
     }
 
-    private String formPage(Model model, Form form, String error) {
-        model.addAttribute("challenge", reports.challenge());
+    private String formPage(ServerWebExchange exchange, Model model, Form form, String error) {
+        model.addAttribute("challenge", reports.challenge(addresses.of(exchange.getRequest())));
         model.addAttribute("form", form);
         model.addAttribute("maxDescription", properties.maxDescription());
         if (error != null) {
@@ -191,14 +230,10 @@ class ReportController {
         return "report/form";
     }
 
-    private static OutsideReports.Submission submission(MultiValueMap<String, String> data) {
-        return submission(data::getFirst);
-    }
-
-    private static OutsideReports.Submission submission(java.util.function.Function<String, String> field) {
+    private static OutsideReports.Submission submission(java.util.function.Function<String, String> field, String client) {
         return new OutsideReports.Submission(field.apply("contact"), field.apply("description"), field.apply("request_ids"),
                 instant("window_from", field.apply("window_from")), instant("window_to", field.apply("window_to")),
-                field.apply("challenge"), field.apply("nonce"));
+                field.apply("challenge"), field.apply("nonce"), client);
     }
 
     /** An ISO-8601 instant ({@code 2026-01-31T10:00:00Z}); blank is none. */
@@ -207,7 +242,7 @@ class ReportController {
             return null;
         }
         try {
-            return Instant.parse(text.strip());
+            return Times.inRange(field, Instant.parse(text.strip()));
         } catch (DateTimeParseException e) {
             throw new InvalidTextException(field, field + " must be an ISO-8601 UTC time such as 2026-01-31T10:00:00Z");
         }

@@ -73,6 +73,7 @@ public class TenantService implements ChangeFeed.Subscriber {
     private final DatabaseAvailability database;
     private final KeyCache cache;
     private final JdbcClient jdbc;
+    private final TenantDefaults defaults;
     private final Set<String> reverifying = ConcurrentHashMap.newKeySet();
     // two threads of its own: re-verification must not queue behind (or crowd out) request work
     private final ThreadPoolExecutor reverifier = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
@@ -89,8 +90,9 @@ public class TenantService implements ChangeFeed.Subscriber {
 
     public TenantService(TenantRepository tenants, ApiKeyRepository keys, Clock clock,
                          PlatformTransactionManager transactions, DatabaseAvailability database,
-                         DataSource dataSource, ChangeFeed feed) {
+                         DataSource dataSource, ChangeFeed feed, TenantDefaults defaults) {
         reverifier.allowCoreThreadTimeOut(true);
+        this.defaults = defaults;
         this.readOnly = new TransactionTemplate(transactions);
         readOnly.setReadOnly(true);
         this.tenants = tenants;
@@ -113,7 +115,14 @@ public class TenantService implements ChangeFeed.Subscriber {
     public Tenant create(String displayName) {
         String name = StoredText.requireLine("name", displayName, MAX_NAME);
         String id = "t_" + Long.toString(RANDOM.nextLong() >>> 1, 36);
-        return tenants.save(new Tenant(id, name, clock.instant()));
+        Tenant tenant = new Tenant(id, name, clock.instant());
+        tenant.limits(defaults.limits());
+        return tenants.save(tenant);
+    }
+
+    /** The limits a new tenant starts with. */
+    public TenantDefaults defaults() {
+        return defaults;
     }
 
     @Transactional(readOnly = true)

@@ -51,7 +51,7 @@ class KeyRevocationReplicasTest extends PlatformTest {
             throw new SQLException("not listening", "08001");
         }, Duration.ofMillis(100), Duration.ofMillis(100));
         TenantService other = new TenantService(tenants, keys, Clock.systemUTC(), transactions,
-                new DatabaseAvailability(), dataSource, otherFeed);
+                new DatabaseAvailability(), dataSource, otherFeed, new TenantDefaults(8, 100_000));
         new TransactionTemplate(transactions).executeWithoutResult(
                 s -> other.revokeKey(tenant[0], tenant[1].substring(0, 13)));
 
