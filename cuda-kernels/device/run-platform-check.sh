@@ -5,11 +5,12 @@
 # count), writes a model with the engine's make-model (default: 2.9B F16, a Llama-3.2-3B shape), starts
 # the platform jar on embedded defaults (its own PostgreSQL, PAGEWARDEN_HOME under /tmp, free ports) with
 # the backend forced, waits for readiness, creates a tenant and an API key through the admin API, runs
-# bench-http (CLIENTS streaming clients for DURATION_S), reads the KV pool gauges afterwards, stops the
+# bench-http (CLIENTS streaming clients for DURATION_S, then RECEIPTS of their receipts checked through the
+# tenant audit endpoint), reads the KV pool gauges afterwards, stops the
 # platform (SIGTERM; a platform that does not stop is killed, and so is its PostgreSQL).
 # Every stage has a budget, they add up to the run's total (under 5 minutes). $OUT (or ./device-out) gets
 # summary.json (every stage {name, status ok|failed|skipped, reason, seconds, command} and the figures),
-# summary.txt, platform-check.json (backend used, TTFT p50/p99, tokens/s, errors, pools free, pass) and
+# summary.txt, platform-check.json (backend used, TTFT p50/p99, tokens/s, errors, pools free, receipts, pass) and
 # results.tgz (the logs).
 # Env: BACKEND (gpu; cpu or auto for a run without a GPU), DURATION_S (60), CLIENTS (32), MAX_TOKENS (64),
 # SHAPE (the 2.9B shape; e.g. stories260K or 110M), DTYPE (f16), PLATFORM_JAVA_OPTS (extra JVM options, e.g.
@@ -20,7 +21,7 @@
 # --dry-run: checks the payloads and starts the platform on the real model with the GPU backend forced:
 # without a GPU it refuses to start, and the script says why and exits 3.
 # --rehearse: every stage with the same command lines on a machine without a GPU: the CPU backend, the
-# stories260K shape, 4 clients for 5 s, the rehearsal payload (cuda-kernels/device/rehearse.sh).
+# stories260K shape, 12 clients (above a new tenant's default 8 at once) for 5 s, the rehearsal payload (cuda-kernels/device/rehearse.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . cuda-kernels/device/payload-lib.sh
@@ -38,13 +39,13 @@ esac
 if [ $MODE = rehearse ]; then
     R=${REHEARSE_DIR:-/tmp/pw-rehearse}
     ARRIVED=$R/arrive STORE=$R/parts P=$R/payload PLATFORM=$R/platform
-    BACKEND=cpu DURATION_S=${DURATION_S:-5} CLIENTS=${CLIENTS:-4} MAX_TOKENS=${MAX_TOKENS:-8} SHAPE=stories260K DTYPE=f16
+    BACKEND=cpu DURATION_S=${DURATION_S:-5} CLIENTS=${CLIENTS:-12} RECEIPTS=${RECEIPTS:-50} MAX_TOKENS=${MAX_TOKENS:-8} SHAPE=stories260K DTYPE=f16
     BUDGET_PCT=${BUDGET_PCT:-400}   # a busy CPU machine, not the GPU one
 else
     ARRIVED=cuda-kernels/device STORE=/tmp/pw-parts P=/tmp/pw-payload PLATFORM=/tmp/pw-platform
     BACKEND=${BACKEND:-gpu}
     DURATION_S=${DURATION_S:-60}
-    CLIENTS=${CLIENTS:-32}
+    CLIENTS=${CLIENTS:-32} RECEIPTS=${RECEIPTS:-200}
     MAX_TOKENS=${MAX_TOKENS:-64}
     SHAPE=${SHAPE:-dim=3072,hidden=8192,layers=28,heads=24,kv_heads=8,vocab=32000,seq=2048}
     DTYPE=${DTYPE:-f16}
@@ -55,7 +56,7 @@ log() { echo "run-platform-check.sh: $*" >&2; }
 W=$(mktemp -d /tmp/pw-platform-check.XXXX)
 HOME_DIR=$W/home
 PLATFORM_PID=
-stage_plan payload=20 make-model=40 start=75 tenant=10 bench-http=$((DURATION_S + 30)) metrics=10 stop=35
+stage_plan payload=20 make-model=40 start=75 tenant=10 bench-http=$((DURATION_S + 40)) metrics=10 stop=35
 log "($MODE) 7 stages, budget $STAGE_TOTAL s in all (budgets at ${BUDGET_PCT:-100}%), backend $BACKEND"
 
 # stop_platform: SIGTERM (the platform stops its embedded PostgreSQL itself), up to the stop stage's
@@ -213,9 +214,11 @@ fi
 t0=$SECONDS
 http GET "http://127.0.0.1:$MPORT/actuator/health" "$METRICS_TOKEN" > "$W/health.json"
 log_line=$(grep -o "Serving model .* on backend [a-z0-9_-]*" "$W/platform.log" | head -1)
-# a tenant and its key, as docs/platform.md says (admin API with the admin token)
+# a tenant and its key, as docs/platform.md says (admin API with the admin token); its default limits (8 at once,
+# 100000 tokens a minute) are cleared, so the load is the engine's alone
 tenant=$(http POST "http://127.0.0.1:$PORT/admin/api/tenants" "$ADMIN_TOKEN" '{"name":"platform-check"}' 2>> "$W/tenant.err" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' 2>> "$W/tenant.err") \
+    && http PUT "http://127.0.0.1:$PORT/admin/api/tenants/$tenant/limits" "$ADMIN_TOKEN" '{}' > /dev/null 2>> "$W/tenant.err" \
     && key=$(http POST "http://127.0.0.1:$PORT/admin/api/tenants/$tenant/keys" "$ADMIN_TOKEN" 2>> "$W/tenant.err" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])' 2>> "$W/tenant.err")
 if [ -z "${key:-}" ]; then
@@ -228,7 +231,8 @@ stage_done tenant ok "" $t0
 log "bench-http: $CLIENTS clients, ${DURATION_S} s, max_tokens $MAX_TOKENS"
 run_stage bench-http --expect "$W/bench-http.json" "$W/bench-http.json" "${JAVA[@]}" -jar "$P/pagewarden-engine.jar" bench-http \
     --base "http://127.0.0.1:$PORT" --key "$key" --clients "$CLIENTS" --duration "${DURATION_S}s" --max-tokens "$MAX_TOKENS" \
-    --metrics-url "http://127.0.0.1:$MPORT/actuator/prometheus" --metrics-token "$METRICS_TOKEN" --json
+    --metrics-url "http://127.0.0.1:$MPORT/actuator/prometheus" --metrics-token "$METRICS_TOKEN" \
+    --verify-receipts "$RECEIPTS" --receipt-wait 20s --json
 bench_rc=$?
 grep -v '^bench-http \[' "$W/bench-http.err" | tail -3 >&2
 # the pool gauges once more, after bench-http's own wait for them
@@ -281,8 +285,11 @@ r = {
     "pools_back_to_free": b.get("pool_back_to_free"), "pool_settle_s": b.get("pool_settle_s"),
     "pools_after": pools, "pools_free_after": bool(pools) and all(free.values()),
     "bench_http_exit": int(bench_rc),
+    "receipts_checked": b.get("receipts_checked"), "receipts_by_status": b.get("receipts_by_status"),
+    "receipts_ok": b.get("receipts_ok"),
 }
 r["pass"] = (int(bench_rc) == 0 and r["errors"] == 0 and bool(r["completed"]) and r["pools_free_after"]
+             and r["receipts_ok"] is True and bool(r["receipts_checked"])
              and (requested == "auto" or used == requested))
 json.dump(r, open(out, "w"), indent=2)
 sys.exit(0 if r["pass"] else 1)

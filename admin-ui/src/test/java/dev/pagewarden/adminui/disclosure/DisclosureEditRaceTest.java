@@ -21,6 +21,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import javax.sql.DataSource;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -65,7 +66,7 @@ class DisclosureEditRaceTest {
         FrozenBlastRadiusService frozen = TestFrozenBlastRadii.over(ds, incidents, platform(), clock, ReceiptKeys.generate("pw"));
         DisclosureService disclosures = new DisclosureService(jdbc, incidents, platform(), audit,
                 new WebhookService(jdbc, TestIncidents.PROPERTIES, null, null, null, clock),
-                new DisclosureReviews(jdbc, audit, tx, clock, false), tx, clock, frozen);
+                new DisclosureReviews(jdbc, audit, tx, clock, false, Duration.ZERO), tx, clock, frozen);
         long incident = incidents.file(new IncidentService.Signal("checksum-mismatch", "CRITICAL", "engine-r", "decode-0", 5,
                 "acme", List.of(1), clock.instant(), "race"));
         incidents.setStatus(incident, Incident.Status.RESOLVED, "alice");

@@ -12,7 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -34,7 +39,8 @@ public final class BenchHttpCommand implements Command {
                 + "(default: first of /v1/models)] [--clients N (4)] [--duration 30s | --requests N (per client)] "
                 + "[--max-tokens K (64)] [--prompt TEXT] [--request-timeout 60s] [--metrics-url URL (default "
                 + "BASE's host, port 8081, /actuator/prometheus)] [--metrics-token TOKEN (default $" + METRICS_TOKEN_ENV + ")] [--pool-metric NAME (kv_pool_pages)] [--pool-wait 30s] [--no-pool-check] "
-                + "[--json] [--out REPORT.md]";
+                + "[--verify-receipts N (0: none; else up to N completed requests' receipts through /v1/audit/requests)] "
+                + "[--receipt-wait 60s] [--json] [--out REPORT.md]";
     }
 
     @Override
@@ -53,6 +59,8 @@ public final class BenchHttpCommand implements Command {
         String poolMetric = args.string("pool-metric", HttpBenchConfig.DEFAULT_POOL_METRIC);
         Duration poolWait = duration("pool-wait", args.string("pool-wait", "30s"));
         boolean noPoolCheck = args.flag("no-pool-check");
+        int verifyReceipts = args.integer("verify-receipts", 0);
+        Duration receiptWait = duration("receipt-wait", args.string("receipt-wait", "60s"));
         boolean json = args.flag("json");
         String outFile = args.string("out", null);
         args.rejectUnknown();
@@ -62,6 +70,9 @@ public final class BenchHttpCommand implements Command {
         }
         if (requests < 0) {
             throw new Args.UsageException("--requests must be > 0, got " + requests);
+        }
+        if (verifyReceipts < 0) {
+            throw new Args.UsageException("--verify-receipts must be >= 0, got " + verifyReceipts);
         }
         if (clients < 1) {
             throw new Args.UsageException("--clients must be >= 1, got " + clients);
@@ -87,9 +98,32 @@ public final class BenchHttpCommand implements Command {
             err.println("error: " + e.getMessage());
             return 1;
         }
-        out.print(json ? Json.write(report.toJsonMap()) + "\n" : report.toText());
+        Map<String, Long> receipts = null;
+        if (verifyReceipts > 0) {
+            List<String> ids = sample(bench.completedIds(), verifyReceipts);
+            receipts = bench.verifyReceipts(ids, receiptWait);
+        }
+        boolean receiptsOk = receipts == null || receipts.keySet().equals(Set.of("ok")) || receipts.isEmpty();
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>(report.toJsonMap());
+            if (receipts != null) {
+                m.put("receipts_checked", receipts.values().stream().mapToLong(Long::longValue).sum());
+                m.put("receipts_by_status", receipts);
+                m.put("receipts_ok", receiptsOk);
+            }
+            out.print(Json.write(m) + "\n");
+        } else {
+            out.print(report.toText());
+            if (receipts != null) {
+                out.println("receipts: " + receipts);
+            }
+        }
         if (outFile != null) {
             Files.writeString(Path.of(outFile), report.toMarkdown(), StandardCharsets.UTF_8);
+        }
+        if (!receiptsOk) {
+            err.println("bench-http: receipts that did not verify: " + receipts);
+            return 1;
         }
         if (!report.clean()) {
             err.println("bench-http: not clean: " + (report.completed() == 0 ? "no request completed; " : "")
@@ -98,6 +132,18 @@ public final class BenchHttpCommand implements Command {
             return 1;
         }
         return 0;
+    }
+
+    /** Up to {@code n} of {@code ids}, spread evenly over them. */
+    static List<String> sample(List<String> ids, int n) {
+        if (ids.size() <= n) {
+            return ids;
+        }
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(ids.get((int) ((long) i * ids.size() / n)));
+        }
+        return out;
     }
 
     private static URI uri(String option, String v) {

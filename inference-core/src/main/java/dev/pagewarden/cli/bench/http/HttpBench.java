@@ -13,11 +13,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +34,7 @@ import java.util.function.LongConsumer;
 public final class HttpBench {
     private final HttpBenchConfig c;
     private final HttpClient http;
+    private volatile List<String> completedIds = List.of();
 
     public HttpBench(HttpBenchConfig config) {
         this.c = config;
@@ -91,6 +94,7 @@ public final class HttpBench {
 
         ClientStats all = new ClientStats();
         stats.forEach(all::merge);
+        completedIds = List.copyOf(all.ids);
 
         Map<String, Pool> poolAfter = null;
         Boolean backToFree = null;
@@ -121,6 +125,47 @@ public final class HttpBench {
                 settle, poolProblem);
     }
 
+    /** The response ids of the last run's completed requests, in no particular order. */
+    public List<String> completedIds() {
+        return completedIds;
+    }
+
+    /**
+     * Asks the platform's audit endpoint ({@code GET /v1/audit/requests/{id}}, with the bench's key) for the
+     * server-side verification of each request's receipt, asking again while it is {@code pending} (its lineage
+     * not yet in PostgreSQL) until {@code wait} has passed. Returns how many ended in each status ({@code ok},
+     * {@code violation}, {@code mismatch}, {@code pending}, {@code none}, or {@code unreadable} when the answer
+     * was not one).
+     */
+    public Map<String, Long> verifyReceipts(List<String> ids, Duration wait) throws InterruptedException {
+        long giveUp = System.nanoTime() + wait.toNanos();
+        Map<String, Long> byStatus = new TreeMap<>();
+        for (String id : ids) {
+            String status;
+            while (true) {
+                status = receiptStatus(id);
+                if (!"pending".equals(status) || System.nanoTime() >= giveUp) {
+                    break;
+                }
+                Thread.sleep(200); // the lineage ships in batches: ask again shortly
+            }
+            byStatus.merge(status, 1L, Long::sum);
+        }
+        return byStatus;
+    }
+
+    private String receiptStatus(String id) throws InterruptedException {
+        try {
+            if (Json.parse(get(URI.create(c.base() + "/v1/audit/requests/" + id), c.apiKey())) instanceof Map<?, ?> m
+                    && m.get("receipt_verification") instanceof Map<?, ?> v && v.get("status") instanceof String st) {
+                return st;
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            return "unreadable";
+        }
+        return "unreadable";
+    }
+
     /** Seconds of the run, or requests in all, for a progress bar. */
     public long progressTotal() {
         return c.requestsPerClient() > 0 ? (long) c.requestsPerClient() * c.clients() : Math.max(1, c.duration().toSeconds());
@@ -147,6 +192,8 @@ public final class HttpBench {
         final Map<String, Long> errors = new HashMap<>();
         final List<Long> ttft = new ArrayList<>();
         final List<Long> itl = new ArrayList<>();
+        /** The response ids of the completed requests, for their receipts. */
+        final List<String> ids = new ArrayList<>();
 
         void error(String kind) {
             errors.merge(kind, 1L, Long::sum);
@@ -158,6 +205,7 @@ public final class HttpBench {
             o.errors.forEach((k, v) -> errors.merge(k, v, Long::sum));
             ttft.addAll(o.ttft);
             itl.addAll(o.itl);
+            ids.addAll(o.ids);
         }
     }
 
@@ -217,6 +265,7 @@ public final class HttpBench {
         List<Long> times = new ArrayList<>();
         long chunks = 0;
         long usageTokens = -1;
+        String id = null;
         StringBuilder data = null;
         long dataAt = 0;
         boolean done = false;
@@ -260,6 +309,9 @@ public final class HttpBench {
                     chunks++;
                     times.add(dataAt);
                 }
+                if (id == null && chunk.get("id") instanceof String i) {
+                    id = i;
+                }
                 if (chunk.get("usage") instanceof Map<?, ?> u && u.get("completion_tokens") instanceof Number n) {
                     usageTokens = n.longValue();
                 }
@@ -274,6 +326,9 @@ public final class HttpBench {
         }
         s.completed++;
         s.tokens += usageTokens >= 0 ? usageTokens : chunks;
+        if (id != null) {
+            s.ids.add(id);
+        }
         if (!times.isEmpty()) {
             s.ttft.add(times.getFirst() - t0);
             for (int i = 1; i < times.size(); i++) {

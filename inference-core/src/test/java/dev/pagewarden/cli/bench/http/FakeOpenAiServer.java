@@ -38,11 +38,30 @@ final class FakeOpenAiServer implements AutoCloseable {
     volatile IntFunction<Mode> behaviour = n -> Mode.OK;
     /** Exposition text of the n-th (1-based) scrape. */
     volatile IntFunction<String> metrics = n -> pools(1024, 1024);
+    /** The receipt verification status of the n-th completion at its k-th audit lookup: (n, k) -> status. */
+    volatile java.util.function.BiFunction<Integer, Integer, String> receipt = (n, k) -> "ok";
+    final Map<String, AtomicInteger> lookups = new java.util.concurrent.ConcurrentHashMap<>();
 
     FakeOpenAiServer() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/v1/completions", this::completions);
+        // like the platform's audit endpoint: the tenant's own request and its receipt's verification
+        server.createContext("/v1/audit/requests/", ex -> {
+            if (!("Bearer " + KEY).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+                respond(ex, 401, "{\"error\":{\"code\":\"invalid_api_key\"}}");
+                return;
+            }
+            String id = ex.getRequestURI().getPath().substring("/v1/audit/requests/".length());
+            int n = Integer.parseInt(id.substring("cmpl-".length()));
+            if (n > requests.get()) {
+                respond(ex, 404, "{\"error\":{\"code\":\"not_found\"}}");
+                return;
+            }
+            int k = lookups.computeIfAbsent(id, x -> new AtomicInteger()).incrementAndGet();
+            respond(ex, 200, "{\"id\":\"" + id + "\",\"status\":\"FINISHED\",\"receipt_verification\":{\"status\":\""
+                    + receipt.apply(n, k) + "\"}}");
+        });
         server.createContext("/v1/models", ex -> respond(ex, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"fake-model\",\"object\":\"model\"}]}"));
         // like the platform's management port: metrics only with the scrape token
         server.createContext("/actuator/prometheus", ex -> {

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
@@ -58,6 +59,23 @@ class HttpBenchTest {
             assertThat(b.get("max_tokens")).isEqualTo(64.0);
             assertThat(b.get("prompt")).isEqualTo("Once upon a time");
         });
+    }
+
+    @Test
+    void receiptsOfCompletedRequestsAreAskedForUntilTheyAreNoLongerPending() throws Exception {
+        server.behaviour = n -> n == 3 ? Mode.HTTP_503 : Mode.OK;
+        // request 2's lineage arrives late (pending at its first two lookups); request 5's receipt was moved
+        server.receipt = (n, k) -> n == 2 && k <= 2 ? "pending" : n == 5 ? "mismatch" : "ok";
+        HttpBench bench = new HttpBench(config(2, 3));
+        HttpBenchReport r = bench.run(done -> { });
+        assertThat(r.completed()).isEqualTo(5);
+        assertThat(bench.completedIds()).containsExactlyInAnyOrder("cmpl-1", "cmpl-2", "cmpl-4", "cmpl-5", "cmpl-6");
+        assertThat(bench.verifyReceipts(bench.completedIds(), Duration.ofSeconds(30)))
+                .isEqualTo(Map.of("ok", 4L, "mismatch", 1L));
+        assertThat(server.lookups.get("cmpl-2")).hasValue(3);
+        assertThat(bench.verifyReceipts(List.of("cmpl-2", "cmpl-9"), Duration.ZERO)).as("no wait: asked once each")
+                .isEqualTo(Map.of("ok", 1L, "unreadable", 1L));
+        assertThat(BenchHttpCommand.sample(List.of("a", "b", "c", "d", "e", "f"), 3)).containsExactly("a", "c", "e");
     }
 
     @Test
