@@ -26,15 +26,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 . cuda-kernels/device/payload-lib.sh
 . cuda-kernels/device/stages.sh
-OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
-MODE=real
-case "${1:-}" in
-    --dry-run) MODE=dry ;;
-    --rehearse) MODE=rehearse ;;
-    "") ;;
-    *) echo "usage: $0 [--dry-run|--rehearse]" >&2; exit 2 ;;
-esac
+device_run_mode "${1:-}"
 # What differs between the real run and its rehearsal: these variables, never the command lines.
 if [ $MODE = rehearse ]; then
     R=${REHEARSE_DIR:-/tmp/pw-rehearse}

@@ -95,3 +95,17 @@ pack_out() {
     tar -czf "$out/results.tgz" -C "$W" . 2>/dev/null
     rm -rf "$W"
 }
+
+# device_run_mode ARG: the run's MODE from its one argument - real (none), dry (--dry-run) or rehearse
+# (--rehearse), anything else a usage error (exit 2) - and its OUT folder ($OUT, or ./device-out), made.
+device_run_mode() {
+    MODE=real
+    case "$1" in
+        --dry-run) MODE=dry ;;
+        --rehearse) MODE=rehearse ;;
+        "") ;;
+        *) echo "usage: $0 [--dry-run|--rehearse]" >&2; exit 2 ;;
+    esac
+    OUT=${OUT:-$PWD/device-out}
+    mkdir -p "$OUT"
+}
