@@ -114,12 +114,13 @@ class ReportController {
 
     /**
      * A browser's post from a page of another origin: its {@code Origin} is neither this request's own origin nor
-     * the configured public URL's, or (browsers that send no Origin) {@code Sec-Fetch-Site} says cross-site.
+     * the configured public URL's, or (no Origin, or the opaque "null") {@code Sec-Fetch-Site} says cross-site.
      */
     private boolean crossSite(ServerWebExchange exchange) {
         HttpHeaders h = exchange.getRequest().getHeaders();
         String origin = h.getOrigin();
-        if (origin == null) {
+        // "null": a page whose referrer policy is no-referrer (the report form itself) posts its forms so
+        if (origin == null || "null".equals(origin)) {
             return "cross-site".equalsIgnoreCase(h.getFirst("Sec-Fetch-Site"));
         }
         java.net.URI own = exchange.getRequest().getURI();

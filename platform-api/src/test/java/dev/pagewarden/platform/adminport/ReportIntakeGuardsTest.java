@@ -42,6 +42,20 @@ class ReportIntakeGuardsTest extends ReportPlatformTest {
     }
 
     @Test
+    void aPostWithTheOpaqueOriginIsJudgedByItsFetchSite() {
+        // pages with a no-referrer policy (the platform's own form among them) post with Origin: null
+        WebTestClient reporter = from("203.0.113.61");
+        String[] solved = solvedChallenge(reporter);
+        Map<String, String> body = Map.of("contact", "x@example.org", "description", "d", "challenge", solved[0],
+                "nonce", solved[1]);
+        reporter.post().uri("/report").header("Origin", "null").header("Sec-Fetch-Site", "cross-site")
+                .contentType(MediaType.APPLICATION_JSON).bodyValue(body).exchange().expectStatus().isForbidden()
+                .expectBody().jsonPath("$.error.code").isEqualTo("cross_site_report");
+        reporter.post().uri("/report").header("Origin", "null").header("Sec-Fetch-Site", "same-origin")
+                .contentType(MediaType.APPLICATION_JSON).bodyValue(body).exchange().expectStatus().isCreated();
+    }
+
+    @Test
     void aChallengeIsSpentOnlyFromTheAddressItWasIssuedTo() {
         String[] solved = solvedChallenge(from("203.0.113.70"));
         from("203.0.113.71").post().uri("/report").contentType(MediaType.APPLICATION_JSON)
