@@ -10,11 +10,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.Disposable;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,20 +39,26 @@ class DisconnectTest extends PlatformTest {
         java.util.function.Supplier<PoolStats> decode = () -> host.served().orElseThrow().engine().decodePool();
         double disconnectsBefore = disconnects();
         gate.arm(3);
-        List<String> received;
+        List<String> received = new CopyOnWriteArrayList<>();
         long held;
+        Disposable client = null;
         try {
-            received = WebClient.create(baseUrl()).post().uri("/v1/completions")
+            client = WebClient.create(baseUrl()).post().uri("/v1/completions")
                     .header("Authorization", "Bearer " + key).contentType(MediaType.APPLICATION_JSON)
                     .bodyValue(Map.of("model", MODEL, "prompt", "Once upon a time", "max_tokens", 200,
                             "temperature", 0, "stream", true))
-                    .retrieve().bodyToFlux(String.class)
-                    .take(3) // three tokens, then the client hangs up
-                    .collectList().block(Duration.ofSeconds(90));
+                    .retrieve().bodyToFlux(String.class).subscribe(received::add);
+            // the request is held at its fourth token whatever the client does; the client hangs up only then,
+            // after its three tokens (hanging up earlier could end the request before it reached the gate)
             held = gate.awaitHeld();
+            awaitUntil(() -> received.size() == 3, "the client to receive three tokens");
+            client.dispose();
             assertThat(decode.get().pagesByState().get("owned")).as("the held request still owns its pages").isPositive();
             awaitUntil(() -> disconnects() > disconnectsBefore, "the platform to notice the disconnect");
         } finally {
+            if (client != null) {
+                client.dispose();
+            }
             gate.release();
         }
         assertThat(received).hasSize(3);
