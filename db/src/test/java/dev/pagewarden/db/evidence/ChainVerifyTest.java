@@ -79,20 +79,7 @@ class ChainVerifyTest {
     }
 
     private static long audit(RowChains chains, String action) throws SQLException {
-        try (Connection c = ds.getConnection()) {
-            c.setAutoCommit(false);
-            long id;
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO admin_audit (actor, action, target) VALUES ('alice', ?, 'x') RETURNING id")) {
-                st.setString(1, action);
-                try (ResultSet rs = st.executeQuery()) {
-                    rs.next();
-                    id = rs.getLong(1);
-                }
-            }
-            chains.link(c, "admin_audit", id);
-            c.commit();
-            return id;
-        }
+        return ChainedAudit.append(ds, chains, "alice", action, "x");
     }
 
     @Test

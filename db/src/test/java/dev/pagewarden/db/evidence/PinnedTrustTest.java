@@ -69,20 +69,7 @@ class PinnedTrustTest {
     }
 
     private static long audit(RowChains chains, String actor) throws SQLException {
-        try (Connection c = ds.getConnection()) {
-            c.setAutoCommit(false);
-            long id;
-            try (PreparedStatement st = c.prepareStatement("INSERT INTO admin_audit (actor, action, target) VALUES (?, 'tenant.limits', 'acme') RETURNING id")) {
-                st.setString(1, actor);
-                try (ResultSet rs = st.executeQuery()) {
-                    rs.next();
-                    id = rs.getLong(1);
-                }
-            }
-            chains.link(c, "admin_audit", id);
-            c.commit();
-            return id;
-        }
+        return ChainedAudit.append(ds, chains, actor, "tenant.limits", "acme");
     }
 
     private static Set<String> broken(ChainVerifier verifier) throws SQLException {
