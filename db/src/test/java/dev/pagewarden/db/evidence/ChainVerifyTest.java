@@ -16,7 +16,6 @@ import org.junit.jupiter.api.io.TempDir;
 import javax.sql.DataSource;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
