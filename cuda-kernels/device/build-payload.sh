@@ -34,10 +34,10 @@ for f in stories260K.bin tok512.bin; do
     [ -f "$MODELS/$f" ] || { echo "build-payload.sh: $MODELS/$f missing (set PAGEWARDEN_MODELS_DIR)" >&2; exit 1; }
 done
 command -v python3 >/dev/null && command -v xz >/dev/null || { echo "build-payload.sh: needs python3 and xz" >&2; exit 1; }
-[ "$REHEARSE" = 1 ] || ./mvnw -q -o -DskipTests package -pl cuda-kernels -am
-[ -f cuda-kernels/target/pagewarden-engine.jar ] || { echo "build-payload.sh: cuda-kernels/target/pagewarden-engine.jar missing (build it first)" >&2; exit 1; }
+[ "$REHEARSE" = 1 ] || ./mvnw -q -o -DskipTests package -pl inference-core/cli -am
+[ -f inference-core/cli/target/pagewarden-engine.jar ] || { echo "build-payload.sh: inference-core/cli/target/pagewarden-engine.jar missing (build it first)" >&2; exit 1; }
 # the jar must hold JCuda and its linux driver binding, nothing else native
-unzip -l cuda-kernels/target/pagewarden-engine.jar > /tmp/pw-engine-jar.txt
+unzip -l inference-core/cli/target/pagewarden-engine.jar > /tmp/pw-engine-jar.txt
 grep -q 'lib/libJCudaDriver-.*-linux-x86_64.so' /tmp/pw-engine-jar.txt \
     || { echo "build-payload.sh: engine jar lacks the JCuda driver natives" >&2; exit 1; }
 rm -rf "$P"
@@ -53,9 +53,9 @@ else
         --output "$S/jdk" 2>&1 | grep -v 'incubator modules' || true
 fi
 if [ "$REHEARSE" = 1 ]; then
-    cp cuda-kernels/target/pagewarden-engine.jar "$S/"   # as built: the rewrite only makes the parts smaller
+    cp inference-core/cli/target/pagewarden-engine.jar "$S/"   # as built: the rewrite only makes the parts smaller
 else
-    stored_jar cuda-kernels/target/pagewarden-engine.jar "$S/pagewarden-engine.jar"
+    stored_jar inference-core/cli/target/pagewarden-engine.jar "$S/pagewarden-engine.jar"
 fi
 cp "$MODELS/stories260K.bin" "$MODELS/tok512.bin" "$S/models/"
 pack_parts "$S" "$P/engine"

@@ -2,7 +2,7 @@ package dev.pagewarden.cuda;
 
 import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
-import dev.pagewarden.cuda.cli.EngineMain;
+import dev.pagewarden.command.Commands;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -55,18 +55,10 @@ class BackendSelectionTest {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int rc = EngineMain.run(new String[] {"gpu-check", "--model", "pom.xml"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+        int rc = Commands.run("gpu", Commands.discovered(), new String[] {"gpu-check", "--model", "pom.xml"}, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(rc).isEqualTo(3);
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("\"gpu\":false").contains("\"reason\"");
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("no usable GPU here");
-    }
-
-    @Test
-    void helpListsTheEngineCommandsAndGpuCheck() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int rc = EngineMain.run(new String[] {"help"}, new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
-        assertThat(rc).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("generate").contains("bench").contains("gpu-check");
     }
 }

@@ -1,6 +1,6 @@
 package dev.pagewarden.cuda;
 
-import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;

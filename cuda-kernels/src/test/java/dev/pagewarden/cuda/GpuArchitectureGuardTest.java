@@ -1,7 +1,7 @@
 package dev.pagewarden.cuda;
 
-import dev.pagewarden.cli.tools.ModelGenerator;
-import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.write.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;

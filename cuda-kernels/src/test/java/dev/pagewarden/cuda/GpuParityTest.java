@@ -1,6 +1,6 @@
 package dev.pagewarden.cuda;
 
-import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.pagewarden.cli.tools.ModelGenerator;
-import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.write.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.load.ModelLoader;
 import org.junit.jupiter.api.io.TempDir;
@@ -267,8 +267,8 @@ class GpuParityTest extends RealModelTest {
         ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
         java.nio.file.Path f = java.nio.file.Files.createTempFile("pw-bf16", ".gguf");
         try {
-            dev.pagewarden.cli.tools.ModelGenerator.generate(shape, dev.pagewarden.core.model.DType.BF16,
-                    dev.pagewarden.cli.tools.ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
+            dev.pagewarden.core.model.write.ModelGenerator.generate(shape, dev.pagewarden.core.model.DType.BF16,
+                    dev.pagewarden.core.model.write.ModelGenerator.FileFormat.GGUF, 5, f, size -> done -> { });
             try (LoadedModel m = dev.pagewarden.core.model.load.ModelLoader.load(f, null)) {
                 double e = GpuChecks.parity(m, GpuChecks.randomTokens(60, shape.vocabSize(), 9), 24);
                 System.out.printf("bf16: gpu vs cpu %.3g%n", e);

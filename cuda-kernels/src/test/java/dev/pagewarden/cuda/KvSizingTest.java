@@ -1,6 +1,6 @@
 package dev.pagewarden.cuda;
 
-import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.model.ModelConfig;
 import org.junit.jupiter.api.Test;

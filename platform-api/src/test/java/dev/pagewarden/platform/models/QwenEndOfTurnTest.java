@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.models;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.pagewarden.cli.tools.ModelGenerator;
-import dev.pagewarden.cli.tools.ModelShape;
+import dev.pagewarden.core.model.write.ModelGenerator;
+import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.gguf.GgufLlama;

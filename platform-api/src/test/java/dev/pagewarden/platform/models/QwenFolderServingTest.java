@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.models;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.pagewarden.cli.tools.Converter;
-import dev.pagewarden.cli.tools.ModelGenerator;
+import dev.pagewarden.core.model.write.Converter;
+import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.tokenizer.HfTokenizer;

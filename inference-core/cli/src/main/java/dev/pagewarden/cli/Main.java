@@ -1,0 +1,46 @@
+package dev.pagewarden.cli;
+
+import dev.pagewarden.command.Command;
+import dev.pagewarden.command.Commands;
+import dev.pagewarden.cli.bench.http.BenchHttpCommand;
+import dev.pagewarden.cli.tools.ConvertCommand;
+import dev.pagewarden.cli.tools.MakeModelCommand;
+import dev.pagewarden.cli.tools.PkiCommand;
+import dev.pagewarden.core.model.ModelFormatException;
+import dev.pagewarden.core.request.InvalidRequestException;
+
+import java.io.PrintStream;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** {@code java --add-modules jdk.incubator.vector -jar pagewarden-engine.jar COMMAND [options]}. */
+public final class Main {
+    private Main() {
+    }
+
+    /**
+     * The built-in commands, then those other jars on the class path offer through the command SPI
+     * (the GPU backend's {@code gpu-check}; the lab's {@code replay} when the lab is installed).
+     */
+    static Map<String, Command> commands() {
+        Map<String, Command> m = new LinkedHashMap<>();
+        for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new MakeModelCommand(), new ConvertCommand(),
+                new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand(),
+                new PkiCommand(), new NodeCommand())) {
+            m.put(c.name(), c);
+        }
+        Commands.discovered().values().forEach(c -> Commands.add(m, c));
+        return m;
+    }
+
+    public static void main(String[] argv) {
+        System.exit(run(argv, System.out, System.err));
+    }
+
+    /** Runs one command; returns the exit code: 0 done, 1 failed, 2 bad command line. */
+    public static int run(String[] argv, PrintStream out, PrintStream err) {
+        return Commands.run("Pagewarden engine. Commands:", commands(), argv, out, err,
+                e -> e instanceof ModelFormatException || e instanceof InvalidRequestException);
+    }
+}
