@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device check the GPU issue names: builds nothing, runs the prepared payload on a GPU machine.
+# The engine check on a GPU machine: builds nothing, runs the prepared payload there.
 # Same as cuda-kernels/device/run-device-check.sh (see cuda-kernels/README.md); pass --dry-run to only
 # check the payload and whether a usable GPU is present. Build the payload first with
 # cuda-kernels/device/build-payload.sh (a jlinked JDK 25, the engine jar and the model fixtures).
