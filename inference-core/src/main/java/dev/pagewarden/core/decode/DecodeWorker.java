@@ -1,6 +1,7 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
@@ -50,7 +51,7 @@ public final class DecodeWorker implements Runnable {
     private volatile boolean active = true;
 
     public DecodeWorker(StepGuard guard, int vocabSize, DecodeTicks ticks, int maxBatch, int[] stopTokens,
-                        Consumer<Sequence> releaseReservation, SafetyMonitor safety, EngineMetrics metrics, LongSupplier clock) {
+                        EngineContext context, Consumer<Sequence> releaseReservation) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
         }
@@ -61,9 +62,9 @@ public final class DecodeWorker implements Runnable {
         this.maxBatch = maxBatch;
         this.stopTokens = stopTokens.clone();
         this.releaseReservation = releaseReservation;
-        this.safety = safety;
-        this.metrics = metrics;
-        this.clock = clock;
+        this.safety = context.safety();
+        this.metrics = context.metrics();
+        this.clock = context.clock()::nanoTime;
     }
 
     public KvPool pool() {
