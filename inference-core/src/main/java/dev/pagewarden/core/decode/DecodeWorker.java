@@ -2,7 +2,7 @@ package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.context.EngineContext;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.DecodePages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
@@ -35,7 +35,7 @@ import java.util.function.LongSupplier;
  */
 public final class DecodeWorker implements Runnable {
     private final StepGuard guard;
-    private final KvPool pool;
+    private final DecodePages pool;
     private final DecodeTicks ticks;
     private final float[][] logits;
     private final int maxBatch;
@@ -65,10 +65,6 @@ public final class DecodeWorker implements Runnable {
         this.safety = context.safety();
         this.metrics = context.metrics();
         this.clock = context.clock()::nanoTime;
-    }
-
-    public KvPool pool() {
-        return pool;
     }
 
     /** Work the decode loop does between steps (reaping overdue deferred releases). */

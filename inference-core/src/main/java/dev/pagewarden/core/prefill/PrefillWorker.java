@@ -2,7 +2,7 @@ package dev.pagewarden.core.prefill;
 
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.context.EngineContext;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PrefillPages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.policy.PromptOverflow;
@@ -33,7 +33,7 @@ import java.util.function.LongSupplier;
  */
 public final class PrefillWorker implements Runnable {
     private final StepGuard guard;
-    private final KvPool pool;
+    private final PrefillPages pool;
     private final int vocabSize;
     private final KvTransport transport;
     private final int chunkTokens;
@@ -68,10 +68,6 @@ public final class PrefillWorker implements Runnable {
         this.releaseReservation = releaseReservation;
         this.metrics = context.metrics();
         this.clock = context.clock()::nanoTime;
-    }
-
-    public KvPool pool() {
-        return pool;
     }
 
     /** Requests queued here, not yet prefilled. */
@@ -197,7 +193,8 @@ public final class PrefillWorker implements Runnable {
         // an abort that sees "transferring" always finds the transfer to defer.
         expectTransfer.accept(seq);
         seq.moveTo(new RequestState.Transferring());
-        transport.send(new TransferJob(seq.id(), seq.tenant(), generation, pool, pages, prompt.length,
+        // the sender reads the pages from the pool the guard ran the steps on
+        transport.send(new TransferJob(seq.id(), seq.tenant(), generation, guard.pool(), pages, prompt.length,
                 accepted -> releasePrefillPages(seq)));
     }
 
