@@ -3,6 +3,9 @@ package dev.pagewarden.lab;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvStorage;
+import dev.pagewarden.core.policy.AbortRelease;
+import dev.pagewarden.core.policy.CapacityCheck;
+import dev.pagewarden.core.policy.PromptOverflow;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -36,18 +39,23 @@ public final class LabHooks implements FaultHooks {
     }
 
     @Override
-    public boolean skipCapacityCheck() {
-        return faults.has(Fault.SKIP_CAPACITY_CHECK);
+    public CapacityCheck capacityCheck() {
+        return faults.has(Fault.SKIP_CAPACITY_CHECK) ? new SkippedCapacityCheck() : CapacityCheck.ENFORCED;
     }
 
     @Override
-    public boolean admitPromptsBeyondPrefillPool() {
-        return faults.has(Fault.LEGACY_FINISHED_CHECK);
+    public PromptOverflow promptOverflow() {
+        return faults.has(Fault.LEGACY_FINISHED_CHECK) ? new LegacyFinishedCheck() : PromptOverflow.REFUSE;
     }
 
+    /**
+     * {@link Fault#IMMEDIATE_RELEASE_ON_ABORT}, the 2026 sibling bug: an abort hands the decode pages back at once,
+     * while the transfer's writes may still land on them.
+     */
     @Override
-    public boolean releaseEarlyOnAbort() {
-        return faults.has(Fault.IMMEDIATE_RELEASE_ON_ABORT);
+    public AbortRelease abortRelease() {
+        return faults.has(Fault.IMMEDIATE_RELEASE_ON_ABORT) ? AbortRelease.AbortedTransfer::releaseNow
+                : AbortRelease.DEFER_UNTIL_ACK;
     }
 
     @Override

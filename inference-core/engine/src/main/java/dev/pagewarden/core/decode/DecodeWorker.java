@@ -1,7 +1,8 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.SequenceStep;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.context.EngineContext;
+import dev.pagewarden.core.kv.DecodePages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
@@ -34,7 +35,7 @@ import java.util.function.LongSupplier;
  */
 public final class DecodeWorker implements Runnable {
     private final StepGuard guard;
-    private final KvPool pool;
+    private final DecodePages pool;
     private final DecodeTicks ticks;
     private final float[][] logits;
     private final int maxBatch;
@@ -50,7 +51,7 @@ public final class DecodeWorker implements Runnable {
     private volatile boolean active = true;
 
     public DecodeWorker(StepGuard guard, int vocabSize, DecodeTicks ticks, int maxBatch, int[] stopTokens,
-                        Consumer<Sequence> releaseReservation, SafetyMonitor safety, EngineMetrics metrics, LongSupplier clock) {
+                        EngineContext context, Consumer<Sequence> releaseReservation) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
         }
@@ -61,13 +62,9 @@ public final class DecodeWorker implements Runnable {
         this.maxBatch = maxBatch;
         this.stopTokens = stopTokens.clone();
         this.releaseReservation = releaseReservation;
-        this.safety = safety;
-        this.metrics = metrics;
-        this.clock = clock;
-    }
-
-    public KvPool pool() {
-        return pool;
+        this.safety = context.safety();
+        this.metrics = context.metrics();
+        this.clock = context.clock()::nanoTime;
     }
 
     /** Work the decode loop does between steps (reaping overdue deferred releases). */

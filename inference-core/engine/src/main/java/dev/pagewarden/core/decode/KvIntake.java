@@ -1,8 +1,10 @@
 package dev.pagewarden.core.decode;
 
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
+import dev.pagewarden.core.policy.AbortRelease;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyEvent;
@@ -35,8 +37,8 @@ public final class KvIntake implements KvReceiver {
     private final KvPool pool;
     /** False only in the replay lab's "detectors off" twin. */
     private final boolean checking;
-    /** The 2026 sibling bug, for the replay lab only: an abort frees the pages while writes may land. */
-    private final boolean releaseEarlyOnAbort;
+    /** What an abort during a transfer does with its pages (production: defer them until the ack). */
+    private final AbortRelease abortRelease;
     private final SafetyMonitor safety;
     private final EngineMetrics metrics;
     private final Clock clock;
@@ -73,15 +75,14 @@ public final class KvIntake implements KvReceiver {
         }
     }
 
-    public KvIntake(KvPool pool, boolean checking, boolean releaseEarlyOnAbort, SafetyMonitor safety, EngineMetrics metrics, Clock clock,
-                    Duration deferredReleaseTimeout, Consumer<Sequence> onReady, Consumer<Sequence> releaseReservation,
-                    Runnable pagesFreed) {
+    public KvIntake(KvPool pool, EngineContext context, Duration deferredReleaseTimeout, Consumer<Sequence> onReady,
+                    Consumer<Sequence> releaseReservation, Runnable pagesFreed) {
         this.pool = pool;
-        this.checking = checking;
-        this.releaseEarlyOnAbort = releaseEarlyOnAbort;
-        this.safety = safety;
-        this.metrics = metrics;
-        this.clock = clock;
+        this.checking = context.checks();
+        this.abortRelease = context.hooks().abortRelease();
+        this.safety = context.safety();
+        this.metrics = context.metrics();
+        this.clock = context.clock();
         this.deferNanos = deferredReleaseTimeout.toNanos();
         this.onReady = onReady;
         this.releaseReservation = releaseReservation;
@@ -276,7 +277,7 @@ public final class KvIntake implements KvReceiver {
                 }
                 case QUARANTINED -> pool.scrubAndFree(t.seq.id(), t.pages);
                 case RELEASED_EARLY -> {
-                    // lab fault: the pages were already handed back without waiting for this ack
+                    // the abort release policy handed the pages back without waiting for this ack
                 }
             }
             transfers.remove(requestId, t);
@@ -327,13 +328,23 @@ public final class KvIntake implements KvReceiver {
             if (t.phase != Phase.RECEIVING) {
                 return true;
             }
-            if (releaseEarlyOnAbort) {
-                releaseReservation.accept(seq); // the 2026 sibling bug: pages free while writes may land
-                t.phase = Phase.RELEASED_EARLY;
-            } else {
-                pool.defer(seq.id(), seq.takeDecodePages(), t.generation);
-                t.phase = Phase.DEFERRED;
-                t.deadline = clock.nanoTime() + deferNanos;
+            abortRelease.settle(new AbortRelease.AbortedTransfer() {
+                @Override
+                public void deferUntilAck() {
+                    pool.defer(seq.id(), seq.takeDecodePages(), t.generation);
+                    t.phase = Phase.DEFERRED;
+                    t.deadline = clock.nanoTime() + deferNanos;
+                }
+
+                @Override
+                public void releaseNow() {
+                    releaseReservation.accept(seq); // the pages are free while writes may still land
+                    t.phase = Phase.RELEASED_EARLY;
+                }
+            });
+            if (t.phase == Phase.RECEIVING) {
+                throw new IllegalStateException("abort release policy " + abortRelease + " left transfer of request "
+                        + seq.id() + " unsettled");
             }
         }
         seq.abortNow();

@@ -5,12 +5,12 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.decode.DecodeWorker;
 import dev.pagewarden.core.decode.KvIntake;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.lineage.LineageIds;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.prefill.PrefillWorker;
@@ -176,7 +176,8 @@ public final class Engine implements InferenceEngine {
         this.config = config;
         this.ids = new RequestIdSource(config.requestIdBase(), config.requestIdKey());
         this.clock = clock;
-        this.safety = new SafetyMonitor(listener, metrics, clock);
+        EngineContext context = EngineContext.of(node, hooks, listener, metrics, clock, lineage);
+        this.safety = context.safety();
         BackendProvider provider = b.backend != null ? b.backend : Backends.select(config.backend(), loaded);
         this.backendName = provider.name();
         LOG.log(System.Logger.Level.DEBUG, "backend {0} ({1})", provider.name(), config.backend());
@@ -186,26 +187,22 @@ public final class Engine implements InferenceEngine {
 
         int configured = EngineParts.configuredWindow(config, model);
         KvLayout layout = KvLayout.of(model, config.pageTokens());
-        LineageIds ids = new LineageIds();
-        boolean checks = hooks.checksOn();
-        this.prefillPool = EngineParts.prefillPool(node, "prefill-0", prefillBackend, layout, config, model, lineage, ids, clock,
-                checks, EngineParts.PREFILL_MEMORY_SHARE);
-        this.decodePool = EngineParts.decodePool(node, "decode-0", decodeBackend, layout, config, model, lineage, ids, clock,
-                checks, 1.0);
+        this.prefillPool = EngineParts.prefillPool(context, "prefill-0", prefillBackend, layout, config, model,
+                EngineParts.PREFILL_MEMORY_SHARE);
+        this.decodePool = EngineParts.decodePool(context, "decode-0", decodeBackend, layout, config, model, 1.0);
         if (!prefillPool.layout().equals(decodePool.layout())) {
             // a page image means nothing to a pool that arranges pages differently
             throw new IllegalStateException("prefill pool " + prefillPool.layout() + " and decode pool "
                     + decodePool.layout() + " lay out KV pages differently");
         }
         int window = EngineParts.effectiveWindow(configured, model, List.of(prefillPool, decodePool),
-                config.capacityPolicy(), hooks.skipCapacityCheck(), safety);
-        boolean legacyFinishedCheck = hooks.admitPromptsBeyondPrefillPool();
+                config.capacityPolicy(), context);
         int vocab = model.vocabSize();
 
         this.decode = new DecodeWorker(new StepGuard(decodeBackend, decodePool, hooks), vocab, ticks, config.maxBatch(),
-                EngineParts.stopTokens(loaded), this::release, safety, metrics, clock::nanoTime);
-        this.intake = new KvIntake(decodePool, checks, hooks.releaseEarlyOnAbort(), safety, metrics, clock,
-                config.deferredReleaseTimeout(), decode::enqueueReady, this::release, () -> admission().pagesFreed());
+                EngineParts.stopTokens(loaded), context, this::release);
+        this.intake = new KvIntake(decodePool, context, config.deferredReleaseTimeout(), decode::enqueueReady,
+                this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
         if (b.transport == null) {
             this.inProcess = new InProcessKvTransport(intake, hooks, ticks, stepped);
@@ -219,10 +216,9 @@ public final class Engine implements InferenceEngine {
             this.transport = b.transport.create(intake, decodePool.layout());
         }
         this.prefill = new PrefillWorker(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
-                config.prefillChunkTokens(), legacyFinishedCheck, safety, intake::expect, this::release, metrics,
-                clock::nanoTime);
+                config.prefillChunkTokens(), context, intake::expect, this::release);
         this.admission = new Admission(decodePool, new Admission.Limits(vocab, window, prefillPool.capacityTokens(),
-                decodePool.capacityTokens(), config.maxQueue(), !legacyFinishedCheck),
+                decodePool.capacityTokens(), config.maxQueue(), hooks.promptOverflow().admissionChecksPoolFit()),
                 prefill::enqueue, lineage::accepting, metrics, clock::nanoTime);
 
         if (stepped) {

@@ -1,16 +1,14 @@
 package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.lineage.LineageIds;
 import dev.pagewarden.core.lineage.LineageRecorder;
-import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
-import dev.pagewarden.core.spi.Clock;
 
 import java.util.List;
 import java.util.Set;
@@ -45,27 +43,30 @@ public final class EngineParts {
     public static final double PREFILL_MEMORY_SHARE = (double) PREFILL_WINDOWS / (PREFILL_WINDOWS + DECODE_WINDOWS);
 
     /**
-     * The prefill pool {@code name} of node {@code node} (see {@link dev.pagewarden.core.lineage.LineageEvent#node}): sized from the config's prefill budget or token count, else from the
+     * The prefill pool {@code name} of the context's node (see {@link dev.pagewarden.core.lineage.LineageEvent#node}): sized from the config's prefill budget or token count, else from the
      * backend's memory figure ({@code memoryShare} of it), else {@link #PREFILL_WINDOWS} windows.
      */
-    public static KvPool prefillPool(String node, String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
-                                     LineageSink lineage, LineageIds ids, Clock clock, boolean checks, double memoryShare) {
+    public static KvPool prefillPool(EngineContext context, String name, Backend backend, KvLayout layout, EngineConfig config,
+                                     ModelConfig model, double memoryShare) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
-        return new KvPool(name, backend.allocateKv(layout, pages(name, layout, backend, config.prefillKvBytes(),
-                config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow, config, memoryShare)),
-                new LineageRecorder(lineage, ids, clock, node, name), checks);
+        return pool(context, name, backend, layout, pages(name, layout, backend, config.prefillKvBytes(),
+                config.prefillPoolTokens(), PREFILL_WINDOWS * sizingWindow, config, memoryShare));
     }
 
     /**
-     * The decode pool {@code name} of node {@code node}: sized from the config's decode budget or token count, else from the
+     * The decode pool {@code name} of the context's node: sized from the config's decode budget or token count, else from the
      * backend's memory figure ({@code memoryShare} of it), else {@link #DECODE_WINDOWS} windows.
      */
-    public static KvPool decodePool(String node, String name, Backend backend, KvLayout layout, EngineConfig config, ModelConfig model,
-                                    LineageSink lineage, LineageIds ids, Clock clock, boolean checks, double memoryShare) {
+    public static KvPool decodePool(EngineContext context, String name, Backend backend, KvLayout layout, EngineConfig config,
+                                    ModelConfig model, double memoryShare) {
         long sizingWindow = Math.min(configuredWindow(config, model), model.seqLen());
-        return new KvPool(name, backend.allocateKv(layout, pages(name, layout, backend, config.decodeKvBytes(),
-                config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow, config, memoryShare)),
-                new LineageRecorder(lineage, ids, clock, node, name), checks);
+        return pool(context, name, backend, layout, pages(name, layout, backend, config.decodeKvBytes(),
+                config.decodePoolTokens(), DECODE_WINDOWS * sizingWindow, config, memoryShare));
+    }
+
+    private static KvPool pool(EngineContext context, String name, Backend backend, KvLayout layout, int pages) {
+        return new KvPool(name, backend.allocateKv(layout, pages), new LineageRecorder(context.lineage(),
+                context.lineageIds(), context.clock(), context.node(), name), context.checks());
     }
 
     /** The most token rows one step runs: a prefill chunk or a full decode batch. */
@@ -117,10 +118,11 @@ public final class EngineParts {
 
     /**
      * The window admission enforces: the configured one when every pool in {@code pools} can hold it for one
-     * request; otherwise policy strict refuses to start and clamp lowers it to what they hold (and says so).
+     * request; otherwise the context's capacity check decides: in production, policy strict refuses to start and
+     * clamp lowers it to what they hold (and says so).
      */
     public static int effectiveWindow(int configured, ModelConfig model, List<KvPool> pools, CapacityPolicy policy,
-                                      boolean skipCapacityCheck, SafetyMonitor safety) {
+                                      EngineContext context) {
         long capacity = model.seqLen();
         StringBuilder holds = new StringBuilder();
         for (KvPool p : pools) {
@@ -132,10 +134,13 @@ public final class EngineParts {
         }
         String numbers = "configured context window " + configured + " tokens exceeds what one request can hold: "
                 + "model limit " + model.seqLen() + holds;
-        if (skipCapacityCheck) {
-            LOG.log(System.Logger.Level.WARNING, "FAULT INJECTED, capacity check skipped: " + numbers);
-            return Math.min(configured, model.seqLen());
-        }
+        long fits = capacity;
+        return context.hooks().capacityCheck().window(configured, model.seqLen(), numbers,
+                () -> enforce(policy, numbers, fits, context.safety()));
+    }
+
+    /** The configured capacity policy's answer to a window over what the pools hold. */
+    private static int enforce(CapacityPolicy policy, String numbers, long capacity, SafetyMonitor safety) {
         return switch (policy) {
             case STRICT -> throw new IllegalStateException(numbers + " (capacity policy strict: lower the window "
                     + "or give the KV pools more memory; policy clamp would start with window " + capacity + ")");

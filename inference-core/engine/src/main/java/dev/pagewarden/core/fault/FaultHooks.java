@@ -2,14 +2,18 @@ package dev.pagewarden.core.fault;
 
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvStorage;
+import dev.pagewarden.core.policy.AbortRelease;
+import dev.pagewarden.core.policy.CapacityCheck;
+import dev.pagewarden.core.policy.PromptOverflow;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
  * Where a fault-injection harness (the incident-replay lab) may reach into an engine. Serving
- * engines run with {@link #NONE}: every answer below is the production behaviour. The engine asks
- * the decisions once, when it is built, and keeps the answers in final fields; only the per-frame
+ * engines run with {@link #NONE}: every answer below is the production behaviour, and every component
+ * it hands out is the production one of its {@code core.policy} interface. The engine asks the
+ * decisions once, when it is built, and keeps the answers in final fields; only the per-frame
  * and per-step calls run on the hot paths, and with {@link #NONE} they do nothing.
  *
  * <p>The engine imports no lab type: the lab implements this interface, and nothing else can turn
@@ -36,22 +40,19 @@ public interface FaultHooks {
         return true;
     }
 
-    /** True starts the engine with a window larger than its pools hold (the 2026 misconfiguration). */
-    default boolean skipCapacityCheck() {
-        return false;
+    /** What the engine does when its configured window exceeds what its pools hold for one request. */
+    default CapacityCheck capacityCheck() {
+        return CapacityCheck.ENFORCED;
     }
 
-    /**
-     * True treats a prompt that does not fit the prefill pool as alive: admission lets it through and
-     * prefill sends a one-token placeholder (the 2026 "finished" check that decode never saw).
-     */
-    default boolean admitPromptsBeyondPrefillPool() {
-        return false;
+    /** What admission and prefill do with a prompt the prefill pool cannot hold. */
+    default PromptOverflow promptOverflow() {
+        return PromptOverflow.REFUSE;
     }
 
-    /** True frees an aborted request's decode pages at once, while transfer writes may still land. */
-    default boolean releaseEarlyOnAbort() {
-        return false;
+    /** What an abort does with the decode pages of a transfer that may still be writing to them. */
+    default AbortRelease abortRelease() {
+        return AbortRelease.DEFER_UNTIL_ACK;
     }
 
     /**

@@ -1,9 +1,11 @@
 package dev.pagewarden.core.prefill;
 
 import dev.pagewarden.core.backend.SequenceStep;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.context.EngineContext;
+import dev.pagewarden.core.kv.PrefillPages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.policy.PromptOverflow;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
@@ -31,12 +33,12 @@ import java.util.function.LongSupplier;
  */
 public final class PrefillWorker implements Runnable {
     private final StepGuard guard;
-    private final KvPool pool;
+    private final PrefillPages pool;
     private final int vocabSize;
     private final KvTransport transport;
     private final int chunkTokens;
-    /** The 2026 behaviour, for the replay lab only: a prompt over the pool goes on as a one-token placeholder. */
-    private final boolean placeholderForOversizedPrompts;
+    /** What to do with a prompt over the pool (admission keeps such prompts out of a whole engine). */
+    private final PromptOverflow overflow;
     private final SafetyMonitor safety;
     /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
     private final Consumer<Sequence> releaseReservation;
@@ -50,9 +52,8 @@ public final class PrefillWorker implements Runnable {
     /** Stepped mode: the request at the head of the queue that waits for prefill pages. */
     private Sequence waitingForPages;
 
-    public PrefillWorker(StepGuard guard, int vocabSize, KvTransport transport, int chunkTokens,
-                         boolean placeholderForOversizedPrompts, SafetyMonitor safety, Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation,
-                         EngineMetrics metrics, LongSupplier clock) {
+    public PrefillWorker(StepGuard guard, int vocabSize, KvTransport transport, int chunkTokens, EngineContext context,
+                         Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation) {
         if (chunkTokens < 1) {
             throw new IllegalArgumentException("prefill chunk must be >= 1 token, got " + chunkTokens);
         }
@@ -61,16 +62,12 @@ public final class PrefillWorker implements Runnable {
         this.vocabSize = vocabSize;
         this.transport = transport;
         this.chunkTokens = chunkTokens;
-        this.placeholderForOversizedPrompts = placeholderForOversizedPrompts;
-        this.safety = safety;
+        this.overflow = context.hooks().promptOverflow();
+        this.safety = context.safety();
         this.expectTransfer = expectTransfer;
         this.releaseReservation = releaseReservation;
-        this.metrics = metrics;
-        this.clock = clock;
-    }
-
-    public KvPool pool() {
-        return pool;
+        this.metrics = context.metrics();
+        this.clock = context.clock()::nanoTime;
     }
 
     /** Requests queued here, not yet prefilled. */
@@ -157,17 +154,16 @@ public final class PrefillWorker implements Runnable {
             return null;
         }
         int[] full = seq.request().promptTokens();
-        if (pool.layout().pagesFor(full.length) > pool.capacityPages()) {
-            // Admission never lets this through; only the replay of the 2026 incident does. The old
-            // engine "rejected" the prompt here, sent a one-token placeholder, and decode carried on.
-            if (!placeholderForOversizedPrompts) {
-                giveUp(seq, () -> seq.fail("context_length_exceeded", "prompt of " + full.length
-                        + " tokens does not fit the prefill pool"));
-                return null;
-            }
-            return new int[]{full[0]};
+        if (pool.layout().pagesFor(full.length) <= pool.capacityPages()) {
+            return full;
         }
-        return full;
+        return switch (overflow.atPrefill(full)) {
+            case PromptOverflow.Refuse r -> {
+                giveUp(seq, () -> seq.fail("context_length_exceeded", r.message()));
+                yield null;
+            }
+            case PromptOverflow.Prefill p -> p.tokens();
+        };
     }
 
     private void prefill(Sequence seq, int[] prompt, List<PageRef> pages) {
@@ -197,7 +193,8 @@ public final class PrefillWorker implements Runnable {
         // an abort that sees "transferring" always finds the transfer to defer.
         expectTransfer.accept(seq);
         seq.moveTo(new RequestState.Transferring());
-        transport.send(new TransferJob(seq.id(), seq.tenant(), generation, pool, pages, prompt.length,
+        // the sender reads the pages from the pool the guard ran the steps on
+        transport.send(new TransferJob(seq.id(), seq.tenant(), generation, guard.pool(), pages, prompt.length,
                 accepted -> releasePrefillPages(seq)));
     }
 

@@ -1,14 +1,13 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
-import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.transfer.TransferDone;
 import org.junit.jupiter.api.Test;
@@ -36,8 +35,8 @@ class KvIntakeRaceTest {
             KvPool pool = TransferFixture.twoPagePool(backend);
             AtomicReference<Object> transfer = new AtomicReference<>();
             AtomicReference<Thread> aborter = new AtomicReference<>();
-            KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(SafetyListener.NONE, EngineMetrics.NONE,
-                    Clock.SYSTEM), EngineMetrics.NONE, Clock.SYSTEM, Duration.ofSeconds(5), s -> { }, s -> {
+            KvIntake intake = new KvIntake(pool, EngineContext.of("decode", SafetyListener.NONE, Clock.SYSTEM),
+                    Duration.ofSeconds(5), s -> { }, s -> {
                 // the transfer thread, after its verdict, before it returns the reservation: let the aborter in
                 Object t = transfer.get();
                 synchronized (t) {

@@ -1,14 +1,13 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyEvent;
-import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -31,8 +30,8 @@ class KvIntakeSenderStopTest {
         KvPool pool = TransferFixture.twoPagePool(backend);
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Sequence> released = new CopyOnWriteArrayList<>();
-        KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(events::add, EngineMetrics.NONE, Clock.SYSTEM),
-                EngineMetrics.NONE, Clock.SYSTEM, Duration.ofMinutes(5), s -> { }, released::add, () -> { });
+        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", events::add, Clock.SYSTEM),
+                Duration.ofMinutes(5), s -> { }, released::add, () -> { });
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
         Sequence seq = transfer.seq;
         assertThat(transfer.sendFrame(pool, intake, 0, 4)).isTrue();

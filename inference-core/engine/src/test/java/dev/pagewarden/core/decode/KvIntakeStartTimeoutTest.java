@@ -1,13 +1,12 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.safety.SafetyEvent;
-import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.request.Sequence;
 import org.junit.jupiter.api.Test;
 
@@ -44,8 +43,8 @@ class KvIntakeStartTimeoutTest {
         KvPool pool = TransferFixture.twoPagePool(backend);
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Sequence> released = new CopyOnWriteArrayList<>();
-        KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(events::add, EngineMetrics.NONE, clock),
-                EngineMetrics.NONE, clock, Duration.ofMinutes(5), s -> { }, released::add, () -> { });
+        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", events::add, clock),
+                Duration.ofMinutes(5), s -> { }, released::add, () -> { });
         intake.startTimeout(Duration.ofSeconds(2));
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
         Sequence seq = transfer.seq;
@@ -79,8 +78,8 @@ class KvIntakeStartTimeoutTest {
     void aTransferThatStartedIsNotFailedByTheStartTimeout() throws Exception {
         Backend backend = TransferFixture.cpuBackend();
         KvPool pool = TransferFixture.twoPagePool(backend);
-        KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(e -> { }, EngineMetrics.NONE, clock),
-                EngineMetrics.NONE, clock, Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
+        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", e -> { }, clock),
+                Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
         intake.startTimeout(Duration.ofSeconds(2));
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
         assertThat(transfer.sendFrame(pool, intake, 0, 4)).isTrue();
@@ -99,8 +98,8 @@ class KvIntakeStartTimeoutTest {
     void anUntimedTransferIsTimedFromTheSendersWord() throws Exception {
         Backend backend = TransferFixture.cpuBackend();
         KvPool pool = TransferFixture.twoPagePool(backend);
-        KvIntake intake = new KvIntake(pool, true, false, new SafetyMonitor(e -> { }, EngineMetrics.NONE, clock),
-                EngineMetrics.NONE, clock, Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
+        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", e -> { }, clock),
+                Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
         intake.startTimeout(Duration.ofSeconds(2));
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
         intake.expect(transfer.seq, false); // as a decode node does: the prefill node may have a queue first

@@ -3,7 +3,11 @@ package dev.pagewarden.core.engine;
 import dev.pagewarden.core.testing.RealModelTest;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.lab.LabFaults;
+import dev.pagewarden.lab.LabHooks;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.policy.AbortRelease;
+import dev.pagewarden.core.policy.CapacityCheck;
+import dev.pagewarden.core.policy.PromptOverflow;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GroundTruth;
@@ -166,9 +170,17 @@ class LifecycleAndCapacityTest extends RealModelTest {
         assertThat(LabFaults.parse(List.of("detectors-off")).hooks(null).checksOn()).isFalse();
         assertThat(LabFaults.NONE.hooks(null).checksOn()).isTrue();
         assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.checksOn()).isTrue();
-        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.skipCapacityCheck()).isFalse();
-        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.releaseEarlyOnAbort()).isFalse();
-        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.admitPromptsBeyondPrefillPool()).isFalse();
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.capacityCheck()).isSameAs(CapacityCheck.ENFORCED);
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.abortRelease()).isSameAs(AbortRelease.DEFER_UNTIL_ACK);
+        assertThat(dev.pagewarden.core.fault.FaultHooks.NONE.promptOverflow()).isSameAs(PromptOverflow.REFUSE);
+        assertThat(LabFaults.NONE.hooks(null).capacityCheck()).isSameAs(CapacityCheck.ENFORCED);
+        assertThat(LabFaults.NONE.hooks(null).abortRelease()).isSameAs(AbortRelease.DEFER_UNTIL_ACK);
+        assertThat(LabFaults.NONE.hooks(null).promptOverflow()).isSameAs(PromptOverflow.REFUSE);
+        LabHooks incident = LabFaults.parse(List.of("skip-capacity-check", "legacy-finished-check",
+                "immediate-release-on-abort")).hooks(null);
+        assertThat(incident.capacityCheck()).isNotSameAs(CapacityCheck.ENFORCED);
+        assertThat(incident.abortRelease()).isNotSameAs(AbortRelease.DEFER_UNTIL_ACK);
+        assertThat(incident.promptOverflow()).isNotSameAs(PromptOverflow.REFUSE);
     }
 
 }

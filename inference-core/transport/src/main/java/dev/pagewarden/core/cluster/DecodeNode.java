@@ -1,6 +1,7 @@
 package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.decode.DecodeWorker;
 import dev.pagewarden.core.decode.KvIntake;
 import dev.pagewarden.core.engine.EngineConfig;
@@ -15,7 +16,6 @@ import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
-import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
@@ -102,14 +102,15 @@ public final class DecodeNode implements AutoCloseable {
     private DecodeNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
         this.config = config;
         EngineMetrics metrics = EngineMetrics.NONE;
-        SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
         this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
-        this.stage = Stage.create(NodeRole.DECODE, options.name(), loaded, config, this.lineage, clock, safety);
+        EngineContext context = EngineContext.of(options.name(), FaultHooks.NONE, Stage.logged(LOG), metrics, clock,
+                this.lineage);
+        this.stage = Stage.create(NodeRole.DECODE, loaded, config, context);
         int vocab = loaded.config().vocabSize();
-        this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE), vocab, new DecodeTicks(),
-                config.maxBatch(), EngineParts.stopTokens(loaded), this::release, safety, metrics, clock::nanoTime);
-        this.intake = new KvIntake(stage.pool(), true, false, safety, metrics, clock, config.deferredReleaseTimeout(),
-                this::transferReady, this::release, this::pagesFreed);
+        this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
+                config.maxBatch(), EngineParts.stopTokens(loaded), context, this::release);
+        this.intake = new KvIntake(stage.pool(), context, config.deferredReleaseTimeout(), this::transferReady,
+                this::release, this::pagesFreed);
         intake.startTimeout(config.transferStartTimeout());
         decode.housekeeping(() -> {
             intake.reap();

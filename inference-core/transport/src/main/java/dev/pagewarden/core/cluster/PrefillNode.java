@@ -1,6 +1,7 @@
 package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
@@ -11,7 +12,6 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
-import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
@@ -51,13 +51,13 @@ public final class PrefillNode implements AutoCloseable {
     }
 
     private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
-        EngineMetrics metrics = EngineMetrics.NONE;
-        SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
         this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
-        this.stage = Stage.create(NodeRole.PREFILL, options.name(), loaded, config, this.lineage, clock, safety);
-        this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE),
-                loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), false, safety,
-                this::transferStarting, seq -> { }, metrics, clock::nanoTime);
+        EngineContext context = EngineContext.of(options.name(), FaultHooks.NONE, Stage.logged(LOG), EngineMetrics.NONE,
+                clock, this.lineage);
+        this.stage = Stage.create(NodeRole.PREFILL, loaded, config, context);
+        this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
+                loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), context,
+                this::transferStarting, seq -> { });
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
                 () -> stage.status(prefill.pending(), transfersInFlight(), this.lineage), this.lineage);
         this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);

@@ -4,17 +4,14 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.backend.Backends;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.engine.EngineParts;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.lineage.LineageIds;
-import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.safety.SafetyListener;
-import dev.pagewarden.core.safety.SafetyMonitor;
-import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.transfer.net.ControlMessage;
 
 import java.util.List;
@@ -26,19 +23,19 @@ import java.util.List;
 record Stage(NodeRole role, String node, String modelId, String backendName, Backend backend, KvPool pool, int window,
              LoadedModel loaded) {
 
-    static Stage create(NodeRole role, String node, LoadedModel loaded, EngineConfig config, LineageSink lineage,
-                        Clock clock, SafetyMonitor safety) {
+    /** The stage of {@code role} on the context's node. */
+    static Stage create(NodeRole role, LoadedModel loaded, EngineConfig config, EngineContext context) {
+        String node = context.node();
         BackendProvider provider = Backends.select(config.backend(), loaded);
         Backend backend = provider.create(loaded, new BackendOptions(config.threads()));
         try {
             KvLayout layout = KvLayout.of(loaded.config(), config.pageTokens());
-            LineageIds ids = new LineageIds();
             KvPool pool = switch (role) {
-                case PREFILL -> EngineParts.prefillPool(node, node, backend, layout, config, loaded.config(), lineage, ids, clock, true, 1.0);
-                case DECODE -> EngineParts.decodePool(node, node, backend, layout, config, loaded.config(), lineage, ids, clock, true, 1.0);
+                case PREFILL -> EngineParts.prefillPool(context, node, backend, layout, config, loaded.config(), 1.0);
+                case DECODE -> EngineParts.decodePool(context, node, backend, layout, config, loaded.config(), 1.0);
             };
             int window = EngineParts.effectiveWindow(EngineParts.configuredWindow(config, loaded.config()), loaded.config(),
-                    List.of(pool), config.capacityPolicy(), false, safety);
+                    List.of(pool), config.capacityPolicy(), context);
             return new Stage(role, node, EngineParts.modelId(loaded), provider.name(), backend, pool, window, loaded);
         } catch (RuntimeException e) {
             backend.close();

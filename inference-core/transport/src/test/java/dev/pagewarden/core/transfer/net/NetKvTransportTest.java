@@ -3,6 +3,7 @@ package dev.pagewarden.core.transfer.net;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;
+import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.decode.KvIntake;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
@@ -12,10 +13,8 @@ import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
-import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.testing.IsolationFixtures;
 import dev.pagewarden.core.transfer.KvReceiver;
 import dev.pagewarden.core.transfer.PageFrame;
@@ -76,8 +75,8 @@ class NetKvTransportTest {
         dest = new KvPool("decode-0", backend.allocateKv(KvLayout.of(backend.config(), 4), 8));
         layout = dest.layout(); // in the backend's own order
         destFreeAtStart = dest.freePages();
-        intake = new KvIntake(dest, true, false, new SafetyMonitor(events::add, EngineMetrics.NONE, Clock.SYSTEM),
-                EngineMetrics.NONE, Clock.SYSTEM, Duration.ofMinutes(5), ready::add, s -> { }, freed::release);
+        intake = new KvIntake(dest, EngineContext.of("decode", events::add, Clock.SYSTEM),
+                Duration.ofMinutes(5), ready::add, s -> { }, freed::release);
         server = new NetKvServer("decode-0");
     }
 
