@@ -78,6 +78,9 @@ public interface PlatformPort {
 
     boolean labEnabled();
 
+    /** Whether the incident-replay lab is installed in the platform (it is off unless also enabled). */
+    boolean labInstalled();
+
     /** The names of the replay scenarios the lab knows, in the lab's order. */
     List<String> labScenarios();
 

@@ -28,4 +28,11 @@ final class ArchitectureTest {
             .should().dependOnClassesThat(resideInAPackage("dev.pagewarden.core..")
                     .and(not(resideInAnyPackage(EngineApi.PACKAGES))))
             .because("only the packages named in EngineApi are the engine's public API");
+
+    /** The serving artifact holds no lab: an installed lab is found through the engine's {@code core.faultlab} SPI. */
+    @ArchTest
+    static final ArchRule doesNotDependOnTheLab = noClasses()
+            .that().resideInAPackage("dev.pagewarden.platform..")
+            .should().dependOnClassesThat().resideInAPackage("dev.pagewarden.lab..")
+            .because("the lab is a jar of its own, installed deliberately and loaded only in lab mode");
 }

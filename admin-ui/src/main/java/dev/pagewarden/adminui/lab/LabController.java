@@ -57,8 +57,10 @@ class LabController {
     @PostMapping("/admin/api/lab/replay")
     @ResponseBody
     Mono<ResponseEntity<Map<String, Object>>> replay(@RequestBody Map<String, Object> body, Authentication who) {
-        if (!platform.labEnabled()) {
-            return Mono.just(error(HttpStatus.FORBIDDEN, "lab_disabled", new LabService.LabDisabledException().getMessage()));
+        LabService.LabDisabledException off = lab.unavailable();
+        if (off != null) {
+            String code = off instanceof LabService.LabNotInstalledException ? "lab_not_installed" : "lab_disabled";
+            return Mono.just(error(HttpStatus.FORBIDDEN, code, off.getMessage()));
         }
         if (!(body.get("scenario") instanceof String scenario)) {
             return Mono.just(error(HttpStatus.BAD_REQUEST, "invalid_request_error", "'scenario' is required and must be a string"));

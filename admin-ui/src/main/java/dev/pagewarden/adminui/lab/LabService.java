@@ -27,15 +27,36 @@ public class LabService {
     }
 
     /** Thrown when the lab is off: the caller answers 403/409, never runs anything. */
-    public static final class LabDisabledException extends RuntimeException {
+    public static class LabDisabledException extends RuntimeException {
         LabDisabledException() {
-            super("the lab is off: start the platform with pagewarden.lab.enabled=true to replay incidents");
+            this("the lab is off: start the platform with pagewarden.lab.enabled=true to replay incidents");
+        }
+
+        LabDisabledException(String message) {
+            super(message);
         }
     }
 
+    /** Thrown when the platform has no lab at all: it is a jar of its own, installed deliberately. */
+    public static final class LabNotInstalledException extends LabDisabledException {
+        LabNotInstalledException() {
+            super("the lab is not installed: start the platform with the lab's jar (-Dloader.path=PATH/pagewarden-lab.jar) "
+                    + "and pagewarden.lab.enabled=true to replay incidents");
+        }
+    }
+
+    /** Why no replay can run now, or null when one can. */
+    LabDisabledException unavailable() {
+        if (platform.labEnabled()) {
+            return null;
+        }
+        return platform.labInstalled() ? new LabDisabledException() : new LabNotInstalledException();
+    }
+
     public Map<String, Object> replay(String scenario, String actor) throws InterruptedException {
-        if (!platform.labEnabled()) {
-            throw new LabDisabledException();
+        LabDisabledException off = unavailable();
+        if (off != null) {
+            throw off;
         }
         if (scenario == null || scenario.isBlank()) {
             throw new IllegalArgumentException("'scenario' is required");

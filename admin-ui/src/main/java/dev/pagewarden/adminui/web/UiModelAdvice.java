@@ -44,6 +44,11 @@ class UiModelAdvice {
         return platform.labEnabled();
     }
 
+    @ModelAttribute("labInstalled")
+    boolean labInstalled() {
+        return platform.labInstalled();
+    }
+
     /** The logged-in operator; {@code can('PUBLISHER')} in templates. */
     record Me(String name, Set<String> authorities) {
         public boolean can(String role) {

@@ -3,7 +3,6 @@ package dev.pagewarden.platform.adminport;
 import dev.pagewarden.adminui.PlatformPort;
 import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
-import dev.pagewarden.lab.ReplayLab;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.config.PagewardenProperties;
@@ -153,8 +152,13 @@ class PlatformAdapter implements PlatformPort {
     }
 
     @Override
+    public boolean labInstalled() {
+        return lab.installed();
+    }
+
+    @Override
     public List<String> labScenarios() {
-        return ReplayLab.scenarios().stream().map(ReplayLab.Scenario::name).toList();
+        return lab.scenarios();
     }
 
     @Override

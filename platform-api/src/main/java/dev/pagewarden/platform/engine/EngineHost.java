@@ -10,9 +10,7 @@ import dev.pagewarden.core.engine.EngineParts;
 import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
-import dev.pagewarden.lab.IsolationOracle;
-import dev.pagewarden.lab.LabFaults;
-import dev.pagewarden.lab.LabHooks;
+import dev.pagewarden.core.faultlab.LabEngine;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.receipt.ReceiptSigner;
@@ -56,8 +54,8 @@ public class EngineHost implements AutoCloseable {
     private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined");
 
     private final ServedModel served;
-    /** A lab engine's fault hooks and oracle; null outside lab mode. */
-    private final LabHooks labHooks;
+    /** A lab engine's faults (with the lab's oracle); null outside lab mode. */
+    private final LabEngine lab;
     private final String unavailableReason;
     private final LoadedModel loaded;
     /** The id the engine names the local model by; engine nodes must report the same. */
@@ -67,14 +65,14 @@ public class EngineHost implements AutoCloseable {
 
     public EngineHost(PagewardenProperties properties, MeterRegistry registry, SafetyListener safety,
                       LineageSink lineage, ReceiptSigner signer, JdbcClient jdbc, ModelVisibilities visibility,
-                      ModelResolver resolver, Optional<FlywayMigrationInitializer> migrated) {
+                      ModelResolver resolver, LabMode labMode, Optional<FlywayMigrationInitializer> migrated) {
         this.visibility = visibility;
         ModelResolver.Outcome outcome = resolver.resolve(ModelSource.of(properties.model()));
         if (outcome instanceof ModelResolver.Unavailable(String reason)) {
             this.loaded = null;
             this.engineModelId = null;
             this.served = null;
-            this.labHooks = null;
+            this.lab = null;
             this.unavailableReason = reason;
             LOG.warn("Pagewarden started WITHOUT a model: {}. The API answers model_not_found until then.", reason);
             return;
@@ -97,15 +95,11 @@ public class EngineHost implements AutoCloseable {
                 .requestIdBase(block << 32)
                 // receipts carry the engine's id: permuted so that it shows no tenant how busy the others are;
                 // a lab engine keeps them sequential, so its replays stay reproducible
-                .requestIdKey(properties.lab().enabled() ? 0 : ID_KEYS.nextLong() | 1)
+                .requestIdKey(labMode.enabled() ? 0 : ID_KEYS.nextLong() | 1)
                 .nodeId(e.node())
                 .build();
         // a lab engine gets its fault switches and an isolation oracle, so a replay can report its ground truth
-        LabHooks hooks = properties.lab().enabled() ? labFaults(properties.lab()).hooks(new IsolationOracle()) : null;
-        if (properties.lab().enabled()) {
-            LOG.warn("LAB MODE: fault switches {} are ON - this engine deliberately re-opens isolation faults; "
-                    + "never serve tenants from it", properties.lab().faults());
-        }
+        LabEngine labEngine = labMode.engine().orElse(null);
         this.loaded = ModelLoader.load(resolved.model(), resolved.tokenizer());
         if (loaded.tokenizer() == null) {
             loaded.close();
@@ -117,12 +111,12 @@ public class EngineHost implements AutoCloseable {
         try {
             engine = e.hasNodes() ? connect(e, block, lineage, signer)
                     : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
-                    .lineage(lineage).receipts(signer).faultHooks(hooks == null ? FaultHooks.NONE : hooks).build();
+                    .lineage(lineage).receipts(signer).faultHooks(labEngine == null ? FaultHooks.NONE : labEngine.hooks()).build();
         } catch (RuntimeException ex) {
             loaded.close();
             throw ex;
         }
-        this.labHooks = hooks;
+        this.lab = labEngine;
         this.served = new ServedModel(resolved.id(), engine, loaded.tokenizer(), loaded.chatTemplate(),
                 resolved.model(), loaded.format());
         registerGauges(registry, engine);
@@ -159,17 +153,6 @@ public class EngineHost implements AutoCloseable {
         } catch (IOException | RuntimeException ex) {
             throw new IllegalStateException("pagewarden.engine.tls-dir: cannot use the certificate '" + e.tlsName()
                     + "' in " + e.tlsDir() + ": " + ex.getMessage(), ex);
-        }
-    }
-
-    private static LabFaults labFaults(PagewardenProperties.Lab lab) {
-        if (lab.faults().isEmpty()) {
-            return LabFaults.NONE;
-        }
-        try {
-            return LabFaults.parse(lab.faults());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException("pagewarden.lab.faults: " + e.getMessage(), e);
         }
     }
 
@@ -229,9 +212,9 @@ public class EngineHost implements AutoCloseable {
                 .tag("node", node).register(registry);
     }
 
-    /** The lab engine's fault hooks (with its isolation oracle), when the platform runs in lab mode. */
-    public Optional<LabHooks> labHooks() {
-        return Optional.ofNullable(labHooks);
+    /** The lab engine's faults (with its isolation oracle), when the platform runs in lab mode with a model. */
+    public Optional<LabEngine> lab() {
+        return Optional.ofNullable(lab);
     }
 
     public Optional<ServedModel> served() {

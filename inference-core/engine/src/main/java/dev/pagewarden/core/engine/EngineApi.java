@@ -22,6 +22,7 @@ public final class EngineApi {
             "dev.pagewarden.core.template..",  // chat templates: conversations to prompts
             "dev.pagewarden.core.download..",  // fetching models
             "dev.pagewarden.core.fault..",     // fault hooks (implemented by the replay lab)
+            "dev.pagewarden.core.faultlab..",  // how an application finds and drives an installed replay lab
             "dev.pagewarden.core.cluster..",   // engine nodes (prefill, decode) and ClusterEngine, the platform's client of them
     };
 
