@@ -16,7 +16,6 @@ import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.safety.SafetyMonitor;
-import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
@@ -249,10 +248,8 @@ public final class DecodeNode implements AutoCloseable {
     private void submit(ControlPeer from, ControlMessage.Submit s) {
         GenerationRequest request;
         try {
-            ControlMessage.Sampling p = s.sampling();
-            request = new GenerationRequest(s.tenant(), s.prompt(), s.maxNewTokens(),
-                    new SamplingParams(p.temperature(), p.topP(), p.seed(), p.ignoreEos()));
-            admission.validate(request);
+            request = admission.validate(new GenerationRequest(s.tenant(), s.prompt(), s.maxNewTokens(),
+                    s.sampling().params())).request();
         } catch (InvalidRequestException e) {
             from.send(new ControlMessage.Failed(s.requestId(), ControlMessage.Outcome.INVALID,
                     Outcomes.invalidCode(e.param(), e.code()), e.getMessage()));
@@ -330,8 +327,7 @@ public final class DecodeNode implements AutoCloseable {
             return;
         }
         r.prefill = p;
-        ControlMessage.Sampling s = new ControlMessage.Sampling(seq.request().sampling().temperature(),
-                seq.request().sampling().topP(), seq.request().sampling().seed(), seq.request().sampling().ignoreEos());
+        ControlMessage.Sampling s = ControlMessage.Sampling.of(seq.request().sampling());
         boolean sent = p.send(new ControlMessage.Prefill(seq.id(), seq.tenant(), seq.request().promptTokens(), s, generation,
                 name(), runtime.options().advertisedHost(), port()));
         if (!sent) {

@@ -12,7 +12,6 @@ import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyMonitor;
-import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
@@ -196,9 +195,7 @@ public final class PrefillNode implements AutoCloseable {
             if (p.generation() != 1) {
                 throw new IllegalArgumentException("transfer generation " + p.generation() + "; a node prefills generation 1");
             }
-            ControlMessage.Sampling s = p.sampling();
-            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1,
-                    new SamplingParams(s.temperature(), s.topP(), s.seed(), s.ignoreEos()));
+            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1, p.sampling().params());
             Admission.validate(request, stage.loaded().config().vocabSize(), Integer.MAX_VALUE);
             seq = new Sequence(p.requestId(), request, TokenListener.NONE, clock.nanoTime());
         } catch (RuntimeException e) {
