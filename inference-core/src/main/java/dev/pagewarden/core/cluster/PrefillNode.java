@@ -2,7 +2,6 @@ package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
@@ -11,9 +10,6 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
-import dev.pagewarden.core.safety.SafetyMonitor;
-import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.KvTransport;
 import dev.pagewarden.core.transfer.TransferJob;
@@ -33,27 +29,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * sampled token and sends the pages to the decode node's port over a {@link NetKvTransport} (one per decode
  * node). A request it gives up before its transfer starts (aborted, failed) is reported as PREFILL_FAILED.
  */
-public final class PrefillNode implements AutoCloseable {
+public final class PrefillNode extends EngineNode {
     private static final System.Logger LOG = System.getLogger(PrefillNode.class.getName());
-    private final Stage stage;
-    private final Clock clock = Clock.SYSTEM;
     private final PrefillWorker prefill;
     private final NodeRuntime runtime;
     private final Thread prefillThread;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
-    private final LineageOutbox lineage;
 
     /** One prompt to prefill for a decode node. */
     private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
     }
 
     private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
-        EngineMetrics metrics = EngineMetrics.NONE;
-        SafetyMonitor safety = new SafetyMonitor(Stage.logged(LOG), metrics, clock);
-        this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
-        this.stage = Stage.create(NodeRole.PREFILL, options.name(), loaded, config, this.lineage, clock, safety);
+        super(NodeRole.PREFILL, loaded, config, options, lineage, LOG);
         this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), FaultHooks.NONE),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), false, safety,
                 this::transferStarting, seq -> { }, metrics, clock::nanoTime);
@@ -65,35 +54,12 @@ public final class PrefillNode implements AutoCloseable {
     /** Starts a prefill node (see {@link DecodeNode#start} for the arguments). */
     public static PrefillNode start(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls,
                                     LineageSink lineage) throws InterruptedException {
-        PrefillNode node = new PrefillNode(loaded, config, options, tls, lineage);
-        try {
-            node.runtime.start(null, () -> { });
-        } catch (RuntimeException | InterruptedException e) {
-            node.close();
-            throw e;
-        }
-        return node;
+        return listen(new PrefillNode(loaded, config, options, tls, lineage), null, () -> { });
     }
 
-    public int port() {
-        return runtime.port();
-    }
-
-    public String name() {
-        return runtime.options().name();
-    }
-
-    public int contextWindow() {
-        return stage.window();
-    }
-
-    public String modelId() {
-        return stage.modelId();
-    }
-
-    /** The prefill pool now (a snapshot). */
-    public PoolStats pool() {
-        return PoolStats.of(stage.pool());
+    @Override
+    NodeRuntime runtime() {
+        return runtime;
     }
 
     /** Prompts whose pages are on their way to a decode node. */
@@ -177,11 +143,6 @@ public final class PrefillNode implements AutoCloseable {
         }
     }
 
-    private void ignore(ControlPeer from, ControlMessage m) {
-        LOG.log(System.Logger.Level.WARNING, "prefill node " + name() + " ignores " + m.getClass().getSimpleName() + " from "
-                + from);
-    }
-
     private void prefill(ControlPeer from, ControlMessage.Prefill p) {
         if (!lineage.accepting()) {
             // fail closed: no page life step may go unrecorded (the decode node's admission checks its own)
@@ -238,23 +199,18 @@ public final class PrefillNode implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return; // once: a signal and a try-with-resources may both close it
-        }
+    void abortAll(String why) {
         for (Job j : List.copyOf(jobs.values())) {
-            j.seq().requestAbort("prefill node " + name() + " is closing");
+            j.seq().requestAbort(why);
         }
-        runtime.close();
+    }
+
+    @Override
+    void stopWorkers() {
         prefill.stop();
-        try {
-            prefillThread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        join(prefillThread);
         for (NetKvTransport t : transports.values()) {
             t.close();
         }
-        stage.close();
     }
 }
