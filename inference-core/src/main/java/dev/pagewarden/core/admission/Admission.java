@@ -5,6 +5,7 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayDeque;
@@ -98,7 +99,7 @@ public final class Admission {
     public ValidRequest validate(GenerationRequest request) {
         Limits l = limits.get();
         validate(request, l.vocabSize(), l.contextWindow());
-        return new ValidRequest(request, this);
+        return new Checked(request, this);
     }
 
     /** {@link #validate(GenerationRequest)} against a vocabulary and window known otherwise (a prefill node's). */
@@ -114,9 +115,13 @@ public final class Admission {
         }
     }
 
-    /** The request {@code valid} holds, checked here once: again only if another admission checked it. */
+    /** A request this admission checked. */
+    private record Checked(GenerationRequest request, Admission by) implements ValidRequest {
+    }
+
+    /** The request {@code valid} holds, checked here once: again only if this admission did not check it. */
     public GenerationRequest request(ValidRequest valid) {
-        return valid.checkedBy() == this ? valid.request() : validate(valid.request()).request();
+        return valid instanceof Checked c && c.by() == this ? c.request() : validate(valid.request()).request();
     }
 
     /** The KV positions a request reserves on decode: its prompt and its max new tokens. */

@@ -1,7 +1,6 @@
 package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
-import dev.pagewarden.core.admission.ValidRequest;
 import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.engine.RequestIdSource;
@@ -13,6 +12,7 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.net.ClusterTls;
 import dev.pagewarden.core.transfer.net.ControlMessage;

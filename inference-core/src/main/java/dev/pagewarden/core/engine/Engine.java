@@ -1,7 +1,6 @@
 package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.admission.Admission;
-import dev.pagewarden.core.admission.ValidRequest;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
@@ -23,6 +22,7 @@ import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.lineage.LineageSink;

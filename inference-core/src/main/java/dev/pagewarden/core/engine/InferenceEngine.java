@@ -1,10 +1,10 @@
 package dev.pagewarden.core.engine;
 
-import dev.pagewarden.core.admission.ValidRequest;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.request.ValidRequest;
 
 import java.util.List;
 

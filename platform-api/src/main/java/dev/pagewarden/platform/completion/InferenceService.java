@@ -1,6 +1,5 @@
 package dev.pagewarden.platform.completion;
 
-import dev.pagewarden.core.admission.ValidRequest;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -9,6 +8,7 @@ import dev.pagewarden.core.cluster.ClusterEngine;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
