@@ -6,7 +6,7 @@ import java.util.List;
  * A validated completion or chat request. Exactly one of {@code prompt}, {@code promptTokens} and
  * {@code messages} is set.
  *
- * @param maxTokens null: as many as the context window leaves (chat) or 16 (completions, as OpenAI)
+ * @param maxTokens null: not given (InferenceService#maxTokens has the default)
  * @param seed      null: a fresh random seed (sampling only)
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,

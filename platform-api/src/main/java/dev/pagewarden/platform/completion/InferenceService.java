@@ -8,6 +8,7 @@ import dev.pagewarden.core.cluster.ClusterEngine;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
@@ -105,69 +106,114 @@ public class InferenceService {
     }
 
     /**
-     * A chat without max_tokens may write what the tenant's limits leave after the prompt: the engine's window,
-     * the tenant's maximum context and its tokens per minute (a request is charged prompt + max_tokens), whichever
-     * is smallest. At least one, so that a prompt already over a limit is refused by that limit's own check.
+     * The request's max_tokens, or when it has none the one default: 16 for a completion (as OpenAI); for a chat,
+     * what the tenant's limits leave after the prompt - the engine's window, the tenant's maximum context and its
+     * tokens per minute (a request is charged prompt + max_tokens), whichever is smallest. At least one, so that a
+     * prompt already over a limit is refused by that limit's own check.
      */
-    static int defaultMaxTokens(TenantPrincipal caller, int window, int promptTokens) {
-        long limit = window;
-        if (caller.limits().maxContext() != null) {
-            limit = Math.min(limit, caller.limits().maxContext());
+    static int maxTokens(CompletionRequest request, TenantPrincipal caller, int window, int promptTokens) {
+        if (request.maxTokens() != null) {
+            return request.maxTokens();
         }
-        if (caller.limits().tokensPerMinute() != null) {
-            limit = Math.min(limit, caller.limits().tokensPerMinute());
-        }
-        return (int) Math.max(1, limit - promptTokens);
+        return switch (request.kind()) {
+            case COMPLETION -> 16;
+            case CHAT -> {
+                long limit = window;
+                if (caller.limits().maxContext() != null) {
+                    limit = Math.min(limit, caller.limits().maxContext());
+                }
+                if (caller.limits().tokensPerMinute() != null) {
+                    limit = Math.min(limit, caller.limits().tokensPerMinute());
+                }
+                yield (int) Math.max(1, limit - promptTokens);
+            }
+        };
     }
 
     private Generation start(TenantPrincipal caller, CompletionRequest request, String httpRequestId) {
         Instant received = Instant.now();
+        refuseWhileDraining();
+        ServedModel model = host.requireServing(request.model());
+        int[] prompt = tokenize(model, request);
+        int maxTokens = maxTokens(request, caller, model.contextWindow(), prompt.length);
+        ValidRequest checked = check(caller, request, model, prompt, maxTokens);
+        checkTenantContext(caller, request, prompt.length, maxTokens);
+        Quotas.Permit permit = charge(caller, (long) prompt.length + maxTokens);
+        Run run = new Run(caller, model, request, httpRequestId, received, prompt.length, permit);
+        RequestHandle handle = submit(run, checked);
+        LOG.info("[{}] request {} ({}) tenant={} model={} prompt_tokens={} max_tokens={} stream={}", httpRequestId,
+                run.id, run.shown, caller.tenantId(), model.id(), prompt.length, maxTokens, request.stream());
+        if (handle.result().isCompletedExceptionally()) {
+            throw refusedAtAdmission(run, handle.result().exceptionNow());
+        }
+        running.put(run.id, handle);
+        Flux<GenerationEvent> events = run.sink.flux().doOnCancel(() -> {
+            run.clientGone.set(true);
+            handle.abort("client disconnected");
+            disconnects.increment();
+            LOG.info("[{}] request {}: client disconnected, aborting in the engine", httpRequestId, run.id);
+        });
+        handle.result().whenComplete((result, failure) -> {
+            running.remove(run.id);
+            if (failure == null) {
+                finished(run, result);
+            } else {
+                failed(run, failure);
+            }
+        });
+        return new Generation(run.id, run.publicId, prompt.length, events);
+    }
+
+    private void refuseWhileDraining() {
         if (draining.active()) {
             throw ApiException.unavailable("overloaded", "the server is shutting down; retry on another instance",
                     Duration.ofSeconds(5));
         }
-        ServedModel model = host.requireServing(request.model());
-        int[] prompt = tokenize(model, request);
-        int window = model.contextWindow();
-        int maxTokens = request.maxTokens() != null ? request.maxTokens() : defaultMaxTokens(caller, window, prompt.length);
+    }
+
+    /** The engine checks the request's values (one place, once): before any quota is charged. */
+    private static ValidRequest check(TenantPrincipal caller, CompletionRequest request, ServedModel model, int[] prompt,
+                                      int maxTokens) {
         long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
-        GenerationRequest engineRequest;
         try {
-            // the engine checks the request's values (one place): before any quota is charged
-            engineRequest = new GenerationRequest(caller.tenantId(), prompt, maxTokens,
-                    new SamplingParams(request.temperature(), request.topP(), seed));
-            model.engine().validate(engineRequest);
+            return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
+                    new SamplingParams(request.temperature(), request.topP(), seed)));
         } catch (InvalidRequestException e) {
             throw ApiException.invalid(e.param(), e.getMessage());
         }
+    }
+
+    private static void checkTenantContext(TenantPrincipal caller, CompletionRequest request, int promptTokens,
+                                           int maxTokens) {
         Integer tenantMax = caller.limits().maxContext();
-        if (tenantMax != null && prompt.length + maxTokens > tenantMax) {
-            throw ApiException.contextLengthExceeded(request.kind().promptParam, "This request needs " + prompt.length + " prompt + " + maxTokens
-                    + " completion tokens = " + (prompt.length + maxTokens) + ", more than your tenant's maximum context "
-                    + "of " + tenantMax + " tokens. Shorten the prompt or lower max_tokens.");
+        if (tenantMax != null && promptTokens + maxTokens > tenantMax) {
+            throw ApiException.contextLengthExceeded(request.kind().promptParam, "This request needs " + promptTokens
+                    + " prompt + " + maxTokens + " completion tokens = " + (promptTokens + maxTokens) + ", more than your "
+                    + "tenant's maximum context of " + tenantMax + " tokens. Shorten the prompt or lower max_tokens.");
         }
-        Quotas.Permit permit;
+    }
+
+    private Quotas.Permit charge(TenantPrincipal caller, long tokens) {
         try {
-            permit = quotas.acquire(caller, (long) prompt.length + maxTokens);
+            return quotas.acquire(caller, tokens);
         } catch (QuotaExceededException e) {
             throw ApiException.rateLimited(e.getMessage(), e.retryAfter());
         }
-        Utf8StreamDecoder decoder = model.tokenizer().streamDecoder();
-        StopMatcher stops = new StopMatcher(request.stop());
+    }
+
+    /** Hands the request to the engine; its tokens become text events, and a matched stop string stops it. */
+    private RequestHandle submit(Run run, ValidRequest checked) {
         AtomicReference<RequestHandle> handleRef = new AtomicReference<>();
         AtomicBoolean stopPending = new AtomicBoolean();
-        AtomicBoolean clientGone = new AtomicBoolean();
-        AtomicInteger index = new AtomicInteger();
-        Emitter sink = new Emitter();
         RequestHandle handle;
         try {
-            handle = model.engine().submit(engineRequest, (id, token) -> {
-                gate.beforeToken(id, index.getAndIncrement());
-                String text = stops.accept(decoder.accept(token));
+            handle = run.model.engine().submit(checked, (id, token) -> {
+                gate.beforeToken(id, run.index.getAndIncrement());
+                String text = run.stops.accept(run.decoder.accept(token));
                 if (!text.isEmpty()) {
-                    sink.next(new GenerationEvent.Delta(text));
+                    run.sink.next(new GenerationEvent.Delta(text));
                 }
-                if (stops.matched()) {
+                if (run.stops.matched()) {
                     RequestHandle h = handleRef.get();
                     if (h != null) {
                         h.stop();
@@ -177,81 +223,118 @@ public class InferenceService {
                 }
             });
         } catch (InvalidRequestException e) {
-            permit.close();
+            run.permit.close();
             throw ApiException.invalid(e.param(), e.getMessage());
         }
         handleRef.set(handle);
         if (stopPending.get()) {
             handle.stop();
         }
-        long id = handle.id();
-        String publicId = ids.next();
-        String shown = request.kind().idPrefix + publicId; // what the tenant sees: never the engine's sequential id
-        LOG.info("[{}] request {} ({}) tenant={} model={} prompt_tokens={} max_tokens={} stream={}", httpRequestId, id, shown,
-                caller.tenantId(), model.id(), prompt.length, maxTokens, request.stream());
-        if (handle.result().isCompletedExceptionally()) {
-            // refused by admission before any page was reserved: still time for an error status
-            Throwable cause = handle.result().exceptionNow();
-            permit.close();
-            ApiException error = toApi(cause, shown, request.kind());
-            record(caller, model, request, id, publicId, prompt.length, 0, "REJECTED", error.error().code(), received, null,
-                    Instant.now(), null, null, () -> { });
-            LOG.info("[{}] request {} refused: {}", httpRequestId, id, error.getMessage());
-            throw error;
+        run.started(handle.id(), ids.next());
+        return handle;
+    }
+
+    /** Refused by admission before any page was reserved: still time for an error status. */
+    private ApiException refusedAtAdmission(Run run, Throwable cause) {
+        run.permit.close();
+        ApiException error = toApi(cause, run.shown, run.request.kind());
+        record(run, new Ending("REJECTED", error.error().code(), 0, null, Instant.now(), null, null), () -> { });
+        LOG.info("[{}] request {} refused: {}", run.httpRequestId, run.id, error.getMessage());
+        return error;
+    }
+
+    private void finished(Run run, GenerationResult result) {
+        Instant finished = Instant.now();
+        String tail = run.stops.accept(run.decoder.finish()) + run.stops.finish();
+        if (!tail.isEmpty()) {
+            run.sink.next(new GenerationEvent.Delta(tail));
         }
-        running.put(id, handle);
-        Flux<GenerationEvent> events = sink.flux().doOnCancel(() -> {
-            clientGone.set(true);
-            handle.abort("client disconnected");
-            disconnects.increment();
-            LOG.info("[{}] request {}: client disconnected, aborting in the engine", httpRequestId, id);
+        String reason = run.stops.matched() ? "stop" : switch (result.finishReason()) {
+            case STOP -> "stop";
+            case LENGTH -> "length";
+        };
+        String receipt = result.receipt() == null ? null : result.receipt().toCompact();
+        int generated = result.outputTokens().length;
+        run.permit.release((long) run.promptTokens + generated);
+        LOG.info("[{}] request {} finished ({}) completion_tokens={}", run.httpRequestId, run.id, reason, generated);
+        GenerationEvent.Done done = new GenerationEvent.Done(run.id, reason, run.promptTokens, generated, receipt);
+        // the record first, so that the audit endpoint knows the id as soon as the client does
+        record(run, new Ending("FINISHED", null, generated, result, finished, reason, receipt), () -> {
+            run.sink.next(done);
+            run.sink.complete();
         });
-        handle.result().whenComplete((result, failure) -> {
-            running.remove(id);
-            Instant finished = Instant.now();
-            if (failure == null) {
-                String tail = stops.accept(decoder.finish()) + stops.finish();
-                if (!tail.isEmpty()) {
-                    sink.next(new GenerationEvent.Delta(tail));
-                }
-                String reason = stops.matched() ? "stop" : switch (result.finishReason()) {
-                    case STOP -> "stop";
-                    case LENGTH -> "length";
-                };
-                String receipt = result.receipt() == null ? null : result.receipt().toCompact();
-                permit.release((long) prompt.length + result.outputTokens().length);
-                LOG.info("[{}] request {} finished ({}) completion_tokens={}", httpRequestId, id, reason,
-                        result.outputTokens().length);
-                GenerationEvent.Done done = new GenerationEvent.Done(id, reason, prompt.length,
-                        result.outputTokens().length, receipt);
-                // the record first, so that the audit endpoint knows the id as soon as the client does
-                record(caller, model, request, id, publicId, prompt.length, result.outputTokens().length, "FINISHED", null,
-                        received, result, finished, reason, receipt, () -> {
-                            sink.next(done);
-                            sink.complete();
-                        });
-                return;
-            }
-            permit.release(prompt.length + (long) index.get());
-            Throwable cause = failure instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
-                    ? ce.getCause() : failure;
-            ApiException error = clientGone.get() && cause instanceof RequestAbortedException
-                    ? ApiException.serverError("client_disconnected", "request " + shown + " aborted: client disconnected")
-                    : toApi(cause, shown, request.kind());
-            String status = switch (cause) {
-                case RequestRejectedException r -> "REJECTED";
-                case RequestAbortedException a -> "ABORTED";
-                default -> "FAILED";
-            };
-            if (clientGone.get()) {
-                LOG.info("[{}] request {} aborted: client disconnected after {} tokens", httpRequestId, id, index.get());
-            } else {
-                LOG.warn("[{}] request {} ended with {}: {}", httpRequestId, id, error.error().code(), error.getMessage());
-            }
-            record(caller, model, request, id, publicId, prompt.length, index.get(), status, error.error().code(), received, null,
-                    finished, null, null, () -> sink.error(error));
-        });
-        return new Generation(id, publicId, prompt.length, events);
+    }
+
+    private void failed(Run run, Throwable failure) {
+        Instant finished = Instant.now();
+        int generated = run.index.get();
+        run.permit.release(run.promptTokens + (long) generated);
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
+                ? ce.getCause() : failure;
+        boolean clientGone = run.clientGone.get();
+        ApiException error = clientGone && cause instanceof RequestAbortedException
+                ? ApiException.serverError("client_disconnected", "request " + run.shown + " aborted: client disconnected")
+                : toApi(cause, run.shown, run.request.kind());
+        String status = switch (cause) {
+            case RequestRejectedException r -> "REJECTED";
+            case RequestAbortedException a -> "ABORTED";
+            default -> "FAILED";
+        };
+        if (clientGone) {
+            LOG.info("[{}] request {} aborted: client disconnected after {} tokens", run.httpRequestId, run.id, generated);
+        } else {
+            LOG.warn("[{}] request {} ended with {}: {}", run.httpRequestId, run.id, error.error().code(), error.getMessage());
+        }
+        record(run, new Ending(status, error.error().code(), generated, null, finished, null, null),
+                () -> run.sink.error(error));
+    }
+
+    /** One request on its way: who asked what, what it was charged, and what its tokens have become so far. */
+    private static final class Run {
+        final TenantPrincipal caller;
+        final ServedModel model;
+        final CompletionRequest request;
+        final String httpRequestId;
+        final Instant received;
+        final int promptTokens;
+        final Quotas.Permit permit;
+        final Utf8StreamDecoder decoder;
+        final StopMatcher stops;
+        final Emitter sink = new Emitter();
+        /** Tokens the engine has emitted. */
+        final AtomicInteger index = new AtomicInteger();
+        final AtomicBoolean clientGone = new AtomicBoolean();
+        /** The engine's id, the public one, and the public one as the tenant sees it (never the engine's sequential id). */
+        long id;
+        String publicId;
+        String shown;
+
+        Run(TenantPrincipal caller, ServedModel model, CompletionRequest request, String httpRequestId, Instant received,
+            int promptTokens, Quotas.Permit permit) {
+            this.caller = caller;
+            this.model = model;
+            this.request = request;
+            this.httpRequestId = httpRequestId;
+            this.received = received;
+            this.promptTokens = promptTokens;
+            this.permit = permit;
+            this.decoder = model.tokenizer().streamDecoder();
+            this.stops = new StopMatcher(request.stop());
+        }
+
+        void started(long id, String publicId) {
+            this.id = id;
+            this.publicId = publicId;
+            this.shown = request.kind().idPrefix + publicId;
+        }
+    }
+
+    /**
+     * How a request ended, as its audit row says: its status and error code, the tokens generated, and for a finished
+     * one its result, finish reason and receipt.
+     */
+    private record Ending(String status, String errorCode, int generated, GenerationResult result, Instant finished,
+                          String finishReason, String receipt) {
     }
 
     /** The events of one request; emitted from engine threads (decode, prefill), so serialized here. */
@@ -354,16 +437,15 @@ public class InferenceService {
         return ENGINE_ID.matcher(message).replaceAll(java.util.regex.Matcher.quoteReplacement("request " + requestId));
     }
 
-    private void record(TenantPrincipal caller, ServedModel model, CompletionRequest request, long id, String publicId,
-                        int promptTokens,
-                        int generated, String status, String errorCode, Instant received, GenerationResult result,
-                        Instant finished, String finishReason, String receipt, Runnable then) {
-        Instant admitted = result == null ? null : received.plusNanos(result.queuedNanos());
+    private void record(Run run, Ending ending, Runnable then) {
+        GenerationResult result = ending.result();
+        Instant admitted = result == null ? null : run.received.plusNanos(result.queuedNanos());
         Instant firstToken = result == null || result.outputTokens().length == 0 ? null
-                : received.plusNanos(result.timeToFirstNanos());
+                : run.received.plusNanos(result.timeToFirstNanos());
         byte[] hash = result == null || result.receipt() == null ? null : result.receipt().digest();
-        recorder.record(new RequestRecord(id, publicId, caller.tenantId(), model.id(), promptTokens, generated, status, errorCode,
-                received, admitted, firstToken, finished, hash, finishReason, request.stream(), receipt))
+        recorder.record(new RequestRecord(run.id, run.publicId, run.caller.tenantId(), run.model.id(), run.promptTokens,
+                ending.generated(), ending.status(), ending.errorCode(), run.received, admitted, firstToken,
+                ending.finished(), hash, ending.finishReason(), run.request.stream(), ending.receipt()))
                 // the answer waits for the row briefly at most: with the database away it is retried in the background
                 .timeout(RECORD_WAIT)
                 .subscribe(r -> then.run(), e -> then.run());

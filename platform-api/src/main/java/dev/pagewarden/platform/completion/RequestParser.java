@@ -94,8 +94,6 @@ final class RequestParser {
                 throw ApiException.invalid("max_completion_tokens", "max_tokens and max_completion_tokens disagree");
             }
             maxTokens = maxTokens != null ? maxTokens : mct;
-        } else if (maxTokens == null) {
-            maxTokens = 16;
         }
         float temperature = (float) number(root, "temperature", 1.0, 0.0, 2.0);
         float topP = (float) number(root, "top_p", 1.0, 0.0, 1.0);

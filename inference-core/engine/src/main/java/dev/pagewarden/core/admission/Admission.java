@@ -1,65 +1,108 @@
 package dev.pagewarden.core.admission;
 
 import dev.pagewarden.core.kv.KvPool;
-import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayDeque;
-import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
- * The gate before any KV is touched. A request that can never fit - longer than the effective
- * window, or than what the pools can hold for one request - is rejected here with its original
- * error, before a single page is reserved or any transfer starts. One that fits gets its whole
- * decode reservation (prompt + max new tokens) at once, or waits in a bounded FIFO queue; a full
- * queue rejects with a retryable error rather than letting callers hang.
+ * The gate before any KV is touched, the same for an engine in this process and for a cluster of engine nodes.
+ * A request that can never fit - longer than the effective window, or than what the pools can hold for one
+ * request - is rejected here with its original error, before a single page is reserved or any transfer starts.
+ * One that fits gets its whole decode reservation (prompt + max new tokens) at once from its {@link Placement},
+ * or waits in a bounded FIFO queue; a full queue rejects with a retryable error rather than letting callers hang.
  */
 public final class Admission {
 
-    /** What admission compares requests with. {@code checkPoolFit=false} only in the replay of the 2026 incident. */
+    /**
+     * What admission compares requests with. {@code checkPoolFit=false} in the replay of the 2026 incident, and for a
+     * cluster, whose placement checks each node's pool itself.
+     */
     public record Limits(int vocabSize, int contextWindow, long prefillCapacityTokens, long decodeCapacityTokens,
                          int maxQueue, boolean checkPoolFit) {
-    }
 
-    private final KvPool decodePool;
-    private final Limits limits;
-    private final Consumer<Sequence> onReserved;
-    private final BooleanSupplier auditAccepting;
-    private final EngineMetrics metrics;
-    private final LongSupplier clock;
-    private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
-
-    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, BooleanSupplier auditAccepting,
-                     EngineMetrics metrics, LongSupplier clock) {
-        this.decodePool = decodePool;
-        this.limits = limits;
-        this.onReserved = onReserved;
-        this.auditAccepting = auditAccepting;
-        this.metrics = metrics;
-        this.clock = clock;
-    }
-
-    public int contextWindow() {
-        return limits.contextWindow();
+        /** Nothing known to check against (a cluster with no node live): only the placement decides, and finds no room. */
+        public static Limits unknown() {
+            return new Limits(Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, 0, false);
+        }
     }
 
     /**
-     * The engine's one check of a request's own values against this engine: every prompt token in the
-     * vocabulary, max_tokens no larger than the window. Throws at once; what only the sum of prompt and
-     * max_tokens exceeds is a rejection of {@link #submit} instead (context length exceeded).
+     * Where admitted requests run and what their reservation is taken from: this process's decode pool, or the engine
+     * nodes of a cluster. Admission makes every check on the request; a placement only finds room for it.
      */
-    public void validate(GenerationRequest request) {
-        validate(request, limits.vocabSize(), limits.contextWindow());
+    public interface Placement {
+        /** Takes {@code seq}'s whole reservation now, all or nothing. Called under admission's lock: one decision at a time. */
+        Room reserve(Sequence seq);
+
+        /** Starts a request whose reservation was taken (outside admission's lock). */
+        void start(Sequence seq);
+
+        /** Returns what {@code seq} still holds, if anything. */
+        void release(Sequence seq);
     }
 
-    /** {@link #validate(GenerationRequest)} against a vocabulary and window known otherwise (a cluster's, from its nodes). */
+    /** What a placement found for one request. */
+    public sealed interface Room {
+        /** Reserved: the request goes on. */
+        record Reserved() implements Room {
+        }
+
+        /** No room now: the request waits in the queue, if there is place in it. */
+        record Wait() implements Room {
+        }
+
+        /** Not here: the request is rejected with this code and message. */
+        record Refused(String code, String message) implements Room {
+        }
+    }
+
+    private final Placement placement;
+    private final Supplier<Limits> limits;
+    private final BooleanSupplier auditAccepting;
+    private final EngineMetrics metrics;
+    private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
+
+    /** Admission to {@code placement}, checking against what {@code limits} says at each request. */
+    public Admission(Placement placement, Supplier<Limits> limits, BooleanSupplier auditAccepting, EngineMetrics metrics) {
+        this.placement = placement;
+        this.limits = limits;
+        this.auditAccepting = auditAccepting;
+        this.metrics = metrics;
+    }
+
+    /** Admission to this process's {@code decodePool}: a reserved request goes to {@code onReserved}. */
+    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, BooleanSupplier auditAccepting,
+                     EngineMetrics metrics, LongSupplier clock) {
+        this(new PoolPlacement(decodePool, onReserved, clock), () -> limits, auditAccepting, metrics);
+    }
+
+    public int contextWindow() {
+        return limits.get().contextWindow();
+    }
+
+    /**
+     * The engine's one check of a request's values against this engine (that they are there and positive is
+     * {@link GenerationRequest}'s own): every prompt token in the vocabulary, max_tokens no larger than the window.
+     * Throws at once; what only the sum of prompt and max_tokens exceeds is a rejection of {@link #submit} instead
+     * (context length exceeded).
+     */
+    public ValidRequest validate(GenerationRequest request) {
+        Limits l = limits.get();
+        validate(request, l.vocabSize(), l.contextWindow());
+        return new Checked(request, this);
+    }
+
+    /** {@link #validate(GenerationRequest)} against a vocabulary and window known otherwise (a prefill node's). */
     public static void validate(GenerationRequest request, int vocabSize, int contextWindow) {
         for (int t : request.promptTokens()) {
             if (t < 0 || t >= vocabSize) {
@@ -72,15 +115,29 @@ public final class Admission {
         }
     }
 
+    /** A request this admission checked. */
+    private record Checked(GenerationRequest request, Admission by) implements ValidRequest {
+    }
+
+    /** The request {@code valid} holds, checked here once: again only if this admission did not check it. */
+    public GenerationRequest request(ValidRequest valid) {
+        return valid instanceof Checked c && c.by() == this ? c.request() : validate(valid.request()).request();
+    }
+
+    /** The KV positions a request reserves on decode: its prompt and its max new tokens. */
+    public static long tokensNeeded(GenerationRequest request) {
+        return (long) request.promptLength() + request.maxNewTokens();
+    }
+
     /** The decode pages a request reserves: prompt and max new tokens, in pages of {@code pageTokens}. */
     public static long pagesNeeded(GenerationRequest request, int pageTokens) {
-        long tokens = (long) request.promptLength() + request.maxNewTokens();
-        return (tokens + pageTokens - 1) / pageTokens;
+        return (tokensNeeded(request) + pageTokens - 1) / pageTokens;
     }
 
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */
     public void submit(Sequence seq) {
-        String refusal = neverFits(seq);
+        Limits l = limits.get();
+        String refusal = neverFits(seq.request(), l);
         if (refusal != null) {
             reject(seq, "context_length_exceeded", refusal);
             return;
@@ -90,36 +147,42 @@ public final class Admission {
             reject(seq, "audit_backpressure", "the audit journal is at its capacity; retry later");
             return;
         }
-        boolean reservedNow;
+        Room room;
         synchronized (this) {
             seq.moveTo(new RequestState.Admitted());
             // Queue order is FIFO: a newcomer may reserve directly only when nobody is waiting.
-            reservedNow = waiting.isEmpty() && tryReserve(seq);
-            if (!reservedNow) {
-                if (waiting.size() >= limits.maxQueue()) {
-                    reject(seq, "overloaded", "the admission queue is full (" + limits.maxQueue()
+            room = waiting.isEmpty() ? placement.reserve(seq) : new Room.Wait();
+            if (room instanceof Room.Wait) {
+                if (waiting.size() >= l.maxQueue()) {
+                    room = new Room.Refused("overloaded", "the admission queue is full (" + l.maxQueue()
                             + " waiting); retry later");
-                    return;
+                } else {
+                    waiting.add(seq);
                 }
-                waiting.add(seq);
             }
         }
-        if (reservedNow) {
-            onReserved.accept(seq);
+        switch (room) {
+            case Room.Reserved r -> placement.start(seq);
+            case Room.Refused r -> {
+                reject(seq, r.code(), r.message());
+                return;
+            }
+            case Room.Wait w -> { }
         }
         drain();
     }
 
-    private String neverFits(Sequence seq) {
-        int prompt = seq.request().promptLength();
-        long need = (long) prompt + seq.request().maxNewTokens();
-        if (need > limits.contextWindow()) {
-            return "this model's maximum context length is " + limits.contextWindow() + " tokens, but the request needs "
-                    + need + " (" + prompt + " in the prompt + " + seq.request().maxNewTokens() + " max new tokens)";
+    /** Why {@code request} can never fit within {@code l} (context length exceeded), or null. */
+    private static String neverFits(GenerationRequest request, Limits l) {
+        int prompt = request.promptLength();
+        long need = tokensNeeded(request);
+        if (need > l.contextWindow()) {
+            return "this model's maximum context length is " + l.contextWindow() + " tokens, but the request needs "
+                    + need + " (" + prompt + " in the prompt + " + request.maxNewTokens() + " max new tokens)";
         }
-        if (limits.checkPoolFit() && (prompt > limits.prefillCapacityTokens() || need > limits.decodeCapacityTokens())) {
+        if (l.checkPoolFit() && (prompt > l.prefillCapacityTokens() || need > l.decodeCapacityTokens())) {
             return "the request needs " + need + " tokens (" + prompt + " in the prompt) but the KV pools hold at most "
-                    + limits.prefillCapacityTokens() + " prompt tokens (prefill) and " + limits.decodeCapacityTokens()
+                    + l.prefillCapacityTokens() + " prompt tokens (prefill) and " + l.decodeCapacityTokens()
                     + " tokens (decode) for one request";
         }
         return null;
@@ -130,24 +193,9 @@ public final class Admission {
         seq.reject(code, message);
     }
 
-    /** Reserves the whole decode reservation of {@code seq}, all or nothing. */
-    private boolean tryReserve(Sequence seq) {
-        int pages = decodePool.layout().pagesFor((long) seq.request().promptLength() + seq.request().maxNewTokens());
-        List<PageRef> reserved = decodePool.allocate(seq.id(), seq.tenant(), pages);
-        if (reserved == null) {
-            return false;
-        }
-        seq.decodePages(reserved, clock.getAsLong());
-        seq.moveTo(new RequestState.Reserved());
-        return true;
-    }
-
-    /** Returns a sequence's decode pages (if it still holds them) and lets waiting requests in. */
+    /** Returns a sequence's reservation (if it still holds it) and lets waiting requests in. */
     public void release(Sequence seq) {
-        List<PageRef> pages = seq.takeDecodePages();
-        if (!pages.isEmpty()) {
-            decodePool.release(seq.id(), pages);
-        }
+        placement.release(seq);
         drain();
     }
 
@@ -171,10 +219,11 @@ public final class Admission {
         return waiting.size();
     }
 
-    /** Reserves for the head of the queue while pages last (FIFO: no starvation of long prompts). */
+    /** Reserves for the head of the queue while there is room (FIFO: no starvation of long prompts). */
     private void drain() {
         while (true) {
             Sequence next;
+            Room room;
             synchronized (this) {
                 next = waiting.peek();
                 if (next == null) {
@@ -185,12 +234,17 @@ public final class Admission {
                     next.abortNow();
                     continue;
                 }
-                if (!tryReserve(next)) {
+                room = placement.reserve(next);
+                if (room instanceof Room.Wait) {
                     return;
                 }
                 waiting.poll();
             }
-            onReserved.accept(next);
+            switch (room) {
+                case Room.Reserved r -> placement.start(next);
+                case Room.Refused r -> reject(next, r.code(), r.message());
+                case Room.Wait w -> throw new IllegalStateException("a waiting request left the queue");
+            }
         }
     }
 }

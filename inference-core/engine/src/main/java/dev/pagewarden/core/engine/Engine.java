@@ -22,6 +22,7 @@ import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.lineage.LineageSink;
@@ -241,14 +242,10 @@ public final class Engine implements InferenceEngine {
         admission.release(seq);
     }
 
-    /**
-     * Submits a request. Invalid input throws {@link InvalidRequestException} at once; a request
-     * that does not fit completes its result with a rejection before any page is reserved.
-     */
+    /** Submits a checked request; one that does not fit completes its result with a rejection before any page is reserved. */
     @Override
-    public RequestHandle submit(GenerationRequest request, TokenListener listener) {
-        admission.validate(request);
-        Sequence seq = new Sequence(ids.next(), request, listener, clock.nanoTime());
+    public RequestHandle submit(ValidRequest request, TokenListener listener) {
+        Sequence seq = new Sequence(ids.next(), admission.request(request), listener, clock.nanoTime());
         seq.receipts(receipts);
         seq.abortHook(() -> {
             admission.abortWaiting(seq);
@@ -264,8 +261,8 @@ public final class Engine implements InferenceEngine {
      * or opens a stream calls it before.
      */
     @Override
-    public void validate(GenerationRequest request) {
-        admission.validate(request);
+    public ValidRequest validate(GenerationRequest request) {
+        return admission.validate(request);
     }
 
     /** The effective context window: what admission accepts for prompt + max new tokens. */

@@ -4,6 +4,7 @@ import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.request.ValidRequest;
 
 import java.util.List;
 
@@ -15,13 +16,24 @@ import java.util.List;
 public interface InferenceEngine extends AutoCloseable {
 
     /**
-     * Submits a request. Invalid input throws {@link dev.pagewarden.core.request.InvalidRequestException} at once;
-     * a request that does not fit completes its result with a rejection before any page is reserved.
+     * Submits a request this engine checked ({@link #validate}). A request that does not fit completes its result
+     * with a rejection before any page is reserved.
      */
-    RequestHandle submit(GenerationRequest request, TokenListener listener);
+    RequestHandle submit(ValidRequest request, TokenListener listener);
 
-    /** Checks a request's values without submitting it; throws {@link dev.pagewarden.core.request.InvalidRequestException}. */
-    void validate(GenerationRequest request);
+    /**
+     * Checks and submits a request. Invalid input throws {@link dev.pagewarden.core.request.InvalidRequestException}
+     * at once; a request that does not fit completes its result with a rejection before any page is reserved.
+     */
+    default RequestHandle submit(GenerationRequest request, TokenListener listener) {
+        return submit(validate(request), listener);
+    }
+
+    /**
+     * Checks a request's values against this engine without submitting it; throws {@link
+     * dev.pagewarden.core.request.InvalidRequestException}. A caller that charges quota first submits what it returns.
+     */
+    ValidRequest validate(GenerationRequest request);
 
     /** The effective context window: what is accepted for prompt + max new tokens. */
     int contextWindow();

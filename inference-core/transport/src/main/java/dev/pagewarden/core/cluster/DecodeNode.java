@@ -1,13 +1,10 @@
 package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
-import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.decode.DecodeWorker;
 import dev.pagewarden.core.decode.KvIntake;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.engine.EngineParts;
-import dev.pagewarden.core.engine.PoolStats;
-import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.receipt.PageEpochRead;
@@ -16,9 +13,6 @@ import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
-import dev.pagewarden.core.sampling.SamplingParams;
-import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.DecodeTicks;
 import dev.pagewarden.core.transfer.net.ClusterTls;
@@ -44,20 +38,16 @@ import java.util.function.LongPredicate;
  * as PREFILLED; the decode sampler goes on from it as if it had drawn it itself. Tokens stream back to the
  * platform as TOKEN, and the request ends with FINISHED or FAILED.
  */
-public final class DecodeNode implements AutoCloseable {
+public final class DecodeNode extends EngineNode {
     private static final System.Logger LOG = System.getLogger(DecodeNode.class.getName());
-    private final Stage stage;
-    private final Clock clock = Clock.SYSTEM;
     private final EngineConfig config;
     private final Admission admission;
     private final KvIntake intake;
     private final DecodeWorker decode;
     private final NodeRuntime runtime;
     private final Thread decodeThread;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final ExecutorService prefillSender;
     private final Map<Long, Remote> requests = new ConcurrentHashMap<>();
-    private final LineageOutbox lineage;
     private final Map<String, ControlPeer> prefillPeers = new ConcurrentHashMap<>();
     private final Map<String, Object> connecting = new ConcurrentHashMap<>();
     /** When each prefill node's connection last carried a message (its STATUS comes every heartbeat). */
@@ -100,12 +90,8 @@ public final class DecodeNode implements AutoCloseable {
     }
 
     private DecodeNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
+        super(NodeRole.DECODE, loaded, config, options, lineage, LOG);
         this.config = config;
-        EngineMetrics metrics = EngineMetrics.NONE;
-        this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
-        EngineContext context = EngineContext.of(options.name(), FaultHooks.NONE, Stage.logged(LOG), metrics, clock,
-                this.lineage);
-        this.stage = Stage.create(NodeRole.DECODE, loaded, config, context);
         int vocab = loaded.config().vocabSize();
         this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
                 config.maxBatch(), EngineParts.stopTokens(loaded), context, this::release);
@@ -137,34 +123,12 @@ public final class DecodeNode implements AutoCloseable {
     public static DecodeNode start(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls,
                                    LineageSink lineage) throws InterruptedException {
         DecodeNode node = new DecodeNode(loaded, config, options, tls, lineage);
-        try {
-            node.runtime.start(node.intake, node::silentPrefillNodes);
-        } catch (RuntimeException | InterruptedException e) {
-            node.close();
-            throw e;
-        }
-        return node;
+        return listen(node, node.intake, node::silentPrefillNodes);
     }
 
-    public int port() {
-        return runtime.port();
-    }
-
-    public String name() {
-        return runtime.options().name();
-    }
-
-    public int contextWindow() {
-        return stage.window();
-    }
-
-    public String modelId() {
-        return stage.modelId();
-    }
-
-    /** The decode pool now (a snapshot). */
-    public PoolStats pool() {
-        return PoolStats.of(stage.pool());
+    @Override
+    NodeRuntime runtime() {
+        return runtime;
     }
 
     /** Requests this node serves now (admitted or waiting). */
@@ -219,11 +183,11 @@ public final class DecodeNode implements AutoCloseable {
                 case ControlMessage.Prefilled p -> prefilled(from, p);
                 case ControlMessage.PrefillFailed f -> prefillFailed(from, f);
                 case ControlMessage.Status s -> { } // a prefill node's heartbeat: its connection is alive
-                case ControlMessage.Prefill p -> refuse(from, p);
-                case ControlMessage.Token t -> refuse(from, t);
-                case ControlMessage.Finished f -> refuse(from, f);
-                case ControlMessage.Failed f -> refuse(from, f);
-                case ControlMessage.Lineage l -> refuse(from, l);
+                case ControlMessage.Prefill p -> ignore(from, p);
+                case ControlMessage.Token t -> ignore(from, t);
+                case ControlMessage.Finished f -> ignore(from, f);
+                case ControlMessage.Failed f -> ignore(from, f);
+                case ControlMessage.Lineage l -> ignore(from, l);
                 case ControlMessage.LineageAck a -> { } // taken by the runtime
             }
         }
@@ -242,18 +206,11 @@ public final class DecodeNode implements AutoCloseable {
         }
     }
 
-    private void refuse(ControlPeer from, ControlMessage m) {
-        LOG.log(System.Logger.Level.WARNING, "decode node " + name() + " ignores " + m.getClass().getSimpleName() + " from "
-                + from);
-    }
-
     private void submit(ControlPeer from, ControlMessage.Submit s) {
         GenerationRequest request;
         try {
-            ControlMessage.Sampling p = s.sampling();
-            request = new GenerationRequest(s.tenant(), s.prompt(), s.maxNewTokens(),
-                    new SamplingParams(p.temperature(), p.topP(), p.seed(), p.ignoreEos()));
-            admission.validate(request);
+            request = admission.validate(new GenerationRequest(s.tenant(), s.prompt(), s.maxNewTokens(),
+                    s.sampling().params())).request();
         } catch (InvalidRequestException e) {
             from.send(new ControlMessage.Failed(s.requestId(), ControlMessage.Outcome.INVALID,
                     Outcomes.invalidCode(e.param(), e.code()), e.getMessage()));
@@ -331,8 +288,7 @@ public final class DecodeNode implements AutoCloseable {
             return;
         }
         r.prefill = p;
-        ControlMessage.Sampling s = new ControlMessage.Sampling(seq.request().sampling().temperature(),
-                seq.request().sampling().topP(), seq.request().sampling().seed(), seq.request().sampling().ignoreEos());
+        ControlMessage.Sampling s = ControlMessage.Sampling.of(seq.request().sampling());
         boolean sent = p.send(new ControlMessage.Prefill(seq.id(), seq.tenant(), seq.request().promptTokens(), s, generation,
                 name(), runtime.options().advertisedHost(), port()));
         if (!sent) {
@@ -462,23 +418,17 @@ public final class DecodeNode implements AutoCloseable {
         }
     }
 
-    /** Stops serving: no new connection, requests still here are aborted, then the stage shuts down. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return; // once: a signal and a try-with-resources may both close it
-        }
+    void abortAll(String why) {
         for (Remote r : List.copyOf(requests.values())) {
-            r.seq.requestAbort("decode node " + name() + " is closing");
+            r.seq.requestAbort(why);
         }
-        runtime.close();
+    }
+
+    @Override
+    void stopWorkers() {
         prefillSender.shutdownNow();
         decode.stop();
-        try {
-            decodeThread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        stage.close();
+        join(decodeThread);
     }
 }

@@ -1,10 +1,7 @@
 package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
-import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.engine.PoolStats;
-import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.prefill.PrefillWorker;
@@ -12,9 +9,6 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.TokenListener;
-import dev.pagewarden.core.sampling.SamplingParams;
-import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.KvTransport;
 import dev.pagewarden.core.transfer.TransferJob;
@@ -34,27 +28,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * sampled token and sends the pages to the decode node's port over a {@link NetKvTransport} (one per decode
  * node). A request it gives up before its transfer starts (aborted, failed) is reported as PREFILL_FAILED.
  */
-public final class PrefillNode implements AutoCloseable {
+public final class PrefillNode extends EngineNode {
     private static final System.Logger LOG = System.getLogger(PrefillNode.class.getName());
-    private final Stage stage;
-    private final Clock clock = Clock.SYSTEM;
     private final PrefillWorker prefill;
     private final NodeRuntime runtime;
     private final Thread prefillThread;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
-    private final LineageOutbox lineage;
 
     /** One prompt to prefill for a decode node. */
     private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
     }
 
     private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
-        this.lineage = new LineageOutbox(lineage, options.lineageBuffer());
-        EngineContext context = EngineContext.of(options.name(), FaultHooks.NONE, Stage.logged(LOG), EngineMetrics.NONE,
-                clock, this.lineage);
-        this.stage = Stage.create(NodeRole.PREFILL, loaded, config, context);
+        super(NodeRole.PREFILL, loaded, config, options, lineage, LOG);
         this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), context,
                 this::transferStarting, seq -> { });
@@ -66,35 +53,12 @@ public final class PrefillNode implements AutoCloseable {
     /** Starts a prefill node (see {@link DecodeNode#start} for the arguments). */
     public static PrefillNode start(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls,
                                     LineageSink lineage) throws InterruptedException {
-        PrefillNode node = new PrefillNode(loaded, config, options, tls, lineage);
-        try {
-            node.runtime.start(null, () -> { });
-        } catch (RuntimeException | InterruptedException e) {
-            node.close();
-            throw e;
-        }
-        return node;
+        return listen(new PrefillNode(loaded, config, options, tls, lineage), null, () -> { });
     }
 
-    public int port() {
-        return runtime.port();
-    }
-
-    public String name() {
-        return runtime.options().name();
-    }
-
-    public int contextWindow() {
-        return stage.window();
-    }
-
-    public String modelId() {
-        return stage.modelId();
-    }
-
-    /** The prefill pool now (a snapshot). */
-    public PoolStats pool() {
-        return PoolStats.of(stage.pool());
+    @Override
+    NodeRuntime runtime() {
+        return runtime;
     }
 
     /** Prompts whose pages are on their way to a decode node. */
@@ -178,11 +142,6 @@ public final class PrefillNode implements AutoCloseable {
         }
     }
 
-    private void ignore(ControlPeer from, ControlMessage m) {
-        LOG.log(System.Logger.Level.WARNING, "prefill node " + name() + " ignores " + m.getClass().getSimpleName() + " from "
-                + from);
-    }
-
     private void prefill(ControlPeer from, ControlMessage.Prefill p) {
         if (!lineage.accepting()) {
             // fail closed: no page life step may go unrecorded (the decode node's admission checks its own)
@@ -196,9 +155,7 @@ public final class PrefillNode implements AutoCloseable {
             if (p.generation() != 1) {
                 throw new IllegalArgumentException("transfer generation " + p.generation() + "; a node prefills generation 1");
             }
-            ControlMessage.Sampling s = p.sampling();
-            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1,
-                    new SamplingParams(s.temperature(), s.topP(), s.seed(), s.ignoreEos()));
+            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1, p.sampling().params());
             Admission.validate(request, stage.loaded().config().vocabSize(), Integer.MAX_VALUE);
             seq = new Sequence(p.requestId(), request, TokenListener.NONE, clock.nanoTime());
         } catch (RuntimeException e) {
@@ -241,23 +198,18 @@ public final class PrefillNode implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return; // once: a signal and a try-with-resources may both close it
-        }
+    void abortAll(String why) {
         for (Job j : List.copyOf(jobs.values())) {
-            j.seq().requestAbort("prefill node " + name() + " is closing");
+            j.seq().requestAbort(why);
         }
-        runtime.close();
+    }
+
+    @Override
+    void stopWorkers() {
         prefill.stop();
-        try {
-            prefillThread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        join(prefillThread);
         for (NetKvTransport t : transports.values()) {
             t.close();
         }
-        stage.close();
     }
 }

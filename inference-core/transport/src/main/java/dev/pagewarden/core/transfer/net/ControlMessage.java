@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.sampling.SamplingParams;
 
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,14 @@ public sealed interface ControlMessage {
 
     /** Sampling as on the wire: the fields of {@code SamplingParams}. */
     record Sampling(float temperature, float topP, long seed, boolean ignoreEos) {
+        public static Sampling of(SamplingParams p) {
+            return new Sampling(p.temperature(), p.topP(), p.seed(), p.ignoreEos());
+        }
+
+        /** The parameters this says; throws {@link IllegalArgumentException} for values no sampler takes. */
+        public SamplingParams params() {
+            return new SamplingParams(temperature, topP, seed, ignoreEos);
+        }
     }
 
     /** Platform to decode node: serve this request, with its prompt prefilled on the named prefill node. */

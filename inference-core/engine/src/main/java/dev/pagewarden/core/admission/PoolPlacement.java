@@ -1,0 +1,48 @@
+package dev.pagewarden.core.admission;
+
+import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.Sequence;
+
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/** Requests placed in this process: their decode reservation comes from one decode pool, then they go to prefill. */
+final class PoolPlacement implements Admission.Placement {
+    private final KvPool decodePool;
+    private final Consumer<Sequence> onReserved;
+    private final LongSupplier clock;
+
+    PoolPlacement(KvPool decodePool, Consumer<Sequence> onReserved, LongSupplier clock) {
+        this.decodePool = decodePool;
+        this.onReserved = onReserved;
+        this.clock = clock;
+    }
+
+    @Override
+    public Admission.Room reserve(Sequence seq) {
+        int pages = decodePool.layout().pagesFor(Admission.tokensNeeded(seq.request()));
+        List<PageRef> reserved = decodePool.allocate(seq.id(), seq.tenant(), pages);
+        if (reserved == null) {
+            return new Admission.Room.Wait();
+        }
+        seq.decodePages(reserved, clock.getAsLong());
+        seq.moveTo(new RequestState.Reserved());
+        return new Admission.Room.Reserved();
+    }
+
+    @Override
+    public void start(Sequence seq) {
+        onReserved.accept(seq);
+    }
+
+    @Override
+    public void release(Sequence seq) {
+        List<PageRef> pages = seq.takeDecodePages();
+        if (!pages.isEmpty()) {
+            decodePool.release(seq.id(), pages);
+        }
+    }
+}
