@@ -800,7 +800,7 @@ final class VectorKernels implements RowKernels {
         return t;
     }
 
-    /** Two accumulators, then as above. */
+    /** Two accumulators, added lanewise, then the lane tree of {@link #sumLanes} and the scalar tail last. */
     @Override
     public float dot(float[] a, int ao, float[] b, int bo, int n) {
         FloatVector s = FloatVector.zero(F);
