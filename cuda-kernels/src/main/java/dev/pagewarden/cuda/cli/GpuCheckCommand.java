@@ -67,37 +67,60 @@ public final class GpuCheckCommand implements Command {
 
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
-        Path modelPath = args.existingFile("model");
-        Path tokPath = args.optionalExistingFile("tokenizer");
-        int maxNew = args.integer("tokens", 200);
-        // the tensor-core checks: batch invariance among 1..sweep neighbours, a decode step beside 1, 7 and sweep-1
-        int sweep = args.integer("sweep", 64);
-        String backendName = args.string("backend", "gpu");
-        String outFile = args.string("out", null);
-        args.rejectUnknown();
-        if (!backendName.equals("gpu") && !backendName.equals("cpu")) {
-            throw new Args.UsageException("--backend must be gpu or cpu, got " + backendName);
-        }
-        if (sweep < 1) {
-            throw new Args.UsageException("--sweep must be at least 1, got " + sweep);
-        }
-        boolean onGpu = backendName.equals("gpu");
+        Options o = Options.parse(args);
         Map<String, Object> r = new LinkedHashMap<>();
-        BackendProvider under = Backends.all().stream().filter(p -> p.name().equals(backendName)).findFirst().orElse(null);
-        if (onGpu && (under == null || !under.available())) {
+        BackendProvider under = Backends.all().stream().filter(p -> p.name().equals(o.backend())).findFirst().orElse(null);
+        if (o.onGpu() && (under == null || !under.available())) {
             r.put("gpu", false);
             r.put("reason", under == null ? "no gpu backend in this jar" : under.unavailableReason());
-            emit(r, out, outFile);
+            emit(r, out, o.outFile());
             err.println("gpu-check: no usable GPU here: " + r.get("reason"));
             return 3;
         }
         // --backend cpu: the checks that hold for any backend run on the CPU (the GPU's are compared with the
         // CPU, so there they compare the CPU with itself); those that need the device are skipped, with why
-        r.put("gpu", onGpu);
-        r.put("backend", backendName);
+        r.put("gpu", o.onGpu());
+        r.put("backend", o.backend());
         r.put("gemm", GpuBackend.GEMM);
-        CheckRun checks = new CheckRun(err);
-        try (LoadedModel model = ModelLoader.load(modelPath, tokPath)) {
+        Session s = new Session(o, under, new CheckRun(err), r);
+        s.realModelChecks();
+        s.generatedModelChecks();
+        s.deviceDiagnostics();
+        s.checks().report(r);
+        boolean ok = s.checks().passed();
+        emit(r, out, o.outFile());
+        err.println("gpu-check: " + (ok ? "PASS" : "FAIL") + " (backend " + o.backend() + ")");
+        return ok ? 0 : 1;
+    }
+
+    /** The command line. */
+    private record Options(Path model, Path tokenizer, int maxNew, int sweep, String backend, String outFile) {
+        static Options parse(Args args) {
+            Path modelPath = args.existingFile("model");
+            Path tokPath = args.optionalExistingFile("tokenizer");
+            int maxNew = args.integer("tokens", 200);
+            // the tensor-core checks: batch invariance among 1..sweep neighbours, a decode step beside 1, 7 and sweep-1
+            int sweep = args.integer("sweep", 64);
+            String backendName = args.string("backend", "gpu");
+            String outFile = args.string("out", null);
+            args.rejectUnknown();
+            if (!backendName.equals("gpu") && !backendName.equals("cpu")) {
+                throw new Args.UsageException("--backend must be gpu or cpu, got " + backendName);
+            }
+            if (sweep < 1) {
+                throw new Args.UsageException("--sweep must be at least 1, got " + sweep);
+            }
+            return new Options(modelPath, tokPath, maxNew, sweep, backendName, outFile);
+        }
+
+        boolean onGpu() {
+            return backend.equals("gpu");
+        }
+    }
+
+    /** The real model's token sequences: a prompt, it continued to {@code tokens}, and their first 20. */
+    private record Inputs(int[] prompt, int[] tokens, int[] short20) {
+        static Inputs of(LoadedModel model) {
             ModelConfig c = model.config();
             int[] prompt = model.vocabulary() != null
                     ? new Tokenizer(model.vocabulary()).encode("Once upon a time, in a big forest, there lived a tiny rabbit", true, false)
@@ -105,36 +128,56 @@ public final class GpuCheckCommand implements Command {
             int[] tokens = Arrays.copyOf(prompt, Math.min(c.seqLen(), prompt.length + 40));
             System.arraycopy(GpuChecks.randomTokens(tokens.length - prompt.length, c.vocabSize(), 3), 0, tokens,
                     prompt.length, tokens.length - prompt.length);
-            int[] short20 = Arrays.copyOf(tokens, Math.min(tokens.length, 20));
-            deviceCheck(onGpu, checks, "device", () -> {
+            return new Inputs(prompt, tokens, Arrays.copyOf(tokens, Math.min(tokens.length, 20)));
+        }
+    }
+
+    /** One run's checks, in the order they run; each writes its numbers into {@code r}. */
+    private record Session(Options o, BackendProvider under, CheckRun checks, Map<String, Object> r) {
+
+        /** The model given on the command line: agreement with the CPU, invariance, isolation, device kernels. */
+        void realModelChecks() throws Exception {
+            try (LoadedModel model = ModelLoader.load(o.model(), o.tokenizer())) {
+                Inputs in = Inputs.of(model);
+                agreementChecks(model, in);
+                isolationChecks(model, in);
+                deviceKernelChecks(model, in);
+            }
+        }
+
+        private void agreementChecks(LoadedModel model, Inputs in) {
+            deviceCheck("device", () -> {
                 try (Backend b = under.create(model, BackendOptions.defaults())) {
                     r.put("device", ((GpuBackend) b).describe());
                 }
                 return Verdict.PASS;
             });
             checks.run("parity_real_model", () -> {
-                double parity = GpuChecks.parity(under, model, tokens, prompt.length);
+                double parity = GpuChecks.parity(under, model, in.tokens(), in.prompt().length);
                 r.put("parity_real_model_max_rel_error", parity);
                 return Verdict.when(parity < MAX_REL_ERROR, "max relative error %.3g, tolerance %.3g", parity, MAX_REL_ERROR);
             });
             // greedy: tokens equal the CPU's, except at a CPU near-tie (then the continuations may part)
-            checks.run("greedy", () -> greedy(under, model, prompt, maxNew, NEAR_TIE, "greedy", r));
+            checks.run("greedy", () -> greedy(under, model, in.prompt(), o.maxNew(), NEAR_TIE, "greedy", r));
             checks.run("batch_invariance", () -> {
                 try (Backend b = under.create(model, BackendOptions.defaults())) {
-                    double inv = GpuChecks.batchInvariance(b, short20, 7);
+                    double inv = GpuChecks.batchInvariance(b, in.short20(), 7);
                     r.put("batch_invariance_max_abs_diff", inv);
                     return Verdict.when(inv == 0.0, "logits alone vs among 7 neighbours differ by up to %s", inv);
                 }
             });
             checks.run("decode_invariance", () -> {
                 try (Backend b = under.create(model, BackendOptions.defaults())) {
-                    double inv = GpuChecks.decodeInvariance(b, short20, 7);
+                    double inv = GpuChecks.decodeInvariance(b, in.short20(), 7);
                     r.put("decode_invariance_max_abs_diff", inv);
                     return Verdict.when(inv == 0.0, "a decode step alone vs beside 7 others differs by up to %s", inv);
                 }
             });
-            deviceCheck(onGpu, checks, "tags", () -> {
-                GpuChecks.TagChecks tags = GpuChecks.tagChecks(model, short20);
+        }
+
+        private void isolationChecks(LoadedModel model, Inputs in) {
+            deviceCheck("tags", () -> {
+                GpuChecks.TagChecks tags = GpuChecks.tagChecks(model, in.short20());
                 r.putAll(GpuChecks.asMap(tags));
                 r.put("tag_details", tags.details());
                 return Verdict.when(tags.staleEpoch() != null && tags.unwritten() != null && tags.scrubbedRead() != null
@@ -145,7 +188,7 @@ public final class GpuCheckCommand implements Command {
             });
             checks.run("writer_shadow", () -> {
                 try (Backend b = under.create(model, BackendOptions.defaults())) {
-                    GpuChecks.ShadowChecks shadow = GpuChecks.writerShadow(b, short20);
+                    GpuChecks.ShadowChecks shadow = GpuChecks.writerShadow(b, in.short20());
                     r.putAll(GpuChecks.asMap(shadow));
                     return Verdict.when(shadow.slotsWritten() > 0 && shadow.wrong() == 0 && shadow.scrubZeroes()
                                     && shadow.neighbourKept(), "%d slots written, %d with a wrong writer, scrub zeroes %s, "
@@ -153,13 +196,16 @@ public final class GpuCheckCommand implements Command {
                             shadow.neighbourKept());
                 }
             });
-            deviceCheck(onGpu, checks, "fused_rope", () -> {
-                double d = GpuChecks.fusedRopeDifference(model, tokens, prompt.length);
+        }
+
+        private void deviceKernelChecks(LoadedModel model, Inputs in) {
+            deviceCheck("fused_rope", () -> {
+                double d = GpuChecks.fusedRopeDifference(model, in.tokens(), in.prompt().length);
                 r.put("fused_rope_max_abs_diff", d);
                 return Verdict.when(d == 0.0, "fused vs pw_rope logits differ by up to %s", d);
             });
-            deviceCheck(onGpu, checks, "graphs", () -> {
-                GpuChecks.GraphChecks g = GpuChecks.graphs(model, tokens, prompt.length, 8, 40);
+            deviceCheck("graphs", () -> {
+                GpuChecks.GraphChecks g = GpuChecks.graphs(model, in.tokens(), in.prompt().length, 8, 40);
                 r.put("graphs_max_abs_diff", g.maxAbsDiff());
                 r.put("graphs_batched_max_abs_diff", g.batchedMaxAbsDiff());
                 r.put("graphs_captured", g.captured());
@@ -168,17 +214,28 @@ public final class GpuCheckCommand implements Command {
                         "graphs vs launches differ by up to %s (one sequence) and %s (a batch of 8); %d graphs captured, "
                                 + "2 needed", g.maxAbsDiff(), g.batchedMaxAbsDiff(), g.captured());
             });
-            deviceCheck(onGpu, checks, "checksums", () -> {
-                GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, tokens);
+            deviceCheck("checksums", () -> {
+                GpuChecks.ChecksumChecks crc = GpuChecks.checksums(model, in.tokens());
                 r.putAll(GpuChecks.asMap(crc));
                 return Verdict.when(crc.mismatches() == 0 && crc.corruptionDetected() && crc.scrubZeroes(),
                         "%d of %d pages' device CRC32C differ from the host's, corruption detected %s, scrub zeroes %s",
                         crc.mismatches(), crc.pagesCompared(), crc.corruptionDetected(), crc.scrubZeroes());
             });
         }
-        // the other precisions on generated models with grouped-query attention
-        Path dir = Files.createTempDirectory("pagewarden-gpu-check");
-        try {
+
+        /** The other precisions and architectures, on small models generated into a temporary folder. */
+        void generatedModelChecks() throws Exception {
+            Path dir = Files.createTempDirectory("pagewarden-gpu-check");
+            try {
+                precisionChecks(dir);
+                architectureChecks(dir);
+            } finally {
+                Files.deleteIfExists(dir);
+            }
+        }
+
+        /** Parity per weight type on a model with grouped-query attention; the tensor-core path's own checks where it runs. */
+        private void precisionChecks(Path dir) throws Exception {
             ModelConfig shape = new ModelConfig(256, 512, 2, 8, 2, 512, 128, 1e-5f, 10000f, false);
             // with the tensor-core kernels on, the quantized types too (they multiply only through them)
             List<DType> types = GpuBackend.GEMM
@@ -200,41 +257,50 @@ public final class GpuCheckCommand implements Command {
                     }
                 });
                 if (mma && Files.exists(f)) {
-                    // the tensor-core path at every batch size: one accumulation order, so bit-identical logits
-                    try (LoadedModel m = ModelLoader.load(f, null)) {
-                        int[] seq = GpuChecks.randomTokens(20, shape.vocabSize(), 21);
-                        checks.run("gemm_" + name + "_greedy", () -> greedy(under, m, Arrays.copyOf(seq, 8), Math.min(maxNew, 64),
-                                NEAR_TIE_GEMM, "gemm_" + name + "_greedy", r));
-                        checks.run("gemm_" + name + "_batch_invariance", () -> {
-                            try (Backend b = under.create(m, BackendOptions.defaults())) {
-                                GpuChecks.Sweep sw = GpuChecks.batchInvarianceSweep(b, seq, sweep);
-                                r.put("gemm_" + name + "_batch_invariance_batches", sw.batches());
-                                r.put("gemm_" + name + "_batch_invariance_max_abs_diff", sw.maxAbsDiff());
-                                r.put("gemm_" + name + "_batch_invariance_worst_neighbours", sw.worstNeighbours());
-                                return Verdict.when(sw.maxAbsDiff() == 0.0, "logits alone vs among %d neighbours differ by %s",
-                                        sw.worstNeighbours(), sw.maxAbsDiff());
-                            }
-                        });
-                        checks.run("gemm_" + name + "_decode_invariance", () -> {
-                            try (Backend b = under.create(m, BackendOptions.defaults())) {
-                                double worst = 0;
-                                int at = 0;
-                                for (int n : new int[] {1, Math.min(7, sweep), sweep - 1}) {
-                                    double d = n < 1 ? 0 : GpuChecks.decodeInvariance(b, seq, n);
-                                    at = d > worst ? n : at;
-                                    worst = Math.max(worst, d);
-                                }
-                                r.put("gemm_" + name + "_decode_invariance_max_abs_diff", worst);
-                                return Verdict.when(worst == 0.0, "a decode step alone vs beside %d others differs by %s",
-                                        at, worst);
-                            }
-                        });
-                    }
+                    gemmChecks(f, shape, name);
                 }
                 Files.deleteIfExists(f);
             }
-            // the other architectures: qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (per-head Q/K norms, Q wider
-            // than dim), llama with Llama 3.2's RoPE scaling
+        }
+
+        /** The tensor-core path at every batch size: one accumulation order, so bit-identical logits. */
+        private void gemmChecks(Path f, ModelConfig shape, String name) throws Exception {
+            try (LoadedModel m = ModelLoader.load(f, null)) {
+                int[] seq = GpuChecks.randomTokens(20, shape.vocabSize(), 21);
+                checks.run("gemm_" + name + "_greedy", () -> greedy(under, m, Arrays.copyOf(seq, 8), Math.min(o.maxNew(), 64),
+                        NEAR_TIE_GEMM, "gemm_" + name + "_greedy", r));
+                checks.run("gemm_" + name + "_batch_invariance", () -> {
+                    try (Backend b = under.create(m, BackendOptions.defaults())) {
+                        GpuChecks.Sweep sw = GpuChecks.batchInvarianceSweep(b, seq, o.sweep());
+                        r.put("gemm_" + name + "_batch_invariance_batches", sw.batches());
+                        r.put("gemm_" + name + "_batch_invariance_max_abs_diff", sw.maxAbsDiff());
+                        r.put("gemm_" + name + "_batch_invariance_worst_neighbours", sw.worstNeighbours());
+                        return Verdict.when(sw.maxAbsDiff() == 0.0, "logits alone vs among %d neighbours differ by %s",
+                                sw.worstNeighbours(), sw.maxAbsDiff());
+                    }
+                });
+                checks.run("gemm_" + name + "_decode_invariance", () -> {
+                    try (Backend b = under.create(m, BackendOptions.defaults())) {
+                        double worst = 0;
+                        int at = 0;
+                        for (int n : new int[] {1, Math.min(7, o.sweep()), o.sweep() - 1}) {
+                            double d = n < 1 ? 0 : GpuChecks.decodeInvariance(b, seq, n);
+                            at = d > worst ? n : at;
+                            worst = Math.max(worst, d);
+                        }
+                        r.put("gemm_" + name + "_decode_invariance_max_abs_diff", worst);
+                        return Verdict.when(worst == 0.0, "a decode step alone vs beside %d others differs by %s",
+                                at, worst);
+                    }
+                });
+            }
+        }
+
+        /**
+         * The other architectures: qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (per-head Q/K norms, Q wider
+         * than dim), llama with Llama 3.2's RoPE scaling.
+         */
+        private void architectureChecks(Path dir) throws Exception {
             String base = "dim=256,hidden=512,layers=2,heads=8,kv_heads=2,vocab=512,seq=128,shared=false";
             String[][] archs = {{"qwen2", null, base, "F16"}, {"qwen3", null, base + ",head_dim=48", "F32"},
                     {"llama", "llama3", base, "Q8_0"}};
@@ -248,13 +314,13 @@ public final class GpuCheckCommand implements Command {
                         int[] t = GpuChecks.randomTokens(60, cfg.vocabSize(), 17);
                         double e = GpuChecks.parity(under, m, t, 24);
                         // the fused RoPE exists only on the device
-                        double fused = onGpu ? GpuChecks.fusedRopeDifference(m, t, 24) : 0.0;
+                        double fused = o.onGpu() ? GpuChecks.fusedRopeDifference(m, t, 24) : 0.0;
                         double inv;
                         try (Backend b = under.create(m, BackendOptions.defaults())) {
                             inv = GpuChecks.decodeInvariance(b, Arrays.copyOf(t, 20), 7);
                         }
                         r.put(key + "_max_rel_error", e);
-                        if (onGpu) {
+                        if (o.onGpu()) {
                             r.put(key + "_fused_rope_max_abs_diff", fused);
                         }
                         r.put(key + "_decode_invariance_max_abs_diff", inv);
@@ -265,35 +331,31 @@ public final class GpuCheckCommand implements Command {
                 });
                 Files.deleteIfExists(f);
             }
-        } finally {
-            Files.deleteIfExists(dir);
         }
-        // the GEMM's tile decoders: every decoded weight bit for bit the CPU's decode rounded to fp16
-        deviceCheck(onGpu, checks, "quant_decode", () -> {
-            List<GpuChecks.QuantDecode> decode = GpuChecks.quantDecode();
-            r.put("quantDecode", GpuChecks.asMap(decode));
-            List<String> bad = decode.stream().filter(q -> q.values() == 0 || q.mismatches() > 0)
-                    .map(q -> q.type() + ": " + q.mismatches() + " of " + q.values() + " values differ, first " + q.first())
-                    .toList();
-            return Verdict.when(bad.isEmpty(), "%s", String.join("; ", bad));
-        });
-        deviceCheck(onGpu, checks, "copy_bandwidth", () -> {
-            r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
-            return Verdict.PASS;
-        });
-        checks.report(r);
-        boolean ok = checks.passed();
-        emit(r, out, outFile);
-        err.println("gpu-check: " + (ok ? "PASS" : "FAIL") + " (backend " + backendName + ")");
-        return ok ? 0 : 1;
-    }
 
-    /** A check that reads device memory or times kernels: run on the GPU, skipped (with why) under --backend cpu. */
-    private static void deviceCheck(boolean onGpu, CheckRun checks, String name, Callable<Verdict> check) {
-        if (onGpu) {
-            checks.run(name, check);
-        } else {
-            checks.skip(name, NEEDS_DEVICE);
+        /** The device alone: the GEMM's tile decoders (every decoded weight bit for bit the CPU's decode rounded to fp16), copy bandwidth. */
+        void deviceDiagnostics() {
+            deviceCheck("quant_decode", () -> {
+                List<GpuChecks.QuantDecode> decode = GpuChecks.quantDecode();
+                r.put("quantDecode", GpuChecks.asMap(decode));
+                List<String> bad = decode.stream().filter(q -> q.values() == 0 || q.mismatches() > 0)
+                        .map(q -> q.type() + ": " + q.mismatches() + " of " + q.values() + " values differ, first " + q.first())
+                        .toList();
+                return Verdict.when(bad.isEmpty(), "%s", String.join("; ", bad));
+            });
+            deviceCheck("copy_bandwidth", () -> {
+                r.put("copy_bandwidth_bytes_per_s", dev.pagewarden.cuda.GpuDiagnostics.copyBandwidth());
+                return Verdict.PASS;
+            });
+        }
+
+        /** A check that reads device memory or times kernels: run on the GPU, skipped (with why) under --backend cpu. */
+        private void deviceCheck(String name, Callable<Verdict> check) {
+            if (o.onGpu()) {
+                checks.run(name, check);
+            } else {
+                checks.skip(name, NEEDS_DEVICE);
+            }
         }
     }
 

@@ -165,7 +165,6 @@ public final class ReceiptAudit {
         if (refused != null) {
             return Verdict.of(Status.MISMATCH, refused);
         }
-        long request = receipt.body().requestId();
         List<PageEpochRead> reads = receipt.body().reads();
         if (reads.isEmpty()) {
             return Verdict.of(Status.OK, "the request read no cached KV");
@@ -178,137 +177,204 @@ public final class ReceiptAudit {
                 return Verdict.of(Status.MISMATCH, "receipt names no or duplicate lineage event for read " + reads.get(i));
             }
         }
-        boolean finals = receipt.body().version() >= 2;
         try (Connection c = dataSource.getConnection()) {
             Array idArray = c.createArrayOf("bigint", ids);
-            record Bind(long kind, String node, String worker, int page, long epoch, long request, String tenant, int from,
-                        int to, boolean released, Integer finalFrom, Integer finalTo) {
+            Verdict v = checkBinds(c, receipt, binds(c, idArray));
+            if (v == null) {
+                v = unclaimedRead(c, receipt.body().requestId(), ids[0], distinct);
             }
-            Map<Long, Bind> binds = new HashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_BINDS)) {
-                ps.setArray(1, idArray);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        binds.put(rs.getLong(1), new Bind(rs.getInt(2), rs.getString(13), rs.getString(3), rs.getInt(4), rs.getLong(5),
-                                rs.getLong(6), rs.getString(7), rs.getInt(8), rs.getInt(9), rs.getObject(10) != null,
-                                (Integer) rs.getObject(11), (Integer) rs.getObject(12)));
-                    }
-                }
-            }
-            int missing = 0, unreleased = 0;
-            for (int i = 0; i < reads.size(); i++) {
-                PageEpochRead r = reads.get(i);
-                Bind b = binds.get(r.lineageEventId());
-                if (b == null) {
-                    missing++;
-                    continue;
-                }
-                if (b.kind() != KindCodes.BIND_READ || b.request() != request
-                        || !Objects.equals(b.tenant(), receipt.body().tenant()) || !nodeMatches(b.node(), receipt)
-                        || !b.worker().equals(r.worker())
-                        || b.page() != r.page() || b.epoch() != r.epoch() || b.from() != 0) {
-                    return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " does not match lineage event " + b);
-                }
-                if (!b.released()) {
-                    unreleased++;
-                }
-                if (finals && !b.released()) {
-                    continue; // the final range arrives just before the RELEASE
-                }
-                boolean rangeMatches = finals
-                        ? b.finalTo() != null && b.finalFrom() == 0 && b.finalTo() == r.slots() && b.to() <= r.slots()
-                        : b.to() == r.slots();
-                if (!rangeMatches) {
-                    return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " claims slots [0, " + r.slots()
-                            + ") but the lineage has " + (finals ? "final range " + (b.finalTo() == null ? "none"
-                            : "[" + b.finalFrom() + ", " + b.finalTo() + ")") : "first read [0, " + b.to() + ")"));
-                }
-            }
-            if (missing > 0) {
-                Verdict frozen = fromFrozen(c, receipt);
-                if (frozen != null) {
-                    return frozen;
-                }
-            }
-            if (missing > 0 || unreleased > 0) {
-                return Verdict.of(Status.PENDING, missing + " of " + reads.size() + " named reads and " + unreleased
-                        + " releases not in the database yet");
-            }
-            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_ALL_BINDS)) {
-                ps.setLong(1, request);
-                ps.setLong(2, ids[0] >> 40); // arithmetic, as PostgreSQL shifts bigint (ids may be negative)
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        if (!distinct.contains(rs.getLong(1))) {
-                            return Verdict.of(Status.MISMATCH, "lineage has a read the receipt leaves out: event "
-                                    + rs.getLong(1));
-                        }
-                    }
-                }
-            }
-            List<ForeignWrite> foreign = new ArrayList<>();
-            int slots = 0;
-            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_READS)) {
-                ps.setBoolean(1, finals);
-                ps.setArray(2, idArray);
-                try (ResultSet rs = ps.executeQuery()) {
-                    long lastEvent = 0;
-                    List<Long> order = new ArrayList<>();
-                    while (rs.next()) {
-                        long event = rs.getLong(1);
-                        if (order.isEmpty() || event != lastEvent) {
-                            order.add(event);
-                            lastEvent = event;
-                        }
-                        if (rs.getObject(8) == null) {
-                            continue; // a read of no slot (version 1: a page first read before it held any)
-                        }
-                        slots++;
-                        Object kindCode = rs.getObject(9);
-                        String kind = kindCode == null ? "NONE" : KindCodes.kind(((Number) kindCode).intValue()).name();
-                        long writer = kindCode == null ? 0 : rs.getLong(10);
-                        if (writer == request && !kind.equals("SCRUB")) {
-                            continue;
-                        }
-                        int slot = rs.getInt(8);
-                        String tenant = rs.getString(11);
-                        long writerEpoch = kindCode == null ? -1 : rs.getLong(12);
-                        ForeignWrite last = foreign.isEmpty() ? null : foreign.getLast();
-                        if (last != null && !last.afterRead() && last.node().equals(rs.getString(14))
-                                && last.worker().equals(rs.getString(2))
-                                && last.page() == rs.getInt(3) && last.epoch() == rs.getLong(4) && last.slotTo() == slot
-                                && last.kind().equals(kind) && last.writerRequest() == writer
-                                && last.writerEpoch() == writerEpoch) {
-                            foreign.set(foreign.size() - 1, new ForeignWrite(last.node(), last.worker(), last.page(), last.epoch(),
-                                    last.slotFrom(), slot + 1, kind, writer, tenant, writerEpoch, false));
-                        } else {
-                            foreign.add(new ForeignWrite(rs.getString(14), rs.getString(2), rs.getInt(3), rs.getLong(4), slot, slot + 1,
-                                    kind, writer, tenant, writerEpoch, false));
-                        }
-                    }
-                    List<Long> claimed = reads.stream().map(PageEpochRead::lineageEventId).toList();
-                    if (!order.equals(claimed)) {
-                        return Verdict.of(Status.MISMATCH, "lineage read order " + order + " differs from the receipt's");
-                    }
-                }
-            }
-            try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_LATE_WRITES)) {
-                ps.setArray(1, idArray);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        foreign.add(new ForeignWrite(rs.getString(11), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
-                                rs.getInt(6), KindCodes.kind(rs.getInt(7)).name(), rs.getLong(8), rs.getString(9),
-                                rs.getLong(10), true));
-                    }
-                }
-            }
-            if (!foreign.isEmpty()) {
-                return new Verdict(Status.VIOLATION, "request " + request + " read data written by "
-                        + new Verdict(Status.VIOLATION, "", foreign).foreignWriters(), foreign);
-            }
-            return Verdict.of(Status.OK, reads.size() + " page epochs read, " + slots
-                    + " slots, every slot written by request " + request);
+            return v != null ? v : isolation(c, receipt, idArray);
         }
+    }
+
+    /** A named lineage event as the receipt checks read it: its BIND_READ fields, its release and final range. */
+    private record Bind(long kind, String node, String worker, int page, long epoch, long request, String tenant, int from,
+                        int to, boolean released, Integer finalFrom, Integer finalTo) {
+    }
+
+    /** The lineage events the receipt names, by id (those not in the database yet are absent). */
+    private static Map<Long, Bind> binds(Connection c, Array idArray) throws SQLException {
+        Map<Long, Bind> binds = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_BINDS)) {
+            ps.setArray(1, idArray);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    binds.put(rs.getLong(1), new Bind(rs.getInt(2), rs.getString(13), rs.getString(3), rs.getInt(4), rs.getLong(5),
+                            rs.getLong(6), rs.getString(7), rs.getInt(8), rs.getInt(9), rs.getObject(10) != null,
+                            (Integer) rs.getObject(11), (Integer) rs.getObject(12)));
+                }
+            }
+        }
+        return binds;
+    }
+
+    /**
+     * Completeness and match of the named events (see the class comment): MISMATCH for a read its event
+     * does not match, the frozen answer or PENDING while events or releases are missing; null when every
+     * named event is there, released and matching.
+     */
+    private static Verdict checkBinds(Connection c, Receipt receipt, Map<Long, Bind> binds) throws SQLException {
+        List<PageEpochRead> reads = receipt.body().reads();
+        int missing = 0, unreleased = 0;
+        for (int i = 0; i < reads.size(); i++) {
+            PageEpochRead r = reads.get(i);
+            Bind b = binds.get(r.lineageEventId());
+            if (b == null) {
+                missing++;
+                continue;
+            }
+            Verdict mismatch = mismatch(i, r, b, receipt);
+            if (mismatch != null) {
+                return mismatch;
+            }
+            if (!b.released()) {
+                unreleased++;
+            }
+        }
+        if (missing > 0) {
+            Verdict frozen = fromFrozen(c, receipt);
+            if (frozen != null) {
+                return frozen;
+            }
+        }
+        if (missing > 0 || unreleased > 0) {
+            return Verdict.of(Status.PENDING, missing + " of " + reads.size() + " named reads and " + unreleased
+                    + " releases not in the database yet");
+        }
+        return null;
+    }
+
+    /** MISMATCH when read {@code i} is not its event's BIND_READ or claims other slots than the lineage has; else null. */
+    private static Verdict mismatch(int i, PageEpochRead r, Bind b, Receipt receipt) {
+        if (b.kind() != KindCodes.BIND_READ || b.request() != receipt.body().requestId()
+                || !Objects.equals(b.tenant(), receipt.body().tenant()) || !nodeMatches(b.node(), receipt)
+                || !b.worker().equals(r.worker())
+                || b.page() != r.page() || b.epoch() != r.epoch() || b.from() != 0) {
+            return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " does not match lineage event " + b);
+        }
+        boolean finals = receipt.body().version() >= 2;
+        if (finals && !b.released()) {
+            return null; // the final range arrives just before the RELEASE
+        }
+        boolean rangeMatches = finals
+                ? b.finalTo() != null && b.finalFrom() == 0 && b.finalTo() == r.slots() && b.to() <= r.slots()
+                : b.to() == r.slots();
+        if (!rangeMatches) {
+            return Verdict.of(Status.MISMATCH, "read " + i + " " + r + " claims slots [0, " + r.slots()
+                    + ") but the lineage has " + (finals ? "final range " + (b.finalTo() == null ? "none"
+                    : "[" + b.finalFrom() + ", " + b.finalTo() + ")") : "first read [0, " + b.to() + ")"));
+        }
+        return null;
+    }
+
+    /** MISMATCH when the request has a BIND_READ from the same engine start that the receipt does not name; else null. */
+    private static Verdict unclaimedRead(Connection c, long request, long firstId, Set<Long> named) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_ALL_BINDS)) {
+            ps.setLong(1, request);
+            ps.setLong(2, firstId >> 40); // arithmetic, as PostgreSQL shifts bigint (ids may be negative)
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (!named.contains(rs.getLong(1))) {
+                        return Verdict.of(Status.MISMATCH, "lineage has a read the receipt leaves out: event "
+                                + rs.getLong(1));
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The last writer of every slot read, in the lineage's read order: that order, the foreign runs, the slots read. */
+    private record SlotWriters(List<Long> order, List<ForeignWrite> foreign, int slots) {
+    }
+
+    /**
+     * Isolation: MISMATCH when the lineage reads in another order than the receipt; VIOLATION naming every
+     * foreign (or missing) writer of a read slot and every write into a read page epoch while it was held;
+     * otherwise OK.
+     */
+    private static Verdict isolation(Connection c, Receipt receipt, Array idArray) throws SQLException {
+        long request = receipt.body().requestId();
+        List<PageEpochRead> reads = receipt.body().reads();
+        SlotWriters w = slotWriters(c, request, receipt.body().version() >= 2, idArray);
+        List<Long> claimed = reads.stream().map(PageEpochRead::lineageEventId).toList();
+        if (!w.order().equals(claimed)) {
+            return Verdict.of(Status.MISMATCH, "lineage read order " + w.order() + " differs from the receipt's");
+        }
+        List<ForeignWrite> foreign = new ArrayList<>(w.foreign());
+        foreign.addAll(lateWrites(c, idArray));
+        if (!foreign.isEmpty()) {
+            return new Verdict(Status.VIOLATION, "request " + request + " read data written by "
+                    + new Verdict(Status.VIOLATION, "", foreign).foreignWriters(), foreign);
+        }
+        return Verdict.of(Status.OK, reads.size() + " page epochs read, " + w.slots()
+                + " slots, every slot written by request " + request);
+    }
+
+    /** Each read slot's last writer; runs of adjacent slots with the same foreign writer become one {@link ForeignWrite}. */
+    private static SlotWriters slotWriters(Connection c, long request, boolean finals, Array idArray) throws SQLException {
+        List<ForeignWrite> foreign = new ArrayList<>();
+        List<Long> order = new ArrayList<>();
+        int slots = 0;
+        try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_READS)) {
+            ps.setBoolean(1, finals);
+            ps.setArray(2, idArray);
+            try (ResultSet rs = ps.executeQuery()) {
+                long lastEvent = 0;
+                while (rs.next()) {
+                    long event = rs.getLong(1);
+                    if (order.isEmpty() || event != lastEvent) {
+                        order.add(event);
+                        lastEvent = event;
+                    }
+                    if (rs.getObject(8) == null) {
+                        continue; // a read of no slot (version 1: a page first read before it held any)
+                    }
+                    slots++;
+                    Object kindCode = rs.getObject(9);
+                    String kind = kindCode == null ? "NONE" : KindCodes.kind(((Number) kindCode).intValue()).name();
+                    long writer = kindCode == null ? 0 : rs.getLong(10);
+                    if (writer == request && !kind.equals("SCRUB")) {
+                        continue;
+                    }
+                    int slot = rs.getInt(8);
+                    long writerEpoch = kindCode == null ? -1 : rs.getLong(12);
+                    extend(foreign, new ForeignWrite(rs.getString(14), rs.getString(2), rs.getInt(3), rs.getLong(4), slot,
+                            slot + 1, kind, writer, rs.getString(11), writerEpoch, false));
+                }
+            }
+        }
+        return new SlotWriters(order, foreign, slots);
+    }
+
+    /** Adds one slot's foreign write, joined to the last run when it continues it (same page epoch, writer and kind). */
+    private static void extend(List<ForeignWrite> foreign, ForeignWrite w) {
+        ForeignWrite last = foreign.isEmpty() ? null : foreign.getLast();
+        if (last != null && !last.afterRead() && last.node().equals(w.node()) && last.worker().equals(w.worker())
+                && last.page() == w.page() && last.epoch() == w.epoch() && last.slotTo() == w.slotFrom()
+                && last.kind().equals(w.kind()) && last.writerRequest() == w.writerRequest()
+                && last.writerEpoch() == w.writerEpoch()) {
+            foreign.set(foreign.size() - 1, new ForeignWrite(last.node(), last.worker(), last.page(), last.epoch(),
+                    last.slotFrom(), w.slotTo(), w.kind(), w.writerRequest(), w.writerTenant(), w.writerEpoch(), false));
+        } else {
+            foreign.add(w);
+        }
+    }
+
+    /** Writes into a read page epoch after the read, while the reader still held it. */
+    private static List<ForeignWrite> lateWrites(Connection c, Array idArray) throws SQLException {
+        List<ForeignWrite> late = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_LATE_WRITES)) {
+            ps.setArray(1, idArray);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    late.add(new ForeignWrite(rs.getString(11), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+                            rs.getInt(6), KindCodes.kind(rs.getInt(7)).name(), rs.getLong(8), rs.getString(9),
+                            rs.getLong(10), true));
+                }
+            }
+        }
+        return late;
     }
 
     /**

@@ -37,21 +37,7 @@ public final class Ops {
 
     /** Dot product of {@code a[ao..ao+n)} and {@code b[bo..bo+n)} with a fixed order. */
     public static float dot(float[] a, int ao, float[] b, int bo, int n) {
-        return Kernels.VECTOR ? vectorDot(a, ao, b, bo, n) : scalarDot(a, ao, b, bo, n);
-    }
-
-    // Separate method: VectorKernels is resolved only when this is called, i.e. when the module is there.
-    private static float vectorDot(float[] a, int ao, float[] b, int bo, int n) {
-        return VectorKernels.dot(a, ao, b, bo, n);
-    }
-
-    /** The fallback dot: left to right. */
-    static float scalarDot(float[] a, int ao, float[] b, int bo, int n) {
-        float acc = 0f;
-        for (int i = 0; i < n; i++) {
-            acc += a[ao + i] * b[bo + i];
-        }
-        return acc;
+        return Kernels.ROWS.dot(a, ao, b, bo, n);
     }
 
     /** In-place softmax of {@code x[o..o+n)}. */

@@ -8,8 +8,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
- * The inner loops of {@link MatMul}, implemented once with the Vector API ({@link VectorKernels})
- * and once in plain Java ({@link ScalarKernels}) for JVMs without {@code jdk.incubator.vector}.
+ * The kernels of {@link MatMul} and {@link Ops}, implemented once with the Vector API ({@link VectorKernels})
+ * and once in plain Java ({@link ScalarKernels}) for JVMs without {@code jdk.incubator.vector};
+ * {@link Kernels#ROWS} picks one per JVM, the only place that chooses. The default methods are the
+ * plain reference each implementation's result is defined by (and that the scalar tier runs).
  *
  * <p>Every implementation fixes the accumulation order of one dot product as a function of its
  * length alone, and the tiled methods perform, for each (row, vector) pair, exactly the operations
@@ -23,7 +25,7 @@ import java.util.Arrays;
  * {@code off + k*rowStride}; F16 and Q8_0 rows are first decoded into an fp32 scratch area by
  * {@link #decodeF16} / {@link #decodeQ8}, so the dot kernels serve all types.
  */
-interface RowKernels {
+sealed interface RowKernels permits ScalarKernels, VectorKernels {
 
     /** Short name for logs and benchmarks. */
     String name();
@@ -34,15 +36,33 @@ interface RowKernels {
     /** {@code sum_i w[i] * x[xo + i]} over {@code n} floats of {@code w} at byte offset {@code off}. */
     float dot(MemorySegment w, long off, int n, float[] x, int xo);
 
+    /**
+     * Dot product of {@code a[ao..ao+n)} and {@code b[bo..bo+n)} in an order fixed by {@code n}
+     * alone (for {@link Ops#dot}).
+     */
+    float dot(float[] a, int ao, float[] b, int bo, int n);
+
     /** Four rows times one vector: {@code out[oo + k*oRow] = dot(row k, x[xo..])}, k = 0..3. */
-    void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo, int oRow);
+    default void dot4x1(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, float[] out, int oo,
+                        int oRow) {
+        for (int k = 0; k < 4; k++) {
+            out[oo + k * oRow] = dot(w, off + k * rowStride, n, x, xo);
+        }
+    }
 
     /**
      * Four rows times four vectors {@code x[xo + j*xStride ..]}: row k times vector j goes to
-     * {@code out[oo + j*oStride + k*oRow]}. Reads the four rows once for all four vectors.
+     * {@code out[oo + j*oStride + k*oRow]}. An implementation reads the four rows once for all
+     * four vectors; this default re-reads them (from L1) for each vector.
      */
-    void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
-                float[] out, int oo, int oRow, int oStride, float[] lanes);
+    default void dot4x4(MemorySegment w, long off, long rowStride, int n, float[] x, int xo, int xStride,
+                        float[] out, int oo, int oRow, int oStride, float[] lanes) {
+        for (int j = 0; j < 4; j++) {
+            for (int k = 0; k < 4; k++) {
+                out[oo + j * oStride + k * oRow] = dot(w, off + k * rowStride, n, x, xo + j * xStride);
+            }
+        }
+    }
 
     /**
      * Whether {@link #blocks4x1} computes rows of {@code n} values of {@code type} (BF16 or a
@@ -129,10 +149,10 @@ interface RowKernels {
                 long e = (long) h * c + i;
                 float wv = switch (type) {
                     case F32 -> w.get(Tensor.F32_LE, off + 4 * e);
-                    case F16 -> ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, off + 2 * e));
+                    case F16 -> Dequantizer.halfToFloat(w.get(Tensor.I16_LE, off + 2 * e));
                     case Q8_0 -> { // block of 32 columns: the h scales, then 32 columns of h quants
                         long block = off + (long) (c / 32) * 34 * h;
-                        yield ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, block + 2L * i))
+                        yield Dequantizer.halfToFloat(w.get(Tensor.I16_LE, block + 2L * i))
                                 * w.get(java.lang.foreign.ValueLayout.JAVA_BYTE, block + 2L * h + (long) (c % 32) * h + i);
                     }
                     default -> throw new IllegalStateException("no " + type + " panels");
@@ -151,17 +171,26 @@ interface RowKernels {
     }
 
     /** Decodes {@code n} fp16 values at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */
-    void decodeF16(MemorySegment src, long off, int n, MemorySegment dst, long at);
+    default void decodeF16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        Dequantizer.row(DType.F16, src, off, n, dst, at);
+    }
 
     /** Decodes {@code n} Q8_0 values ({@code n/32} blocks) at {@code src[off..]} into fp32 at {@code dst[at..]}. Exact. */
-    void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst, long at);
+    default void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst, long at) {
+        // int8 * fp16 fits in 24 bits of mantissa: the product is exact, like the vector version
+        Dequantizer.row(DType.Q8_0, src, off, n, dst, at);
+    }
 
     /**
      * {@code acc[ao + i] += scale * v[i]} over {@code n} floats of {@code v} at byte offset {@code off}:
      * a multiply then an add per element (two roundings, no fma), so every implementation gives the
      * same bits.
      */
-    void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n);
+    default void axpy(float[] acc, int ao, float scale, MemorySegment v, long off, int n) {
+        for (int i = 0; i < n; i++) {
+            acc[ao + i] += scale * v.get(Tensor.F32_LE, off + 4L * i);
+        }
+    }
 
     /**
      * Attention scores over a K panel ({@code KvLayout.Order.HEAD_PANELS}): a head's K of one page

@@ -800,8 +800,9 @@ final class VectorKernels implements RowKernels {
         return t;
     }
 
-    /** Dot product of two float arrays (two accumulators, then as above); for {@link Ops#dot}. */
-    static float dot(float[] a, int ao, float[] b, int bo, int n) {
+    /** Two accumulators, added lanewise, then the lane tree of {@link #sumLanes} and the scalar tail last. */
+    @Override
+    public float dot(float[] a, int ao, float[] b, int bo, int n) {
         FloatVector s = FloatVector.zero(F);
         FloatVector t = s;
         int i = 0;
@@ -866,19 +867,19 @@ final class VectorKernels implements RowKernels {
             bits.intoMemorySegment(dst, at + 4L * i, LE);
         }
         for (; i < n; i++) {
-            dst.set(Tensor.F32_LE, at + 4L * i, ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
+            dst.set(Tensor.F32_LE, at + 4L * i, Dequantizer.halfToFloat(src.get(Tensor.I16_LE, off + 2L * i)));
         }
     }
 
     @Override
     public void decodeQ8(MemorySegment src, long off, int n, MemorySegment dst, long at) {
         if (!Q8_VECTOR) {
-            ScalarKernels.INSTANCE.decodeQ8(src, off, n, dst, at);
+            RowKernels.super.decodeQ8(src, off, n, dst, at);
             return;
         }
         for (int block = 0; block < n / 32; block++) {
             long b = off + 34L * block;
-            FloatVector scale = FloatVector.broadcast(F, ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b)));
+            FloatVector scale = FloatVector.broadcast(F, Dequantizer.halfToFloat(src.get(Tensor.I16_LE, b)));
             for (int j = 0; j < 32; j += L) {
                 FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, src, b + 2 + j, LE)
                         .convertShape(VectorOperators.B2F, F, 0);
@@ -1248,7 +1249,7 @@ final class VectorKernels implements RowKernels {
     private static final ValueLayout.OfInt I32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
 
     private static float half(MemorySegment w, long at) {
-        return ScalarKernels.halfToFloat(w.get(Tensor.I16_LE, at));
+        return Dequantizer.halfToFloat(w.get(Tensor.I16_LE, at));
     }
 
     private void decodeBf16(MemorySegment src, long off, int n, MemorySegment dst, long at) {
@@ -1266,7 +1267,7 @@ final class VectorKernels implements RowKernels {
         for (int blk = 0; blk < n / 32; blk++) {
             long b = off + 18L * blk;
             long o = at + 4L * 32 * blk;
-            float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b));
+            float d = Dequantizer.halfToFloat(src.get(Tensor.I16_LE, b));
             for (int j = 0; j < 16; j += L) {
                 IntVector q = ((IntVector) ByteVector.fromMemorySegment(B, src, b + 2 + j, LE)
                         .convertShape(VectorOperators.B2I, I, 0)).and(0xff);
@@ -1281,8 +1282,8 @@ final class VectorKernels implements RowKernels {
         for (int blk = 0; blk < n / 256; blk++) {
             long b = off + bb * blk;
             long o = at + 4L * 256 * blk;
-            float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b));
-            float dmin = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b + 2));
+            float d = Dequantizer.halfToFloat(src.get(Tensor.I16_LE, b));
+            float dmin = Dequantizer.halfToFloat(src.get(Tensor.I16_LE, b + 2));
             long qs = b + (five ? 48 : 16);
             for (int g = 0; g < 4; g++) {
                 float d1 = d * Dequantizer.scaleK4(src, b + 4, 2 * g), m1 = dmin * Dequantizer.minK4(src, b + 4, 2 * g);
@@ -1318,7 +1319,7 @@ final class VectorKernels implements RowKernels {
         for (int blk = 0; blk < n / 256; blk++) {
             long b = off + 210L * blk;
             long o = at + 4L * 256 * blk;
-            float d = ScalarKernels.halfToFloat(src.get(Tensor.I16_LE, b + 208));
+            float d = Dequantizer.halfToFloat(src.get(Tensor.I16_LE, b + 208));
             for (int half = 0; half < 2; half++) {
                 long ql = b + 64L * half, qh = b + 128 + 32L * half, sc = b + 192 + 8L * half;
                 long oh = o + 4L * 128 * half;

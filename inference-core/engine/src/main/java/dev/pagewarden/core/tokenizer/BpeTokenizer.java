@@ -2,12 +2,9 @@ package dev.pagewarden.core.tokenizer;
 
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
-import java.util.Set;
 
 /**
  * Byte-level BPE (GPT-2, Llama 3, Qwen): added tokens split out first, then the pre-tokenizer regex,
@@ -15,24 +12,16 @@ import java.util.Set;
  * lowest merge rank first (ties: leftmost), as llama.cpp and Hugging Face tokenizers both do.
  * Immutable and thread-safe.
  */
-public final class BpeTokenizer implements TextTokenizer {
-    private final TokenizerSpec spec;
-    private final Map<String, Integer> ids;
+public final class BpeTokenizer extends VocabTokenizer {
     /** Merge rank keyed by {@code "left right"}; byte-level pieces never hold a real space. */
     private final Map<String, Integer> ranks;
     private final PreTokenizer pre;
-    private final AddedTokens added;
-    private final Set<Integer> endOfGeneration;
 
     BpeTokenizer(TokenizerSpec spec) {
-        this.spec = spec;
         if (spec.merges().isEmpty()) {
             throw new IllegalArgumentException("byte-level BPE tokenizer has no merges");
         }
-        ids = HashMap.newHashMap(spec.pieces().size());
-        for (int id = 0; id < spec.pieces().size(); id++) {
-            ids.putIfAbsent(spec.pieces().get(id), id);
-        }
+        super(spec);
         ranks = HashMap.newHashMap(spec.merges().size());
         for (int r = 0; r < spec.merges().size(); r++) {
             String m = spec.merges().get(r);
@@ -43,25 +32,6 @@ public final class BpeTokenizer implements TextTokenizer {
             ranks.putIfAbsent(m, r);
         }
         pre = new PreTokenizer(spec.preTokenizer().isEmpty() ? List.of(PreTokenizer.GPT2) : spec.preTokenizer());
-        added = new AddedTokens(spec.pieces(), spec.types());
-        endOfGeneration = spec.endOfGeneration();
-    }
-
-    @Override
-    public int vocabSize() {
-        return spec.pieces().size();
-    }
-
-    @Override
-    public String piece(int id) {
-        check(id);
-        return spec.pieces().get(id);
-    }
-
-    @Override
-    public TokenType type(int id) {
-        check(id);
-        return spec.types()[id];
     }
 
     @Override
@@ -75,45 +45,7 @@ public final class BpeTokenizer implements TextTokenizer {
     }
 
     @Override
-    public int bos() {
-        return spec.bos();
-    }
-
-    @Override
-    public int eos() {
-        return spec.eos();
-    }
-
-    @Override
-    public boolean addBos() {
-        return spec.addBos();
-    }
-
-    @Override
-    public Set<Integer> endOfGeneration() {
-        return endOfGeneration;
-    }
-
-    @Override
-    public OptionalInt id(String piece) {
-        Integer id = ids.get(piece);
-        return id == null ? OptionalInt.empty() : OptionalInt.of(id);
-    }
-
-    @Override
-    public int[] encode(String text, boolean parseSpecial) {
-        if (text == null) {
-            throw new NullPointerException("text to encode is null");
-        }
-        return encode(added.split(text, parseSpecial));
-    }
-
-    @Override
-    public int[] encodeSpans(List<Span> spans) {
-        return encode(added.split(spans));
-    }
-
-    private int[] encode(List<AddedTokens.Fragment> fragments) {
+    int[] encode(List<AddedTokens.Fragment> fragments) {
         IntList out = new IntList();
         for (AddedTokens.Fragment f : fragments) {
             if (f.isToken()) {
@@ -178,33 +110,5 @@ public final class BpeTokenizer implements TextTokenizer {
             Integer rank = ranks.get(l + " " + r);
             return rank == null ? Double.NaN : rank;
         });
-    }
-
-    private void check(int id) {
-        if (id < 0 || id >= spec.pieces().size()) {
-            throw new IllegalArgumentException("token id " + id + " is out of range for a vocabulary of "
-                    + spec.pieces().size() + " tokens");
-        }
-    }
-
-    /** A growable int array. */
-    static final class IntList {
-        private int[] a = new int[16];
-        private int n;
-
-        void add(int v) {
-            if (n == a.length) {
-                a = Arrays.copyOf(a, n * 2);
-            }
-            a[n++] = v;
-        }
-
-        int size() {
-            return n;
-        }
-
-        int[] toArray() {
-            return Arrays.copyOf(a, n);
-        }
     }
 }

@@ -4,8 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
-import java.util.Set;
 
 /**
  * SentencePiece (Llama 2, Mistral, TinyLlama), from GGUF ({@code tokenizer.ggml.model = llama}) the
@@ -17,31 +15,21 @@ import java.util.Set;
  * ({@code tokenizer.json}), ties leftmost; a symbol left that is no piece comes out as its
  * {@code <0xNN>} byte pieces. Immutable and thread-safe.
  */
-public final class SpmTokenizer implements TextTokenizer {
+public final class SpmTokenizer extends VocabTokenizer {
     private static final String SPACE = "\u2581";
 
-    private final TokenizerSpec spec;
-    private final Map<String, Integer> ids;
     private final int[] byteIds = new int[256];
-    private final AddedTokens added;
-    private final Set<Integer> endOfGeneration;
     private final TokenizerSpec.Metaspace metaspace;
     private final PairMerge.Priority priority;
 
     SpmTokenizer(TokenizerSpec spec) {
-        this.spec = spec;
         if (spec.scores() == null) {
             throw new IllegalArgumentException("SentencePiece tokenizer has no scores");
         }
-        ids = HashMap.newHashMap(spec.pieces().size());
-        for (int id = 0; id < spec.pieces().size(); id++) {
-            ids.putIfAbsent(spec.pieces().get(id), id);
-        }
+        super(spec);
         for (int b = 0; b < 256; b++) {
             byteIds[b] = ids.getOrDefault(String.format("<0x%02X>", b), -1);
         }
-        added = new AddedTokens(spec.pieces(), spec.types());
-        endOfGeneration = spec.endOfGeneration();
         metaspace = spec.metaspace();
         if (spec.merges().isEmpty()) { // GGUF: the joined piece with the highest score merges first
             priority = (l, r) -> {
@@ -61,23 +49,6 @@ public final class SpmTokenizer implements TextTokenizer {
     }
 
     @Override
-    public int vocabSize() {
-        return spec.pieces().size();
-    }
-
-    @Override
-    public String piece(int id) {
-        check(id);
-        return spec.pieces().get(id);
-    }
-
-    @Override
-    public TokenType type(int id) {
-        check(id);
-        return spec.types()[id];
-    }
-
-    @Override
     public byte[] bytes(int id) {
         String p = piece(id);
         TokenType t = spec.types()[id];
@@ -91,46 +62,8 @@ public final class SpmTokenizer implements TextTokenizer {
     }
 
     @Override
-    public int bos() {
-        return spec.bos();
-    }
-
-    @Override
-    public int eos() {
-        return spec.eos();
-    }
-
-    @Override
-    public boolean addBos() {
-        return spec.addBos();
-    }
-
-    @Override
-    public Set<Integer> endOfGeneration() {
-        return endOfGeneration;
-    }
-
-    @Override
-    public OptionalInt id(String piece) {
-        Integer id = ids.get(piece);
-        return id == null ? OptionalInt.empty() : OptionalInt.of(id);
-    }
-
-    @Override
-    public int[] encode(String text, boolean parseSpecial) {
-        if (text == null) {
-            throw new NullPointerException("text to encode is null");
-        }
-        return encode(added.split(text, parseSpecial));
-    }
-
-    @Override
-    public int[] encodeSpans(List<Span> spans) {
-        return encode(added.split(spans));
-    }
-
-    private int[] encode(List<AddedTokens.Fragment> fragments) {
-        BpeTokenizer.IntList out = new BpeTokenizer.IntList();
+    int[] encode(List<AddedTokens.Fragment> fragments) {
+        IntList out = new IntList();
         boolean first = true;
         boolean prevAdded = true; // the text's start counts as following an added token
         for (AddedTokens.Fragment f : fragments) {
@@ -171,7 +104,7 @@ public final class SpmTokenizer implements TextTokenizer {
         };
     }
 
-    private void encodeFragment(String text, BpeTokenizer.IntList out) {
+    private void encodeFragment(String text, IntList out) {
         String[] chars = new String[text.codePointCount(0, text.length())];
         for (int i = 0, at = 0; i < chars.length; i++) {
             int cp = text.codePointAt(at);
@@ -196,13 +129,6 @@ public final class SpmTokenizer implements TextTokenizer {
                 }
                 out.add(byteId);
             }
-        }
-    }
-
-    private void check(int id) {
-        if (id < 0 || id >= spec.pieces().size()) {
-            throw new IllegalArgumentException("token id " + id + " is out of range for a vocabulary of "
-                    + spec.pieces().size() + " tokens");
         }
     }
 }

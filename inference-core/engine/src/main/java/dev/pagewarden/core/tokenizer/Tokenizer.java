@@ -1,10 +1,5 @@
 package dev.pagewarden.core.tokenizer;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharsetDecoder;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -256,11 +251,7 @@ public final class Tokenizer {
      * tokens are held back until its last byte arrives. Invalid UTF-8 becomes U+FFFD.
      */
     public final class StreamDecoder {
-        private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
-                .onMalformedInput(CodingErrorAction.REPLACE)
-                .onUnmappableCharacter(CodingErrorAction.REPLACE);
-        /** Bytes of an unfinished character (at most 3), kept between calls. */
-        private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
+        private final Utf8Buffer text = new Utf8Buffer();
         private int prev = -1;
 
         private StreamDecoder() {
@@ -274,28 +265,13 @@ public final class Tokenizer {
             if (token == bos() || token == eos()) {
                 return "";
             }
-            pending.writeBytes(decodeBytes(prevToken, token));
-            return drain(false);
+            return text.add(decodeBytes(prevToken, token));
         }
 
         /** Ends the stream: an unfinished character at the end becomes U+FFFD. */
         public String finish() {
-            String rest = drain(true);
-            utf8.reset();
             prev = -1;
-            return rest;
-        }
-
-        private String drain(boolean endOfInput) {
-            ByteBuffer in = ByteBuffer.wrap(pending.toByteArray());
-            CharBuffer out = CharBuffer.allocate(in.remaining() + 2);
-            utf8.decode(in, out, endOfInput);
-            if (endOfInput) {
-                utf8.flush(out);
-            }
-            pending.reset();
-            pending.write(in.array(), in.position(), in.remaining()); // an incomplete tail waits
-            return out.flip().toString();
+            return text.finish();
         }
     }
 

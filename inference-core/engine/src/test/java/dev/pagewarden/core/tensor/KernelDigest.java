@@ -126,7 +126,7 @@ public final class KernelDigest {
         }
         float[] a = TestTensors.randomFloats(301, 77);
         float[] b = TestTensors.randomFloats(301, 78);
-        float dot = vectorOps ? VectorKernels.dot(a, 3, b, 1, 297) : Ops.scalarDot(a, 3, b, 1, 297);
+        float dot = (vectorOps ? VectorKernels.INSTANCE : ScalarKernels.INSTANCE).dot(a, 3, b, 1, 297);
         update(crc, new float[] {dot});
         Ops.softmax(a, 0, 301);
         Ops.swiglu(b, a, 0, 301);

@@ -27,8 +27,8 @@ class OpsTest {
             }
             Offset<Double> tol = Offset.offset(1e-5 * mag + 1e-30);
             assertThat((double) Ops.dot(a, 5, b, 2, n)).as("n=%d", n).isCloseTo(ref, tol);
-            assertThat((double) VectorKernels.dot(a, 5, b, 2, n)).as("vector n=%d", n).isCloseTo(ref, tol);
-            assertThat((double) Ops.scalarDot(a, 5, b, 2, n)).as("scalar n=%d", n).isCloseTo(ref, tol);
+            assertThat((double) VectorKernels.INSTANCE.dot(a, 5, b, 2, n)).as("vector n=%d", n).isCloseTo(ref, tol);
+            assertThat((double) ScalarKernels.INSTANCE.dot(a, 5, b, 2, n)).as("scalar n=%d", n).isCloseTo(ref, tol);
         }
     }
 
