@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.audit;
 
-import dev.pagewarden.adminui.input.Times;
+import dev.pagewarden.incident.input.Times;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;

@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.users;
 
-import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.adminui.web.AdminSecurity;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;

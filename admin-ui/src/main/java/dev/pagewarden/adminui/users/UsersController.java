@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.users;
 
-import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.adminui.FormPost;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;

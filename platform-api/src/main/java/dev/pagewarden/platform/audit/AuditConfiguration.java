@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.adminui.AdminUiProperties;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.receipt.ReceiptTrust;
@@ -64,7 +64,7 @@ class AuditConfiguration {
 
     @Bean(destroyMethod = "close")
     LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties,
-                                  AdminUiProperties admin, ReceiptKeys keys, Clock clock) {
+                                  AdminProperties admin, ReceiptKeys keys, Clock clock) {
         RowChains rows = new RowChains(properties.engine().node(), 30);
         // every batch is chained (lineage:<node>); an open incident holds its lineage from the start of its
         // blast-radius window; a partition dropped past retention leaves a signed summary

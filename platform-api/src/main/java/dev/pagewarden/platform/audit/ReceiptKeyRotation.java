@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
 import org.slf4j.Logger;

@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.adminui.audit.EvidenceChain;
+import dev.pagewarden.incident.audit.EvidenceChain;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.platform.config.PagewardenProperties;

@@ -1,10 +1,10 @@
 package dev.pagewarden.platform.evidence;
 
-import dev.pagewarden.adminui.audit.AdminAuditLog;
-import dev.pagewarden.adminui.disclosure.Disclosure;
-import dev.pagewarden.adminui.disclosure.DisclosureService;
-import dev.pagewarden.adminui.incident.Incident;
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.disclosure.Disclosure;
+import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;

@@ -4,7 +4,7 @@ import com.microsoft.playwright.Browser;
 import com.microsoft.playwright.BrowserType;
 import com.microsoft.playwright.Page;
 import com.microsoft.playwright.Playwright;
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.db.audit.BlastRadius;

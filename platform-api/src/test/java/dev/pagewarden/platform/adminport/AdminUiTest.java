@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.core.safety.SafetyEvent;

@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.disclosure.DisclosureService;
+import dev.pagewarden.incident.disclosure.DisclosureService;
 import dev.pagewarden.adminui.users.AdminRole;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

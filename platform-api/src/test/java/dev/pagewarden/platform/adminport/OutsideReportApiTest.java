@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.Incident;
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
 import org.junit.jupiter.api.Test;

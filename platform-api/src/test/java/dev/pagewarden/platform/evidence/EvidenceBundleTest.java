@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.evidence;
 
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.evidence.ChainForgery;
 import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
