@@ -28,4 +28,11 @@ final class ArchitectureTest {
             .should().dependOnClassesThat(resideInAPackage("dev.pagewarden.core..")
                     .and(not(resideInAnyPackage(EngineApi.PACKAGES))))
             .because("only the packages named in EngineApi are the engine's public API");
+
+    /** The platform serves the admin UI but compiles against the incident domain only (admin-ui is a runtime dependency). */
+    @ArchTest
+    static final ArchRule neverTheAdminUi = noClasses()
+            .that().resideInAPackage("dev.pagewarden.platform..")
+            .should().dependOnClassesThat().resideInAPackage("dev.pagewarden.adminui..")
+            .because("what the platform needs of the admin UI comes through dev.pagewarden.incident.AdminAccess");
 }

@@ -70,7 +70,7 @@ class AuditConfiguration {
         // blast-radius window; a partition dropped past retention leaves a signed summary
         LineageShipper shipper = new LineageShipper(journal, dataSource,
                 new PartitionManager(2, properties.audit().retentionDays(), admin.incidentLookback())
-                        .onDrop(new DropSummaries(keys, clock, 30))
+                        .onDrop(new DropSummaries(keys, clock, 30)::beforeDrop)
                         .onAudit((c, id) -> rows.link(c, "admin_audit", id)),
                 new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)),
                 new LineageChain(properties.engine().node()));

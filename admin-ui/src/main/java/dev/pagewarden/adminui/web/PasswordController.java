@@ -1,7 +1,8 @@
-package dev.pagewarden.adminui.users;
+package dev.pagewarden.adminui.web;
 
+import dev.pagewarden.adminui.users.AdminUserService;
+import dev.pagewarden.adminui.users.SessionAuthorization;
 import dev.pagewarden.incident.Blocking;
-import dev.pagewarden.adminui.web.AdminSecurity;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
@@ -15,7 +16,8 @@ import reactor.core.publisher.Mono;
 /**
  * Every user's own password: the current one and the new one twice. A password that must be changed (first
  * start, or reset by an admin) brings the user here, and nothing else is open until it is changed. The
- * change ends the user's other sessions; this one goes on, with a new id.
+ * change ends the user's other sessions; this one goes on, with a new id. (With the login, here rather than in
+ * {@code users}: it renews the session the security pieces keep.)
  */
 @Controller
 class PasswordController {
