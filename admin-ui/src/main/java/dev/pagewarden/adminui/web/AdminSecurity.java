@@ -1,11 +1,11 @@
 package dev.pagewarden.adminui.web;
 
-import dev.pagewarden.incident.AdminAccess;
-import dev.pagewarden.incident.AdminProperties;
-import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.adminui.users.SessionAuthorization;
+import dev.pagewarden.incident.AdminAccess;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.Blocking;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;

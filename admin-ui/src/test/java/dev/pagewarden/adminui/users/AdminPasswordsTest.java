@@ -1,10 +1,10 @@
 package dev.pagewarden.adminui.users;
 
+import dev.pagewarden.db.schema.Migrations;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.incident.audit.TestAuditLogs;
 import dev.pagewarden.incident.incident.TestIncidents;
-import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;

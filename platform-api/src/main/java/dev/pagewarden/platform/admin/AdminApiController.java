@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.admin;
 
+import dev.pagewarden.incident.AdminAccess;
 import dev.pagewarden.incident.retention.LegalHold;
 import dev.pagewarden.incident.retention.LegalHoldService;
-import dev.pagewarden.incident.AdminAccess;
 import dev.pagewarden.platform.engine.EngineHost;
 import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.engine.ModelVisibility;

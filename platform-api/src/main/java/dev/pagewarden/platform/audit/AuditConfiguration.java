@@ -1,7 +1,5 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.incident.AdminProperties;
-import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.receipt.ReceiptTrust;
@@ -16,6 +14,8 @@ import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

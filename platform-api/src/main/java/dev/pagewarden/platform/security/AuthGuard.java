@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.security;
 
+import dev.pagewarden.incident.AdminAccess;
 import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.audit.AdminAuditLog;
-import dev.pagewarden.incident.AdminAccess;
 import dev.pagewarden.platform.error.ApiException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.incident.audit.ApiCallAudit;
 import dev.pagewarden.incident.AdminAccess;
+import dev.pagewarden.incident.audit.ApiCallAudit;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
 import dev.pagewarden.platform.tenant.AuthUnavailableException;

@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.core.testing.ManualClock;
+import dev.pagewarden.incident.AdminProperties;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.core.testing.ManualClock;
 import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
 import dev.pagewarden.db.schema.Migrations;
+import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.platform.database.BoundedCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,7 +1,7 @@
 package dev.pagewarden.incident.audit;
 
-import dev.pagewarden.incident.PlatformPort;
 import dev.pagewarden.db.evidence.RowChains;
+import dev.pagewarden.incident.PlatformPort;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.stereotype.Component;

@@ -1,7 +1,7 @@
 package dev.pagewarden.incident.disclosure;
 
-import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.db.evidence.Canonical;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;

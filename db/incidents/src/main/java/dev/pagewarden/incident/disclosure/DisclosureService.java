@@ -1,12 +1,12 @@
 package dev.pagewarden.incident.disclosure;
 
+import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.incident.PlatformPort;
 import dev.pagewarden.incident.audit.AdminAuditLog;
-import dev.pagewarden.incident.input.StoredText;
 import dev.pagewarden.incident.incident.FrozenBlastRadiusService;
 import dev.pagewarden.incident.incident.Incident;
 import dev.pagewarden.incident.incident.IncidentService;
-import dev.pagewarden.db.audit.BlastRadius;
+import dev.pagewarden.incident.input.StoredText;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;

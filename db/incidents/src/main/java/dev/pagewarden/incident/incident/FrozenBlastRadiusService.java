@@ -1,9 +1,5 @@
 package dev.pagewarden.incident.incident;
 
-import dev.pagewarden.incident.PlatformPort;
-import dev.pagewarden.incident.audit.AdminAuditLog;
-import dev.pagewarden.incident.incident.Incident;
-import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;
@@ -12,6 +8,10 @@ import dev.pagewarden.db.audit.ReceiptKeyRegistry;
 import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.db.evidence.Checkpoints;
 import dev.pagewarden.db.lineage.PartitionManager;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.ConnectionCallback;

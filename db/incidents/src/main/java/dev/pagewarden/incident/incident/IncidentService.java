@@ -1,13 +1,13 @@
 package dev.pagewarden.incident.incident;
 
-import dev.pagewarden.incident.AdminProperties;
-import dev.pagewarden.incident.PlatformPort;
-import dev.pagewarden.incident.audit.AdminAuditLog;
-import dev.pagewarden.incident.input.StoredText;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.input.StoredText;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;

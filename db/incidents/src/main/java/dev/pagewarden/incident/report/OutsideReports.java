@@ -1,11 +1,11 @@
 package dev.pagewarden.incident.report;
 
+import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.incident.incident.Incident;
 import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.incident.input.InvalidTextException;
 import dev.pagewarden.incident.input.StoredText;
-import dev.pagewarden.db.evidence.Canonical;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;

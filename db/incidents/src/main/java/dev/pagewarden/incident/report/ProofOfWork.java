@@ -1,7 +1,7 @@
 package dev.pagewarden.incident.report;
 
-import dev.pagewarden.incident.input.InvalidTextException;
 import dev.pagewarden.db.evidence.Canonical;
+import dev.pagewarden.incident.input.InvalidTextException;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;

@@ -2,8 +2,8 @@ package dev.pagewarden.incident.retention;
 
 import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.incident.input.InvalidTextException;
-import dev.pagewarden.incident.input.Times;
 import dev.pagewarden.incident.input.StoredText;
+import dev.pagewarden.incident.input.Times;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;

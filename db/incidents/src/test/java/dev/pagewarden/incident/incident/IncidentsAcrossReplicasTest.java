@@ -1,9 +1,5 @@
 package dev.pagewarden.incident.incident;
 
-import dev.pagewarden.incident.AdminProperties;
-import dev.pagewarden.incident.PlatformPort;
-import dev.pagewarden.incident.audit.TestAuditLogs;
-import dev.pagewarden.incident.incident.TestFrozenBlastRadii;
 import dev.pagewarden.core.lineage.LineageEvent;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.lineage.PartitionManager;
@@ -11,6 +7,10 @@ import dev.pagewarden.db.schema.Migrations;
 import dev.pagewarden.db.testing.Ev;
 import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.db.testing.TestShipping;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.audit.TestAuditLogs;
+import dev.pagewarden.incident.incident.TestFrozenBlastRadii;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,11 +1,11 @@
 package dev.pagewarden.incident.incident;
 
-import dev.pagewarden.incident.PlatformPort;
-import dev.pagewarden.incident.audit.TestAuditLogs;
-import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.audit.TestAuditLogs;
+import dev.pagewarden.incident.incident.IncidentService;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;

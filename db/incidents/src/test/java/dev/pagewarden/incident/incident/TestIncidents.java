@@ -1,10 +1,10 @@
 package dev.pagewarden.incident.incident;
 
+import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.incident.PlatformPort;
 import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.incident.incident.FrozenBlastRadiusService;
-import dev.pagewarden.db.audit.LineageQueries;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 

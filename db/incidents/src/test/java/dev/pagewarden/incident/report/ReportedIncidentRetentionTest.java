@@ -1,16 +1,16 @@
 package dev.pagewarden.incident.report;
 
+import dev.pagewarden.core.testing.ManualClock;
+import dev.pagewarden.db.audit.LineageQueries;
+import dev.pagewarden.db.lineage.PartitionManager;
+import dev.pagewarden.db.schema.Migrations;
+import dev.pagewarden.db.testing.TestPostgres;
 import dev.pagewarden.incident.PlatformPort;
 import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.incident.audit.TestAuditLogs;
 import dev.pagewarden.incident.incident.Incident;
 import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.incident.incident.TestIncidents;
-import dev.pagewarden.core.testing.ManualClock;
-import dev.pagewarden.db.audit.LineageQueries;
-import dev.pagewarden.db.lineage.PartitionManager;
-import dev.pagewarden.db.schema.Migrations;
-import dev.pagewarden.db.testing.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
