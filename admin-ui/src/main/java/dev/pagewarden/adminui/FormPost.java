@@ -1,5 +1,7 @@
 package dev.pagewarden.adminui;
 
+import dev.pagewarden.incident.Blocking;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.ui.Model;
 import org.springframework.web.server.ServerWebExchange;

@@ -2,9 +2,9 @@ package dev.pagewarden.adminui;
 
 import dev.pagewarden.adminui.audit.AuditService;
 import dev.pagewarden.adminui.disclosure.Markdown;
-import dev.pagewarden.adminui.disclosure.WebhookService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.db.audit.Exposure;
+import dev.pagewarden.incident.disclosure.WebhookService;
 import org.junit.jupiter.api.Test;
 import org.springframework.security.core.GrantedAuthority;
 

@@ -35,4 +35,11 @@ final class ArchitectureTest {
             .that().resideInAPackage("dev.pagewarden.platform..")
             .should().dependOnClassesThat().resideInAPackage("dev.pagewarden.lab..")
             .because("the lab is a jar of its own, installed deliberately and loaded only in lab mode");
+
+    /** The platform serves the admin UI but compiles against the incident domain only (admin-ui is a runtime dependency). */
+    @ArchTest
+    static final ArchRule neverTheAdminUi = noClasses()
+            .that().resideInAPackage("dev.pagewarden.platform..")
+            .should().dependOnClassesThat().resideInAPackage("dev.pagewarden.adminui..")
+            .because("what the platform needs of the admin UI comes through dev.pagewarden.incident.AdminAccess");
 }

@@ -1,7 +1,8 @@
 package dev.pagewarden.adminui.audit;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.disclosure.DisclosureReviews;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.disclosure.DisclosureReviews;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;

@@ -1,11 +1,11 @@
 package dev.pagewarden.adminui.audit;
 
-import dev.pagewarden.adminui.input.Times;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
 import dev.pagewarden.db.audit.ReceiptAudit;
 import dev.pagewarden.db.audit.RequestLineage;
+import dev.pagewarden.incident.input.Times;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 

@@ -1,6 +1,9 @@
 package dev.pagewarden.adminui.disclosure;
 
-import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.disclosure.Disclosure;
+import dev.pagewarden.incident.disclosure.DisclosureReviews;
+import dev.pagewarden.incident.disclosure.DisclosureService;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;

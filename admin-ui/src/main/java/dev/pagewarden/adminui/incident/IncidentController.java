@@ -1,8 +1,10 @@
 package dev.pagewarden.adminui.incident;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.PlatformPort;
-import dev.pagewarden.adminui.disclosure.FrozenBlastRadiusService;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.incident.FrozenBlastRadiusService;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;

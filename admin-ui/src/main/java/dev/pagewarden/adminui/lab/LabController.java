@@ -1,7 +1,7 @@
 package dev.pagewarden.adminui.lab;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.PlatformPort;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.core.Authentication;

@@ -1,8 +1,8 @@
 package dev.pagewarden.adminui.lab;
 
-import dev.pagewarden.adminui.PlatformPort;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
-import dev.pagewarden.adminui.incident.LineageSweep;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.incident.LineageSweep;
 import org.springframework.stereotype.Service;
 
 import java.util.LinkedHashMap;

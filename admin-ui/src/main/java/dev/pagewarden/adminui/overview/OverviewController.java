@@ -1,8 +1,8 @@
 package dev.pagewarden.adminui.overview;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.PlatformPort;
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.incident.IncidentService;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;

@@ -1,6 +1,7 @@
 package dev.pagewarden.adminui.report;
 
-import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.report.OutsideReports;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;

@@ -1,7 +1,8 @@
 package dev.pagewarden.adminui.retention;
 
-import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.FormPost;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.retention.LegalHoldService;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;

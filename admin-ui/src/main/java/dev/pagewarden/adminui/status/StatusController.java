@@ -1,9 +1,9 @@
 package dev.pagewarden.adminui.status;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.disclosure.Disclosure;
-import dev.pagewarden.adminui.disclosure.DisclosureService;
 import dev.pagewarden.adminui.disclosure.Markdown;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.disclosure.Disclosure;
+import dev.pagewarden.incident.disclosure.DisclosureService;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;

@@ -1,8 +1,8 @@
 package dev.pagewarden.adminui.tenants;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.PlatformPort;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;

@@ -1,8 +1,8 @@
 package dev.pagewarden.adminui.users;
 
-import dev.pagewarden.adminui.AdminUiProperties;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
-import dev.pagewarden.adminui.input.InvalidTextException;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.input.InvalidTextException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.ApplicationArguments;
@@ -37,10 +37,10 @@ public class AdminUserService implements ApplicationRunner {
 
     private final JdbcClient jdbc;
     private final AdminAuditLog audit;
-    private final AdminUiProperties properties;
+    private final AdminProperties properties;
     private final PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
 
-    AdminUserService(JdbcClient jdbc, AdminAuditLog audit, AdminUiProperties properties) {
+    AdminUserService(JdbcClient jdbc, AdminAuditLog audit, AdminProperties properties) {
         this.jdbc = jdbc;
         this.audit = audit;
         this.properties = properties;

@@ -1,7 +1,7 @@
 package dev.pagewarden.adminui.users;
 
-import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.FormPost;
+import dev.pagewarden.incident.Blocking;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;

@@ -1,10 +1,11 @@
 package dev.pagewarden.adminui.web;
 
-import dev.pagewarden.adminui.AdminUiProperties;
-import dev.pagewarden.adminui.Blocking;
 import dev.pagewarden.adminui.users.AdminLogin;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.adminui.users.SessionAuthorization;
+import dev.pagewarden.incident.AdminAccess;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.Blocking;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
@@ -27,21 +28,18 @@ import java.security.SecureRandom;
  * The admin UI's security pieces, used by the platform's security configuration: the login
  * authentication manager (admin users in PostgreSQL), the session's login authorized again on each
  * request, the URL rules by role, the session idle timeout. ({@code /admin/api} calls are recorded by
- * {@link dev.pagewarden.adminui.audit.ApiCallAudit}.)
+ * {@link dev.pagewarden.incident.audit.ApiCallAudit}.)
  */
 @Component
-public class AdminSecurity {
-    /** Taking a model private fails closed, so a responder may do it during an incident; making it public again is an admin's call. */
-    public static final String MODEL_TAKE_DOWN_ROLE = "RESPONDER";
-    public static final String MODEL_RESTORE_ROLE = "ADMIN";
+public class AdminSecurity implements AdminAccess {
     /** One's own password page, open to every logged-in user (also one that must change the password). */
     public static final String PASSWORD_PAGE = "/admin/password";
     private final AdminLogin login;
     private final SessionAuthorization sessions;
-    private final AdminUiProperties properties;
+    private final AdminProperties properties;
     private final XorServerCsrfTokenRequestAttributeHandler csrf = new XorServerCsrfTokenRequestAttributeHandler();
 
-    AdminSecurity(AdminUserService users, AdminUiProperties properties) {
+    AdminSecurity(AdminUserService users, AdminProperties properties) {
         this.login = new AdminLogin(users, users.passwordEncoder());
         this.sessions = new SessionAuthorization(users, AdminSessionConfiguration.CALL_TIMEOUT);
         this.properties = properties;
@@ -54,10 +52,8 @@ public class AdminSecurity {
         }
     }
 
-    /** Attribute on a login POST the throttle refused: seconds until the next attempt is heard. */
-    public static final String LOGIN_THROTTLED = AdminSecurity.class.getName() + ".loginThrottled";
-
     /** Checks admin users' passwords in constant work per attempt (see {@link AdminLogin}); one instance, built at start. */
+    @Override
     public ReactiveAuthenticationManager loginManager() {
         return login;
     }
@@ -66,6 +62,7 @@ public class AdminSecurity {
      * Where the UI and the admin API keep a login: the session, its user's role, enabled flag and session
      * epoch read again on every request (see {@link SessionAuthorization}).
      */
+    @Override
     public SessionAuthorization sessionContexts() {
         return sessions;
     }
@@ -74,6 +71,7 @@ public class AdminSecurity {
      * A logged-in user refused by the role rules: sent to the password page while their password must be
      * changed (nothing else is open to them), else 403.
      */
+    @Override
     public ServerAccessDeniedHandler accessDenied() {
         ServerAccessDeniedHandler forbidden = new HttpStatusServerAccessDeniedHandler(HttpStatus.FORBIDDEN);
         DefaultServerRedirectStrategy redirect = new DefaultServerRedirectStrategy();
@@ -90,7 +88,8 @@ public class AdminSecurity {
      * legal hold admin. One's own password page: any logged-in user, the only page open to one whose
      * password must be changed.
      */
-    public static void uiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
+    @Override
+    public void uiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers("/admin/login", "/admin/assets/**").permitAll()
                 .pathMatchers(PASSWORD_PAGE).authenticated()
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
@@ -107,7 +106,8 @@ public class AdminSecurity {
      * The same for {@code /admin/api}: lab replay, taking a model private and the disclosure workflow
      * follow the UI's roles; other writes stay admin-only.
      */
-    public static void apiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
+    @Override
+    public void apiRules(ServerHttpSecurity.AuthorizeExchangeSpec a) {
         a.pathMatchers(HttpMethod.GET, "/admin/api/**").hasRole("VIEWER")
                 .pathMatchers(HttpMethod.POST, "/admin/api/lab/**").hasRole("RESPONDER")
                 // the disclosure workflow as in the UI: responders draft and review, publishers publish
@@ -124,11 +124,13 @@ public class AdminSecurity {
      * The CSRF token handler (BREACH-safe masking) with a random source seeded here, at start: the
      * default one reads the OS entropy source on each token, which would block an event-loop thread.
      */
+    @Override
     public ServerCsrfTokenRequestHandler csrfHandler() {
         return csrf;
     }
 
     /** Sessions end after {@code pagewarden.admin.session-timeout} without a request. */
+    @Override
     public WebFilter sessionTimeout() {
         return (exchange, chain) -> exchange.getSession()
                 .doOnNext(s -> s.setMaxIdleTime(properties.sessionTimeout()))

@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.web;
 
-import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.incident.AdminProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -31,7 +31,7 @@ class AdminSessionConfiguration {
     static final Duration CLEANUP = Duration.ofMinutes(5);
 
     @Bean
-    PostgresWebSessionStore adminSessionStore(DataSource dataSource, Clock clock, AdminUiProperties properties) {
+    PostgresWebSessionStore adminSessionStore(DataSource dataSource, Clock clock, AdminProperties properties) {
         return new PostgresWebSessionStore(dataSource, clock, properties.sessionTimeout(), CALL_TIMEOUT, Schedulers.boundedElastic());
     }
 

@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.web;
 
-import dev.pagewarden.adminui.Blocking;
+import dev.pagewarden.incident.Blocking;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;

@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.web;
 
-import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.incident.PlatformPort;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.GrantedAuthority;
 import org.springframework.security.web.server.csrf.CsrfToken;

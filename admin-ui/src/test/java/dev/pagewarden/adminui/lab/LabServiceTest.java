@@ -1,6 +1,6 @@
 package dev.pagewarden.adminui.lab;
 
-import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.incident.PlatformPort;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Proxy;

@@ -1,10 +1,10 @@
 package dev.pagewarden.adminui.users;
 
-import dev.pagewarden.adminui.AdminUiProperties;
-import dev.pagewarden.adminui.audit.TestAuditLogs;
-import dev.pagewarden.adminui.incident.TestIncidents;
 import dev.pagewarden.db.schema.Migrations;
 import dev.pagewarden.db.testing.TestPostgres;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.audit.TestAuditLogs;
+import dev.pagewarden.incident.incident.TestIncidents;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,8 +48,8 @@ class AdminPasswordsTest {
     }
 
     private AdminUserService users(String initialPassword) {
-        AdminUiProperties p = TestIncidents.PROPERTIES;
-        return new AdminUserService(jdbc, TestAuditLogs.over(jdbc), new AdminUiProperties(initialPassword, p.sessionTimeout(),
+        AdminProperties p = TestIncidents.PROPERTIES;
+        return new AdminUserService(jdbc, TestAuditLogs.over(jdbc), new AdminProperties(initialPassword, p.sessionTimeout(),
                 p.incidentAttach(), p.incidentLookback(), p.webhookAttempts(), p.webhookBackoff(), p.lineageSweep(), p.throttle()));
     }
 

@@ -1,7 +1,6 @@
 package dev.pagewarden.db.evidence;
 
 import dev.pagewarden.core.receipt.ReceiptSigner;
-import dev.pagewarden.db.lineage.PartitionManager;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -18,9 +17,10 @@ import java.time.temporal.ChronoUnit;
  * summary signed with the receipt key (first and last batch, the last batch's hash, the rows), in the
  * dropping transaction. The verifier then knows those rows went by retention, not by someone's DELETE.
  * Signed bytes: {@code fields("pagewarden-drop-v1", chain, day, first seq, last seq, last hash hex, rows,
- * dropped at in epoch microseconds)}.
+ * dropped at in epoch microseconds)}. Given to the partition manager as its drop hook ({@code onDrop(summaries::beforeDrop)}):
+ * the lineage shipper builds on this package, so this package names nothing of the lineage one.
  */
-public final class DropSummaries implements PartitionManager.DropHook {
+public final class DropSummaries {
     private final ReceiptSigner signer;
     private final Clock clock;
     private final int timeoutSeconds;
@@ -31,7 +31,7 @@ public final class DropSummaries implements PartitionManager.DropHook {
         this.timeoutSeconds = Math.max(1, timeoutSeconds);
     }
 
-    @Override
+    /** Runs in the dropping transaction just before the partition of {@code day} is dropped. */
     public void beforeDrop(Connection c, LocalDate day) throws SQLException {
         Instant at = clock.instant().truncatedTo(ChronoUnit.MICROS);
         try (PreparedStatement st = c.prepareStatement("""

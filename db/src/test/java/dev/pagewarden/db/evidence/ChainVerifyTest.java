@@ -99,7 +99,7 @@ class ChainVerifyTest {
         }
         // the retention's own admin-audit row (the drop) is the first link of the node's admin-audit chain
         RowChains chains = new RowChains("node-a", 10);
-        PartitionManager partitions = new PartitionManager(1, 30).onDrop(new DropSummaries(KEYS, Clock.systemUTC(), 10))
+        PartitionManager partitions = new PartitionManager(1, 30).onDrop(new DropSummaries(KEYS, Clock.systemUTC(), 10)::beforeDrop)
                 .onAudit((c, id) -> chains.link(c, "admin_audit", id));
         try (Journal journal = Journal.open(new Journal.Config(tmp.resolve("journal"), 1 << 20, 1L << 30))) {
             LineageShipper shipper = new LineageShipper(journal, ds, partitions,

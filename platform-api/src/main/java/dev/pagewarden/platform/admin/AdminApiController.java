@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.admin;
 
-import dev.pagewarden.adminui.retention.LegalHold;
-import dev.pagewarden.adminui.retention.LegalHoldService;
-import dev.pagewarden.adminui.web.AdminSecurity;
+import dev.pagewarden.incident.AdminAccess;
+import dev.pagewarden.incident.retention.LegalHold;
+import dev.pagewarden.incident.retention.LegalHoldService;
 import dev.pagewarden.platform.engine.EngineHost;
 import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.engine.ModelVisibility;
@@ -121,7 +121,7 @@ class AdminApiController {
             throw ApiException.invalid("private", "'private' is required and must be true or false");
         }
         // the security rules let a responder in (taking a model private fails closed); restoring is an admin's call
-        String needed = "ROLE_" + (makePrivate ? AdminSecurity.MODEL_TAKE_DOWN_ROLE : AdminSecurity.MODEL_RESTORE_ROLE);
+        String needed = "ROLE_" + (makePrivate ? AdminAccess.MODEL_TAKE_DOWN_ROLE : AdminAccess.MODEL_RESTORE_ROLE);
         if (who.getAuthorities().stream().noneMatch(a -> needed.equals(a.getAuthority()))) {
             throw ApiException.forbidden("making a model " + (makePrivate ? "private" : "public again") + " needs the "
                     + needed.substring(5).toLowerCase(java.util.Locale.ROOT) + " role");

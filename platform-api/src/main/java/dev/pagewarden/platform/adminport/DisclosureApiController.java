@@ -1,9 +1,9 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.disclosure.Disclosure;
-import dev.pagewarden.adminui.disclosure.DisclosureReviews;
-import dev.pagewarden.adminui.disclosure.DisclosureService;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.disclosure.Disclosure;
+import dev.pagewarden.incident.disclosure.DisclosureReviews;
+import dev.pagewarden.incident.disclosure.DisclosureService;
 import dev.pagewarden.platform.error.ApiException;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;

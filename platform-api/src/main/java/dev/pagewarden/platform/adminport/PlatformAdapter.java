@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.PlatformPort;
+import dev.pagewarden.incident.PlatformPort;
 import dev.pagewarden.core.engine.InferenceEngine;
 import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.safety.SafetyEvent;

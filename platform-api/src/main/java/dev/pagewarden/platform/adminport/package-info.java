@@ -1,6 +1,5 @@
 /**
- * The platform side of the admin UI: {@link dev.pagewarden.adminui.PlatformPort} implemented over
- * the engine host, safety-event recorder, tenant service and metrics, and the tenant-API endpoints
- * the UI's features add ({@code /v1/notices}, {@code /v1/webhook}).
+ * The platform side of the admin UI: {@link dev.pagewarden.incident.PlatformPort} implemented over
+ * the engine host, safety-event recorder, tenant service and metrics, and the admin API's disclosure workflow.
  */
 package dev.pagewarden.platform.adminport;

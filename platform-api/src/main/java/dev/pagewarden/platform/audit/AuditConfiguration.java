@@ -1,7 +1,5 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.adminui.AdminUiProperties;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.receipt.ReceiptTrust;
@@ -16,6 +14,8 @@ import dev.pagewarden.db.journal.Journal;
 import dev.pagewarden.db.lineage.JournalingLineageSink;
 import dev.pagewarden.db.lineage.LineageShipper;
 import dev.pagewarden.db.lineage.PartitionManager;
+import dev.pagewarden.incident.AdminProperties;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,13 +64,13 @@ class AuditConfiguration {
 
     @Bean(destroyMethod = "close")
     LineageShipper lineageShipper(Journal journal, DataSource dataSource, PagewardenProperties properties,
-                                  AdminUiProperties admin, ReceiptKeys keys, Clock clock) {
+                                  AdminProperties admin, ReceiptKeys keys, Clock clock) {
         RowChains rows = new RowChains(properties.engine().node(), 30);
         // every batch is chained (lineage:<node>); an open incident holds its lineage from the start of its
         // blast-radius window; a partition dropped past retention leaves a signed summary
         LineageShipper shipper = new LineageShipper(journal, dataSource,
                 new PartitionManager(2, properties.audit().retentionDays(), admin.incidentLookback())
-                        .onDrop(new DropSummaries(keys, clock, 30))
+                        .onDrop(new DropSummaries(keys, clock, 30)::beforeDrop)
                         .onAudit((c, id) -> rows.link(c, "admin_audit", id)),
                 new LineageShipper.Config(5_000, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofHours(1)),
                 new LineageChain(properties.engine().node()));

@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.adminui.audit.AdminAuditLog;
 import dev.pagewarden.core.receipt.ReceiptKeyStore;
 import dev.pagewarden.db.audit.ReceiptKeyRegistry;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

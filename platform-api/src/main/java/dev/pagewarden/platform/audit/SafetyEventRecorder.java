@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.audit;
 
-import dev.pagewarden.adminui.audit.EvidenceChain;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyListener;
+import dev.pagewarden.incident.audit.EvidenceChain;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

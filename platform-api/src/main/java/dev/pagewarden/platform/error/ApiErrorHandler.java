@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.error;
 
-import dev.pagewarden.adminui.input.InvalidTextException;
+import dev.pagewarden.incident.input.InvalidTextException;
 import dev.pagewarden.platform.database.DatabaseErrors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,19 +1,19 @@
 package dev.pagewarden.platform.evidence;
 
-import dev.pagewarden.adminui.audit.AdminAuditLog;
-import dev.pagewarden.adminui.disclosure.Disclosure;
-import dev.pagewarden.adminui.disclosure.DisclosureService;
-import dev.pagewarden.adminui.incident.Incident;
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.core.receipt.ReceiptKeys;
+import dev.pagewarden.core.receipt.TrustedKeys;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;
-import dev.pagewarden.core.receipt.TrustedKeys;
 import dev.pagewarden.db.audit.KeyTrust;
-import dev.pagewarden.platform.audit.PublishedKeys;
 import dev.pagewarden.db.evidence.Canonical;
 import dev.pagewarden.db.evidence.Checkpoints;
 import dev.pagewarden.db.evidence.EvidenceExport;
+import dev.pagewarden.incident.audit.AdminAuditLog;
+import dev.pagewarden.incident.disclosure.Disclosure;
+import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
+import dev.pagewarden.platform.audit.PublishedKeys;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 

@@ -6,7 +6,7 @@ import dev.pagewarden.db.evidence.ChainVerifier;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
 import dev.pagewarden.db.evidence.Checkpoints;
-import dev.pagewarden.adminui.input.Times;
+import dev.pagewarden.incident.input.Times;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
 import org.springframework.http.CacheControl;

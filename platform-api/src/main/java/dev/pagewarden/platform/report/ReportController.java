@@ -1,11 +1,11 @@
 package dev.pagewarden.platform.report;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.input.InvalidTextException;
-import dev.pagewarden.adminui.input.Times;
-import dev.pagewarden.adminui.report.OutsideReports;
-import dev.pagewarden.adminui.report.ProofOfWork;
-import dev.pagewarden.adminui.report.ReportProperties;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.input.InvalidTextException;
+import dev.pagewarden.incident.input.Times;
+import dev.pagewarden.incident.report.OutsideReports;
+import dev.pagewarden.incident.report.ProofOfWork;
+import dev.pagewarden.incident.report.ReportProperties;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.security.ClientAddress;
 import org.springframework.core.io.buffer.DataBufferLimitException;

@@ -2,8 +2,8 @@ package dev.pagewarden.platform.report;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.pagewarden.adminui.report.ClientPrefix;
-import dev.pagewarden.adminui.report.ReportProperties;
+import dev.pagewarden.incident.report.ClientPrefix;
+import dev.pagewarden.incident.report.ReportProperties;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
 import org.springframework.beans.factory.annotation.Autowired;

@@ -1,8 +1,8 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.adminui.Blocking;
-import dev.pagewarden.adminui.audit.AdminAuditLog;
-import dev.pagewarden.adminui.web.AdminSecurity;
+import dev.pagewarden.incident.AdminAccess;
+import dev.pagewarden.incident.Blocking;
+import dev.pagewarden.incident.audit.AdminAuditLog;
 import dev.pagewarden.platform.error.ApiException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -138,7 +138,7 @@ class AuthGuard {
             long seconds = ApiException.retryAfterSeconds(t.retryAfter());
             exchange.getResponse().setStatusCode(HttpStatus.TOO_MANY_REQUESTS);
             exchange.getResponse().getHeaders().set(HttpHeaders.RETRY_AFTER, Long.toString(seconds));
-            exchange.getAttributes().put(AdminSecurity.LOGIN_THROTTLED, seconds);
+            exchange.getAttributes().put(AdminAccess.LOGIN_THROTTLED, seconds);
             return webFilterExchange.getChain().filter(exchange);
         };
     }

@@ -2,7 +2,7 @@ package dev.pagewarden.platform.security;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.pagewarden.adminui.AdminUiProperties;
+import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.platform.database.BoundedCalls;
 import dev.pagewarden.platform.database.DatabaseAvailability;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -53,7 +53,7 @@ class AuthThrottle implements AutoCloseable {
         }
     }
 
-    private final AdminUiProperties.Throttle settings;
+    private final AdminProperties.Throttle settings;
     private final Clock clock;
     private final Cache<Key, Strikes> local;
     /** Null: one process, full limits in memory. */
@@ -61,7 +61,7 @@ class AuthThrottle implements AutoCloseable {
     private final int replicas;
 
     @Autowired
-    AuthThrottle(AdminUiProperties properties, Clock clock, DataSource dataSource, DatabaseAvailability database,
+    AuthThrottle(AdminProperties properties, Clock clock, DataSource dataSource, DatabaseAvailability database,
                  @Value("${pagewarden.replicas:1}") int replicas) {
         this(properties, clock, new SharedStrikes(dataSource, new BoundedCalls("the shared login throttle",
                 "this replica counts guesses alone, allowing 1/" + replicas + " of each limit", "throttle-db",
@@ -69,11 +69,11 @@ class AuthThrottle implements AutoCloseable {
     }
 
     /** Counts in memory only, with the full limits. */
-    AuthThrottle(AdminUiProperties properties, Clock clock) {
+    AuthThrottle(AdminProperties properties, Clock clock) {
         this(properties, clock, null, 1);
     }
 
-    AuthThrottle(AdminUiProperties properties, Clock clock, SharedStrikes shared, int replicas) {
+    AuthThrottle(AdminProperties properties, Clock clock, SharedStrikes shared, int replicas) {
         if (replicas < 1) {
             throw new IllegalArgumentException("pagewarden.replicas (PAGEWARDEN_REPLICAS) must be at least 1, the "
                     + "number of platform replicas sharing the database; got " + replicas);
@@ -198,7 +198,7 @@ class AuthThrottle implements AutoCloseable {
             return lockedUntil != null && now.isBefore(lockedUntil) ? Duration.between(now, lockedUntil) : null;
         }
 
-        synchronized Duration strike(Instant now, int limit, AdminUiProperties.Throttle settings) {
+        synchronized Duration strike(Instant now, int limit, AdminProperties.Throttle settings) {
             if (lockedUntil != null && !now.isBefore(lockedUntil.plus(settings.maxLockout()))) {
                 lockouts = 0; // quiet long enough: forgiven
                 lockedUntil = null;

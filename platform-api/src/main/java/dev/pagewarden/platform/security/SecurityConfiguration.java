@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.adminui.audit.ApiCallAudit;
-import dev.pagewarden.adminui.web.AdminSecurity;
+import dev.pagewarden.incident.AdminAccess;
+import dev.pagewarden.incident.audit.ApiCallAudit;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.ErrorResponses;
 import dev.pagewarden.platform.tenant.AuthUnavailableException;
@@ -88,7 +88,7 @@ class SecurityConfiguration {
 
     @Bean
     @Order(2)
-    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors, AdminSecurity ui,
+    SecurityWebFilterChain adminApi(ServerHttpSecurity http, AdminToken token, ErrorResponses errors, AdminAccess ui,
                                     ApiCallAudit calls, AuthGuard guard) {
         // wrong tokens are throttled per client address (429 too_many_attempts)
         ReactiveAuthenticationManager manager = guard.adminToken(auth -> token.matches(((PresentedKey) auth).key())
@@ -102,7 +102,7 @@ class SecurityConfiguration {
                 // the bearer token wins
                 .securityContextRepository(ui.sessionContexts())
                 .csrf(c -> c.requireCsrfProtectionMatcher(AdminApiCsrf::required).csrfTokenRequestHandler(ui.csrfHandler()))
-                .authorizeExchange(AdminSecurity::apiRules)
+                .authorizeExchange(ui::apiRules)
                 // outermost, so that refusals by the filters below (401, 403, CSRF) are recorded too
                 .addFilterAt(calls.recorder(), SecurityWebFiltersOrder.FIRST)
                 .addFilterAfter(calls.actor(), SecurityWebFiltersOrder.AUTHENTICATION)
@@ -116,7 +116,7 @@ class SecurityConfiguration {
      */
     @Bean
     @Order(3)
-    SecurityWebFilterChain adminUi(ServerHttpSecurity http, AdminSecurity ui, AuthGuard guard) {
+    SecurityWebFilterChain adminUi(ServerHttpSecurity http, AdminAccess ui, AuthGuard guard) {
         return http.securityMatcher(ServerWebExchangeMatchers.pathMatchers("/admin", "/admin/**"))
                 .authenticationManager(guard.login(ui.loginManager()))
                 // each request re-reads the user: disabled, demoted or password changed applies at once everywhere
@@ -136,7 +136,7 @@ class SecurityConfiguration {
                         }}))
                 .addFilterAt(ui.sessionTimeout(), SecurityWebFiltersOrder.FIRST)
                 .addFilterBefore(guard.clientAddress(), SecurityWebFiltersOrder.FORM_LOGIN)
-                .authorizeExchange(AdminSecurity::uiRules)
+                .authorizeExchange(ui::uiRules)
                 .build();
     }
 

@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.tenant;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import dev.pagewarden.adminui.input.StoredText;
+import dev.pagewarden.incident.input.StoredText;
 import dev.pagewarden.platform.database.ChangeFeed;
 import dev.pagewarden.platform.database.DatabaseAvailability;
 import dev.pagewarden.platform.database.DatabaseErrors;

@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.incident.IncidentService;
 
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.web.PostgresWebSessionStore;
@@ -192,7 +192,7 @@ class AdminUiAccessTest extends AdminUiTest {
         until(() -> incidents.list().stream().anyMatch(x -> x.worker().equals(worker) && x.events() == 2),
                 "both events in one incident");
         assertThat(incidents.list().stream().filter(x -> x.worker().equals(worker)).count()).isEqualTo(1);
-        dev.pagewarden.adminui.incident.Incident opened = incidents.list().stream().filter(x -> x.worker().equals(worker))
+        dev.pagewarden.incident.incident.Incident opened = incidents.list().stream().filter(x -> x.worker().equals(worker))
                 .findFirst().orElseThrow();
         long id = opened.id();
         assertThat(opened.node()).as("this replica's node").isEqualTo(safety.node());
@@ -204,7 +204,7 @@ class AdminUiAccessTest extends AdminUiTest {
         assertThat(incidents.list()).filteredOn(x -> x.id() == other).singleElement()
                 .satisfies(x -> assertThat(List.of(x.node(), x.worker(), x.events())).isEqualTo(List.of("other-replica", worker, 1)));
         // a resolved incident takes no more events: the next one opens a new incident
-        incidents.setStatus(id, dev.pagewarden.adminui.incident.Incident.Status.RESOLVED, "test");
+        incidents.setStatus(id, dev.pagewarden.incident.incident.Incident.Status.RESOLVED, "test");
         safety.onEvent(new SafetyEvent(SafetyEvent.Type.CHECKSUM_MISMATCH, SafetyEvent.Severity.CRITICAL, worker, 12,
                 "t_x", List.of(1), List.of(1L), Instant.now(), "crc"));
         until(() -> incidents.list().stream().filter(x -> x.worker().equals(worker)).count() == 3, "a new incident");

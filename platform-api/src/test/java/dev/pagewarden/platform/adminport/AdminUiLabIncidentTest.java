@@ -1,13 +1,13 @@
 package dev.pagewarden.platform.adminport;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.pagewarden.adminui.disclosure.DisclosureService;
-import dev.pagewarden.adminui.disclosure.WebhookService;
-import dev.pagewarden.adminui.incident.Incident;
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.db.audit.BlastRadius;
+import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.disclosure.WebhookService;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.platform.testing.PlatformTestBase;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

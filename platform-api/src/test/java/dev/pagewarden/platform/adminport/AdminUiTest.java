@@ -1,9 +1,9 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
 import dev.pagewarden.core.safety.SafetyEvent;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.disclosure.DisclosureService;
 import dev.pagewarden.adminui.users.AdminRole;
+import dev.pagewarden.incident.disclosure.DisclosureService;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpMethod;

@@ -1,9 +1,9 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.incident.Incident;
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.adminui.users.AdminRole;
 import dev.pagewarden.adminui.users.AdminUserService;
+import dev.pagewarden.incident.incident.Incident;
+import dev.pagewarden.incident.incident.IncidentService;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpMethod;

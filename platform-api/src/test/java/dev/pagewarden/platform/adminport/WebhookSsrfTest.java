@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.adminport;
 
-import dev.pagewarden.adminui.disclosure.WebhookClient;
-import dev.pagewarden.adminui.disclosure.WebhookProperties;
+import dev.pagewarden.incident.disclosure.WebhookClient;
+import dev.pagewarden.incident.disclosure.WebhookProperties;
 import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

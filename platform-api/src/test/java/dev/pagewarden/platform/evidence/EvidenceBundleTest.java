@@ -1,9 +1,9 @@
 package dev.pagewarden.platform.evidence;
 
-import dev.pagewarden.adminui.incident.IncidentService;
 import dev.pagewarden.db.audit.BlastRadius;
-import dev.pagewarden.db.evidence.ChainForgery;
 import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
+import dev.pagewarden.db.evidence.ChainForgery;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.platform.testing.PlatformTestBase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

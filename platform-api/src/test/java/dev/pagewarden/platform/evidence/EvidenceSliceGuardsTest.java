@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.evidence;
 
-import dev.pagewarden.adminui.incident.IncidentService;
+import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.platform.testing.PlatformTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

@@ -1,6 +1,6 @@
 package dev.pagewarden.platform.report;
 
-import dev.pagewarden.adminui.report.ReportProperties;
+import dev.pagewarden.incident.report.ReportProperties;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

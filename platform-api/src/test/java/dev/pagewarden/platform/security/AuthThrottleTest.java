@@ -1,7 +1,7 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.core.testing.ManualClock;
+import dev.pagewarden.incident.AdminProperties;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -14,9 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AuthThrottleTest {
 
     private final ManualClock clock = new ManualClock(Instant.parse("2026-12-01T12:00:00Z"));
-    private final AuthThrottle throttle = new AuthThrottle(new AdminUiProperties(null, Duration.ofMinutes(30),
+    private final AuthThrottle throttle = new AuthThrottle(new AdminProperties(null, Duration.ofMinutes(30),
             Duration.ofMinutes(10), Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ofSeconds(60),
-            new AdminUiProperties.Throttle(3, 5, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofMinutes(5))), clock);
+            new AdminProperties.Throttle(3, 5, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofMinutes(5))), clock);
 
     private static List<AuthThrottle.Key> keys(String account, String address) {
         return List.of(new AuthThrottle.Key("login", AuthThrottle.Scope.ACCOUNT, account),

@@ -1,9 +1,9 @@
 package dev.pagewarden.platform.security;
 
-import dev.pagewarden.adminui.AdminUiProperties;
 import dev.pagewarden.core.testing.ManualClock;
 import dev.pagewarden.db.embedded.EmbeddedPostgresServer;
 import dev.pagewarden.db.schema.Migrations;
+import dev.pagewarden.incident.AdminProperties;
 import dev.pagewarden.platform.database.BoundedCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,9 +36,9 @@ class SharedAuthThrottleTest {
 
     private final ManualClock clock = new ManualClock(Instant.parse("2026-12-01T12:00:00Z"));
     // 4 failures per account, 6 per address, within 15 min; lockouts of 1, 2, 4 ... up to 5 min
-    private final AdminUiProperties properties = new AdminUiProperties(null, Duration.ofMinutes(30),
+    private final AdminProperties properties = new AdminProperties(null, Duration.ofMinutes(30),
             Duration.ofMinutes(10), Duration.ofMinutes(5), 4, Duration.ofSeconds(1), Duration.ofSeconds(60),
-            new AdminUiProperties.Throttle(4, 6, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofMinutes(5)));
+            new AdminProperties.Throttle(4, 6, Duration.ofMinutes(15), Duration.ofMinutes(1), Duration.ofMinutes(5)));
 
     private AuthThrottle replica(DataSource ds) {
         return new AuthThrottle(properties, clock, new SharedStrikes(ds, new BoundedCalls("the shared login throttle",

@@ -1,0 +1,23 @@
+package dev.pagewarden.incident.input;
+
+import java.time.Instant;
+
+/**
+ * Times typed by people and clients are kept to years 1 to 9999: ISO-8601 parses years up to a billion, which
+ * overflow a database timestamp and {@code java.sql.Timestamp} (a {@code long} of milliseconds) further down.
+ */
+public final class Times {
+    static final Instant FIRST = Instant.parse("0001-01-01T00:00:00Z");
+    static final Instant LAST = Instant.parse("9999-12-31T23:59:59.999999Z");
+
+    private Times() {
+    }
+
+    /** {@code t} itself (null stays null), or a refusal naming {@code field} when it lies outside years 1 to 9999. */
+    public static Instant inRange(String field, Instant t) {
+        if (t != null && (t.isBefore(FIRST) || t.isAfter(LAST))) {
+            throw new InvalidTextException(field, field + " must be a time between the years 1 and 9999");
+        }
+        return t;
+    }
+}
