@@ -21,12 +21,16 @@ final class ArchitectureTest {
             .matching("dev.pagewarden.platform.(*)..")
             .should().beFreeOfCycles();
 
-    /** The pools, backends, workers and step guard are the engine's own: the platform sees snapshots and events. */
+    /**
+     * The pools, backends, workers and step guard are the engine's own: the platform sees snapshots and events,
+     * plus the cluster engine of the transport module and the downloader.
+     */
     @ArchTest
     static final ArchRule usesOnlyTheEnginesPublicApi = noClasses()
             .that().resideInAPackage("dev.pagewarden.platform..")
             .should().dependOnClassesThat(resideInAPackage("dev.pagewarden.core..")
-                    .and(not(resideInAnyPackage(EngineApi.PACKAGES))))
+                    .and(not(resideInAnyPackage(EngineApi.PACKAGES)))
+                    .and(not(resideInAnyPackage("dev.pagewarden.core.cluster..", "dev.pagewarden.core.download.."))))
             .because("only the packages named in EngineApi are the engine's public API");
 
     /** The serving artifact holds no lab: an installed lab is found through the engine's {@code core.faultlab} SPI. */

@@ -1,10 +1,11 @@
 package dev.pagewarden.core.engine;
 
 /**
- * The engine's public API: the packages an embedding application (the platform, the admin UI, the
- * audit store, the lab and the command line) may use. Everything else under {@code dev.pagewarden.core}
- * - the KV pool, the backends, the step guard, the workers, the transport, admission, the kernels - is
- * internal and may change without notice; architecture tests hold the embedding modules to this list.
+ * The engine's public API: the packages an embedding application (the platform, the admin UI, the incident
+ * domain, the audit store) may use. Everything else in the engine - the KV pool, the backends, the step guard,
+ * the workers, admission, the kernels, model formats - is internal and may change without notice; architecture
+ * tests hold the embedding modules to this list. The transport ({@code core.cluster}: {@code ClusterEngine}) and
+ * the downloader ({@code core.download}) are modules of their own, named by the modules that use them.
  */
 public final class EngineApi {
 
@@ -17,13 +18,11 @@ public final class EngineApi {
             "dev.pagewarden.core.lineage..",   // lineage events and their sink
             "dev.pagewarden.core.safety..",    // safety events and their listener
             "dev.pagewarden.core.receipt..",   // isolation receipts: keys, signing, verification
-            "dev.pagewarden.core.model..",     // model files: loading, formats, configuration
+            "dev.pagewarden.core.model.load..", // opening a model (any format) for an engine
             "dev.pagewarden.core.tokenizer..", // text to tokens and back
             "dev.pagewarden.core.template..",  // chat templates: conversations to prompts
-            "dev.pagewarden.core.download..",  // fetching models
-            "dev.pagewarden.core.fault..",     // fault hooks (implemented by the replay lab)
-            "dev.pagewarden.core.faultlab..",  // how an application finds and drives an installed replay lab
-            "dev.pagewarden.core.cluster..",   // engine nodes (prefill, decode) and ClusterEngine, the platform's client of them
+            "dev.pagewarden.core.fault..",     // fault hooks, which an installed lab supplies
+            "dev.pagewarden.core.faultlab..",  // finding and driving an installed replay lab
     };
 
     private EngineApi() {
