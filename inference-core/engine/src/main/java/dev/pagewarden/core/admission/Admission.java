@@ -5,7 +5,7 @@ import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.AdmissionView;
 import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayDeque;
@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
  * decode reservation (prompt + max new tokens) at once, or waits in a bounded FIFO queue; a full
  * queue rejects with a retryable error rather than letting callers hang.
  */
-public final class Admission {
+public final class Admission<S extends AdmissionView> {
 
     /** What admission compares requests with. {@code checkPoolFit=false} only in the replay of the 2026 incident. */
     public record Limits(int vocabSize, int contextWindow, long prefillCapacityTokens, long decodeCapacityTokens,
@@ -30,13 +30,13 @@ public final class Admission {
 
     private final KvPool decodePool;
     private final Limits limits;
-    private final Consumer<Sequence> onReserved;
+    private final Consumer<S> onReserved;
     private final BooleanSupplier auditAccepting;
     private final EngineMetrics metrics;
     private final LongSupplier clock;
-    private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
+    private final ArrayDeque<S> waiting = new ArrayDeque<>();
 
-    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, BooleanSupplier auditAccepting,
+    public Admission(KvPool decodePool, Limits limits, Consumer<S> onReserved, BooleanSupplier auditAccepting,
                      EngineMetrics metrics, LongSupplier clock) {
         this.decodePool = decodePool;
         this.limits = limits;
@@ -79,7 +79,7 @@ public final class Admission {
     }
 
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */
-    public void submit(Sequence seq) {
+    public void submit(S seq) {
         String refusal = neverFits(seq);
         if (refusal != null) {
             reject(seq, "context_length_exceeded", refusal);
@@ -110,7 +110,7 @@ public final class Admission {
         drain();
     }
 
-    private String neverFits(Sequence seq) {
+    private String neverFits(S seq) {
         int prompt = seq.request().promptLength();
         long need = (long) prompt + seq.request().maxNewTokens();
         if (need > limits.contextWindow()) {
@@ -125,13 +125,13 @@ public final class Admission {
         return null;
     }
 
-    private void reject(Sequence seq, String code, String message) {
+    private void reject(S seq, String code, String message) {
         metrics.admissionRejected(code);
         seq.reject(code, message);
     }
 
     /** Reserves the whole decode reservation of {@code seq}, all or nothing. */
-    private boolean tryReserve(Sequence seq) {
+    private boolean tryReserve(S seq) {
         int pages = decodePool.layout().pagesFor((long) seq.request().promptLength() + seq.request().maxNewTokens());
         List<PageRef> reserved = decodePool.allocate(seq.id(), seq.tenant(), pages);
         if (reserved == null) {
@@ -143,7 +143,7 @@ public final class Admission {
     }
 
     /** Returns a sequence's decode pages (if it still holds them) and lets waiting requests in. */
-    public void release(Sequence seq) {
+    public void release(S seq) {
         List<PageRef> pages = seq.takeDecodePages();
         if (!pages.isEmpty()) {
             decodePool.release(seq.id(), pages);
@@ -152,7 +152,7 @@ public final class Admission {
     }
 
     /** An abort of a request still waiting for pages ends it at once. */
-    public void abortWaiting(Sequence seq) {
+    public void abortWaiting(S seq) {
         boolean removed;
         synchronized (this) {
             removed = waiting.remove(seq);
@@ -174,7 +174,7 @@ public final class Admission {
     /** Reserves for the head of the queue while pages last (FIFO: no starvation of long prompts). */
     private void drain() {
         while (true) {
-            Sequence next;
+            S next;
             synchronized (this) {
                 next = waiting.peek();
                 if (next == null) {

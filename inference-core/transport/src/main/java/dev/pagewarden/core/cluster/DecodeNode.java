@@ -15,7 +15,7 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
@@ -49,9 +49,9 @@ public final class DecodeNode implements AutoCloseable {
     private final Stage stage;
     private final Clock clock = Clock.SYSTEM;
     private final EngineConfig config;
-    private final Admission admission;
-    private final KvIntake intake;
-    private final DecodeWorker decode;
+    private final Admission<Sequence> admission;
+    private final KvIntake<Sequence> intake;
+    private final DecodeWorker<Sequence> decode;
     private final NodeRuntime runtime;
     private final Thread decodeThread;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -107,9 +107,9 @@ public final class DecodeNode implements AutoCloseable {
                 this.lineage);
         this.stage = Stage.create(NodeRole.DECODE, loaded, config, context);
         int vocab = loaded.config().vocabSize();
-        this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
+        this.decode = new DecodeWorker<>(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
                 config.maxBatch(), EngineParts.stopTokens(loaded), context, this::release);
-        this.intake = new KvIntake(stage.pool(), context, config.deferredReleaseTimeout(), this::transferReady,
+        this.intake = new KvIntake<>(stage.pool(), context, config.deferredReleaseTimeout(), this::transferReady,
                 this::release, this::pagesFreed);
         intake.startTimeout(config.transferStartTimeout());
         decode.housekeeping(() -> {
@@ -117,7 +117,7 @@ public final class DecodeNode implements AutoCloseable {
             firstTokensOverdue();
         });
         // a prefill node checks its own pool; the decode node cannot know it, so only its own pool limits here
-        this.admission = new Admission(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
+        this.admission = new Admission<>(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
                 stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, this.lineage::accepting, metrics,
                 clock::nanoTime);
         // one thread per PREFILL: connecting to a prefill node that does not answer holds up no request for another

@@ -10,7 +10,7 @@ import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.prefill.PrefillWorker;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.spi.Clock;
@@ -38,7 +38,7 @@ public final class PrefillNode implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PrefillNode.class.getName());
     private final Stage stage;
     private final Clock clock = Clock.SYSTEM;
-    private final PrefillWorker prefill;
+    private final PrefillWorker<Sequence> prefill;
     private final NodeRuntime runtime;
     private final Thread prefillThread;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -55,7 +55,7 @@ public final class PrefillNode implements AutoCloseable {
         EngineContext context = EngineContext.of(options.name(), FaultHooks.NONE, Stage.logged(LOG), EngineMetrics.NONE,
                 clock, this.lineage);
         this.stage = Stage.create(NodeRole.PREFILL, loaded, config, context);
-        this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
+        this.prefill = new PrefillWorker<>(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), context,
                 this::transferStarting, seq -> { });
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
