@@ -1,6 +1,6 @@
 package dev.pagewarden.core.admission;
 
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageGrants;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -28,7 +28,7 @@ public final class Admission<S extends AdmissionView> {
                          int maxQueue, boolean checkPoolFit) {
     }
 
-    private final KvPool decodePool;
+    private final PageGrants decodePool;
     private final Limits limits;
     private final Consumer<S> onReserved;
     private final BooleanSupplier auditAccepting;
@@ -36,7 +36,7 @@ public final class Admission<S extends AdmissionView> {
     private final LongSupplier clock;
     private final ArrayDeque<S> waiting = new ArrayDeque<>();
 
-    public Admission(KvPool decodePool, Limits limits, Consumer<S> onReserved, BooleanSupplier auditAccepting,
+    public Admission(PageGrants decodePool, Limits limits, Consumer<S> onReserved, BooleanSupplier auditAccepting,
                      EngineMetrics metrics, LongSupplier clock) {
         this.decodePool = decodePool;
         this.limits = limits;

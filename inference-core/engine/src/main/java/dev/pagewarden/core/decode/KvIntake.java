@@ -1,7 +1,7 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.context.EngineContext;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.IntakePages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.policy.AbortRelease;
@@ -34,7 +34,7 @@ import java.util.function.Consumer;
  * not come in time they are quarantined and scrubbed (outcome "timeout") - never simply reused.
  */
 public final class KvIntake<S extends IntakeView> implements KvReceiver {
-    private final KvPool pool;
+    private final IntakePages pool;
     /** False only in the replay lab's "detectors off" twin. */
     private final boolean checking;
     /** What an abort during a transfer does with its pages (production: defer them until the ack). */
@@ -75,7 +75,7 @@ public final class KvIntake<S extends IntakeView> implements KvReceiver {
         }
     }
 
-    public KvIntake(KvPool pool, EngineContext context, Duration deferredReleaseTimeout, Consumer<S> onReady,
+    public KvIntake(IntakePages pool, EngineContext context, Duration deferredReleaseTimeout, Consumer<S> onReady,
                     Consumer<S> releaseReservation, Runnable pagesFreed) {
         this.pool = pool;
         this.checking = context.checks();
