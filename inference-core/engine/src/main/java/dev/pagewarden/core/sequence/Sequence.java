@@ -22,7 +22,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The engine's record of one request as it moves admission -> prefill -> transfer -> decode. Each
- * stage owns it while it holds it; the state machine in {@link RequestState} guards every move.
+ * stage owns it while it holds it, and sees it only through its own view ({@link AdmissionView},
+ * {@link PrefillView}, {@link IntakeView}, {@link DecodeView}); the application holds a
+ * {@link dev.pagewarden.core.request.RequestHandle} over its {@link RequestControl} side. The state
+ * machine in {@link RequestState} guards every move.
  */
 public final class Sequence implements RequestControl, AdmissionView, PrefillView, IntakeView, DecodeView {
     private final long id;
