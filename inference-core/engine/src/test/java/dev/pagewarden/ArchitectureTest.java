@@ -4,6 +4,7 @@ import static com.tngtech.archunit.core.domain.JavaCall.Predicates.target;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.assignableTo;
 import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.name;
 import static com.tngtech.archunit.core.domain.properties.HasOwner.Predicates.With.owner;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -12,7 +13,11 @@ import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 import dev.pagewarden.core.backend.Backend;
+import dev.pagewarden.core.engine.EngineApi;
 import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.sequence.Sequence;
+
+import java.util.stream.Stream;
 
 /**
  * Layering of the engine module: the serving engine ({@code dev.pagewarden.core}) stands on its
@@ -61,4 +66,20 @@ final class ArchitectureTest {
             .that().resideInAPackage("dev.pagewarden.core.backend..")
             .should().dependOnClassesThat().belongToAnyOf(KvPool.class)
             .because("checks and write records belong to the step guard");
+
+    /** What a request is and how it ends is public API: it must not drag the KV pool or any other internal along. */
+    @ArchTest
+    static final ArchRule requestPackageDependsOnlyOnTheApi = classes()
+            .that().resideInAPackage("dev.pagewarden.core.request..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage(
+                    Stream.concat(Stream.of("java.."), Stream.of(EngineApi.PACKAGES)).toArray(String[]::new))
+            .because("applications build on core.request; the engine's record of a request (core.sequence) stays internal");
+
+    /** Each stage sees a request through its own view of the sequence, so what a stage may touch is written down. */
+    @ArchTest
+    static final ArchRule stagesSeeTheirViewOfARequest = noClasses()
+            .that().resideInAnyPackage("dev.pagewarden.core.admission..", "dev.pagewarden.core.prefill..",
+                    "dev.pagewarden.core.decode..", "dev.pagewarden.core.step..")
+            .should().dependOnClassesThat().belongToAnyOf(Sequence.class)
+            .because("admission, prefill, intake and decode each use the narrow view core.sequence gives them");
 }

@@ -1,11 +1,11 @@
 package dev.pagewarden.core.admission;
 
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageGrants;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
 import dev.pagewarden.core.request.ValidRequest;
+import dev.pagewarden.core.sequence.AdmissionView;
 import dev.pagewarden.core.spi.EngineMetrics;
 
 import java.util.ArrayDeque;
@@ -21,7 +21,7 @@ import java.util.function.Supplier;
  * One that fits gets its whole decode reservation (prompt + max new tokens) at once from its {@link Placement},
  * or waits in a bounded FIFO queue; a full queue rejects with a retryable error rather than letting callers hang.
  */
-public final class Admission {
+public final class Admission<S extends AdmissionView> {
 
     /**
      * What admission compares requests with. {@code checkPoolFit=false} in the replay of the 2026 incident, and for a
@@ -40,15 +40,15 @@ public final class Admission {
      * Where admitted requests run and what their reservation is taken from: this process's decode pool, or the engine
      * nodes of a cluster. Admission makes every check on the request; a placement only finds room for it.
      */
-    public interface Placement {
+    public interface Placement<S> {
         /** Takes {@code seq}'s whole reservation now, all or nothing. Called under admission's lock: one decision at a time. */
-        Room reserve(Sequence seq);
+        Room reserve(S seq);
 
         /** Starts a request whose reservation was taken (outside admission's lock). */
-        void start(Sequence seq);
+        void start(S seq);
 
         /** Returns what {@code seq} still holds, if anything. */
-        void release(Sequence seq);
+        void release(S seq);
     }
 
     /** What a placement found for one request. */
@@ -66,14 +66,14 @@ public final class Admission {
         }
     }
 
-    private final Placement placement;
+    private final Placement<S> placement;
     private final Supplier<Limits> limits;
     private final BooleanSupplier auditAccepting;
     private final EngineMetrics metrics;
-    private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
+    private final ArrayDeque<S> waiting = new ArrayDeque<>();
 
     /** Admission to {@code placement}, checking against what {@code limits} says at each request. */
-    public Admission(Placement placement, Supplier<Limits> limits, BooleanSupplier auditAccepting, EngineMetrics metrics) {
+    public Admission(Placement<S> placement, Supplier<Limits> limits, BooleanSupplier auditAccepting, EngineMetrics metrics) {
         this.placement = placement;
         this.limits = limits;
         this.auditAccepting = auditAccepting;
@@ -81,9 +81,9 @@ public final class Admission {
     }
 
     /** Admission to this process's {@code decodePool}: a reserved request goes to {@code onReserved}. */
-    public Admission(KvPool decodePool, Limits limits, Consumer<Sequence> onReserved, BooleanSupplier auditAccepting,
+    public Admission(PageGrants decodePool, Limits limits, Consumer<S> onReserved, BooleanSupplier auditAccepting,
                      EngineMetrics metrics, LongSupplier clock) {
-        this(new PoolPlacement(decodePool, onReserved, clock), () -> limits, auditAccepting, metrics);
+        this(new PoolPlacement<>(decodePool, onReserved, clock), () -> limits, auditAccepting, metrics);
     }
 
     public int contextWindow() {
@@ -116,7 +116,7 @@ public final class Admission {
     }
 
     /** A request this admission checked. */
-    private record Checked(GenerationRequest request, Admission by) implements ValidRequest {
+    private record Checked(GenerationRequest request, Admission<?> by) implements ValidRequest {
     }
 
     /** The request {@code valid} holds, checked here once: again only if this admission did not check it. */
@@ -135,7 +135,7 @@ public final class Admission {
     }
 
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */
-    public void submit(Sequence seq) {
+    public void submit(S seq) {
         Limits l = limits.get();
         String refusal = neverFits(seq.request(), l);
         if (refusal != null) {
@@ -188,19 +188,19 @@ public final class Admission {
         return null;
     }
 
-    private void reject(Sequence seq, String code, String message) {
+    private void reject(S seq, String code, String message) {
         metrics.admissionRejected(code);
         seq.reject(code, message);
     }
 
     /** Returns a sequence's reservation (if it still holds it) and lets waiting requests in. */
-    public void release(Sequence seq) {
+    public void release(S seq) {
         placement.release(seq);
         drain();
     }
 
     /** An abort of a request still waiting for pages ends it at once. */
-    public void abortWaiting(Sequence seq) {
+    public void abortWaiting(S seq) {
         boolean removed;
         synchronized (this) {
             removed = waiting.remove(seq);
@@ -222,7 +222,7 @@ public final class Admission {
     /** Reserves for the head of the queue while there is room (FIFO: no starvation of long prompts). */
     private void drain() {
         while (true) {
-            Sequence next;
+            S next;
             Room room;
             synchronized (this) {
                 next = waiting.peek();

@@ -1,28 +1,28 @@
 package dev.pagewarden.core.admission;
 
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.PageGrants;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.AdmissionView;
 
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /** Requests placed in this process: their decode reservation comes from one decode pool, then they go to prefill. */
-final class PoolPlacement implements Admission.Placement {
-    private final KvPool decodePool;
-    private final Consumer<Sequence> onReserved;
+final class PoolPlacement<S extends AdmissionView> implements Admission.Placement<S> {
+    private final PageGrants decodePool;
+    private final Consumer<S> onReserved;
     private final LongSupplier clock;
 
-    PoolPlacement(KvPool decodePool, Consumer<Sequence> onReserved, LongSupplier clock) {
+    PoolPlacement(PageGrants decodePool, Consumer<S> onReserved, LongSupplier clock) {
         this.decodePool = decodePool;
         this.onReserved = onReserved;
         this.clock = clock;
     }
 
     @Override
-    public Admission.Room reserve(Sequence seq) {
+    public Admission.Room reserve(S seq) {
         int pages = decodePool.layout().pagesFor(Admission.tokensNeeded(seq.request()));
         List<PageRef> reserved = decodePool.allocate(seq.id(), seq.tenant(), pages);
         if (reserved == null) {
@@ -34,12 +34,12 @@ final class PoolPlacement implements Admission.Placement {
     }
 
     @Override
-    public void start(Sequence seq) {
+    public void start(S seq) {
         onReserved.accept(seq);
     }
 
     @Override
-    public void release(Sequence seq) {
+    public void release(S seq) {
         List<PageRef> pages = seq.takeDecodePages();
         if (!pages.isEmpty()) {
             decodePool.release(seq.id(), pages);

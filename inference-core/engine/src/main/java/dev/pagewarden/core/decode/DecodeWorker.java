@@ -9,7 +9,7 @@ import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.DecodeView;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.step.StepGuard;
@@ -33,25 +33,25 @@ import java.util.function.LongSupplier;
  * <p>Runs on a thread of its own ({@link #run}), or one iteration per {@link #tick} when the engine is
  * driven step by step. Every iteration advances the decode ticks that transfer delays are counted in.
  */
-public final class DecodeWorker implements Runnable {
+public final class DecodeWorker<S extends DecodeView> implements Runnable {
     private final StepGuard guard;
     private final DecodePages pool;
     private final DecodeTicks ticks;
     private final float[][] logits;
     private final int maxBatch;
     private final int[] stopTokens;
-    private final Consumer<Sequence> releaseReservation;
+    private final Consumer<S> releaseReservation;
     private final SafetyMonitor safety;
     private final EngineMetrics metrics;
     private final LongSupplier clock;
-    private final BlockingQueue<Sequence> ready = new LinkedBlockingQueue<>();
-    private final List<Sequence> running = new ArrayList<>();
+    private final BlockingQueue<S> ready = new LinkedBlockingQueue<>();
+    private final List<S> running = new ArrayList<>();
     private volatile Runnable housekeeping = () -> { };
     private volatile int runningCount;
     private volatile boolean active = true;
 
     public DecodeWorker(StepGuard guard, int vocabSize, DecodeTicks ticks, int maxBatch, int[] stopTokens,
-                        EngineContext context, Consumer<Sequence> releaseReservation) {
+                        EngineContext context, Consumer<S> releaseReservation) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
         }
@@ -73,7 +73,7 @@ public final class DecodeWorker implements Runnable {
     }
 
     /** A request whose KV has arrived and verified. */
-    public void enqueueReady(Sequence seq) {
+    public void enqueueReady(S seq) {
         ready.add(seq);
     }
 
@@ -86,7 +86,7 @@ public final class DecodeWorker implements Runnable {
         while (active) {
             if (running.isEmpty()) {
                 try {
-                    Sequence first = ready.poll(20, TimeUnit.MILLISECONDS);
+                    S first = ready.poll(20, TimeUnit.MILLISECONDS);
                     if (first != null) {
                         join(first);
                     }
@@ -104,7 +104,7 @@ public final class DecodeWorker implements Runnable {
         ticks.advance();
         try {
             housekeeping.run();
-            Sequence next;
+            S next;
             while (running.size() < maxBatch && (next = ready.poll()) != null) {
                 join(next);
             }
@@ -113,7 +113,7 @@ public final class DecodeWorker implements Runnable {
                 step();
             }
         } catch (RuntimeException e) {
-            for (Sequence seq : running) {
+            for (S seq : running) {
                 end(seq, () -> seq.fail("decode_failed", "decode step failed: " + e.getMessage()));
             }
             running.clear();
@@ -122,7 +122,7 @@ public final class DecodeWorker implements Runnable {
     }
 
     /** A ready request brings the first token that prefill sampled; it may already be the last. */
-    private void join(Sequence seq) {
+    private void join(S seq) {
         if (seq.abortRequested()) {
             end(seq, seq::abortNow);
             return;
@@ -134,8 +134,8 @@ public final class DecodeWorker implements Runnable {
     }
 
     private void dropAborted() {
-        for (Iterator<Sequence> it = running.iterator(); it.hasNext(); ) {
-            Sequence seq = it.next();
+        for (Iterator<S> it = running.iterator(); it.hasNext(); ) {
+            S seq = it.next();
             if (seq.abortRequested()) {
                 it.remove();
                 end(seq, seq::abortNow);
@@ -145,7 +145,7 @@ public final class DecodeWorker implements Runnable {
 
     private void step() {
         List<SequenceStep> batch = new ArrayList<>(running.size());
-        for (Sequence seq : running) {
+        for (S seq : running) {
             batch.add(new SequenceStep(seq.id(), seq.tenant(), new int[]{seq.pendingToken()}, seq.cachedPositions(),
                     seq.decodePages(), true));
         }
@@ -154,9 +154,9 @@ public final class DecodeWorker implements Runnable {
         ReadCheck[] checks = guard.forward(batch, logits,
                 i -> bindReads(running.get(i), batch.get(i).startPos(), batch.get(i).endPos()));
         metrics.decodeStep(batch.size(), clock.getAsLong() - t0);
-        List<Sequence> done = new ArrayList<>();
+        List<S> done = new ArrayList<>();
         for (int i = 0; i < running.size(); i++) {
-            Sequence seq = running.get(i);
+            S seq = running.get(i);
             if (!checks[i].allowed()) {
                 isolationViolation(seq, checks[i]);
                 done.add(seq);
@@ -176,7 +176,7 @@ public final class DecodeWorker implements Runnable {
      * ones they wrote); {@link #finishReads} records the final range once the request is done, so
      * the hot path only keeps the step's end (no event, no allocation per token).
      */
-    private void bindReads(Sequence seq, int startPos, int endPos) {
+    private void bindReads(S seq, int startPos, int endPos) {
         int pt = pool.layout().pageTokens();
         int pagesRead = pool.layout().pagesFor(endPos);
         for (int i = seq.boundPages(); i < pagesRead; i++) {
@@ -198,7 +198,7 @@ public final class DecodeWorker implements Runnable {
      * passed the read check - as one READ_FINAL event, after the WRITE events of every slot it covers;
      * the receipt claims these ranges. Once.
      */
-    private void finishReads(Sequence seq) {
+    private void finishReads(S seq) {
         if (seq.readsFinal()) {
             return;
         }
@@ -218,7 +218,7 @@ public final class DecodeWorker implements Runnable {
     }
 
     /** A refused read: no token from this step leaves; the pages it touched are quarantined and scrubbed. */
-    private void isolationViolation(Sequence seq, ReadCheck check) {
+    private void isolationViolation(S seq, ReadCheck check) {
         finishReads(seq); // the refused step read nothing; the lineage keeps what earlier steps read, before the scrub
         List<PageRef> pages = seq.takeDecodePages();
         seq.markDetected();
@@ -228,7 +228,7 @@ public final class DecodeWorker implements Runnable {
     }
 
     /** Takes a sampled token; returns whether the request goes on. */
-    private boolean accept(Sequence seq, int token) {
+    private boolean accept(S seq, int token) {
         for (int stop : stopTokens) {
             if (token == stop && !seq.request().sampling().ignoreEos()) {
                 end(seq, () -> seq.finish(FinishReason.STOP, clock.getAsLong()));
@@ -248,7 +248,7 @@ public final class DecodeWorker implements Runnable {
         return true;
     }
 
-    private void end(Sequence seq, Runnable terminal) {
+    private void end(S seq, Runnable terminal) {
         finishReads(seq);
         releaseReservation.accept(seq);
         terminal.run();

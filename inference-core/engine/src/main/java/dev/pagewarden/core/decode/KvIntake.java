@@ -1,12 +1,12 @@
 package dev.pagewarden.core.decode;
 
 import dev.pagewarden.core.context.EngineContext;
-import dev.pagewarden.core.kv.KvPool;
+import dev.pagewarden.core.kv.IntakePages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.lineage.LineageEvent.Kind;
 import dev.pagewarden.core.policy.AbortRelease;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.IntakeView;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.Clock;
@@ -33,8 +33,8 @@ import java.util.function.Consumer;
  * ack for that (request, generation) says no write is in flight (outcome "drained"); if the ack does
  * not come in time they are quarantined and scrubbed (outcome "timeout") - never simply reused.
  */
-public final class KvIntake implements KvReceiver {
-    private final KvPool pool;
+public final class KvIntake<S extends IntakeView> implements KvReceiver {
+    private final IntakePages pool;
     /** False only in the replay lab's "detectors off" twin. */
     private final boolean checking;
     /** What an abort during a transfer does with its pages (production: defer them until the ack). */
@@ -43,8 +43,8 @@ public final class KvIntake implements KvReceiver {
     private final EngineMetrics metrics;
     private final Clock clock;
     private final long deferNanos;
-    private final Consumer<Sequence> onReady;
-    private final Consumer<Sequence> releaseReservation;
+    private final Consumer<S> onReady;
+    private final Consumer<S> releaseReservation;
     private final Runnable pagesFreed;
     private final ConcurrentHashMap<Long, Transfer> transfers = new ConcurrentHashMap<>();
     /** How long an expected transfer may go without its first page or done (0: for ever, as in process). */
@@ -53,8 +53,8 @@ public final class KvIntake implements KvReceiver {
     private enum Phase { RECEIVING, DONE, DEFERRED, QUARANTINED, RELEASED_EARLY }
 
     /** One expected transfer. Guarded by its own monitor: frames, done, ack, abort and reaping race. */
-    private static final class Transfer {
-        final Sequence seq;
+    private final class Transfer {
+        final S seq;
         final int generation;
         final List<PageRef> pages;
         final boolean[] received;
@@ -67,7 +67,7 @@ public final class KvIntake implements KvReceiver {
         long startDeadline;
         boolean timed;
 
-        Transfer(Sequence seq, int generation, List<PageRef> pages, int frames) {
+        Transfer(S seq, int generation, List<PageRef> pages, int frames) {
             this.seq = seq;
             this.generation = generation;
             this.pages = pages;
@@ -75,8 +75,8 @@ public final class KvIntake implements KvReceiver {
         }
     }
 
-    public KvIntake(KvPool pool, EngineContext context, Duration deferredReleaseTimeout, Consumer<Sequence> onReady,
-                    Consumer<Sequence> releaseReservation, Runnable pagesFreed) {
+    public KvIntake(IntakePages pool, EngineContext context, Duration deferredReleaseTimeout, Consumer<S> onReady,
+                    Consumer<S> releaseReservation, Runnable pagesFreed) {
         this.pool = pool;
         this.checking = context.checks();
         this.abortRelease = context.hooks().abortRelease();
@@ -104,7 +104,7 @@ public final class KvIntake implements KvReceiver {
     }
 
     /** Registers the transfer a sequence is about to receive (its current generation); the start timeout runs from now. */
-    public void expect(Sequence seq) {
+    public void expect(S seq) {
         expect(seq, true);
     }
 
@@ -112,7 +112,7 @@ public final class KvIntake implements KvReceiver {
      * Registers the transfer a sequence will receive. {@code timed} false: the start timeout runs only from
      * {@link #senderStarting} (the sender may first have a queue of prompts to work through).
      */
-    public void expect(Sequence seq, boolean timed) {
+    public void expect(S seq, boolean timed) {
         int frames = pool.layout().pagesFor(seq.request().promptLength());
         Transfer t = new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames);
         t.timed = timed;
@@ -314,7 +314,7 @@ public final class KvIntake implements KvReceiver {
      * Aborts a request whose transfer is under way. Returns false if none is (the stage that holds
      * the request will see the abort flag instead).
      */
-    public boolean abort(Sequence seq) {
+    public boolean abort(S seq) {
         Transfer t = transfers.get(seq.id());
         if (t == null) {
             return false;

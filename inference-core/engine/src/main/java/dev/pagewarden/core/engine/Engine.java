@@ -20,10 +20,9 @@ import dev.pagewarden.core.receipt.ServingIdentity;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
-import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.safety.SafetyListener;
@@ -61,10 +60,10 @@ public final class Engine implements InferenceEngine {
     private final Backend decodeBackend;
     private final KvPool prefillPool;
     private final KvPool decodePool;
-    private final Admission admission;
-    private final PrefillWorker prefill;
-    private final DecodeWorker decode;
-    private final KvIntake intake;
+    private final Admission<Sequence> admission;
+    private final PrefillWorker<Sequence> prefill;
+    private final DecodeWorker<Sequence> decode;
+    private final KvIntake<Sequence> intake;
     private final KvTransport transport;
     /** The default transport, which a stepped engine moves on; null when a factory supplied another. */
     private final InProcessKvTransport inProcess;
@@ -200,9 +199,9 @@ public final class Engine implements InferenceEngine {
                 config.capacityPolicy(), context);
         int vocab = model.vocabSize();
 
-        this.decode = new DecodeWorker(new StepGuard(decodeBackend, decodePool, hooks), vocab, ticks, config.maxBatch(),
+        this.decode = new DecodeWorker<>(new StepGuard(decodeBackend, decodePool, hooks), vocab, ticks, config.maxBatch(),
                 EngineParts.stopTokens(loaded), context, this::release);
-        this.intake = new KvIntake(decodePool, context, config.deferredReleaseTimeout(), decode::enqueueReady,
+        this.intake = new KvIntake<>(decodePool, context, config.deferredReleaseTimeout(), decode::enqueueReady,
                 this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
         if (b.transport == null) {
@@ -216,9 +215,9 @@ public final class Engine implements InferenceEngine {
             intake.startTimeout(config.transferStartTimeout());
             this.transport = b.transport.create(intake, decodePool.layout());
         }
-        this.prefill = new PrefillWorker(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
+        this.prefill = new PrefillWorker<>(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
                 config.prefillChunkTokens(), context, intake::expect, this::release);
-        this.admission = new Admission(decodePool, new Admission.Limits(vocab, window, prefillPool.capacityTokens(),
+        this.admission = new Admission<>(decodePool, new Admission.Limits(vocab, window, prefillPool.capacityTokens(),
                 decodePool.capacityTokens(), config.maxQueue(), hooks.promptOverflow().admissionChecksPoolFit()),
                 prefill::enqueue, lineage::accepting, metrics, clock::nanoTime);
 
@@ -234,7 +233,7 @@ public final class Engine implements InferenceEngine {
         }
     }
 
-    private Admission admission() {
+    private Admission<Sequence> admission() {
         return admission;
     }
 

@@ -36,7 +36,7 @@ import java.util.Map;
  * <p>The read checks are on unless the pool was built without them ({@link #KvPool(String, KvStorage,
  * LineageRecorder, boolean)}, the replay lab's "detectors off" twin, through the engine's fault hooks).
  */
-public final class KvPool implements PrefillPages, DecodePages {
+public final class KvPool implements PrefillPages, DecodePages, GuardedPages, IntakePages {
     private final String name;
     private final KvStorage storage;
     private final int pageTokens;

@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * What a stage that runs steps on a pool's pages may do with the pool itself, beyond the step guard: know its
- * name and layout, and take the pages a refused read touched out of service. The narrower views of each stage
- * extend it; {@link KvPool} implements them all.
+ * name and layout, and take the pages a refused read touched out of service. The prefill and decode workers'
+ * views extend it; {@link KvPool} implements every view of itself.
  */
 public interface StagePages {
     String name();

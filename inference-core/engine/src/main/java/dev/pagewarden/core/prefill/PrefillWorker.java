@@ -8,7 +8,7 @@ import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.policy.PromptOverflow;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.PrefillView;
 import dev.pagewarden.core.safety.SafetyMonitor;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.KvTransport;
@@ -31,7 +31,7 @@ import java.util.function.LongSupplier;
  * <p>Runs on a thread of its own ({@link #run}), or one request per {@link #tick} when the engine is
  * driven step by step.
  */
-public final class PrefillWorker implements Runnable {
+public final class PrefillWorker<S extends PrefillView> implements Runnable {
     private final StepGuard guard;
     private final PrefillPages pool;
     private final int vocabSize;
@@ -41,19 +41,19 @@ public final class PrefillWorker implements Runnable {
     private final PromptOverflow overflow;
     private final SafetyMonitor safety;
     /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
-    private final Consumer<Sequence> releaseReservation;
+    private final Consumer<S> releaseReservation;
     /** Called before a transfer starts, so the receiver knows what to expect. */
-    private final Consumer<Sequence> expectTransfer;
+    private final Consumer<S> expectTransfer;
     private final EngineMetrics metrics;
     private final LongSupplier clock;
-    private final BlockingQueue<Sequence> queue = new LinkedBlockingQueue<>();
+    private final BlockingQueue<S> queue = new LinkedBlockingQueue<>();
     private final Object pagesFreed = new Object();
     private volatile boolean running = true;
     /** Stepped mode: the request at the head of the queue that waits for prefill pages. */
-    private Sequence waitingForPages;
+    private S waitingForPages;
 
     public PrefillWorker(StepGuard guard, int vocabSize, KvTransport transport, int chunkTokens, EngineContext context,
-                         Consumer<Sequence> expectTransfer, Consumer<Sequence> releaseReservation) {
+                         Consumer<S> expectTransfer, Consumer<S> releaseReservation) {
         if (chunkTokens < 1) {
             throw new IllegalArgumentException("prefill chunk must be >= 1 token, got " + chunkTokens);
         }
@@ -76,7 +76,7 @@ public final class PrefillWorker implements Runnable {
     }
 
     /** Queues a request whose decode pages are reserved. */
-    public void enqueue(Sequence seq) {
+    public void enqueue(S seq) {
         queue.add(seq);
     }
 
@@ -87,7 +87,7 @@ public final class PrefillWorker implements Runnable {
     @Override
     public void run() {
         while (running) {
-            Sequence seq;
+            S seq;
             try {
                 seq = queue.poll(50, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
@@ -121,7 +121,7 @@ public final class PrefillWorker implements Runnable {
      * request that must wait stays at the head, as on the worker's thread). Returns whether one ran.
      */
     public boolean tick() {
-        Sequence seq = waitingForPages != null ? waitingForPages : queue.poll();
+        S seq = waitingForPages != null ? waitingForPages : queue.poll();
         waitingForPages = null;
         if (seq == null) {
             return false;
@@ -148,7 +148,7 @@ public final class PrefillWorker implements Runnable {
     }
 
     /** The tokens to prefill, or null when the request ended here (aborted, or a prompt no pool can hold). */
-    private int[] prompt(Sequence seq) {
+    private int[] prompt(S seq) {
         if (seq.abortRequested()) {
             giveUp(seq, seq::abortNow);
             return null;
@@ -166,7 +166,7 @@ public final class PrefillWorker implements Runnable {
         };
     }
 
-    private void prefill(Sequence seq, int[] prompt, List<PageRef> pages) {
+    private void prefill(S seq, int[] prompt, List<PageRef> pages) {
         seq.prefillPages(pages);
         seq.moveTo(new RequestState.Prefilling());
         long start = clock.getAsLong();
@@ -199,7 +199,7 @@ public final class PrefillWorker implements Runnable {
     }
 
     /** A read the page metadata refused: stop before anything derived from it leaves, quarantine what it touched. */
-    private void isolationViolation(Sequence seq, ReadCheck check) {
+    private void isolationViolation(S seq, ReadCheck check) {
         List<PageRef> pages = seq.takePrefillPages();
         seq.markDetected();
         safety.refusedRead(check, pool.name(), seq.id(), seq.tenant());
@@ -210,7 +210,7 @@ public final class PrefillWorker implements Runnable {
     }
 
     /** Waits until the prefill pool has room; null if the request was aborted meanwhile. */
-    private List<PageRef> allocateWaiting(Sequence seq, int count) throws InterruptedException {
+    private List<PageRef> allocateWaiting(S seq, int count) throws InterruptedException {
         synchronized (pagesFreed) {
             while (true) {
                 List<PageRef> pages = pool.allocate(seq.id(), seq.tenant(), count);
@@ -225,7 +225,7 @@ public final class PrefillWorker implements Runnable {
         }
     }
 
-    private void releasePrefillPages(Sequence seq) {
+    private void releasePrefillPages(S seq) {
         List<PageRef> pages = seq.takePrefillPages();
         if (!pages.isEmpty()) {
             pool.release(seq.id(), pages);
@@ -239,7 +239,7 @@ public final class PrefillWorker implements Runnable {
         }
     }
 
-    private void giveUp(Sequence seq, Runnable end) {
+    private void giveUp(S seq, Runnable end) {
         releasePrefillPages(seq);
         releaseReservation.accept(seq);
         end.run();

@@ -4,9 +4,9 @@ import java.util.concurrent.CompletableFuture;
 
 /** A submitted request: its id, its eventual result, and a way to abort it. */
 public final class RequestHandle {
-    private final Sequence sequence;
+    private final RequestControl sequence;
 
-    public RequestHandle(Sequence sequence) {
+    public RequestHandle(RequestControl sequence) {
         this.sequence = sequence;
     }
 
@@ -24,7 +24,7 @@ public final class RequestHandle {
     }
 
     /** The engine's record, for lab ground truth in tests of this package (never part of the API). */
-    Sequence sequence() {
+    RequestControl sequence() {
         return sequence;
     }
 

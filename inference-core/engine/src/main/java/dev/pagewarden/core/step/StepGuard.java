@@ -3,6 +3,7 @@ package dev.pagewarden.core.step;
 import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.fault.FaultHooks;
+import dev.pagewarden.core.kv.GuardedPages;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.ReadCheck;
@@ -21,13 +22,17 @@ import java.util.function.IntConsumer;
  */
 public final class StepGuard {
     private final Backend backend;
+    /** The pool, for the stage built on this guard. */
     private final KvPool pool;
+    /** What the guard itself does with the pool: check reads, hand out storage and tags, record writes. */
+    private final GuardedPages pages;
     private final FaultHooks hooks;
     private final boolean observed;
 
     public StepGuard(Backend backend, KvPool pool, FaultHooks hooks) {
         this.backend = backend;
         this.pool = pool;
+        this.pages = pool;
         this.hooks = hooks;
         this.observed = hooks.observesSteps();
     }
@@ -51,7 +56,7 @@ public final class StepGuard {
         int[] index = new int[n];
         for (int i = 0; i < n; i++) {
             SequenceStep s = batch.get(i);
-            verdicts[i] = pool.checkRead(s.requestId(), s.pageTable(), s.startPos(), s.endPos());
+            verdicts[i] = pages.checkRead(s.requestId(), s.pageTable(), s.startPos(), s.endPos());
             if (verdicts[i].allowed()) {
                 index[runnable.size()] = i;
                 runnable.add(s);
@@ -65,7 +70,7 @@ public final class StepGuard {
             runLogits[j] = logits[index[j]];
         }
         // the tags are read here, on the engine's thread: a backend's device thread never takes the pool's lock
-        ReadCheck[] device = backend.forward(runnable, pool.storage(), pool.tags(pagesTouched(runnable)), runLogits);
+        ReadCheck[] device = backend.forward(runnable, pages.storage(), pages.tags(pagesTouched(runnable)), runLogits);
         List<SequenceStep> ran = new ArrayList<>(runnable.size());
         for (int j = 0; j < runnable.size(); j++) {
             if (device[j].allowed()) {
@@ -75,17 +80,17 @@ public final class StepGuard {
             }
         }
         if (observed && !ran.isEmpty()) {
-            hooks.afterStep(pool.name(), ran, pool.storage());
+            hooks.afterStep(pages.name(), ran, pages.storage());
         }
-        int pageTokens = pool.layout().pageTokens();
+        int pageTokens = pages.layout().pageTokens();
         for (int j = 0; j < runnable.size(); j++) {
             if (!device[j].allowed()) {
                 continue;
             }
             SequenceStep s = runnable.get(j);
             beforeWritesRecorded.accept(index[j]);
-            int end = Math.max(s.startPos(), Math.min(s.pageTable().size() * pageTokens, hooks.recordedWriteEnd(pool.name(), s)));
-            pool.markPositionsWritten(s.requestId(), s.pageTable(), s.startPos(), end);
+            int end = Math.max(s.startPos(), Math.min(s.pageTable().size() * pageTokens, hooks.recordedWriteEnd(pages.name(), s)));
+            pages.markPositionsWritten(s.requestId(), s.pageTable(), s.startPos(), end);
         }
         return verdicts;
     }
@@ -93,7 +98,7 @@ public final class StepGuard {
     /** The pages a step can touch: each sequence's table up to its step's last position. */
     private int[] pagesTouched(List<SequenceStep> runnable) {
         return runnable.stream()
-                .flatMap(s -> s.pageTable().subList(0, Math.min(s.pageTable().size(), pool.layout().pagesFor(s.endPos()))).stream())
+                .flatMap(s -> s.pageTable().subList(0, Math.min(s.pageTable().size(), pages.layout().pagesFor(s.endPos()))).stream())
                 .mapToInt(PageRef::page).toArray();
     }
 }

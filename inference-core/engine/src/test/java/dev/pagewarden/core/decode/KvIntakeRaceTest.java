@@ -6,7 +6,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.safety.SafetyListener;
 import dev.pagewarden.core.transfer.TransferDone;
@@ -35,7 +35,7 @@ class KvIntakeRaceTest {
             KvPool pool = TransferFixture.twoPagePool(backend);
             AtomicReference<Object> transfer = new AtomicReference<>();
             AtomicReference<Thread> aborter = new AtomicReference<>();
-            KvIntake intake = new KvIntake(pool, EngineContext.of("decode", SafetyListener.NONE, Clock.SYSTEM),
+            KvIntake<Sequence> intake = new KvIntake<>(pool, EngineContext.of("decode", SafetyListener.NONE, Clock.SYSTEM),
                     Duration.ofSeconds(5), s -> { }, s -> {
                 // the transfer thread, after its verdict, before it returns the reservation: let the aborter in
                 Object t = transfer.get();

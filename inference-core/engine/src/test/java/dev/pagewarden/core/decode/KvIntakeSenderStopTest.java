@@ -5,7 +5,7 @@ import dev.pagewarden.core.context.EngineContext;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
 import org.junit.jupiter.api.Test;
@@ -30,7 +30,7 @@ class KvIntakeSenderStopTest {
         KvPool pool = TransferFixture.twoPagePool(backend);
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Sequence> released = new CopyOnWriteArrayList<>();
-        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", events::add, Clock.SYSTEM),
+        KvIntake<Sequence> intake = new KvIntake<>(pool, EngineContext.of("decode", events::add, Clock.SYSTEM),
                 Duration.ofMinutes(5), s -> { }, released::add, () -> { });
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
         Sequence seq = transfer.seq;

@@ -7,7 +7,7 @@ import dev.pagewarden.core.kv.PageState;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -43,7 +43,7 @@ class KvIntakeStartTimeoutTest {
         KvPool pool = TransferFixture.twoPagePool(backend);
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Sequence> released = new CopyOnWriteArrayList<>();
-        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", events::add, clock),
+        KvIntake<Sequence> intake = new KvIntake<>(pool, EngineContext.of("decode", events::add, clock),
                 Duration.ofMinutes(5), s -> { }, released::add, () -> { });
         intake.startTimeout(Duration.ofSeconds(2));
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
@@ -78,7 +78,7 @@ class KvIntakeStartTimeoutTest {
     void aTransferThatStartedIsNotFailedByTheStartTimeout() throws Exception {
         Backend backend = TransferFixture.cpuBackend();
         KvPool pool = TransferFixture.twoPagePool(backend);
-        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", e -> { }, clock),
+        KvIntake<Sequence> intake = new KvIntake<>(pool, EngineContext.of("decode", e -> { }, clock),
                 Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
         intake.startTimeout(Duration.ofSeconds(2));
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);
@@ -98,7 +98,7 @@ class KvIntakeStartTimeoutTest {
     void anUntimedTransferIsTimedFromTheSendersWord() throws Exception {
         Backend backend = TransferFixture.cpuBackend();
         KvPool pool = TransferFixture.twoPagePool(backend);
-        KvIntake intake = new KvIntake(pool, EngineContext.of("decode", e -> { }, clock),
+        KvIntake<Sequence> intake = new KvIntake<>(pool, EngineContext.of("decode", e -> { }, clock),
                 Duration.ofMinutes(5), s -> { }, s -> { }, () -> { });
         intake.startTimeout(Duration.ofSeconds(2));
         TransferFixture transfer = new TransferFixture(pool, intake, new int[] {1, 5, 6, 7, 8, 9}, 2);

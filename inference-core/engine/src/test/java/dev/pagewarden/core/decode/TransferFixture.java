@@ -8,7 +8,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.testing.IsolationFixtures;
@@ -34,7 +34,7 @@ final class TransferFixture {
     }
 
     /** Request 1 with {@code prompt}, decode pages reserved in {@code pool}, its transfer expected by {@code intake}. */
-    TransferFixture(KvPool pool, KvIntake intake, int[] prompt, int pages) {
+    TransferFixture(KvPool pool, KvIntake<Sequence> intake, int[] prompt, int pages) {
         seq = new Sequence(1, new GenerationRequest("t", prompt, 4, SamplingParams.greedy()), TokenListener.NONE, 0);
         seq.moveTo(new RequestState.Admitted());
         seq.decodePages(pool.allocate(1, "t", pages), 0);
@@ -46,7 +46,7 @@ final class TransferFixture {
     }
 
     /** Frame {@code index} of {@code tokens} zero-filled slots with a valid checksum; returns whether the intake took it. */
-    boolean sendFrame(KvPool pool, KvIntake intake, int index, int tokens) {
+    boolean sendFrame(KvPool pool, KvIntake<Sequence> intake, int index, int tokens) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment page = arena.allocate(pool.layout().pageBytes());
             long[] writers = new long[pool.layout().pageTokens()];

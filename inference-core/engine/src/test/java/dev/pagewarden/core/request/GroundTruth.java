@@ -1,5 +1,7 @@
 package dev.pagewarden.core.request;
 
+import dev.pagewarden.core.sequence.Sequence;
+
 /** Engine state of a submitted request that isolation tests look at (its page table, whether a detector saw it). */
 public final class GroundTruth {
     private GroundTruth() {
@@ -12,6 +14,6 @@ public final class GroundTruth {
 
     /** Its current decode page table (empty once handed to release, deferral or quarantine). */
     public static java.util.List<dev.pagewarden.core.kv.PageRef> decodePages(RequestHandle h) {
-        return h.sequence().decodePages();
+        return ((Sequence) h.sequence()).decodePages();
     }
 }

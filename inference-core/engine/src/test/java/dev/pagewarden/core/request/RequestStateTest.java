@@ -1,6 +1,7 @@
 package dev.pagewarden.core.request;
 
 import dev.pagewarden.core.sampling.SamplingParams;
+import dev.pagewarden.core.sequence.Sequence;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -10,7 +10,7 @@ import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestHandle;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.spi.EngineMetrics;
@@ -46,7 +46,7 @@ public final class ClusterEngine implements InferenceEngine {
     private final RequestIdSource ids;
     private final RemoteRequests requests;
     private final Membership membership;
-    private final Admission admission;
+    private final Admission<Sequence> admission;
     private volatile boolean closed;
 
     private ClusterEngine(List<NodeAddress> addresses, ClusterTls tls, ClusterOptions options, LineageSink lineage,
@@ -57,7 +57,7 @@ public final class ClusterEngine implements InferenceEngine {
         LineageRelay relay = new LineageRelay(lineage);
         this.membership = new Membership(addresses, tls, options, resolver, requests, relay);
         NodePlacement placement = new NodePlacement(membership, requests);
-        this.admission = new Admission(placement, placement::limits, relay::accepting, EngineMetrics.NONE);
+        this.admission = new Admission<>(placement, placement::limits, relay::accepting, EngineMetrics.NONE);
     }
 
     /**

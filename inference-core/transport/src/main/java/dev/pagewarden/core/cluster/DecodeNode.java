@@ -12,7 +12,7 @@ import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.DecodeTicks;
 import dev.pagewarden.core.transfer.net.ClusterTls;
@@ -41,9 +41,9 @@ import java.util.function.LongPredicate;
 public final class DecodeNode extends EngineNode {
     private static final System.Logger LOG = System.getLogger(DecodeNode.class.getName());
     private final EngineConfig config;
-    private final Admission admission;
-    private final KvIntake intake;
-    private final DecodeWorker decode;
+    private final Admission<Sequence> admission;
+    private final KvIntake<Sequence> intake;
+    private final DecodeWorker<Sequence> decode;
     private final NodeRuntime runtime;
     private final Thread decodeThread;
     private final ExecutorService prefillSender;
@@ -93,9 +93,9 @@ public final class DecodeNode extends EngineNode {
         super(NodeRole.DECODE, loaded, config, options, lineage, LOG);
         this.config = config;
         int vocab = loaded.config().vocabSize();
-        this.decode = new DecodeWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
+        this.decode = new DecodeWorker<>(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
                 config.maxBatch(), EngineParts.stopTokens(loaded), context, this::release);
-        this.intake = new KvIntake(stage.pool(), context, config.deferredReleaseTimeout(), this::transferReady,
+        this.intake = new KvIntake<>(stage.pool(), context, config.deferredReleaseTimeout(), this::transferReady,
                 this::release, this::pagesFreed);
         intake.startTimeout(config.transferStartTimeout());
         decode.housekeeping(() -> {
@@ -103,7 +103,7 @@ public final class DecodeNode extends EngineNode {
             firstTokensOverdue();
         });
         // a prefill node checks its own pool; the decode node cannot know it, so only its own pool limits here
-        this.admission = new Admission(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
+        this.admission = new Admission<>(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
                 stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, this.lineage::accepting, metrics,
                 clock::nanoTime);
         // one thread per PREFILL: connecting to a prefill node that does not answer holds up no request for another

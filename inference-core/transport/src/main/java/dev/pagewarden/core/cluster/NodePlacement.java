@@ -2,7 +2,7 @@ package dev.pagewarden.core.cluster;
 
 import dev.pagewarden.core.admission.Admission;
 import dev.pagewarden.core.request.GenerationRequest;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.transfer.net.ControlMessage;
 
 import java.util.Comparator;
@@ -15,7 +15,7 @@ import java.util.List;
  * checks against are what the nodes report (vocabulary, window); while none is live, or nodes disagree on the model,
  * nothing is known to check.
  */
-final class NodePlacement implements Admission.Placement {
+final class NodePlacement implements Admission.Placement<Sequence> {
     private final Membership membership;
     private final RemoteRequests requests;
 

@@ -7,7 +7,7 @@ import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.prefill.PrefillWorker;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.transfer.KvTransport;
@@ -30,7 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class PrefillNode extends EngineNode {
     private static final System.Logger LOG = System.getLogger(PrefillNode.class.getName());
-    private final PrefillWorker prefill;
+    private final PrefillWorker<Sequence> prefill;
     private final NodeRuntime runtime;
     private final Thread prefillThread;
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
@@ -42,7 +42,7 @@ public final class PrefillNode extends EngineNode {
 
     private PrefillNode(LoadedModel loaded, EngineConfig config, NodeOptions options, ClusterTls tls, LineageSink lineage) {
         super(NodeRole.PREFILL, loaded, config, options, lineage, LOG);
-        this.prefill = new PrefillWorker(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
+        this.prefill = new PrefillWorker<>(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), context,
                 this::transferStarting, seq -> { });
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),

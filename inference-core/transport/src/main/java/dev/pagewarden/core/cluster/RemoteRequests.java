@@ -12,7 +12,7 @@ import dev.pagewarden.core.request.RequestAbortedException;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestRejectedException;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.transfer.net.ControlMessage;
 import dev.pagewarden.core.transfer.net.ControlPeer;
 

@@ -10,7 +10,7 @@ import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.RequestState;
-import dev.pagewarden.core.request.Sequence;
+import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.sampling.SamplingParams;
@@ -57,7 +57,7 @@ class NetKvTransportTest {
     KvPool source;
     KvPool dest;
     int destFreeAtStart;
-    KvIntake intake;
+    KvIntake<Sequence> intake;
     final List<SafetyEvent> events = new CopyOnWriteArrayList<>();
     final List<Sequence> ready = new CopyOnWriteArrayList<>();
     /** One permit each time the intake frees a transfer's pages. */
@@ -75,7 +75,7 @@ class NetKvTransportTest {
         dest = new KvPool("decode-0", backend.allocateKv(KvLayout.of(backend.config(), 4), 8));
         layout = dest.layout(); // in the backend's own order
         destFreeAtStart = dest.freePages();
-        intake = new KvIntake(dest, EngineContext.of("decode", events::add, Clock.SYSTEM),
+        intake = new KvIntake<>(dest, EngineContext.of("decode", events::add, Clock.SYSTEM),
                 Duration.ofMinutes(5), ready::add, s -> { }, freed::release);
         server = new NetKvServer("decode-0");
     }

@@ -1,9 +1,18 @@
-package dev.pagewarden.core.request;
+package dev.pagewarden.core.sequence;
 
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.request.FinishReason;
+import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.GenerationResult;
+import dev.pagewarden.core.request.RequestAbortedException;
+import dev.pagewarden.core.request.RequestControl;
+import dev.pagewarden.core.request.RequestFailedException;
+import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.Sampler;
 
 import java.util.ArrayList;
@@ -13,9 +22,12 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The engine's record of one request as it moves admission -> prefill -> transfer -> decode. Each
- * stage owns it while it holds it; the state machine in {@link RequestState} guards every move.
+ * stage owns it while it holds it, and sees it only through its own view ({@link AdmissionView},
+ * {@link PrefillView}, {@link IntakeView}, {@link DecodeView}); the application holds a
+ * {@link dev.pagewarden.core.request.RequestHandle} over its {@link RequestControl} side. The state
+ * machine in {@link RequestState} guards every move.
  */
-public final class Sequence {
+public final class Sequence implements RequestControl, AdmissionView, PrefillView, IntakeView, DecodeView {
     private final long id;
     private final GenerationRequest request;
     private final Sampler sampler;
@@ -62,30 +74,37 @@ public final class Sequence {
         this.submittedNanos = nowNanos;
     }
 
+    @Override
     public long id() {
         return id;
     }
 
+    @Override
     public String tenant() {
         return request.tenant();
     }
 
+    @Override
     public GenerationRequest request() {
         return request;
     }
 
+    @Override
     public Sampler sampler() {
         return sampler;
     }
 
+    @Override
     public CompletableFuture<GenerationResult> result() {
         return result;
     }
 
+    @Override
     public RequestState state() {
         return state;
     }
 
+    @Override
     /** Moves along the lifecycle graph; an illegal move is a bug and throws. */
     public synchronized void moveTo(RequestState next) {
         if (!state.canMoveTo(next)) {
@@ -94,6 +113,7 @@ public final class Sequence {
         state = next;
     }
 
+    @Override
     /**
      * Asks for an abort. The stage that holds the request acts on it at its next boundary; the hook
      * lets the stages that wait on someone else (admission queue, transfer) act at once.
@@ -112,23 +132,28 @@ public final class Sequence {
         this.abortHook = hook;
     }
 
+    @Override
     public void markDetected() {
         detected = true;
     }
 
+    @Override
     public boolean detected() {
         return detected;
     }
 
+    @Override
     /** Asks decode to finish this request normally (STOP) right after the token being emitted: a stop string matched. */
     public void requestStop() {
         stopRequested = true;
     }
 
+    @Override
     public boolean stopRequested() {
         return stopRequested;
     }
 
+    @Override
     public boolean abortRequested() {
         return abortReason != null;
     }
@@ -137,15 +162,18 @@ public final class Sequence {
         return abortReason;
     }
 
+    @Override
     public List<PageRef> decodePages() {
         return decodePages;
     }
 
+    @Override
     public void decodePages(List<PageRef> pages, long nowNanos) {
         this.decodePages = List.copyOf(pages);
         this.reservedNanos = nowNanos;
     }
 
+    @Override
     /** Hands the decode pages to whoever now answers for them (deferral, quarantine) so nobody frees them twice. */
     public synchronized List<PageRef> takeDecodePages() {
         List<PageRef> pages = decodePages;
@@ -153,6 +181,7 @@ public final class Sequence {
         return pages;
     }
 
+    @Override
     public synchronized List<PageRef> takePrefillPages() {
         List<PageRef> pages = prefillPages;
         prefillPages = List.of();
@@ -163,40 +192,49 @@ public final class Sequence {
         return prefillPages;
     }
 
+    @Override
     public void prefillPages(List<PageRef> pages) {
         this.prefillPages = List.copyOf(pages);
     }
 
+    @Override
     public int boundPages() {
         return boundPages;
     }
 
+    @Override
     public void boundPages(int pages) {
         this.boundPages = pages;
     }
 
+    @Override
     /** Records a page epoch the decode read for the first time (with its BIND_READ lineage event id). */
     public void recordRead(PageEpochRead read) {
         reads.add(read);
     }
 
+    @Override
     public List<PageEpochRead> reads() {
         return List.copyOf(reads);
     }
 
+    @Override
     public int readEnd() {
         return readEnd;
     }
 
+    @Override
     /** A decode step attended to positions [0, end). */
     public void readEnd(int end) {
         this.readEnd = end;
     }
 
+    @Override
     public boolean readsFinal() {
         return readsFinal;
     }
 
+    @Override
     /** The reads with their final slot ranges, once the request reads no more (same page epochs, same order). */
     public void finalReads(List<PageEpochRead> finals) {
         if (finals.size() != reads.size()) {
@@ -213,14 +251,17 @@ public final class Sequence {
         this.receipts = issuer;
     }
 
+    @Override
     public int transferGeneration() {
         return transferGeneration;
     }
 
+    @Override
     public int nextTransferGeneration() {
         return ++transferGeneration;
     }
 
+    @Override
     public void prefillNanos(long nanos) {
         this.prefillNanos = nanos;
     }
@@ -229,23 +270,28 @@ public final class Sequence {
         return prefillNanos;
     }
 
+    @Override
     public int pendingToken() {
         return pendingToken;
     }
 
+    @Override
     public void pendingToken(int token) {
         this.pendingToken = token;
     }
 
+    @Override
     /** Positions already in the KV cache: the prompt plus every generated token but the pending one. */
     public int cachedPositions() {
         return request.promptLength() + Math.max(0, outputCount - 1);
     }
 
+    @Override
     public int outputCount() {
         return outputCount;
     }
 
+    @Override
     /** Appends a generated token and streams it to the listener. */
     public void emit(int token, long nowNanos) {
         if (outputCount == 0) {
@@ -271,12 +317,14 @@ public final class Sequence {
                 prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt);
     }
 
+    @Override
     /** Ends the request normally. */
     public void finish(FinishReason reason, long nowNanos) {
         moveTo(new RequestState.Finished(reason));
         result.complete(toResult(reason, nowNanos));
     }
 
+    @Override
     /** Ends the request as aborted; the caller has already dealt with its pages. */
     public void abortNow() {
         String reason = abortReason == null ? "aborted" : abortReason;
@@ -284,12 +332,14 @@ public final class Sequence {
         result.completeExceptionally(new RequestAbortedException("request " + id + " aborted: " + reason));
     }
 
+    @Override
     /** Ends the request with an error the API reports under {@code code}. */
     public void fail(String code, String message) {
         moveTo(new RequestState.Failed(code, message));
         result.completeExceptionally(new RequestFailedException(code, message));
     }
 
+    @Override
     /** Refuses the request before any page was reserved for it. */
     public void reject(String code, String message) {
         moveTo(new RequestState.Rejected(code, message));

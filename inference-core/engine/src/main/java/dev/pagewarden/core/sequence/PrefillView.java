@@ -1,0 +1,23 @@
+package dev.pagewarden.core.sequence;
+
+import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.sampling.Sampler;
+
+import java.util.List;
+
+/** The prefill stage's view of a request: its prompt pages, the first token, the transfer it starts. */
+public interface PrefillView extends KvStageView {
+    void prefillPages(List<PageRef> pages);
+
+    List<PageRef> takePrefillPages();
+
+    void prefillNanos(long nanos);
+
+    Sampler sampler();
+
+    /** The first generated token, which the first decode step feeds. */
+    void pendingToken(int token);
+
+    /** Starts a new transfer of the request's KV and returns its generation. */
+    int nextTransferGeneration();
+}
