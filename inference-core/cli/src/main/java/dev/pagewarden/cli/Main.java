@@ -40,7 +40,18 @@ public final class Main {
 
     /** Runs one command; returns the exit code: 0 done, 1 failed, 2 bad command line. */
     public static int run(String[] argv, PrintStream out, PrintStream err) {
-        return Commands.run("Pagewarden engine. Commands:", commands(), argv, out, err,
+        return run(commands(), argv, out, err);
+    }
+
+    static int run(Map<String, Command> commands, String[] argv, PrintStream out, PrintStream err) {
+        if (argv.length > 0 && argv[0].equals("replay") && !commands.containsKey("replay")) {
+            // the lab is a jar of its own, never part of this one: say how to install it rather than "unknown command"
+            err.println("error: the replay command comes with the incident-replay lab, which this jar does not hold; run it"
+                    + " with the lab's jar on the class path: java --add-modules jdk.incubator.vector -cp"
+                    + " pagewarden-engine.jar:pagewarden-lab.jar dev.pagewarden.cli.Main replay ... (docs/incident-replay.md)");
+            return 2;
+        }
+        return Commands.run("Pagewarden engine. Commands:", commands, argv, out, err,
                 e -> e instanceof ModelFormatException || e instanceof InvalidRequestException);
     }
 }

@@ -1,12 +1,18 @@
 package dev.pagewarden.cli;
 
 import dev.pagewarden.cli.testing.CliRun;
+import dev.pagewarden.command.Command;
 import dev.pagewarden.core.testing.TestModels;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 import static dev.pagewarden.cli.testing.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,6 +26,18 @@ class MainTest {
         assertThat(r.code()).isZero();
         // gpu-check comes from the GPU backend's jar, replay from the lab's, both through the command SPI
         assertThat(r.out()).contains("generate").contains("bench").contains("gpu-check").contains("replay");
+    }
+
+    @Test
+    void withoutTheLabReplaySaysHowToInstallIt() {
+        Map<String, Command> withoutLab = new LinkedHashMap<>(Main.commands());
+        withoutLab.remove("replay");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(withoutLab, new String[] {"replay", "--model", "m.bin"}, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("comes with the incident-replay lab")
+                .contains("pagewarden-engine.jar:pagewarden-lab.jar");
     }
 
 
