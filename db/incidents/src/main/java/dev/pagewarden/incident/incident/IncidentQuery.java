@@ -93,8 +93,8 @@ public class IncidentQuery {
             p.put("tenant", f.tenant());
         }
         if (f.text() != null) {
-            sql.append("""
-                     AND (i.title ILIKE :text ESCAPE '\\' OR i.model_id ILIKE :text ESCAPE '\\' OR i.node ILIKE :text ESCAPE '\\'
+            sql.append(" AND").append("""
+                     (i.title ILIKE :text ESCAPE '\\' OR i.model_id ILIKE :text ESCAPE '\\' OR i.node ILIKE :text ESCAPE '\\'
                        OR i.worker ILIKE :text ESCAPE '\\' OR CAST(i.id AS text) = :exact
                        OR EXISTS (SELECT 1 FROM incident_entries e WHERE e.incident_id = i.id AND e.text ILIKE :text ESCAPE '\\'))""");
             p.put("text", LikePattern.contains(f.text()));
