@@ -1,5 +1,6 @@
 package dev.pagewarden.adminui.audit;
 
+import dev.pagewarden.adminui.web.Csv;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.db.audit.LineageQueries;
@@ -12,9 +13,6 @@ import org.springframework.stereotype.Service;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -84,40 +82,18 @@ public class AuditService {
 
     /** Exposures as CSV (RFC 4180 quoting), one row per exposure. */
     public static String csv(List<Exposure> exposures) {
-        StringBuilder sb = new StringBuilder("read_at,node,worker,page,read_epoch,reader_request,reader_tenant,"
-                + "exposing_request,exposed_tenant,writer_epoch,slots,written_at\r\n");
+        Csv csv = new Csv("read_at", "node", "worker", "page", "read_epoch", "reader_request", "reader_tenant",
+                "exposing_request", "exposed_tenant", "writer_epoch", "slots", "written_at");
         for (Exposure e : exposures) {
-            sb.append(e.readAt()).append(',').append(q(e.node())).append(',').append(q(e.worker())).append(',').append(e.page()).append(',')
-                    .append(e.readEpoch()).append(',').append(e.readerRequest()).append(',').append(q(e.readerTenant()))
-                    .append(',').append(e.exposingRequest()).append(',').append(q(e.exposedTenant())).append(',')
-                    .append(e.writerEpoch()).append(',').append(e.slots()).append(',').append(e.writtenAt()).append("\r\n");
+            csv.row(e.readAt(), e.node(), e.worker(), e.page(), e.readEpoch(), e.readerRequest(), e.readerTenant(),
+                    e.exposingRequest(), e.exposedTenant(), e.writerEpoch(), e.slots(), e.writtenAt());
         }
-        return sb.toString();
-    }
-
-    private static String q(String s) {
-        if (s == null) {
-            return "";
-        }
-        // a leading =,+,-,@ would be a formula in a spreadsheet: prefix it
-        String safe = !s.isEmpty() && "=+-@".indexOf(s.charAt(0)) >= 0 ? "'" + s : s;
-        return safe.contains(",") || safe.contains("\"") || safe.contains("\n") ? "\"" + safe.replace("\"", "\"\"") + "\"" : safe;
+        return csv.toString();
     }
 
     /** Accepts ISO instants (2026-11-30T05:00:00Z) and the browser's datetime-local form (taken as UTC). */
     public static Instant parseTime(String name, String value) {
-        if (value == null || value.isBlank()) {
-            throw new IllegalArgumentException("'" + name + "' is required (ISO time, e.g. 2026-11-30T05:00:00Z)");
-        }
-        try {
-            return Times.inRange(name, Instant.parse(value.strip()));
-        } catch (DateTimeParseException e) {
-            try {
-                return Times.inRange(name, LocalDateTime.parse(value.strip()).toInstant(ZoneOffset.UTC));
-            } catch (DateTimeParseException e2) {
-                throw new IllegalArgumentException("'" + name + "' is not a time: '" + value + "' (ISO, e.g. 2026-11-30T05:00:00Z)");
-            }
-        }
+        return Times.parse(name, value);
     }
 
     /**

@@ -28,14 +28,6 @@ class IncidentController {
         this.frozen = frozen;
     }
 
-    @GetMapping("/admin/incidents")
-    Mono<String> list(Model model) {
-        return Blocking.call(() -> {
-            model.addAttribute("incidents", incidents.list());
-            return "admin/incidents";
-        });
-    }
-
     @GetMapping("/admin/incidents/{id}")
     Mono<String> page(@PathVariable long id, Model model) {
         return Blocking.call(() -> {

@@ -2,7 +2,7 @@ package dev.pagewarden.adminui.overview;
 
 import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.PlatformPort;
-import dev.pagewarden.incident.incident.IncidentService;
+import dev.pagewarden.incident.incident.IncidentQuery;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -13,14 +13,17 @@ import java.util.List;
 /**
  * The overview: each worker's KV capacity against the advertised window (red when it cannot hold one
  * full-window request: the 2026 misconfiguration), pages by state, deferred releases, admission
- * rejections, recent safety events. The panel is re-fetched by htmx every two seconds.
+ * rejections; counts of open incidents and exposures, a banner while a critical incident is open, and what the
+ * detectors and the lineage sweep found lately. The panel is re-fetched by htmx every two seconds.
  */
 @Controller
 class OverviewController {
+    /** How many findings and banner entries the overview shows. */
+    private static final int RECENT = 15;
     private final PlatformPort platform;
-    private final IncidentService incidents;
+    private final IncidentQuery incidents;
 
-    OverviewController(PlatformPort platform, IncidentService incidents) {
+    OverviewController(PlatformPort platform, IncidentQuery incidents) {
         this.platform = platform;
         this.incidents = incidents;
     }
@@ -59,8 +62,10 @@ class OverviewController {
             model.addAttribute("pools", rows);
             model.addAttribute("node", platform.nodeId());
             model.addAttribute("counters", platform.counters());
-            model.addAttribute("events", platform.recentSafetyEvents().stream().limit(15).toList());
-            model.addAttribute("openIncidents", incidents.list().stream().filter(i -> i.open()).toList());
+            // from PostgreSQL: the same on every replica and after a restart, the lineage sweep's findings included
+            model.addAttribute("findings", incidents.recentFindings(RECENT));
+            model.addAttribute("counts", incidents.counts());
+            model.addAttribute("openCritical", incidents.openCritical(RECENT));
         });
     }
 }

@@ -41,7 +41,7 @@ import java.util.function.Function;
 @Service
 public class IncidentService implements SmartInitializingSingleton, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IncidentService.class);
-    private static final RowMapper<Incident> INCIDENT = (rs, i) -> new Incident(rs.getLong("id"), rs.getString("title"),
+    static final RowMapper<Incident> INCIDENT = (rs, i) -> new Incident(rs.getLong("id"), rs.getString("title"),
             rs.getString("model_id"), rs.getString("node"), rs.getString("worker"), Incident.Status.valueOf(rs.getString("status")),
             rs.getString("severity"), instant(rs.getTimestamp("opened_at")), instant(rs.getTimestamp("first_event")),
             instant(rs.getTimestamp("last_event")), instant(rs.getTimestamp("resolved_at")), rs.getInt("events"));
