@@ -28,6 +28,7 @@ final class ExposureTimelineChart {
     static final int MAX_BUCKETS = 90;
     private static final int[] BUCKET_MINUTES = {1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440};
     private static final int LEFT = 44;
+    private static final int MAX_BAR = 40;
     private static final int RIGHT = 12;
     private static final int TOP = 14;
     private static final int BOTTOM = 40;
@@ -80,14 +81,16 @@ final class ExposureTimelineChart {
         double plotH = HEIGHT - TOP - BOTTOM;
         double bw = plotW / n;
         double baseline = TOP + plotH;
+        // a few buckets over the whole width would make slabs, not bars
+        double barW = Math.max(1, Math.min(bw * 0.8, MAX_BAR));
         for (int i = 0; i < n; i++) {
             if (counts[i] == 0) {
                 continue;
             }
             double h = plotH * counts[i] / max;
             Instant from = start.plusSeconds(i * bucketSeconds);
-            svg.append("<rect class=\"read-bar\" data-reads=\"").append(counts[i]).append("\" x=\"").append(Svg.num(LEFT + i * bw + bw * 0.1))
-                    .append("\" y=\"").append(Svg.num(baseline - h)).append("\" width=\"").append(Svg.num(Math.max(bw * 0.8, 1)))
+            svg.append("<rect class=\"read-bar\" data-reads=\"").append(counts[i]).append("\" x=\"").append(Svg.num(LEFT + i * bw + (bw - barW) / 2))
+                    .append("\" y=\"").append(Svg.num(baseline - h)).append("\" width=\"").append(Svg.num(barW))
                     .append("\" height=\"").append(Svg.num(h)).append("\" fill=\"").append(BAR).append("\"><title>")
                     .append(label.format(from)).append(": ").append(counts[i]).append(" exposed read(s)</title></rect>");
         }

@@ -16,10 +16,10 @@ import java.util.Map;
  */
 final class TenantMatrixChart {
     static final int CELL = 30;
-    private static final int LABEL_W = 170;
-    private static final int LABEL_H = 120;
     private static final int MARGIN = 12;
     private static final int MAX_LABEL = 22;
+    /** Roughly the width of one character of the 11px labels. */
+    private static final double CHAR_W = 6.5;
 
     private TenantMatrixChart() {
     }
@@ -33,8 +33,11 @@ final class TenantMatrixChart {
         List<String> rows = counts.keySet().stream().sorted(byName).toList();
         List<String> cols = counts.values().stream().flatMap(m -> m.keySet().stream()).distinct().sorted(byName).toList();
         int max = counts.values().stream().flatMap(m -> m.values().stream()).max(Integer::compare).orElse(0);
-        int width = LABEL_W + cols.size() * CELL + MARGIN;
-        int height = LABEL_H + rows.size() * CELL + MARGIN;
+        // room for the longest row label on the left, and for the longest column label (at 45 degrees) above and right
+        int labelW = (int) (CHAR_W * longest(rows, names)) + MARGIN;
+        int labelH = (int) (CHAR_W * longest(cols, names) * 0.71) + MARGIN;
+        int width = labelW + cols.size() * CELL + Math.max(MARGIN, labelH - CELL / 2);
+        int height = labelH + rows.size() * CELL + MARGIN;
         StringBuilder svg = new StringBuilder(4096);
         svg.append("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"").append(id).append("\" viewBox=\"0 0 ")
                 .append(width).append(' ').append(height).append("\" width=\"").append(width).append("\" role=\"img\" aria-labelledby=\"")
@@ -54,22 +57,22 @@ final class TenantMatrixChart {
         }
         svg.append("</desc>");
         for (int j = 0; j < cols.size(); j++) {
-            double x = LABEL_W + j * CELL + CELL / 2.0;
-            svg.append("<text class=\"col\" x=\"").append(Svg.num(x)).append("\" y=\"").append(LABEL_H - 6)
-                    .append("\" transform=\"rotate(-45 ").append(Svg.num(x)).append(' ').append(LABEL_H - 6)
+            double x = labelW + j * CELL + CELL / 2.0;
+            svg.append("<text class=\"col\" x=\"").append(Svg.num(x)).append("\" y=\"").append(labelH - 6)
+                    .append("\" transform=\"rotate(-45 ").append(Svg.num(x)).append(' ').append(labelH - 6)
                     .append(")\" font-size=\"11\" fill=\"#333\">");
             label(svg, cols.get(j), names);
             svg.append("</text>");
         }
         for (int i = 0; i < rows.size(); i++) {
-            int y = LABEL_H + i * CELL;
-            svg.append("<text class=\"row\" x=\"").append(LABEL_W - 6).append("\" y=\"").append(y + CELL / 2 + 4)
+            int y = labelH + i * CELL;
+            svg.append("<text class=\"row\" x=\"").append(labelW - 6).append("\" y=\"").append(y + CELL / 2 + 4)
                     .append("\" text-anchor=\"end\" font-size=\"11\" fill=\"#333\">");
             label(svg, rows.get(i), names);
             svg.append("</text>");
             for (int j = 0; j < cols.size(); j++) {
                 Integer n = counts.get(rows.get(i)).get(cols.get(j));
-                int x = LABEL_W + j * CELL;
+                int x = labelW + j * CELL;
                 String what = names.tenant(rows.get(i)) + " read data of " + names.tenant(cols.get(j)) + ": "
                         + (n == null ? "none" : n + " exposed read(s)");
                 svg.append("<g class=\"matrix-cell\" data-reads=\"").append(n == null ? 0 : n).append("\"><title>").append(Svg.escape(what))
@@ -86,6 +89,10 @@ final class TenantMatrixChart {
             }
         }
         return svg.append("</svg>").toString();
+    }
+
+    private static int longest(List<String> tenants, Names names) {
+        return tenants.stream().mapToInt(t -> Math.min(MAX_LABEL, names.tenant(t).length())).max().orElse(0);
     }
 
     /** The tenant's name, shortened to fit; the full name and the id on hover. */
