@@ -28,7 +28,6 @@ final class ExposureTimelineChart {
     static final int MAX_BUCKETS = 90;
     private static final int[] BUCKET_MINUTES = {1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440};
     private static final int LEFT = 44;
-    private static final int MAX_BAR = 40;
     private static final int RIGHT = 12;
     private static final int TOP = 14;
     private static final int BOTTOM = 40;
@@ -81,8 +80,8 @@ final class ExposureTimelineChart {
         double plotH = HEIGHT - TOP - BOTTOM;
         double bw = plotW / n;
         double baseline = TOP + plotH;
-        // a few buckets over the whole width would make slabs, not bars
-        double barW = Math.max(1, Math.min(bw * 0.8, MAX_BAR));
+        // a bar covers its whole bucket, so markers fall on the bar of the minute they happened in
+        double barW = Math.max(1, bw * 0.9);
         for (int i = 0; i < n; i++) {
             if (counts[i] == 0) {
                 continue;
