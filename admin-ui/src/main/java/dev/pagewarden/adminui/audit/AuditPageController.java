@@ -1,5 +1,9 @@
 package dev.pagewarden.adminui.audit;
 
+import dev.pagewarden.adminui.names.NameLookup;
+import dev.pagewarden.adminui.names.Names;
+import dev.pagewarden.db.audit.PageRead;
+import dev.pagewarden.db.audit.SlotWriter;
 import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.incident.audit.AdminAuditFilter;
@@ -22,6 +26,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * The audit page: request lookup (lineage and receipt verification) and the exposure finder (grouped by tenant
@@ -34,11 +40,13 @@ class AuditPageController {
     private final AuditService audit;
     private final AdminAuditQuery adminAudit;
     private final DisclosureReviews reviews;
+    private final NameLookup names;
 
-    AuditPageController(AuditService audit, AdminAuditQuery adminAudit, DisclosureReviews reviews) {
+    AuditPageController(AuditService audit, AdminAuditQuery adminAudit, DisclosureReviews reviews, NameLookup names) {
         this.audit = audit;
         this.adminAudit = adminAudit;
         this.reviews = reviews;
+        this.names = names;
     }
 
     /** Tenant pairs per page of the exposure finder. */
@@ -83,9 +91,29 @@ class AuditPageController {
     @GetMapping("/admin/audit/requests/{id}")
     Mono<String> request(@PathVariable String id, Model model) {
         return Blocking.call(() -> {
-            model.addAttribute("r", audit.request(id));
+            AuditService.RequestView r = audit.request(id);
+            model.addAttribute("r", r);
+            model.addAttribute("names", names(r));
             return "admin/audit-request";
         });
+    }
+
+    /** The request's own tenant and id, and those of every writer of the data it read. */
+    private Names names(AuditService.RequestView r) {
+        Set<String> tenants = new HashSet<>();
+        Set<Long> requests = new HashSet<>(Set.of(r.id()));
+        if (r.row().get("tenant_id") instanceof String t) {
+            tenants.add(t);
+        }
+        for (PageRead p : r.lineage().reads()) {
+            for (SlotWriter w : p.writers()) {
+                if (w.writerTenant() != null) {
+                    tenants.add(w.writerTenant());
+                }
+                requests.add(w.writerRequest());
+            }
+        }
+        return names.of(tenants, requests);
     }
 
     @GetMapping("/admin/audit/exposures.csv")

@@ -1,7 +1,9 @@
 package dev.pagewarden.adminui.incident;
 
+import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.PlatformPort;
+import dev.pagewarden.incident.incident.FrozenBlastRadius;
 import dev.pagewarden.incident.incident.FrozenBlastRadiusService;
 import dev.pagewarden.incident.incident.Incident;
 import dev.pagewarden.incident.incident.IncidentService;
@@ -14,6 +16,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import reactor.core.publisher.Mono;
 
+import java.util.List;
 import java.util.Locale;
 
 @Controller
@@ -21,11 +24,14 @@ class IncidentController {
     private final IncidentService incidents;
     private final PlatformPort platform;
     private final FrozenBlastRadiusService frozen;
+    private final IncidentForensics forensics;
 
-    IncidentController(IncidentService incidents, PlatformPort platform, FrozenBlastRadiusService frozen) {
+    IncidentController(IncidentService incidents, PlatformPort platform, FrozenBlastRadiusService frozen,
+                       IncidentForensics forensics) {
         this.incidents = incidents;
         this.platform = platform;
         this.frozen = frozen;
+        this.forensics = forensics;
     }
 
     @GetMapping("/admin/incidents/{id}")
@@ -34,12 +40,22 @@ class IncidentController {
             Incident incident = incidents.get(id);
             model.addAttribute("incident", incident);
             model.addAttribute("window", incidents.window(incident));
-            model.addAttribute("timeline", incidents.timeline(id));
-            model.addAttribute("radius", incidents.blastRadius(incident));
+            List<Incident.Entry> timeline = incidents.timeline(id);
+            model.addAttribute("timeline", timeline);
+            BlastRadius radius = incidents.blastRadius(incident);
+            model.addAttribute("radius", radius);
             // each showing recomputes the published sets: a difference is recorded and raised, never taken
             frozen.recheckIncident(id);
-            model.addAttribute("frozen", frozen.ofIncident(id));
-            model.addAttribute("modelPrivate", incident.model() != null && platform.isModelPrivate(incident.model()));
+            List<FrozenBlastRadius> frozenSets = frozen.ofIncident(id);
+            model.addAttribute("frozen", frozenSets);
+            boolean modelPrivate = incident.model() != null && platform.isModelPrivate(incident.model());
+            model.addAttribute("modelPrivate", modelPrivate);
+            IncidentForensics.View view = forensics.of(incident, radius, timeline, modelPrivate, frozenSets);
+            model.addAttribute("summary", view.summary());
+            model.addAttribute("checklist", view.checklist());
+            model.addAttribute("names", view.names());
+            model.addAttribute("exposureChart", view.timelineSvg());
+            model.addAttribute("tenantMatrix", view.matrixSvg());
             model.addAttribute("statuses", Incident.Status.values());
             return "admin/incident";
         });
