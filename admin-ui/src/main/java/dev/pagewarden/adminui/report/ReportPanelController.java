@@ -35,17 +35,23 @@ class ReportPanelController {
         });
     }
 
-    record MergeForm(Long into) {
+    record MergeForm(String into) {
     }
 
     @PostMapping("/admin/incidents/{id}/merge")
     Mono<String> merge(@PathVariable long id, @ModelAttribute MergeForm form, Authentication who) {
         return Blocking.call(() -> {
-            if (form.into() == null) {
-                throw new IllegalArgumentException("'into' is required: the incident to merge this one into");
-            }
-            coverage.merge(id, form.into(), who.getName());
+            coverage.merge(id, into(form.into()), who.getName());
             return "redirect:/admin/incidents/" + id;
         });
+    }
+
+    /** The incident to merge into, as the form sends it: a refusal naming the field, never a binding error. */
+    private static long into(String text) {
+        try {
+            return Long.parseLong(String.valueOf(text).strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("'into' must be the number of the incident to merge this one into");
+        }
     }
 }
