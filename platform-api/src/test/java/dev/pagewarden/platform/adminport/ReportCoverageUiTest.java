@@ -53,6 +53,16 @@ class ReportCoverageUiTest extends ReportPlatformTest {
                     .param("at", Timestamp.from(read.minusSeconds(5))).param("p", publicId(id)).update();
         }
 
+        users.create("rc-admin", PASSWORD, AdminRole.ADMIN, "test");
+        users.create("rc-responder", PASSWORD, AdminRole.RESPONDER, "test");
+        UiSession admin = new UiSession(baseUrl()).login("rc-admin", PASSWORD);
+        UiSession responder = new UiSession(baseUrl()).login("rc-responder", PASSWORD);
+
+        // the covering incident's header gives when the exposure happened: the exposed read, not the detector's event
+        assertThat(admin.get("/admin/incidents/" + a).getResponseBody())
+                .contains("<strong id=\"exposure-first\">" + read + "</strong>")
+                .contains("<strong id=\"exposure-last\">" + read + "</strong>");
+
         WebTestClient reporter = from("203.0.113.60");
         String[] solved = solvedChallenge(reporter);
         reporter.post().uri("/report").contentType(MediaType.APPLICATION_JSON)
@@ -62,11 +72,6 @@ class ReportCoverageUiTest extends ReportPlatformTest {
                 .exchange().expectStatus().isCreated();
         long reported = jdbc.sql("SELECT incident_id FROM outside_reports WHERE contact = 'coverage@example.org'")
                 .query(Long.class).single();
-
-        users.create("rc-admin", PASSWORD, AdminRole.ADMIN, "test");
-        users.create("rc-responder", PASSWORD, AdminRole.RESPONDER, "test");
-        UiSession admin = new UiSession(baseUrl()).login("rc-admin", PASSWORD);
-        UiSession responder = new UiSession(baseUrl()).login("rc-responder", PASSWORD);
 
         String panel = admin.get("/admin/incidents/" + reported + "/report").getResponseBody();
         assertThat(panel).contains("href=\"/admin/incidents/" + a + "\"").contains("incident #" + a)
