@@ -97,6 +97,8 @@ public class AdminSecurity implements AdminAccess {
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)
                 // releasing a legal hold lets evidence be dropped: an admin's call (placing one, a responder's)
                 .pathMatchers(HttpMethod.POST, "/admin/holds/*/release").hasRole("ADMIN")
+                // merging closes an incident into another: an admin's call
+                .pathMatchers(HttpMethod.POST, "/admin/incidents/*/merge").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/**").hasRole("RESPONDER")
                 .pathMatchers("/admin/users", "/admin/users/**").hasRole("ADMIN")
                 .anyExchange().hasRole("VIEWER");

@@ -14,7 +14,7 @@ class ChecklistTest {
     private static final Instant T = Instant.parse("2026-11-30T19:36:10Z");
 
     private static Incident incident(Incident.Status status) {
-        return new Incident(7, "lineage-exposure", "stories260K", "node-a", "prefill-0", status, "CRITICAL", T, T, T, null, 1);
+        return new Incident(7, "lineage-exposure", "stories260K", "node-a", "prefill-0", status, "CRITICAL", T, T, T, null, 1, null);
     }
 
     private static Disclosure disclosure(Disclosure.Status status) {

@@ -165,6 +165,7 @@ public final class LineageQueries {
         List<BlastRadius.AffectedResponse> responses = new ArrayList<>();
         Set<String> readers = new TreeSet<>(), exposed = new TreeSet<>();
         int delivered = 0;
+        Instant first = null, last = null;
         for (var entry : byReader.entrySet()) {
             List<Exposure> es = entry.getValue();
             Set<String> tenants = new TreeSet<>();
@@ -176,6 +177,8 @@ public final class LineageQueries {
                 writers.add(e.exposingRequest());
                 pages.add(key(e.node(), e.worker(), e.page(), e.readEpoch()));
                 slots += e.slots();
+                first = first == null || e.readAt().isBefore(first) ? e.readAt() : first;
+                last = last == null || e.readAt().isAfter(last) ? e.readAt() : last;
             }
             String[] sm = statusModel.get(entry.getKey());
             var r = new BlastRadius.AffectedResponse(entry.getKey(), es.getFirst().readerTenant(), sm == null ? null : sm[0],
@@ -185,7 +188,7 @@ public final class LineageQueries {
             readers.add(Objects.requireNonNullElse(r.readerTenant(), "?"));
             exposed.addAll(tenants);
         }
-        return new BlastRadius(responses.size(), delivered, readers, exposed, responses);
+        return new BlastRadius(responses.size(), delivered, readers, exposed, responses, first, last);
     }
 
     private static String key(String node, String worker, int page, long epoch) {

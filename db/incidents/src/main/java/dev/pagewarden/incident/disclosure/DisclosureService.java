@@ -110,10 +110,14 @@ public class DisclosureService {
         });
     }
 
-    /** The draft's starting text: window, scope from lineage, cause, remediation, what customers should do. */
+    /**
+     * The draft's starting text: when (the first and last exposed read; the searched window when the lineage shows
+     * none), scope from lineage, cause, remediation, what customers should do.
+     */
     String prefill(Incident incident) {
-        Instant[] w = incidents.window(incident);
         BlastRadius r = incidents.blastRadius(incident);
+        Instant[] searched = incidents.window(incident);
+        Instant[] w = IncidentService.exposureWindow(r).map(e -> new Instant[] {e.firstRead(), e.lastRead()}).orElse(searched);
         Set<String> affected = new TreeSet<>(r.exposedTenants());
         affected.addAll(r.readerTenants());
         String detectors = incidents.timeline(incident.id()).stream().filter(e -> e.kind().equals("DETECTOR"))

@@ -44,7 +44,8 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
     static final RowMapper<Incident> INCIDENT = (rs, i) -> new Incident(rs.getLong("id"), rs.getString("title"),
             rs.getString("model_id"), rs.getString("node"), rs.getString("worker"), Incident.Status.valueOf(rs.getString("status")),
             rs.getString("severity"), instant(rs.getTimestamp("opened_at")), instant(rs.getTimestamp("first_event")),
-            instant(rs.getTimestamp("last_event")), instant(rs.getTimestamp("resolved_at")), rs.getInt("events"));
+            instant(rs.getTimestamp("last_event")), instant(rs.getTimestamp("resolved_at")), rs.getInt("events"),
+            rs.getObject("merged_into", Long.class));
 
     /** First key of the advisory locks on (model, node, worker); the second is the key's hash. */
     private static final int LOCK_SPACE = 0x70770001;
@@ -289,6 +290,35 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         });
     }
 
+    /**
+     * Merges incident {@code id} into {@code into}, which carries on: {@code id} is resolved pointing at it, both
+     * timelines say so ({@code why} on the one merged into), and the admin audit records it. Neither may be merged
+     * already; rows are locked in id order, so two merges of one pair never deadlock.
+     */
+    public Incident merge(long id, long into, String actor, String why) {
+        if (id == into) {
+            throw new IllegalArgumentException("incident " + id + " cannot be merged into itself");
+        }
+        return tx.execute(s -> {
+            jdbc.sql("SELECT id FROM incidents WHERE id IN (:a, :b) ORDER BY id FOR UPDATE").param("a", id).param("b", into)
+                    .query(Long.class).list();
+            Incident merged = get(id), target = get(into);
+            for (Incident i : List.of(merged, target)) {
+                if (i.merged()) {
+                    throw new IllegalArgumentException("incident " + i.id() + " is already merged into incident " + i.mergedInto());
+                }
+            }
+            Instant now = clock.instant();
+            jdbc.sql("UPDATE incidents SET status = 'RESOLVED', resolved_at = coalesce(resolved_at, :now), merged_into = :into"
+                    + " WHERE id = :id").param("now", Timestamp.from(now)).param("into", into).param("id", id).update();
+            entry(id, now, "ACTION", actor, (merged.open() ? "status " + merged.status().label() + " -> "
+                    + Incident.Status.RESOLVED.label() + ": " : "") + "merged into incident " + into);
+            entry(into, now, "ACTION", actor, "incident " + id + " merged into this one: " + why);
+            audit.record(actor, "incident.merge", "incident " + id, "into incident " + into);
+            return get(id);
+        });
+    }
+
     public void note(long id, String text, String actor) {
         String checked = StoredText.requireMultiline("note", text, 4000);
         get(id);
@@ -323,6 +353,17 @@ public class IncidentService implements SmartInitializingSingleton, AutoCloseabl
         } catch (SQLException e) {
             throw new IllegalStateException("lineage query failed: " + e.getMessage(), e);
         }
+    }
+
+    /** The first and last exposed read of the incident's blast radius; empty when the lineage shows no exposure. */
+    public Optional<Incident.ExposureWindow> exposureWindow(Incident incident) {
+        return exposureWindow(blastRadius(incident));
+    }
+
+    /** As {@link #exposureWindow(Incident)}, from a blast radius already computed. */
+    public static Optional<Incident.ExposureWindow> exposureWindow(BlastRadius radius) {
+        return radius.firstExposedRead() == null ? Optional.empty()
+                : Optional.of(new Incident.ExposureWindow(radius.firstExposedRead(), radius.lastExposedRead()));
     }
 
     /** The raw exposures (lineage) of the incident window, all models. */

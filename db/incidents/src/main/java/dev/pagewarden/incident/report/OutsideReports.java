@@ -137,8 +137,10 @@ public class OutsideReports {
             return Optional.empty();
         }
         expireUntriaged();
+        // a report merged into another incident follows that one: it is being worked there
         return jdbc.sql("""
-                SELECT i.status, r.received_at FROM outside_reports r JOIN incidents i ON i.id = r.incident_id
+                SELECT coalesce(m.status, i.status), r.received_at FROM outside_reports r JOIN incidents i ON i.id = r.incident_id
+                LEFT JOIN incidents m ON m.id = i.merged_into
                 WHERE r.token_hash = :h""").param("h", Canonical.sha256(token))
                 .query((rs, i) -> new ReporterView(Incident.Status.valueOf(rs.getString(1)).reporterLabel(),
                         rs.getTimestamp(2).toInstant()))
