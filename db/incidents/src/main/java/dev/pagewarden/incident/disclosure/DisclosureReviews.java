@@ -145,6 +145,7 @@ public class DisclosureReviews {
             if (!d.editable()) {
                 throw new IllegalArgumentException("disclosure " + id + " is published; a correction is a new version");
             }
+            Placeholders.requireNone(d, "approved");
             if (fourEyes && authors(d).contains(actor)) {
                 throw new Refusal(Refusal.Kind.REVIEWER_IS_AUTHOR, "four eyes: " + actor + " wrote disclosure " + id
                         + " (v" + d.version() + ") and cannot also review it; another user must review it");
@@ -187,6 +188,17 @@ public class DisclosureReviews {
                     + ", from an account none of them created, enabled or reset and that is at least "
                     + human(reviewerMinAge) + " old, before it is published");
         }
+    }
+
+    /**
+     * Editable versions submitted for review and not yet approved, oldest first, that {@code reviewer} did not
+     * write: the review queue. Whether the reviewer's account counts as a second person is decided on approval.
+     */
+    public List<Disclosure> waitingFor(String reviewer, DisclosureService disclosures) {
+        return jdbc.sql("""
+                SELECT d.id FROM disclosures d WHERE d.status = 'IN_REVIEW' AND d.reviewed_by IS NULL AND d.created_by <> :u
+                AND NOT EXISTS (SELECT 1 FROM disclosure_authors a WHERE a.disclosure_id = d.id AND a.author = :u)
+                ORDER BY d.id""").param("u", reviewer).query(Long.class).list().stream().map(disclosures::get).toList();
     }
 
     /**
