@@ -146,7 +146,8 @@ class AdminUiBrowserTest extends PlatformTestBase {
             assertThat(page.inputValue("#body")).contains("another customer's KV data: **" + truthReaders.size() + "**");
             page.fill("input[name=title]", "KV-cache isolation incident on stories260K");
             page.fill("#body", page.inputValue("#body").replace("_Describe the root cause._",
-                    "The prefill pool was smaller than the advertised window and the capacity check was skipped."));
+                    "The prefill pool was smaller than the advertised window and the capacity check was skipped.")
+                    .replace("_Describe the fix and how it was verified._", "The capacity check runs again; a replay verified it."));
             page.click("#save");
             page.click("#submit-review");
             page.click("#publish");

@@ -140,6 +140,7 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             responder.get(draftPath);
             responder.post(draftPath, "title", "KV-cache isolation incident", "body",
                     disclosures.get(disclosureId).body().replace("_Describe the root cause._", "Capacity check skipped.")
+                            .replace("_Describe the fix and how it was verified._", "Capacity check restored.")
                             + "\n<script>alert(1)</script> [x](javascript:alert)\n");
             responder.get(draftPath);
             responder.post(draftPath + "/review");
