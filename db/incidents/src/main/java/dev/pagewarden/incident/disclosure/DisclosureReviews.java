@@ -145,7 +145,6 @@ public class DisclosureReviews {
             if (!d.editable()) {
                 throw new IllegalArgumentException("disclosure " + id + " is published; a correction is a new version");
             }
-            Placeholders.requireNone(d, "approved");
             if (fourEyes && authors(d).contains(actor)) {
                 throw new Refusal(Refusal.Kind.REVIEWER_IS_AUTHOR, "four eyes: " + actor + " wrote disclosure " + id
                         + " (v" + d.version() + ") and cannot also review it; another user must review it");
@@ -158,6 +157,8 @@ public class DisclosureReviews {
                             + " cannot review disclosure " + id + " (v" + d.version() + "): another user must review it");
                 }
             }
+            // after the four-eyes checks: who may not review is told that first
+            Placeholders.requireNone(d, "approved");
             jdbc.sql("""
                     INSERT INTO disclosure_reviews (disclosure_id, incident_id, version, reviewer, reviewed_at, content_sha256)
                     VALUES (:d, :i, :v, :r, :now, :h)""").param("d", id).param("i", d.incidentId()).param("v", d.version())

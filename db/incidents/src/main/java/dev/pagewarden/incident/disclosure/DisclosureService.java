@@ -205,14 +205,14 @@ public class DisclosureService {
         return published;
     }
 
-    /** The publish checks, in order: still editable (row locked), no template placeholders left, four eyes, reviewed. */
+    /** The publish checks, in order: four eyes, still editable, reviewed, no template placeholders left. */
     private Disclosure requirePublishable(long id) {
-        Disclosure d = requireEditable(id);
-        Placeholders.requireNone(d, "published");
         reviews.requirePublishable(id, this);
+        Disclosure d = requireEditable(id);
         if (d.status() != Disclosure.Status.IN_REVIEW) {
             throw new IllegalArgumentException("disclosure " + id + " must be reviewed before it is published");
         }
+        Placeholders.requireNone(d, "published");
         return d;
     }
 
