@@ -115,7 +115,6 @@ class ReportFourEyesBrowserTest extends ReportPlatformTest {
     private static Page page(Browser browser, List<String> consoleErrors) {
         BrowserContext context = browser.newContext(new Browser.NewContextOptions().setViewportSize(1366, 768));
         Page page = context.newPage();
-        page.onDialog(d -> d.accept()); // the confirmation before resolving an incident
         page.onConsoleMessage(m -> {
             // the refusals (403, 409) are expected answers, logged by Chromium as failed resources
             if ("error".equals(m.type()) && !m.text().contains("status of 403") && !m.text().contains("status of 409")) {
