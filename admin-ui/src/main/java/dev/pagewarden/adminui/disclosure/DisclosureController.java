@@ -4,6 +4,8 @@ import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.disclosure.Disclosure;
 import dev.pagewarden.incident.disclosure.DisclosureReviews;
 import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.disclosure.LineDiff;
+import dev.pagewarden.incident.disclosure.Placeholders;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
@@ -14,6 +16,11 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
 
 @Controller
 class DisclosureController {
@@ -28,9 +35,10 @@ class DisclosureController {
     }
 
     @GetMapping("/admin/disclosures")
-    Mono<String> list(Model model) {
+    Mono<String> list(Model model, Authentication who) {
         return Blocking.call(() -> {
             model.addAttribute("disclosures", disclosures.all());
+            model.addAttribute("queue", reviews.waitingFor(who.getName(), disclosures));
             return "admin/disclosures";
         });
     }
@@ -42,36 +50,52 @@ class DisclosureController {
     }
 
     @GetMapping("/admin/disclosures/{id}")
-    Mono<String> page(@PathVariable long id, Model model) {
-        return Blocking.call(() -> render(id, model));
+    Mono<String> page(@PathVariable long id, Model model, Authentication who) {
+        return Blocking.call(() -> render(id, model, who));
     }
 
-    private String render(long id, Model model) {
+    /** One line of the diff against the previous version, as the page shows it. */
+    record DiffLine(String kind, char sign, String text) {
+    }
+
+    private String render(long id, Model model, Authentication who) {
         Disclosure d = disclosures.get(id);
+        List<Disclosure> versions = disclosures.versions(d.incidentId());
+        Set<String> authors = reviews.authors(d);
         model.addAttribute("d", d);
         model.addAttribute("bodyHtml", markdown.html(d.body()));
-        model.addAttribute("versions", disclosures.versions(d.incidentId()));
+        model.addAttribute("versions", versions);
         model.addAttribute("notices", disclosures.noticeRows(id));
         model.addAttribute("fourEyes", reviews.fourEyes());
-        model.addAttribute("authors", reviews.authors(d));
+        model.addAttribute("authors", authors);
         model.addAttribute("reviews", reviews.reviews(d));
+        model.addAttribute("placeholders", Placeholders.in(d.title() + "\n" + d.body()));
+        // under four eyes an author's approval is always refused: the page says so instead of offering it
+        model.addAttribute("ownText", reviews.fourEyes() && authors.contains(who.getName()));
+        Optional<Disclosure> previous = versions.stream().filter(v -> v.version() == d.version() - 1).findFirst();
+        model.addAttribute("previous", previous.orElse(null));
+        model.addAttribute("diff", previous.map(p -> LineDiff.of(p.title() + "\n\n" + p.body(), d.title() + "\n\n" + d.body())
+                .stream().map(l -> new DiffLine(l.kind().name().toLowerCase(java.util.Locale.ROOT), l.kind().sign(), l.text()))
+                .toList()).orElse(List.of()));
         return "admin/disclosure";
     }
 
     /**
-     * A four-eyes refusal: the disclosure page again, saying why (403 for a review by an author or by an account
-     * that does not count as a second person, 409 for an unreviewed publish).
+     * A refused step: the disclosure page again, saying why (403 for a review by an author or by an account that
+     * does not count as a second person, 409 for an unreviewed publish or template placeholders left in the text).
      */
-    private Mono<String> refusable(long id, Model model, ServerWebExchange exchange, Runnable step) {
+    private Mono<String> refusable(long id, Model model, Authentication who, ServerWebExchange exchange, Supplier<String> step) {
         return Blocking.call(() -> {
             try {
-                step.run();
-                return "redirect:/admin/disclosures/" + id;
+                return step.get();
             } catch (DisclosureReviews.Refusal r) {
                 exchange.getResponse().setStatusCode(r.forbidden() ? HttpStatus.FORBIDDEN : HttpStatus.CONFLICT);
                 model.addAttribute("error", r.getMessage());
-                return render(id, model);
+            } catch (Placeholders.Unfilled u) {
+                exchange.getResponse().setStatusCode(HttpStatus.CONFLICT);
+                model.addAttribute("error", u.getMessage());
             }
+            return render(id, model, who);
         });
     }
 
@@ -96,11 +120,34 @@ class DisclosureController {
 
     @PostMapping("/admin/disclosures/{id}/approve")
     Mono<String> approve(@PathVariable long id, Authentication who, Model model, ServerWebExchange exchange) {
-        return refusable(id, model, exchange, () -> disclosures.approve(id, who.getName()));
+        return refusable(id, model, who, exchange, () -> {
+            disclosures.approve(id, who.getName());
+            return "redirect:/admin/disclosures/" + id;
+        });
+    }
+
+    /**
+     * The confirmation before publishing: what a publish does now (the tenants it notifies, the public status page),
+     * or, when it would be refused, the disclosure page saying why. Nothing is written.
+     */
+    @GetMapping("/admin/disclosures/{id}/publish")
+    Mono<String> confirmPublish(@PathVariable long id, Authentication who, Model model, ServerWebExchange exchange) {
+        return refusable(id, model, who, exchange, () -> {
+            DisclosureService.PublishPlan plan = disclosures.planPublish(id);
+            int tenants = plan.affectedTenants().size();
+            model.addAttribute("d", plan.disclosure());
+            model.addAttribute("tenants", plan.affectedTenants());
+            model.addAttribute("summary", "Publish: notify " + tenants + (tenants == 1 ? " tenant" : " tenants")
+                    + " and post to /status");
+            return "admin/disclosure-publish";
+        });
     }
 
     @PostMapping("/admin/disclosures/{id}/publish")
     Mono<String> publish(@PathVariable long id, Authentication who, Model model, ServerWebExchange exchange) {
-        return refusable(id, model, exchange, () -> disclosures.publish(id, who.getName()));
+        return refusable(id, model, who, exchange, () -> {
+            disclosures.publish(id, who.getName());
+            return "redirect:/admin/disclosures/" + id;
+        });
     }
 }

@@ -94,6 +94,7 @@ public class AdminSecurity implements AdminAccess {
                 .pathMatchers(PASSWORD_PAGE).authenticated()
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/publish").hasRole("PUBLISHER")
+                .pathMatchers(HttpMethod.GET, "/admin/disclosures/*/publish").hasRole("PUBLISHER") // its confirmation
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)
                 // releasing a legal hold lets evidence be dropped: an admin's call (placing one, a responder's)
                 .pathMatchers(HttpMethod.POST, "/admin/holds/*/release").hasRole("ADMIN")

@@ -4,6 +4,7 @@ import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.disclosure.Disclosure;
 import dev.pagewarden.incident.disclosure.DisclosureReviews;
 import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.disclosure.Placeholders;
 import dev.pagewarden.platform.error.ApiException;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
@@ -92,6 +93,7 @@ class DisclosureApiController {
             case DisclosureReviews.Refusal r when r.forbidden() ->
                     ApiException.forbidden(r.code(), r.getMessage());
             case DisclosureReviews.Refusal r -> ApiException.conflict(r.code(), r.getMessage());
+            case Placeholders.Unfilled u -> ApiException.conflict("placeholders_left", u.getMessage());
             case NoSuchElementException n -> ApiException.notFound(null, "not_found", n.getMessage());
             default -> e;
         });

@@ -146,10 +146,14 @@ class AdminUiBrowserTest extends PlatformTestBase {
             assertThat(page.inputValue("#body")).contains("another customer's KV data: **" + truthReaders.size() + "**");
             page.fill("input[name=title]", "KV-cache isolation incident on stories260K");
             page.fill("#body", page.inputValue("#body").replace("_Describe the root cause._",
-                    "The prefill pool was smaller than the advertised window and the capacity check was skipped."));
+                    "The prefill pool was smaller than the advertised window and the capacity check was skipped.")
+                    .replace("_Describe the fix and how it was verified._", "The capacity check runs again; a replay verified it."));
             page.click("#save");
             page.click("#submit-review");
             page.click("#publish");
+            assertThat(page.textContent("#publish-summary")).matches("Publish: notify [1-9][0-9]* tenants? and post to /status");
+            shot(page, "06-disclosure-confirm");
+            page.click("#confirm-publish");
             page.waitForSelector("#disclosure-status:text-is('published')");
             shot(page, "06-disclosure-published");
 

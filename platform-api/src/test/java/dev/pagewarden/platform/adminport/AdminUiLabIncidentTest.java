@@ -140,6 +140,7 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             responder.get(draftPath);
             responder.post(draftPath, "title", "KV-cache isolation incident", "body",
                     disclosures.get(disclosureId).body().replace("_Describe the root cause._", "Capacity check skipped.")
+                            .replace("_Describe the fix and how it was verified._", "Capacity check restored.")
                             + "\n<script>alert(1)</script> [x](javascript:alert)\n");
             responder.get(draftPath);
             responder.post(draftPath + "/review");
@@ -148,6 +149,10 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
             UiSession publisher = new UiSession(baseUrl()).login("publisher1", PASSWORD);
             publisher.get(draftPath);
             assertThat(publisher.post(draftPath + "/approve").getStatus().is3xxRedirection()).isTrue();
+            Set<String> toNotify = new HashSet<>(radius.readerTenants());
+            toNotify.addAll(radius.exposedTenants());
+            assertThat(publisher.get(draftPath + "/publish").getResponseBody()).as("the confirmation names what publishing does")
+                    .contains("Publish: notify " + toNotify.size() + (toNotify.size() == 1 ? " tenant" : " tenants") + " and post to /status");
             assertThat(publisher.post(draftPath + "/publish").getStatus().is3xxRedirection()).isTrue();
 
             // public status page, JSON and RSS, no login

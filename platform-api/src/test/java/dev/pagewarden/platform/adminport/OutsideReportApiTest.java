@@ -179,7 +179,12 @@ class OutsideReportApiTest extends ReportPlatformTest {
                 .jsonPath("$.error.message").value(m -> assertThat((String) m).contains("admin-token"));
         assertThat(refusals(id)).isEqualTo(2);
 
-        // another person reviews (through the UI); the token, its author, may then publish
+        // the template's placeholders filled in (a version with any left is not approved), another person reviews
+        // (through the UI); the token, its author, may then publish
+        admin().put().uri("/admin/api/disclosures/" + id).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("title", (String) draft.get("title"),
+                        "body", ((String) draft.get("body")).replaceAll("_Describe[^_\\n]*_", "Filled in.")))
+                .exchange().expectStatus().isOk();
         users.create("fe-reviewer", PASSWORD, AdminRole.RESPONDER, "test");
         UiSession reviewer = new UiSession(baseUrl()).login("fe-reviewer", PASSWORD);
         reviewer.get("/admin/disclosures/" + id);

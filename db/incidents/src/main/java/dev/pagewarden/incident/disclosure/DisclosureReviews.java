@@ -157,6 +157,8 @@ public class DisclosureReviews {
                             + " cannot review disclosure " + id + " (v" + d.version() + "): another user must review it");
                 }
             }
+            // after the four-eyes checks: who may not review is told that first
+            Placeholders.requireNone(d, "approved");
             jdbc.sql("""
                     INSERT INTO disclosure_reviews (disclosure_id, incident_id, version, reviewer, reviewed_at, content_sha256)
                     VALUES (:d, :i, :v, :r, :now, :h)""").param("d", id).param("i", d.incidentId()).param("v", d.version())
@@ -187,6 +189,17 @@ public class DisclosureReviews {
                     + ", from an account none of them created, enabled or reset and that is at least "
                     + human(reviewerMinAge) + " old, before it is published");
         }
+    }
+
+    /**
+     * Editable versions submitted for review and not yet approved, oldest first, that {@code reviewer} did not
+     * write: the review queue. Whether the reviewer's account counts as a second person is decided on approval.
+     */
+    public List<Disclosure> waitingFor(String reviewer, DisclosureService disclosures) {
+        return jdbc.sql("""
+                SELECT d.id FROM disclosures d WHERE d.status = 'IN_REVIEW' AND d.reviewed_by IS NULL AND d.created_by <> :u
+                AND NOT EXISTS (SELECT 1 FROM disclosure_authors a WHERE a.disclosure_id = d.id AND a.author = :u)
+                ORDER BY d.id""").param("u", reviewer).query(Long.class).list().stream().map(disclosures::get).toList();
     }
 
     /**

@@ -186,11 +186,7 @@ public class DisclosureService {
     /** Publishes a reviewed version, then notices exactly the affected tenants and sends their webhooks. */
     public Disclosure publish(long id, String actor) {
         Disclosure published = reviews.audited(actor, id, () -> tx.execute(s -> {
-            reviews.requirePublishable(id, this);
-            Disclosure d = requireEditable(id);
-            if (d.status() != Disclosure.Status.IN_REVIEW) {
-                throw new IllegalArgumentException("disclosure " + id + " must be reviewed before it is published");
-            }
+            Disclosure d = requirePublishable(id);
             Instant now = clock.instant();
             jdbc.sql("UPDATE disclosures SET status = 'PUBLISHED', published_at = :now, published_by = :by WHERE id = :id")
                     .param("now", Timestamp.from(now)).param("by", actor).param("id", id).update();
@@ -211,6 +207,34 @@ public class DisclosureService {
         }));
         webhooks.deliverAll(id);
         return published;
+    }
+
+    /** The publish checks, in order: four eyes, still editable, reviewed, no template placeholders left. */
+    private Disclosure requirePublishable(long id) {
+        reviews.requirePublishable(id, this);
+        Disclosure d = requireEditable(id);
+        if (d.status() != Disclosure.Status.IN_REVIEW) {
+            throw new IllegalArgumentException("disclosure " + id + " must be reviewed before it is published");
+        }
+        Placeholders.requireNone(d, "published");
+        return d;
+    }
+
+    /** What publishing would do now, for the confirmation: the tenants it would notify. */
+    public record PublishPlan(Disclosure disclosure, Map<String, String> affectedTenants) {
+    }
+
+    /**
+     * Runs the publish checks without publishing (nothing written, nothing audited) and says what a publish would
+     * do; throws what {@link #publish} would throw.
+     */
+    public PublishPlan planPublish(long id) {
+        return tx.execute(s -> {
+            Disclosure d = requirePublishable(id);
+            PublishPlan plan = new PublishPlan(d, affectedTenants(incidents.get(d.incidentId())));
+            s.setRollbackOnly();
+            return plan;
+        });
     }
 
     /** Stores and signs the affected set with the version being published (same transaction). */

@@ -72,7 +72,9 @@ class DisclosureEditRaceTest {
         long incident = incidents.file(new IncidentService.Signal("checksum-mismatch", "CRITICAL", "engine-r", "decode-0", 5,
                 "acme", List.of(1), clock.instant(), "race"));
         incidents.setStatus(incident, Incident.Status.RESOLVED, "alice");
-        long id = disclosures.draft(incident, "alice").id();
+        Disclosure draft = disclosures.draft(incident, "alice");
+        long id = draft.id();
+        disclosures.edit(id, draft.title(), draft.body().replaceAll("_Describe[^_\n]*_", "Filled in."), "alice");
         disclosures.submitForReview(id, "alice");
 
         // the publish's transaction stays open (holding the row) until the edit is seen waiting on a lock

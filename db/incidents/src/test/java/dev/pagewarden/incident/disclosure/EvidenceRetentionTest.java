@@ -118,7 +118,9 @@ class EvidenceRetentionTest {
         clock.set(noon(disclosedDay).plusSeconds(600));
         incidents.setStatus(disclosed, Incident.Status.RESOLVED, "alice");
         clock.set(noon(disclosedDay).plusSeconds(1200));
-        long version = disclosures.draft(disclosed, "alice").id();
+        Disclosure draft = disclosures.draft(disclosed, "alice");
+        long version = draft.id();
+        disclosures.edit(version, draft.title(), draft.body().replaceAll("_Describe[^_\n]*_", "Filled in."), "alice");
         disclosures.submitForReview(version, "bob");
         disclosures.publish(version, "bob");
         FrozenBlastRadius set = frozen.get(version).orElseThrow();
