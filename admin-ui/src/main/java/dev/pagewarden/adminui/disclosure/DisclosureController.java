@@ -4,6 +4,7 @@ import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.disclosure.Disclosure;
 import dev.pagewarden.incident.disclosure.DisclosureReviews;
 import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.status.StatusUpdateService;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
@@ -20,11 +21,14 @@ class DisclosureController {
     private final DisclosureService disclosures;
     private final DisclosureReviews reviews;
     private final Markdown markdown;
+    private final StatusUpdateService statusUpdates;
 
-    DisclosureController(DisclosureService disclosures, DisclosureReviews reviews, Markdown markdown) {
+    DisclosureController(DisclosureService disclosures, DisclosureReviews reviews, Markdown markdown,
+                         StatusUpdateService statusUpdates) {
         this.disclosures = disclosures;
         this.reviews = reviews;
         this.markdown = markdown;
+        this.statusUpdates = statusUpdates;
     }
 
     @GetMapping("/admin/disclosures")
@@ -55,6 +59,7 @@ class DisclosureController {
         model.addAttribute("fourEyes", reviews.fourEyes());
         model.addAttribute("authors", reviews.authors(d));
         model.addAttribute("reviews", reviews.reviews(d));
+        model.addAttribute("statusUpdates", statusUpdates.updates(d.incidentId()));
         return "admin/disclosure";
     }
 

@@ -94,6 +94,8 @@ public class AdminSecurity implements AdminAccess {
                 .pathMatchers(PASSWORD_PAGE).authenticated()
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/publish").hasRole("PUBLISHER")
+                // a status update is public the moment it is posted, like a published disclosure
+                .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/status-update").hasRole("PUBLISHER")
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)
                 // releasing a legal hold lets evidence be dropped: an admin's call (placing one, a responder's)
                 .pathMatchers(HttpMethod.POST, "/admin/holds/*/release").hasRole("ADMIN")
