@@ -6,6 +6,7 @@ import dev.pagewarden.incident.disclosure.DisclosureReviews;
 import dev.pagewarden.incident.disclosure.DisclosureService;
 import dev.pagewarden.incident.disclosure.LineDiff;
 import dev.pagewarden.incident.disclosure.Placeholders;
+import dev.pagewarden.incident.status.StatusUpdateService;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.stereotype.Controller;
@@ -27,11 +28,14 @@ class DisclosureController {
     private final DisclosureService disclosures;
     private final DisclosureReviews reviews;
     private final Markdown markdown;
+    private final StatusUpdateService statusUpdates;
 
-    DisclosureController(DisclosureService disclosures, DisclosureReviews reviews, Markdown markdown) {
+    DisclosureController(DisclosureService disclosures, DisclosureReviews reviews, Markdown markdown,
+                         StatusUpdateService statusUpdates) {
         this.disclosures = disclosures;
         this.reviews = reviews;
         this.markdown = markdown;
+        this.statusUpdates = statusUpdates;
     }
 
     @GetMapping("/admin/disclosures")
@@ -77,6 +81,7 @@ class DisclosureController {
         model.addAttribute("diff", previous.map(p -> LineDiff.of(p.title() + "\n\n" + p.body(), d.title() + "\n\n" + d.body())
                 .stream().map(l -> new DiffLine(l.kind().name().toLowerCase(java.util.Locale.ROOT), l.kind().sign(), l.text()))
                 .toList()).orElse(List.of()));
+        model.addAttribute("statusUpdates", statusUpdates.updates(d.incidentId()));
         return "admin/disclosure";
     }
 

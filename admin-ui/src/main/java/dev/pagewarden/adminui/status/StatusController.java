@@ -4,6 +4,9 @@ import dev.pagewarden.adminui.disclosure.Markdown;
 import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.disclosure.Disclosure;
 import dev.pagewarden.incident.disclosure.DisclosureService;
+import dev.pagewarden.incident.status.PublicIncident;
+import dev.pagewarden.incident.status.StatusUpdate;
+import dev.pagewarden.incident.status.StatusUpdateService;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
@@ -17,14 +20,19 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The public status page: published disclosures only, no login; HTML, JSON and RSS. */
+/**
+ * The public status page, no login; HTML, JSON and RSS: incidents with their public status updates (newest
+ * first), and published disclosures.
+ */
 @Controller
 class StatusController {
     private final DisclosureService disclosures;
+    private final StatusUpdateService updates;
     private final Markdown markdown;
 
-    StatusController(DisclosureService disclosures, Markdown markdown) {
+    StatusController(DisclosureService disclosures, StatusUpdateService updates, Markdown markdown) {
         this.disclosures = disclosures;
+        this.updates = updates;
         this.markdown = markdown;
     }
 
@@ -35,6 +43,7 @@ class StatusController {
     @GetMapping("/status")
     Mono<String> page(Model model) {
         return Blocking.call(() -> {
+            model.addAttribute("incidents", updates.incidents());
             model.addAttribute("disclosures", disclosures.published().stream()
                     .map(d -> new Rendered(d, markdown.html(d.body()))).toList());
             return "admin/status";
@@ -48,6 +57,7 @@ class StatusController {
             List<Map<String, Object>> items = disclosures.published().stream().map(StatusController::item).toList();
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("disclosures", items);
+            out.put("incidents", updates.incidents().stream().map(StatusController::incident).toList());
             return out;
         });
     }
@@ -64,15 +74,45 @@ class StatusController {
                 sb.append("<item><title>").append(HtmlUtils.htmlEscape(d.title() + " (v" + d.version() + ")"))
                         .append("</title><guid isPermaLink=\"false\">disclosure-").append(d.incidentId()).append('-')
                         .append(d.version()).append("</guid><pubDate>")
-                        .append(java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
-                                d.publishedAt().atZone(java.time.ZoneOffset.UTC)))
+                        .append(rfc1123(d.publishedAt()))
                         .append("</pubDate><description>").append(HtmlUtils.htmlEscape(d.body()))
                         .append("</description></item>\n");
+            }
+            for (PublicIncident p : updates.incidents()) {
+                for (StatusUpdate u : p.updates()) {
+                    sb.append("<item><title>").append(HtmlUtils.htmlEscape(p.title() + " - " + u.state().label()))
+                            .append("</title><link>/status#incident-").append(p.incidentId())
+                            .append("</link><guid isPermaLink=\"false\">status-update-").append(u.id())
+                            .append("</guid><pubDate>").append(rfc1123(u.postedAt()))
+                            .append("</pubDate><description>").append(HtmlUtils.htmlEscape(u.body()))
+                            .append("</description></item>\n");
+                }
             }
             sb.append("</channel></rss>\n");
             return ResponseEntity.ok().contentType(MediaType.parseMediaType("application/rss+xml;charset=UTF-8"))
                     .body(sb.toString());
         });
+    }
+
+    private static String rfc1123(java.time.Instant at) {
+        return java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(at.atZone(java.time.ZoneOffset.UTC));
+    }
+
+    private static Map<String, Object> incident(PublicIncident p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("incident", p.incidentId());
+        m.put("title", p.title());
+        m.put("state", p.state().label());
+        m.put("updated_at", p.updatedAt());
+        m.put("updates", p.updates().stream().map(u -> {
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("state", u.state().label());
+            x.put("title", u.title());
+            x.put("posted_at", u.postedAt());
+            x.put("text", u.body());
+            return x;
+        }).toList());
+        return m;
     }
 
     private static Map<String, Object> item(Disclosure d) {

@@ -37,12 +37,14 @@ public class AdminSecurity implements AdminAccess {
     private final AdminLogin login;
     private final SessionAuthorization sessions;
     private final AdminProperties properties;
+    private final UiErrorPages errorPages;
     private final XorServerCsrfTokenRequestAttributeHandler csrf = new XorServerCsrfTokenRequestAttributeHandler();
 
-    AdminSecurity(AdminUserService users, AdminProperties properties) {
+    AdminSecurity(AdminUserService users, AdminProperties properties, UiErrorPages errorPages) {
         this.login = new AdminLogin(users, users.passwordEncoder());
         this.sessions = new SessionAuthorization(users, AdminSessionConfiguration.CALL_TIMEOUT);
         this.properties = properties;
+        this.errorPages = errorPages;
         try {
             SecureRandom random = SecureRandom.getInstance("DRBG");
             random.nextBytes(new byte[16]); // seeds now, never on a request thread
@@ -69,7 +71,7 @@ public class AdminSecurity implements AdminAccess {
 
     /**
      * A logged-in user refused by the role rules: sent to the password page while their password must be
-     * changed (nothing else is open to them), else 403.
+     * changed (nothing else is open to them), else 403 (a browser on an admin page gets the error page).
      */
     @Override
     public ServerAccessDeniedHandler accessDenied() {
@@ -79,6 +81,8 @@ public class AdminSecurity implements AdminAccess {
                 .map(p -> p instanceof Authentication a && SessionAuthorization.mustChangePassword(a))
                 .defaultIfEmpty(false)
                 .flatMap(mustChange -> mustChange ? redirect.sendRedirect(exchange, URI.create(PASSWORD_PAGE))
+                        : UiErrorPages.forBrowserOnAdminPage(exchange)
+                        ? errorPages.render(exchange, HttpStatus.FORBIDDEN, "Your role does not allow this.")
                         : forbidden.handle(exchange, denied));
     }
 
@@ -95,6 +99,8 @@ public class AdminSecurity implements AdminAccess {
                 .pathMatchers(HttpMethod.POST, "/admin/users/**", "/admin/tenants/**").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/publish").hasRole("PUBLISHER")
                 .pathMatchers(HttpMethod.GET, "/admin/disclosures/*/publish").hasRole("PUBLISHER") // its confirmation
+                // a status update is public the moment it is posted, like a published disclosure
+                .pathMatchers(HttpMethod.POST, "/admin/disclosures/*/status-update").hasRole("PUBLISHER")
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/model-public").hasRole(MODEL_RESTORE_ROLE)
                 // releasing a legal hold lets evidence be dropped: an admin's call (placing one, a responder's)
                 .pathMatchers(HttpMethod.POST, "/admin/holds/*/release").hasRole("ADMIN")

@@ -35,7 +35,8 @@ class Assets {
                 "admin.css", new Asset(read("ui/admin.css"), new MediaType("text", "css")),
                 "htmx.min.js", new Asset(read(htmx), new MediaType("text", "javascript")),
                 "favicon.svg", new Asset(read("ui/favicon.svg"), new MediaType("image", "svg+xml")),
-                "report.js", new Asset(read("ui/report.js"), new MediaType("text", "javascript")));
+                "report.js", new Asset(read("ui/report.js"), new MediaType("text", "javascript")),
+                "connection.js", new Asset(read("ui/connection.js"), new MediaType("text", "javascript")));
     }
 
     private static byte[] read(String path) {

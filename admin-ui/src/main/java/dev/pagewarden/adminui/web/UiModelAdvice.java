@@ -32,11 +32,7 @@ class UiModelAdvice {
 
     @ModelAttribute("me")
     Me me(Authentication auth) {
-        if (auth == null) {
-            return new Me(null, Set.of());
-        }
-        return new Me(auth.getName(), auth.getAuthorities().stream().map(GrantedAuthority::getAuthority)
-                .collect(Collectors.toSet()));
+        return Me.of(auth);
     }
 
     @ModelAttribute("labEnabled")
@@ -51,6 +47,15 @@ class UiModelAdvice {
 
     /** The logged-in operator; {@code can('PUBLISHER')} in templates. */
     record Me(String name, Set<String> authorities) {
+        /** Who {@code auth} is; nobody (no name, no roles) without one. */
+        static Me of(Authentication auth) {
+            if (auth == null) {
+                return new Me(null, Set.of());
+            }
+            return new Me(auth.getName(), auth.getAuthorities().stream().map(GrantedAuthority::getAuthority)
+                    .collect(Collectors.toSet()));
+        }
+
         public boolean can(String role) {
             return authorities.contains("ROLE_" + role);
         }

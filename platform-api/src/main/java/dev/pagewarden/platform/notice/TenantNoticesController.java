@@ -5,6 +5,8 @@ import dev.pagewarden.incident.disclosure.DisclosureService;
 import dev.pagewarden.incident.disclosure.WebhookService;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.security.core.Authentication;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -13,13 +15,15 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The tenant's side of disclosures: its own incident notices ({@code GET /v1/notices}) and its
- * webhook ({@code PUT /v1/webhook {"url": ...}} returns the signing secret once; {@code DELETE} removes it).
+ * The tenant's side of disclosures: its own incident notices ({@code GET /v1/notices}: JSON, or a readable page
+ * for a client that asks for {@code text/html}) and its webhook ({@code PUT /v1/webhook {"url": ...}} returns the
+ * signing secret once; {@code DELETE} removes it).
  */
 @RestController
 class TenantNoticesController {
@@ -54,6 +58,17 @@ class TenantNoticesController {
             out.put("data", data);
             return out;
         });
+    }
+
+    /**
+     * The same notices as a page, for a client whose Accept names text/html (the tenant key as for the JSON);
+     * a client that accepts anything, or JSON, gets the JSON above.
+     */
+    @GetMapping(value = "/v1/notices", produces = MediaType.TEXT_HTML_VALUE)
+    Mono<ResponseEntity<String>> noticesPage(Authentication auth) {
+        String tenant = tenant(auth);
+        return Blocking.call(() -> ResponseEntity.ok().contentType(new MediaType(MediaType.TEXT_HTML, StandardCharsets.UTF_8))
+                .body(NoticePage.html(tenant, disclosures.notices(tenant))));
     }
 
     @PutMapping("/v1/webhook")

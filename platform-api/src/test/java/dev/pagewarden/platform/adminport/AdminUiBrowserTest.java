@@ -77,6 +77,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
     @Test
     void incidentResponseWorkflowInARealBrowser() throws Exception {
         requireChromium();
+        Axe axe = Axe.require();
         users.create("operator", PASSWORD, AdminRole.ADMIN, "test");
         String bystanderKey = newTenant("bystander")[1];
         List<String> consoleErrors = new ArrayList<>();
@@ -95,7 +96,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
             // log in (the admin pages redirect there)
             page.navigate(baseUrl() + "/admin");
             assertThat(page.url()).endsWith("/admin/login");
-            shot(page, "01-login");
+            look(axe, page, "01-login");
             page.fill("#username", "operator");
             page.fill("#password", PASSWORD);
             page.click("#login");
@@ -104,14 +105,14 @@ class AdminUiBrowserTest extends PlatformTestBase {
             // overview: capacity below the window in red, and htmx refreshes the panel
             assertThat(page.locator(".capacity-too-small").count()).isPositive();
             page.waitForResponse(r -> r.url().endsWith("/admin/overview/panel") && r.status() == 200, () -> { });
-            shot(page, "02-overview");
+            look(axe, page, "02-overview");
 
             // replay the 2026 incident through this platform
             page.navigate(baseUrl() + "/admin/lab");
             page.selectOption("#scenario", "incident-2026-undetected");
             page.click("#run-replay");
             page.waitForSelector("#ground-truth", new Page.WaitForSelectorOptions().setTimeout(120_000));
-            shot(page, "03-lab-replay");
+            look(axe, page, "03-lab-replay");
             String readersCell = page.locator("#ground-truth tr:has(td:text-is('cross_tenant_reader_ids')) td").nth(1).textContent();
             Set<Long> truthReaders = ids(readersCell);
             assertThat(truthReaders).isNotEmpty();
@@ -123,7 +124,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
             Set<Long> shown = page.locator("#responses tr td:first-child a").allTextContents().stream()
                     .map(s -> Long.parseLong(s.strip())).collect(Collectors.toCollection(TreeSet::new));
             assertThat(shown).isEqualTo(truthReaders);
-            shot(page, "04-incident");
+            look(axe, page, "04-incident");
             long incidentId = Long.parseLong(page.url().substring(page.url().lastIndexOf('/') + 1));
             BlastRadius radius = incidents.blastRadius(incidents.get(incidentId));
             String affectedTenant = radius.readerTenants().iterator().next();
@@ -138,7 +139,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
             page.fill("#note", "model taken private while we investigate");
             page.click("text=Add note");
             page.waitForSelector("#timeline li.NOTE");
-            shot(page, "05-incident-mitigating");
+            look(axe, page, "05-incident-mitigating");
 
             // disclosure: draft (pre-filled), edit, review, publish
             page.click("#draft-disclosure");
@@ -155,7 +156,14 @@ class AdminUiBrowserTest extends PlatformTestBase {
             shot(page, "06-disclosure-confirm");
             page.click("#confirm-publish");
             page.waitForSelector("#disclosure-status:text-is('published')");
-            shot(page, "06-disclosure-published");
+            look(axe, page, "06-disclosure-published");
+
+            // a public status update, posted from the disclosure page
+            page.selectOption("#update-state", "monitoring");
+            page.fill("#update-title", "KV-cache isolation incident on stories260K");
+            page.fill("#update-text", "The model is private; we are watching the fix.");
+            page.click("#post-status-update");
+            page.waitForSelector("#status-update-list li:has-text('watching the fix')");
 
             // public status page, no login
             Page anon = browser.newPage(new Browser.NewPageOptions().setViewportSize(1366, 768));
@@ -166,8 +174,8 @@ class AdminUiBrowserTest extends PlatformTestBase {
             });
             anon.navigate(baseUrl() + "/status");
             assertThat(anon.textContent("main")).contains("KV-cache isolation incident on stories260K")
-                    .contains("capacity check was skipped");
-            shot(anon, "07-status");
+                    .contains("capacity check was skipped").contains("we are watching the fix");
+            look(axe, anon, "07-status");
 
             // the notice: the affected tenant sees it, the bystander does not
             as(affectedKey).get().uri("/v1/notices").exchange().expectStatus().isOk()
@@ -182,23 +190,66 @@ class AdminUiBrowserTest extends PlatformTestBase {
                     new String[]{"/admin/tenants", "10-tenants"}, new String[]{"/admin/users", "11-users"},
                     new String[]{"/admin/disclosures", "12-disclosures"})) {
                 page.navigate(baseUrl() + p[0]);
-                shot(page, p[1]);
+                look(axe, page, p[1]);
             }
             page.navigate(baseUrl() + "/admin/audit");
             page.fill("#from", java.time.Instant.now().minusSeconds(3600).toString());
             page.click("#find");
             page.waitForSelector("#exposure-count");
             assertThat(Integer.parseInt(page.textContent("#exposure-count").strip())).isPositive();
-            shot(page, "13-audit-exposures");
+            look(axe, page, "13-audit-exposures");
+
+            // a second tab, logged in with the same cookies, whose console is not watched: Chromium reports a 404
+            // document, and htmx a failed request, there
+            com.microsoft.playwright.BrowserContext second = browser.newContext();
+            second.addCookies(page.context().cookies());
+
+            // an unknown admin URL: the error page with the navigation
+            Page missing = second.newPage();
+            missing.navigate(baseUrl() + "/admin/no-such-page");
+            assertThat(missing.textContent("#error")).contains("There is no page at /admin/no-such-page.");
+            assertThat(missing.locator("#logout").count()).isEqualTo(1);
+            look(axe, missing, "14-not-found");
+
+            // a phone's width: the navigation wraps, nothing overflows, still accessible
+            page.setViewportSize(375, 740);
+            for (String[] p : List.of(new String[]{"/admin", "15-narrow-overview"},
+                    new String[]{"/admin/incidents/" + incidentId, "16-narrow-incident"},
+                    new String[]{"/admin/disclosures", "17-narrow-disclosures"})) {
+                page.navigate(baseUrl() + p[0]);
+                look(axe, page, p[1]);
+            }
+            anon.setViewportSize(375, 740);
+            anon.navigate(baseUrl() + "/status");
+            look(axe, anon, "18-narrow-status");
+            page.setViewportSize(1366, 768);
+
+            // the overview's refresh cannot reach the platform: a banner says how old the data is
+            Page offline = second.newPage();
+            offline.navigate(baseUrl() + "/admin");
+            offline.route("**/admin/overview/panel", com.microsoft.playwright.Route::abort);
+            offline.waitForSelector("#connection-lost", new Page.WaitForSelectorOptions().setTimeout(30_000));
+            assertThat(offline.textContent("#connection-lost")).matches("Connection lost - data as of \\d{2}:\\d{2}:\\d{2}");
+            shot(offline, "19-connection-lost");
+            offline.unroute("**/admin/overview/panel");
+            offline.waitForSelector("#connection-lost", new Page.WaitForSelectorOptions()
+                    .setState(com.microsoft.playwright.options.WaitForSelectorState.DETACHED).setTimeout(30_000));
         }
         assertThat(consoleErrors).as("console errors").isEmpty();
     }
 
-    /** Screenshot, after checking that the page does not overflow the laptop-width viewport. */
+    /** Screenshot, after checking that the page does not overflow its viewport. */
     static void shot(Page page, String name) {
         page.screenshot(new Page.ScreenshotOptions().setPath(SHOTS.resolve(name + ".png")).setFullPage(true));
         Object overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth");
-        assertThat(((Number) overflow).intValue()).as(name + " fits 1366 px without horizontal scrolling").isLessThanOrEqualTo(0);
+        assertThat(((Number) overflow).intValue()).as(name + " fits " + page.viewportSize().width
+                + " px without horizontal scrolling").isLessThanOrEqualTo(0);
+    }
+
+    /** Screenshot and overflow check, then no serious or critical accessibility violation on the page. */
+    private static void look(Axe axe, Page page, String name) {
+        shot(page, name);
+        axe.check(page, name);
     }
 
     private static Set<Long> ids(String list) {

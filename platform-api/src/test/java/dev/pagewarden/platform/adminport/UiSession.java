@@ -39,11 +39,28 @@ final class UiSession {
         return r;
     }
 
+    /** A GET as a browser asks for a page (Accept names text/html). */
+    EntityExchangeResult<String> getPage(String path) {
+        EntityExchangeResult<String> r = client.get().uri(path).accept(MediaType.TEXT_HTML, MediaType.ALL)
+                .cookies(c -> cookies.forEach(c::add)).exchange().expectBody(String.class).returnResult();
+        remember(r);
+        return r;
+    }
+
     EntityExchangeResult<String> post(String path, String... formPairs) {
         return post(path, true, formPairs);
     }
 
     EntityExchangeResult<String> post(String path, boolean withCsrf, String... formPairs) {
+        return post(path, withCsrf, null, formPairs);
+    }
+
+    /** A form post as a browser sends it (Accept names text/html). */
+    EntityExchangeResult<String> postPage(String path, String... formPairs) {
+        return post(path, true, MediaType.TEXT_HTML, formPairs);
+    }
+
+    private EntityExchangeResult<String> post(String path, boolean withCsrf, MediaType accept, String... formPairs) {
         MultiValueMap<String, String> form = new LinkedMultiValueMap<>();
         for (int i = 0; i < formPairs.length; i += 2) {
             form.add(formPairs[i], formPairs[i + 1]);
@@ -52,6 +69,11 @@ final class UiSession {
             form.add("_csrf", csrf);
         }
         EntityExchangeResult<String> r = client.post().uri(path).cookies(c -> cookies.forEach(c::add))
+                .headers(h -> {
+                    if (accept != null) {
+                        h.setAccept(java.util.List.of(accept, MediaType.ALL));
+                    }
+                })
                 .contentType(MediaType.APPLICATION_FORM_URLENCODED).body(BodyInserters.fromFormData(form)).exchange()
                 .expectBody(String.class).returnResult();
         remember(r);
