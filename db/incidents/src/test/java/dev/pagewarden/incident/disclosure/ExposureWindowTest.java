@@ -112,13 +112,15 @@ class ExposureWindowTest {
         assertThat(incidents.blastRadius(incident).affectedResponses()).isEqualTo(3);
         assertThat(incidents.exposureWindow(incident)).contains(new Incident.ExposureWindow(first, last));
 
-        String body = disclosures.draft(id, "alice").body();
+        Disclosure draft = disclosures.draft(id, "alice");
+        String body = draft.body();
         assertThat(body).contains("Between " + first + " and " + last + " (UTC)");
         assertThat(body).doesNotContain(detected.minus(TestIncidents.PROPERTIES.incidentLookback()).toString())
                 .doesNotContain(clock.instant().toString());
 
         // the notices state the same window
         long version = disclosures.versions(id).getFirst().id();
+        disclosures.edit(version, draft.title(), body.replaceAll("_Describe[^_\n]*_", "Filled in."), "alice");
         disclosures.submitForReview(version, "bob");
         disclosures.publish(version, "bob");
         assertThat(disclosures.notices("acme")).singleElement()
