@@ -61,6 +61,43 @@ class IncidentController {
         });
     }
 
+    /**
+     * The confirmation before a step that cannot be taken back quietly: taking the model private (every tenant loses
+     * it at once) and resolving the incident (it leaves the open incidents and the overview's banner). Works without
+     * JavaScript; the step itself is the POST its form sends.
+     */
+    @GetMapping("/admin/incidents/{id}/confirm/{action}")
+    Mono<String> confirm(@PathVariable long id, @PathVariable String action, Model model) {
+        return Blocking.call(() -> {
+            Incident incident = incidents.get(id);
+            model.addAttribute("incident", incident);
+            switch (action) {
+                case "model-private" -> {
+                    if (incident.model() == null) {
+                        throw new IllegalArgumentException("incident " + id + " names no model to take private");
+                    }
+                    model.addAttribute("title", "Make model " + incident.model() + " private");
+                    model.addAttribute("what", "Every tenant loses model " + incident.model()
+                            + " at once: new requests are refused with model_unavailable (503) until an admin restores it."
+                            + " The step is recorded in the incident's timeline and the admin audit.");
+                    model.addAttribute("action", "/admin/incidents/" + id + "/model-private");
+                    model.addAttribute("status", null);
+                }
+                case "resolve" -> {
+                    BlastRadius radius = incidents.blastRadius(incident);
+                    model.addAttribute("title", "Mark incident " + id + " resolved");
+                    model.addAttribute("what", "The incident leaves the open incidents and the overview's banner; its "
+                            + radius.affectedResponses() + " affected response(s) stay in its evidence. The step is recorded in the"
+                            + " incident's timeline and the admin audit.");
+                    model.addAttribute("action", "/admin/incidents/" + id + "/status");
+                    model.addAttribute("status", Incident.Status.RESOLVED.label());
+                }
+                default -> throw new IllegalArgumentException("unknown step '" + action + "': model-private or resolve");
+            }
+            return "admin/incident-confirm";
+        });
+    }
+
     record StatusForm(String status) {
     }
 

@@ -107,6 +107,7 @@ public class AdminSecurity implements AdminAccess {
                 // merging closes an incident into another: an admin's call
                 .pathMatchers(HttpMethod.POST, "/admin/incidents/*/merge").hasRole("ADMIN")
                 .pathMatchers(HttpMethod.POST, "/admin/**").hasRole("RESPONDER")
+                .pathMatchers(HttpMethod.GET, "/admin/incidents/*/confirm/*").hasRole("RESPONDER") // a step's confirmation
                 .pathMatchers("/admin/users", "/admin/users/**").hasRole("ADMIN")
                 .anyExchange().hasRole("VIEWER");
     }

@@ -153,6 +153,10 @@ class AdminInputsTest extends AdminUiTest {
             // the incident page: the same rule
             long id = incident();
             assertThat(responder.get("/admin/incidents/" + id).getResponseBody()).contains("id=\"make-private\"");
+            // the button opens a confirmation naming what happens, which changes nothing by itself
+            assertThat(responder.get("/admin/incidents/" + id + "/confirm/model-private").getResponseBody())
+                    .contains("Every tenant loses model " + model).contains("id=\"confirm-action\"");
+            assertThat(host.isPrivate(model)).isFalse();
             assertThat(responder.post("/admin/incidents/" + id + "/model-private").getStatus().is3xxRedirection()).isTrue();
             assertThat(host.isPrivate(model)).isTrue();
             assertThat(responder.get("/admin/incidents/" + id).getResponseBody()).doesNotContain("id=\"restore\"");
@@ -163,6 +167,7 @@ class AdminInputsTest extends AdminUiTest {
             assertThat(host.isPrivate(model)).isFalse();
             // a viewer may do neither
             UiSession viewer = as(AdminRole.VIEWER);
+            assertThat(viewer.get("/admin/incidents/" + id + "/confirm/model-private").getStatus().value()).isEqualTo(403);
             viewer.api(HttpMethod.PUT, visibility).contentType(MediaType.APPLICATION_JSON)
                     .bodyValue(Map.of("private", true)).exchange().expectStatus().isForbidden();
             assertThat(viewer.post("/admin/incidents/" + id + "/model-private").getStatus().value()).isEqualTo(403);

@@ -132,6 +132,8 @@ class AdminUiBrowserTest extends PlatformTestBase {
 
             // take the model private: the tenant API answers 503
             page.click("#make-private");
+            assertThat(page.textContent("#confirm-what")).contains("Every tenant loses model " + MODEL);
+            page.click("#confirm-action");
             page.waitForSelector("#model-private");
             as(affectedKey).post().uri("/v1/completions").contentType(MediaType.APPLICATION_JSON)
                     .bodyValue(Map.of("model", MODEL, "prompt", "Once", "max_tokens", 2)).exchange()

@@ -105,6 +105,8 @@ class ReportFourEyesBrowserTest extends ReportPlatformTest {
             shot(drafter, "25-published");
             drafter.navigate(incidentUrl);
             drafter.click("#to-resolved");
+            assertThat(drafter.textContent("#confirm-what")).contains("leaves the open incidents");
+            drafter.click("#confirm-action");
             drafter.waitForSelector("#status:text-is('resolved')");
             assertThat(reporterStatus(reporter, statusUrl)).isEqualTo("closed");
             shot(reporter, "26-report-closed");
