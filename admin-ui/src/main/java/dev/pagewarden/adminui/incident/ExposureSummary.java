@@ -10,7 +10,8 @@ import java.util.List;
 
 /**
  * The incident in one line: how many responses of how many tenants read data of how many tenants (the blast
- * radius counts), when the first and last exposed reads happened (from the lineage rows behind it), and since
+ * radius counts), when the first and last exposed reads happened (the blast radius's exposure window, the one
+ * the header and the disclosure state), and since
  * when the model has been private.
  *
  * @param reads        exposed reads (page reads of another tenant's data) behind the affected responses
@@ -21,12 +22,10 @@ record ExposureSummary(int responses, int readerTenants, int exposedTenants, int
 
     /** {@code exposures}: the lineage rows of the radius's responses only. */
     static ExposureSummary of(BlastRadius radius, List<Exposure> exposures, List<Incident.Entry> timeline, boolean modelPrivate) {
-        Instant first = exposures.stream().map(Exposure::readAt).min(Comparator.naturalOrder()).orElse(null);
-        Instant last = exposures.stream().map(Exposure::readAt).max(Comparator.naturalOrder()).orElse(null);
         Instant since = !modelPrivate ? null : timeline.stream()
                 .filter(e -> "ACTION".equals(e.kind()) && e.text().contains(" made private"))
                 .map(Incident.Entry::at).max(Comparator.naturalOrder()).orElse(null);
         return new ExposureSummary(radius.affectedResponses(), radius.readerTenants().size(), radius.exposedTenants().size(),
-                exposures.size(), first, last, since);
+                exposures.size(), radius.firstExposedRead(), radius.lastExposedRead(), since);
     }
 }
