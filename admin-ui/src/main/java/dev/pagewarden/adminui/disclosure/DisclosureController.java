@@ -1,5 +1,6 @@
 package dev.pagewarden.adminui.disclosure;
 
+import dev.pagewarden.adminui.names.NameLookup;
 import dev.pagewarden.incident.Blocking;
 import dev.pagewarden.incident.disclosure.Disclosure;
 import dev.pagewarden.incident.disclosure.DisclosureReviews;
@@ -29,9 +30,11 @@ class DisclosureController {
     private final DisclosureReviews reviews;
     private final Markdown markdown;
     private final StatusUpdateService statusUpdates;
+    private final NameLookup names;
 
     DisclosureController(DisclosureService disclosures, DisclosureReviews reviews, Markdown markdown,
-                         StatusUpdateService statusUpdates) {
+                         StatusUpdateService statusUpdates, NameLookup names) {
+        this.names = names;
         this.disclosures = disclosures;
         this.reviews = reviews;
         this.markdown = markdown;
@@ -69,7 +72,9 @@ class DisclosureController {
         model.addAttribute("d", d);
         model.addAttribute("bodyHtml", markdown.html(d.body()));
         model.addAttribute("versions", versions);
-        model.addAttribute("notices", disclosures.noticeRows(id));
+        List<DisclosureService.NoticeRow> notices = disclosures.noticeRows(id);
+        model.addAttribute("notices", notices);
+        model.addAttribute("names", names.of(notices.stream().map(DisclosureService.NoticeRow::tenantId).toList(), List.of()));
         model.addAttribute("fourEyes", reviews.fourEyes());
         model.addAttribute("authors", authors);
         model.addAttribute("reviews", reviews.reviews(d));

@@ -26,9 +26,9 @@ public class NameLookup {
         }
         Map<Long, String> responses = new HashMap<>();
         if (!requestIds.isEmpty()) {
-            jdbc.sql("SELECT id, public_id FROM requests WHERE id IN (:ids) AND public_id IS NOT NULL")
+            jdbc.sql("SELECT id, public_id, public_prefix FROM requests WHERE id IN (:ids) AND public_id IS NOT NULL")
                     .param("ids", List.copyOf(requestIds))
-                    .query((RowCallbackHandler) rs -> responses.put(rs.getLong(1), rs.getString(2)));
+                    .query((RowCallbackHandler) rs -> responses.put(rs.getLong(1), Names.shown(rs.getString(3), rs.getString(2))));
         }
         return new Names(tenants, responses);
     }

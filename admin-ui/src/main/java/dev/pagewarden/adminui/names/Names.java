@@ -4,8 +4,8 @@ import java.util.Map;
 
 /**
  * What the pages show for ids: tenants by their display name, engine request ids with the id the tenant was
- * given. {@code responses} holds the public part only: whether the tenant saw it as {@code cmpl-} or
- * {@code chatcmpl-} is not recorded, and both end in {@code cmpl-} and the same characters.
+ * given. {@code responses} holds the id as the tenant saw it ({@code cmpl-...}, {@code chatcmpl-...}); for rows
+ * that predate the recorded prefix it holds the public part after "…cmpl-", which both prefixes end in.
  */
 public record Names(Map<String, String> tenants, Map<Long, String> responses) {
 
@@ -19,9 +19,13 @@ public record Names(Map<String, String> tenants, Map<Long, String> responses) {
         return id == null ? "" : tenants.getOrDefault(id, id);
     }
 
-    /** The tenant-visible id of an engine request ("…cmpl-" and its public part), null when it has none (lab replays). */
+    /** The tenant-visible id of an engine request, null when it has none (lab replays). */
     public String response(long requestId) {
-        String publicId = responses.get(requestId);
-        return publicId == null ? null : "…cmpl-" + publicId;
+        return responses.get(requestId);
+    }
+
+    /** How a request's public id reads: with the prefix the tenant saw, or "…cmpl-" where it was not recorded. */
+    public static String shown(String prefix, String publicId) {
+        return publicId == null ? null : (prefix == null ? "…cmpl-" : prefix) + publicId;
     }
 }

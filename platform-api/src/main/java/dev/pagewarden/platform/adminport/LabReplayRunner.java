@@ -96,7 +96,7 @@ class LabReplayRunner {
         names.forEach((labName, platformName) -> ids.put(labName, tenantId(platformName)));
         Replay replay = engine.replay(scenario, new ReplayTarget(served.engine(),
                 text -> served.tokenizer().encode(text, served.tokenizer().addBos(), false), ids));
-        List<RequestRecord> rows = replay.requests().stream().map(s -> new RequestRecord(s.id(), null, s.tenantId(),
+        List<RequestRecord> rows = replay.requests().stream().map(s -> new RequestRecord(s.id(), null, null, s.tenantId(),
                 served.id(), s.promptTokens(), s.generatedTokens(), status(s.outcome()), error(s.outcome()), s.received(),
                 null, null, s.finished(), null, null, false, null)).toList();
         // everything the platform's audit will be asked about is in PostgreSQL before the answer (this

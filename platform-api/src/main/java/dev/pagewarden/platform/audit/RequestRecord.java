@@ -15,6 +15,8 @@ public class RequestRecord {
     private Long id;
     @Column(name = "public_id")
     private String publicId;
+    @Column(name = "public_prefix")
+    private String publicPrefix;
     @Column(name = "tenant_id", nullable = false)
     private String tenantId;
     @Column(nullable = false)
@@ -46,11 +48,12 @@ public class RequestRecord {
     protected RequestRecord() {
     }
 
-    public RequestRecord(long id, String publicId, String tenantId, String model, int promptTokens, int generatedTokens, String status,
+    public RequestRecord(long id, String publicId, String publicPrefix, String tenantId, String model, int promptTokens, int generatedTokens, String status,
                          String errorCode, Instant receivedAt, Instant admittedAt, Instant firstTokenAt,
                          Instant finishedAt, byte[] receiptHash, String finishReason, boolean stream, String receipt) {
         this.id = id;
         this.publicId = publicId;
+        this.publicPrefix = publicPrefix;
         this.tenantId = tenantId;
         this.model = model;
         this.promptTokens = promptTokens;
@@ -74,6 +77,11 @@ public class RequestRecord {
     /** The id the tenant was given, without its prefix; null for old rows and lab replays. */
     public String publicId() {
         return publicId;
+    }
+
+    /** The prefix the tenant saw before {@link #publicId()} ({@code cmpl-}, {@code chatcmpl-}); null where unknown. */
+    public String publicPrefix() {
+        return publicPrefix;
     }
 
     public String tenantId() {

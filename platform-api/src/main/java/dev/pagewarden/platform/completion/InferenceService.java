@@ -443,7 +443,7 @@ public class InferenceService {
         Instant firstToken = result == null || result.outputTokens().length == 0 ? null
                 : run.received.plusNanos(result.timeToFirstNanos());
         byte[] hash = result == null || result.receipt() == null ? null : result.receipt().digest();
-        recorder.record(new RequestRecord(run.id, run.publicId, run.caller.tenantId(), run.model.id(), run.promptTokens,
+        recorder.record(new RequestRecord(run.id, run.publicId, run.request.kind().idPrefix, run.caller.tenantId(), run.model.id(), run.promptTokens,
                 ending.generated(), ending.status(), ending.errorCode(), run.received, admitted, firstToken,
                 ending.finished(), hash, ending.finishReason(), run.request.stream(), ending.receipt()))
                 // the answer waits for the row briefly at most: with the database away it is retried in the background

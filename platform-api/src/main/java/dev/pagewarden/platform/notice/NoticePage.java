@@ -38,8 +38,8 @@ final class NoticePage {
                     .append("</h2>\n<p class=\"muted\">Incident ").append(n.incidentId()).append(", disclosure version ")
                     .append(n.version()).append(", published <time datetime=\"").append(n.publishedAt()).append("\">")
                     .append(n.publishedAt()).append("</time></p>\n<p>").append(esc(why(n.relation()))).append("</p>\n");
-            ids(sb, "Your responses computed over another customer's data", "received", n.requests());
-            ids(sb, "Your requests whose data another customer's request read", "exposed", n.exposedRequests());
+            ids(sb, "Your responses computed over another customer's data", "received", n, n.requests());
+            ids(sb, "Your requests whose data another customer's request read", "exposed", n, n.exposedRequests());
             sb.append("<div class=\"text\">").append(esc(n.body())).append("</div>\n</article>\n");
         }
         return sb.append("</main>\n</body>\n</html>\n").toString();
@@ -56,16 +56,24 @@ final class NoticePage {
         };
     }
 
-    private static void ids(StringBuilder sb, String label, String kind, List<Long> ids) {
+    /** The ids as the tenant holds them ({@code cmpl-...}), the platform's request number beside each. */
+    private static void ids(StringBuilder sb, String label, String kind, Notice n, List<Long> ids) {
         if (ids.isEmpty()) {
             return;
         }
-        sb.append("<h3>").append(label).append(" (").append(ids.size()).append(")</h3>\n<p class=\"token ")
+        sb.append("<h3>").append(label).append(" (").append(ids.size()).append(")</h3>\n<ul class=\"token ")
                 .append(kind).append("\">");
-        for (int i = 0; i < ids.size(); i++) {
-            sb.append(i == 0 ? "" : ", ").append(ids.get(i));
+        for (long id : ids) {
+            String shown = n.responseIds().get(id);
+            sb.append("<li>");
+            if (shown != null) {
+                sb.append("<code>").append(esc(shown)).append("</code> <span class=\"muted\">(request ").append(id).append(")</span>");
+            } else {
+                sb.append("request ").append(id);
+            }
+            sb.append("</li>");
         }
-        sb.append("</p>\n");
+        sb.append("</ul>\n");
     }
 
     private static String esc(String s) {

@@ -50,6 +50,9 @@ class TenantNoticesController {
                 m.put("published_at", n.publishedAt());
                 m.put("affected_request_ids", n.requests());
                 m.put("exposed_request_ids", n.exposedRequests());
+                // the ids the tenant holds (cmpl-..., chatcmpl-...), for requests made through the API
+                m.put("affected_responses", n.responseIdsOf(n.requests()));
+                m.put("exposed_responses", n.responseIdsOf(n.exposedRequests()));
                 m.put("body_markdown", n.body());
                 return m;
             }).toList();

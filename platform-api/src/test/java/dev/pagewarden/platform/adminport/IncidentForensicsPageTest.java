@@ -86,7 +86,7 @@ class IncidentForensicsPageTest extends PlatformTestBase {
         List<Exposure> exposures = incidents.exposures(incident).stream().filter(e -> readers.contains(e.readerRequest())).toList();
         long reader = radius.responses().getFirst().readerRequest();
         // lab replays give no tenant-visible ids: give one response the id a tenant would have been given
-        assertThat(jdbc.sql("UPDATE requests SET public_id = :p WHERE id = :id").param("p", PUBLIC_ID).param("id", reader)
+        assertThat(jdbc.sql("UPDATE requests SET public_id = :p, public_prefix = 'chatcmpl-' WHERE id = :id").param("p", PUBLIC_ID).param("id", reader)
                 .update()).isEqualTo(1);
         Map<String, String> names = jdbc.sql("SELECT id, display_name FROM tenants").query((rs, i) -> Map.entry(rs.getString(1),
                 rs.getString(2))).list().stream().collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
@@ -104,7 +104,7 @@ class IncidentForensicsPageTest extends PlatformTestBase {
             assertThat(names).containsKey(t);
             assertThat(page).contains("title=\"" + t + "\">" + names.get(t));
         }
-        assertThat(page).contains("cmpl-" + PUBLIC_ID);
+        assertThat(page).contains(">chatcmpl-" + PUBLIC_ID + "<").doesNotContain("…cmpl-" + PUBLIC_ID);
         // one bar per minute with exposed reads (the replay takes well under the 90 minutes that widen the buckets)
         long minutes = exposures.stream().map(e -> e.readAt().truncatedTo(ChronoUnit.MINUTES)).distinct().count();
         List<Integer> bars = dataReads(page, "rect");
@@ -134,7 +134,7 @@ class IncidentForensicsPageTest extends PlatformTestBase {
         // the request page names the tenant and shows the id the tenant was given
         String request = responder.get("/admin/audit/requests/" + reader).getResponseBody();
         String readerTenant = radius.responses().getFirst().readerTenant();
-        assertThat(request).contains("id=\"response-id\"").contains("cmpl-" + PUBLIC_ID)
+        assertThat(request).contains("id=\"response-id\"").contains("chatcmpl-" + PUBLIC_ID)
                 .contains(names.get(readerTenant) + " (" + readerTenant + ")");
         assertThat(responder.get("/admin/audit/requests/cmpl-" + PUBLIC_ID).getStatus().value()).isEqualTo(200);
     }

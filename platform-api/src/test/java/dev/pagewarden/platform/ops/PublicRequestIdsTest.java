@@ -40,6 +40,12 @@ class PublicRequestIdsTest extends PlatformTest {
         Map<String, Object> row = jdbc.sql("SELECT id, public_id FROM requests WHERE public_id = ?")
                 .param(second.substring(5)).query().singleRow();
         assertThat(second).doesNotContain(String.valueOf(row.get("id")));
+        // ... and the prefix the tenant saw, so that pages and notices show the id exactly as the tenant holds it
+        for (String shown : new String[]{second, chat}) {
+            String prefix = shown.substring(0, shown.indexOf('-') + 1);
+            assertThat(jdbc.sql("SELECT public_prefix FROM requests WHERE public_id = ?").param(shown.substring(prefix.length()))
+                    .query(String.class).single()).isEqualTo(prefix);
+        }
 
         for (String asked : new String[]{first, first.substring(5)}) {
             Map<?, ?> audit = as(key).get().uri("/v1/audit/requests/" + asked).exchange().expectStatus().isOk()

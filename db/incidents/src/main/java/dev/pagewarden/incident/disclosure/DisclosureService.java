@@ -7,6 +7,7 @@ import dev.pagewarden.incident.incident.FrozenBlastRadiusService;
 import dev.pagewarden.incident.incident.Incident;
 import dev.pagewarden.incident.incident.IncidentService;
 import dev.pagewarden.incident.input.StoredText;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -15,13 +16,16 @@ import org.springframework.transaction.support.TransactionTemplate;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * The disclosure workflow: draft (pre-filled from the incident and its lineage blast radius), review,
@@ -276,7 +280,16 @@ public class DisclosureService {
      * @param exposedRequests  the tenant's requests whose KV data another tenant's request read
      */
     public record Notice(long id, long incidentId, int version, String title, String body, String relation,
-                         Instant publishedAt, List<Long> requests, List<Long> exposedRequests) {
+                         Instant publishedAt, List<Long> requests, List<Long> exposedRequests, Map<Long, String> responseIds) {
+
+        public Notice {
+            responseIds = Map.copyOf(responseIds);
+        }
+
+        /** The ids the tenant was given for {@code ids} ({@code cmpl-...}, {@code chatcmpl-...}), where it was given one. */
+        public List<String> responseIdsOf(List<Long> ids) {
+            return ids.stream().map(responseIds::get).filter(Objects::nonNull).toList();
+        }
     }
 
     /**
@@ -291,14 +304,29 @@ public class DisclosureService {
                 FROM tenant_notices n JOIN disclosures d ON d.id = n.disclosure_id
                 WHERE n.tenant_id = :t ORDER BY n.id DESC""").param("t", tenantId)
                 .query((rs, i) -> new Row(rs.getLong(8), new Notice(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4),
-                        rs.getString(5), rs.getString(6), ts(rs.getTimestamp(7)), List.of(), List.of())))
+                        rs.getString(5), rs.getString(6), ts(rs.getTimestamp(7)), List.of(), List.of(), Map.of())))
                 .list().stream().map(r -> frozen.requestsOf(r.disclosureId(), tenantId)
-                        .map(f -> withRequests(r.notice(), f.read(), f.exposed()))
+                        .map(f -> withRequests(r.notice(), tenantId, f.read(), f.exposed()))
                         .orElseGet(() -> withRequests(r.notice(), tenantId))).toList();
     }
 
-    private static Notice withRequests(Notice n, List<Long> read, List<Long> exposed) {
-        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), read, exposed);
+    private Notice withRequests(Notice n, String tenantId, List<Long> read, List<Long> exposed) {
+        return new Notice(n.id(), n.incidentId(), n.version(), n.title(), n.body(), n.relation(), n.publishedAt(), read, exposed,
+                responseIds(tenantId, read, exposed));
+    }
+
+    /** The tenant's own requests' public ids, as the tenant was given them (prefix + public part). */
+    private Map<Long, String> responseIds(String tenantId, List<Long> read, List<Long> exposed) {
+        List<Long> ids = Stream.concat(read.stream(), exposed.stream()).distinct().toList();
+        Map<Long, String> out = new HashMap<>();
+        if (!ids.isEmpty()) {
+            jdbc.sql("""
+                    SELECT id, coalesce(public_prefix, 'cmpl-') || public_id FROM requests
+                    WHERE id IN (:ids) AND tenant_id = :t AND public_id IS NOT NULL""")
+                    .param("ids", ids).param("t", tenantId)
+                    .query((RowCallbackHandler) rs -> out.put(rs.getLong(1), rs.getString(2)));
+        }
+        return out;
     }
 
     /** The tenant's own request ids on each side, from the lineage of the incident window (never another tenant's). */
@@ -309,7 +337,7 @@ public class DisclosureService {
                 .map(BlastRadius.AffectedResponse::readerRequest).sorted().toList();
         List<Long> exposed = incidents.exposures(incident).stream().filter(e -> tenantId.equals(e.exposedTenant()))
                 .map(dev.pagewarden.db.audit.Exposure::exposingRequest).distinct().sorted().toList();
-        return withRequests(n, mine, exposed);
+        return withRequests(n, tenantId, mine, exposed);
     }
 
     public record NoticeRow(long id, String tenantId, String relation, String deliveryStatus, Integer attempts,
