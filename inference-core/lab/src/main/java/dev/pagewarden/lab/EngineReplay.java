@@ -50,11 +50,15 @@ final class EngineReplay {
         await(sent);
         LabTally tally = new LabTally(oracle);
         TreeSet<String> readerTenants = new TreeSet<>();
+        TreeSet<String> exposedTenants = new TreeSet<>();
         List<Replay.Sent> requests = new ArrayList<>();
         for (Sent s : sent) {
             RequestHandle h = s.handle();
             if (oracle.crossTenantSlots(h.id()) > 0) {
                 readerTenants.add(s.tenant());
+                for (long writer : oracle.foreignWriters(h.id())) {
+                    exposedTenants.add(String.valueOf(oracle.tenantOf(writer)));
+                }
             }
             LabTally.Outcome outcome = tally.add(h);
             Replay.Outcome kind = switch (outcome.kind()) {
@@ -80,6 +84,7 @@ final class EngineReplay {
         truth.put("detected_requests", tally.detected());
         truth.put("cross_tenant_reader_ids", tally.crossTenantReaders());
         truth.put("reader_tenants", List.copyOf(readerTenants));
+        truth.put("exposed_tenants", List.copyOf(exposedTenants));
         return new Replay(requests, truth);
     }
 

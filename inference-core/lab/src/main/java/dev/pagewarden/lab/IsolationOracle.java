@@ -6,6 +6,7 @@ import dev.pagewarden.core.kv.KvStorage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -26,6 +27,8 @@ public final class IsolationOracle {
     /** Per request: steps that produced a token from a context holding foreign slots. */
     private final Map<Long, Integer> tokensFromForeign = new ConcurrentHashMap<>();
     private final List<Long> readers = new ArrayList<>();
+    /** Per reader: the requests of other tenants whose bytes it attended to. */
+    private final Map<Long, Set<Long>> foreignWriters = new ConcurrentHashMap<>();
 
     /** Called after each step with the sequences that ran and the storage they ran over. */
     void observe(List<SequenceStep> ran, KvStorage storage) {
@@ -41,6 +44,7 @@ public final class IsolationOracle {
                 for (int slot = 0; slot < slots; slot++) {
                     if (foreign(writers[slot], s)) {
                         foreign++;
+                        foreignWriters.computeIfAbsent(s.requestId(), r -> ConcurrentHashMap.newKeySet()).add(writers[slot]);
                     }
                 }
             }
@@ -80,6 +84,16 @@ public final class IsolationOracle {
     /** Tokens a request sampled from a context holding another tenant's data. */
     public int tokensFromForeignData(long requestId) {
         return tokensFromForeign.getOrDefault(requestId, 0);
+    }
+
+    /** The requests of other tenants whose data {@code reader} attended to (empty: none). */
+    public Set<Long> foreignWriters(long reader) {
+        return Set.copyOf(foreignWriters.getOrDefault(reader, Set.of()));
+    }
+
+    /** The tenant of a request the oracle saw run, or null. */
+    public String tenantOf(long request) {
+        return tenantOf.get(request);
     }
 
     /** Requests that read another tenant's data, in the order the oracle first saw it. */

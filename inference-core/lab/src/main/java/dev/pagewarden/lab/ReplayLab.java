@@ -43,6 +43,10 @@ import java.util.function.Consumer;
  */
 public final class ReplayLab {
 
+    /** One reader of another tenant's data and one request whose bytes it read, as the oracle saw them. */
+    public record ForeignRead(long reader, String readerTenant, long writer, String writerTenant) {
+    }
+
     /** A named set of fault switches. */
     public record Scenario(String name, LabFaults faults) {
     }
@@ -52,7 +56,12 @@ public final class ReplayLab {
                          int failed, int outputMismatches, long crossTenantReads, int exposedRequests,
                          int detectedRequests, int undetectedExposedRequests, Map<String, Integer> detectors,
                          int overCapacitySubmitted, int overCapacityRejected, boolean poolsFreeAtEnd,
-                         List<String> foreignContent, List<Long> crossTenantReaders) {
+                         List<String> foreignContent, List<Long> crossTenantReaders, List<ForeignRead> foreignReads) {
+
+        /** The oracle's pairs (sorted by reader, then writer); not in the JSON report, whose shape stays as it is. */
+        public Result {
+            foreignReads = List.copyOf(foreignReads);
+        }
 
         public Map<String, Object> toJson() {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -119,9 +128,18 @@ public final class ReplayLab {
     private final Tokenizer tokenizer;
     private final LabWorkload workload;
     private final long seed;
+    private final long requestIdBase;
     private final Map<String, int[]> references = new HashMap<>();
 
     public ReplayLab(LoadedModel model, long seed) {
+        this(model, seed, 0);
+    }
+
+    /**
+     * A lab whose engines number requests from {@code requestIdBase} + 1, as a platform gives each engine start its
+     * own block: runs of two labs with different bases are two starts whose lineage can share one database.
+     */
+    public ReplayLab(LoadedModel model, long seed, long requestIdBase) {
         if (model.vocabulary() == null) {
             throw new IllegalArgumentException("the replay lab needs a model with a vocabulary (pass --tokenizer)");
         }
@@ -133,6 +151,7 @@ public final class ReplayLab {
         this.tokenizer = new Tokenizer(model.vocabulary());
         this.workload = new LabWorkload(text -> tokenizer.encode(text, true, false));
         this.seed = seed;
+        this.requestIdBase = requestIdBase;
     }
 
     private static final class Submitted {
@@ -163,7 +182,7 @@ public final class ReplayLab {
         boolean incident = scenario.faults().has(Fault.SKIP_CAPACITY_CHECK);
         EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
                 .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
-                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW).build();
+                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW).requestIdBase(requestIdBase).build();
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Submitted> submitted = new ArrayList<>();
         SplittableRandom rnd = new SplittableRandom(seed);
@@ -269,7 +288,18 @@ public final class ReplayLab {
         }
         return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), tally.served(), tally.rejected(),
                 tally.aborted(), tally.failed(), mismatches, tally.crossTenantReads(), tally.exposed(), tally.detected(),
-                tally.undetectedExposed(), detectors, overCap, overCapRejected, free, foreign, tally.crossTenantReaders());
+                tally.undetectedExposed(), detectors, overCap, overCapRejected, free, foreign, tally.crossTenantReaders(),
+                foreignReads(oracle, tally.crossTenantReaders()));
+    }
+
+    private static List<ForeignRead> foreignReads(IsolationOracle oracle, List<Long> readers) {
+        List<ForeignRead> out = new ArrayList<>();
+        for (long reader : readers.stream().sorted().toList()) {
+            for (long writer : oracle.foreignWriters(reader).stream().sorted().toList()) {
+                out.add(new ForeignRead(reader, oracle.tenantOf(reader), writer, oracle.tenantOf(writer)));
+            }
+        }
+        return out;
     }
 
     /**

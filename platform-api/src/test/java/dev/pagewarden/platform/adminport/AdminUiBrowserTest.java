@@ -116,6 +116,9 @@ class AdminUiBrowserTest extends PlatformTestBase {
             String readersCell = page.locator("#ground-truth tr:has(td:text-is('cross_tenant_reader_ids')) td").nth(1).textContent();
             Set<Long> truthReaders = ids(readersCell);
             assertThat(truthReaders).isNotEmpty();
+            Set<String> truthReaderTenants = words(truthCell(page, "reader_tenants"));
+            Set<String> truthExposedTenants = words(truthCell(page, "exposed_tenants"));
+            assertThat(truthExposedTenants).isNotEmpty();
 
             // the incident the lineage sweep opened, blast radius equal to the ground truth
             page.click(".incident-link");
@@ -124,6 +127,21 @@ class AdminUiBrowserTest extends PlatformTestBase {
             Set<Long> shown = page.locator("#responses tr td:first-child a").allTextContents().stream()
                     .map(s -> Long.parseLong(s.strip())).collect(Collectors.toCollection(TreeSet::new));
             assertThat(shown).isEqualTo(truthReaders);
+            // the summary strip, read by the responder first, states the oracle's numbers
+            assertThat(page.textContent("#sum-responses").strip()).isEqualTo(String.valueOf(truthReaders.size()));
+            assertThat(page.textContent("#sum-readers").strip()).isEqualTo(String.valueOf(truthReaderTenants.size()));
+            assertThat(page.textContent("#sum-exposed").strip()).isEqualTo(String.valueOf(truthExposedTenants.size()));
+            // tenants by name, their ids on hover
+            assertThat(page.locator("#receivers .tenant").allTextContents()).hasSize(truthReaderTenants.size())
+                    .allSatisfy(name -> assertThat(name).doesNotStartWith("t_"));
+            // the chart: one bar per minute with exposed reads, their sum the summary's count; the matrix: a cell per pair
+            int reads = Integer.parseInt(page.textContent("#sum-reads").strip());
+            List<Integer> bars = page.locator("#exposure-figure rect.read-bar").all().stream()
+                    .map(b -> Integer.parseInt(b.getAttribute("data-reads"))).toList();
+            assertThat(bars).isNotEmpty();
+            assertThat(bars.stream().mapToInt(Integer::intValue).sum()).as("reads in the chart").isEqualTo(reads);
+            assertThat(page.locator("#matrix-figure .matrix-cell").count())
+                    .isEqualTo(truthReaderTenants.size() * truthExposedTenants.size());
             look(axe, page, "04-incident");
             long incidentId = Long.parseLong(page.url().substring(page.url().lastIndexOf('/') + 1));
             BlastRadius radius = incidents.blastRadius(incidents.get(incidentId));
@@ -135,6 +153,7 @@ class AdminUiBrowserTest extends PlatformTestBase {
             assertThat(page.textContent("#confirm-what")).contains("Every tenant loses model " + MODEL);
             page.click("#confirm-action");
             page.waitForSelector("#model-private");
+            assertThat(page.locator("#exposure-figure g.marker.action").count()).as("the action on the chart").isPositive();
             as(affectedKey).post().uri("/v1/completions").contentType(MediaType.APPLICATION_JSON)
                     .bodyValue(Map.of("model", MODEL, "prompt", "Once", "max_tokens", 2)).exchange()
                     .expectStatus().isEqualTo(503).expectBody().jsonPath("$.error.code").isEqualTo("model_unavailable");
@@ -185,6 +204,16 @@ class AdminUiBrowserTest extends PlatformTestBase {
                     .jsonPath("$.data[0].title").isEqualTo("KV-cache isolation incident on stories260K");
             as(bystanderKey).get().uri("/v1/notices").exchange().expectStatus().isOk()
                     .expectBody().jsonPath("$.data.length()").isEqualTo(0);
+            // ... and reads it as a page in a browser: its own affected responses, as many as the oracle counted
+            long affectedOfTenant = radius.responses().stream().filter(r -> r.readerTenant().equals(affectedTenant)).count();
+            try (com.microsoft.playwright.BrowserContext tenantBrowser = browser.newContext(new Browser.NewContextOptions()
+                    .setExtraHTTPHeaders(Map.of("Authorization", "Bearer " + affectedKey)))) {
+                Page notice = tenantBrowser.newPage();
+                notice.navigate(baseUrl() + "/v1/notices");
+                assertThat(notice.textContent("h2")).isEqualTo("KV-cache isolation incident on stories260K");
+                assertThat(notice.locator(".token.received li").count()).isEqualTo((int) affectedOfTenant);
+                look(axe, notice, "07-tenant-notice");
+            }
 
             // the remaining pages render and fit a laptop screen
             for (String[] p : List.of(new String[]{"/admin/incidents", "08-incidents"},
@@ -238,6 +267,17 @@ class AdminUiBrowserTest extends PlatformTestBase {
                     .setState(com.microsoft.playwright.options.WaitForSelectorState.DETACHED).setTimeout(30_000));
         }
         assertThat(consoleErrors).as("console errors").isEmpty();
+    }
+
+    /** The ground truth's value for {@code key} on the lab page. */
+    private static String truthCell(Page page, String key) {
+        return page.locator("#ground-truth tr:has(td:text-is('" + key + "')) td").nth(1).textContent();
+    }
+
+    /** The words of a list as the lab page prints it ("[a, b]"). */
+    private static Set<String> words(String cell) {
+        return java.util.Arrays.stream(cell.replaceAll("[\\[\\]]", " ").split("[,\\s]+")).filter(w -> !w.isBlank())
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** Screenshot, after checking that the page does not overflow its viewport. */

@@ -95,6 +95,7 @@ class AdminUiLabIncidentTest extends PlatformTestBase {
         assertThat(radius.responses().stream().map(BlastRadius.AffectedResponse::readerRequest).collect(Collectors.toSet()))
                 .isEqualTo(readerIds.stream().map(Number::longValue).collect(Collectors.toSet()));
         assertThat(radius.readerTenants()).isEqualTo(new HashSet<>((List<String>) truth.get("reader_tenants")));
+        assertThat(radius.exposedTenants()).isEqualTo(new HashSet<>((List<String>) truth.get("exposed_tenants")));
         String page = responder.get("/admin/incidents/" + id).getResponseBody();
         assertThat(page).contains("id=\"affected\">" + readerIds.size() + "<");
         assertThat(page).contains("lineage-exposure");
