@@ -2,6 +2,7 @@ package dev.pagewarden.adminui.incident;
 
 import dev.pagewarden.adminui.names.NameLookup;
 import dev.pagewarden.adminui.names.Names;
+import dev.pagewarden.adminui.web.When;
 import dev.pagewarden.db.audit.BlastRadius;
 import dev.pagewarden.db.audit.Exposure;
 import dev.pagewarden.incident.disclosure.DisclosureService;
@@ -11,7 +12,6 @@ import dev.pagewarden.incident.incident.IncidentService;
 import org.springframework.stereotype.Service;
 
 import java.time.Instant;
-import java.time.ZoneId;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -25,8 +25,10 @@ class IncidentForensics {
     private final IncidentService incidents;
     private final DisclosureService disclosures;
     private final NameLookup names;
+    private final When when;
 
-    IncidentForensics(IncidentService incidents, DisclosureService disclosures, NameLookup names) {
+    IncidentForensics(IncidentService incidents, DisclosureService disclosures, NameLookup names, When when) {
+        this.when = when;
         this.incidents = incidents;
         this.disclosures = disclosures;
         this.names = names;
@@ -62,7 +64,7 @@ class IncidentForensics {
 
         List<Instant> reads = exposures.stream().map(Exposure::readAt).toList();
         String timelineSvg = ExposureTimelineChart.render("exposure-chart", reads, ExposureTimelineChart.markers(timeline),
-                ZoneId.systemDefault());
+                when.zone());
         String matrixSvg = TenantMatrixChart.render("tenant-matrix", exposures, named);
         return new View(ExposureSummary.of(radius, exposures, timeline, modelPrivate), steps, named, timelineSvg, matrixSvg);
     }

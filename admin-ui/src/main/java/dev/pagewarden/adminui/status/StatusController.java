@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The public status page, no login; HTML, JSON and RSS: incidents with their public status updates (newest
+ * The public status page, no login; HTML, JSON, RSS and Atom: incidents with their public status updates (newest
  * first), and published disclosures.
  */
 @Controller
@@ -62,6 +62,27 @@ class StatusController {
         });
     }
 
+    /** One entry of the feeds: a published disclosure version or a status update. */
+    private record Entry(String id, String title, String link, java.time.Instant at, String text) {
+    }
+
+    /** What both feeds carry, newest first. */
+    private List<Entry> entries() {
+        List<Entry> out = new java.util.ArrayList<>();
+        for (Disclosure d : disclosures.published()) {
+            out.add(new Entry("disclosure-" + d.incidentId() + "-" + d.version(), d.title() + " (v" + d.version() + ")",
+                    "/status", d.publishedAt(), d.body()));
+        }
+        for (PublicIncident p : updates.incidents()) {
+            for (StatusUpdate u : p.updates()) {
+                out.add(new Entry("status-update-" + u.id(), p.title() + " - " + u.state().label(),
+                        "/status#incident-" + p.incidentId(), u.postedAt(), u.body()));
+            }
+        }
+        out.sort(java.util.Comparator.comparing(Entry::at, java.util.Comparator.nullsLast(java.util.Comparator.reverseOrder())));
+        return out;
+    }
+
     @GetMapping("/status.rss")
     Mono<ResponseEntity<String>> rss() {
         return Blocking.call(() -> {
@@ -70,28 +91,47 @@ class StatusController {
                     <rss version="2.0"><channel><title>Pagewarden status</title><link>/status</link>
                     <description>Published incident disclosures</description>
                     """);
-            for (Disclosure d : disclosures.published()) {
-                sb.append("<item><title>").append(HtmlUtils.htmlEscape(d.title() + " (v" + d.version() + ")"))
-                        .append("</title><guid isPermaLink=\"false\">disclosure-").append(d.incidentId()).append('-')
-                        .append(d.version()).append("</guid><pubDate>")
-                        .append(rfc1123(d.publishedAt()))
-                        .append("</pubDate><description>").append(HtmlUtils.htmlEscape(d.body()))
+            for (Entry e : entries()) {
+                sb.append("<item><title>").append(esc(e.title())).append("</title><link>").append(esc(e.link()))
+                        .append("</link><guid isPermaLink=\"false\">").append(e.id()).append("</guid><pubDate>")
+                        .append(rfc1123(e.at())).append("</pubDate><description>").append(esc(e.text()))
                         .append("</description></item>\n");
-            }
-            for (PublicIncident p : updates.incidents()) {
-                for (StatusUpdate u : p.updates()) {
-                    sb.append("<item><title>").append(HtmlUtils.htmlEscape(p.title() + " - " + u.state().label()))
-                            .append("</title><link>/status#incident-").append(p.incidentId())
-                            .append("</link><guid isPermaLink=\"false\">status-update-").append(u.id())
-                            .append("</guid><pubDate>").append(rfc1123(u.postedAt()))
-                            .append("</pubDate><description>").append(HtmlUtils.htmlEscape(u.body()))
-                            .append("</description></item>\n");
-                }
             }
             sb.append("</channel></rss>\n");
             return ResponseEntity.ok().contentType(MediaType.parseMediaType("application/rss+xml;charset=UTF-8"))
                     .body(sb.toString());
         });
+    }
+
+    /** The same entries as an Atom 1.0 feed (RFC 4287), links made absolute from the address it was asked at. */
+    @GetMapping("/status.atom")
+    Mono<ResponseEntity<String>> atom(org.springframework.web.server.ServerWebExchange exchange) {
+        java.net.URI asked = exchange.getRequest().getURI();
+        String base = asked.getScheme() + "://" + asked.getRawAuthority();
+        return Blocking.call(() -> {
+            List<Entry> entries = entries();
+            java.time.Instant updated = entries.stream().map(Entry::at).filter(java.util.Objects::nonNull).findFirst()
+                    .orElse(java.time.Instant.EPOCH);
+            StringBuilder sb = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+                    .append("<feed xmlns=\"http://www.w3.org/2005/Atom\"><title>Pagewarden status</title>")
+                    .append("<id>").append(esc(base + "/status")).append("</id>")
+                    .append("<link rel=\"alternate\" href=\"").append(esc(base + "/status")).append("\"/>")
+                    .append("<link rel=\"self\" href=\"").append(esc(base + "/status.atom")).append("\"/>")
+                    .append("<updated>").append(updated).append("</updated><author><name>Pagewarden</name></author>\n");
+            for (Entry e : entries) {
+                sb.append("<entry><id>").append(esc(base + "/status#" + e.id())).append("</id><title>").append(esc(e.title()))
+                        .append("</title><link href=\"").append(esc(base + e.link())).append("\"/><updated>")
+                        .append(e.at() == null ? updated : e.at()).append("</updated><content type=\"text\">")
+                        .append(esc(e.text())).append("</content></entry>\n");
+            }
+            sb.append("</feed>\n");
+            return ResponseEntity.ok().contentType(MediaType.parseMediaType("application/atom+xml;charset=UTF-8"))
+                    .body(sb.toString());
+        });
+    }
+
+    private static String esc(String s) {
+        return HtmlUtils.htmlEscape(s == null ? "" : s);
     }
 
     private static String rfc1123(java.time.Instant at) {

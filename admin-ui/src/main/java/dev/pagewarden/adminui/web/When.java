@@ -53,7 +53,7 @@ public final class When {
             return "";
         }
         String iso = t.toString();
-        return "<time datetime=\"" + iso + "\" title=\"" + iso + "\">" + Svg.escape(at(t)) + "</time>";
+        return "<time datetime=\"" + iso + "\" title=\"" + iso + " · shown in " + zone.getId() + "\">" + Svg.escape(at(t)) + "</time>";
     }
 
     /** As {@link #tag}, the clock time only (no "ago"), for a second time in the same sentence. */
@@ -62,7 +62,8 @@ public final class When {
             return "";
         }
         String iso = t.toString();
-        return "<time datetime=\"" + iso + "\" title=\"" + iso + " (" + Svg.escape(ago(t)) + ")\">" + Svg.escape(local(t)) + "</time>";
+        return "<time datetime=\"" + iso + "\" title=\"" + iso + " (" + Svg.escape(ago(t)) + ") · shown in " + zone.getId() + "\">"
+                + Svg.escape(local(t)) + "</time>";
     }
 
     /** How long ago an elapsed duration is, in its largest whole unit; negative durations lie ahead. */

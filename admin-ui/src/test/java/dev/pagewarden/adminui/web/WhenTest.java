@@ -38,9 +38,9 @@ class WhenTest {
     @Test
     void tagKeepsTheIsoInstantForMachinesAndHover() {
         assertThat(when.tag(Instant.parse("2026-11-30T19:36:30Z")))
-                .isEqualTo("<time datetime=\"2026-11-30T19:36:30Z\" title=\"2026-11-30T19:36:30Z\">20:36:30 (12 min ago)</time>");
+                .isEqualTo("<time datetime=\"2026-11-30T19:36:30Z\" title=\"2026-11-30T19:36:30Z · shown in Europe/Berlin\">20:36:30 (12 min ago)</time>");
         assertThat(when.clockTag(Instant.parse("2026-11-30T19:36:30Z")))
-                .isEqualTo("<time datetime=\"2026-11-30T19:36:30Z\" title=\"2026-11-30T19:36:30Z (12 min ago)\">20:36:30</time>");
+                .isEqualTo("<time datetime=\"2026-11-30T19:36:30Z\" title=\"2026-11-30T19:36:30Z (12 min ago) · shown in Europe/Berlin\">20:36:30</time>");
         assertThat(when.tag(null)).isEmpty();
         assertThat(when.at(null)).isEmpty();
     }

@@ -61,6 +61,20 @@ class StatusPagesTest extends AdminUiTest {
         assertThat(rss).contains("<title>KV isolation fault &lt;b&gt; - identified</title>")
                 .contains("<link>/status#incident-" + incident + "</link>").contains("Cause found: a pool too small.");
 
+        // the same entries as Atom, read by an XML parser: well-formed, newest first, absolute links
+        byte[] atom = admin().get().uri("/status.atom").exchange().expectStatus().isOk()
+                .expectHeader().contentTypeCompatibleWith("application/atom+xml").expectBody().returnResult().getResponseBody();
+        org.w3c.dom.Document feed = parseXml(atom);
+        org.w3c.dom.NodeList entries = feed.getElementsByTagNameNS("http://www.w3.org/2005/Atom", "entry");
+        assertThat(entries.getLength()).isGreaterThanOrEqualTo(2);
+        org.w3c.dom.Element newest = (org.w3c.dom.Element) entries.item(0);
+        assertThat(newest.getElementsByTagNameNS("http://www.w3.org/2005/Atom", "title").item(0).getTextContent())
+                .isEqualTo("KV isolation fault <b> - identified");
+        assertThat(((org.w3c.dom.Element) newest.getElementsByTagNameNS("http://www.w3.org/2005/Atom", "link").item(0))
+                .getAttribute("href")).matches("http://[^/]+/status#incident-" + incident);
+        assertThat(newest.getElementsByTagNameNS("http://www.w3.org/2005/Atom", "updated").item(0).getTextContent())
+                .matches("\\d{4}-\\d{2}-\\d{2}T.*Z");
+
         // the lifecycle does not go back: refused on the error page, with the navigation
         EntityExchangeResult<String> back = publisher.postPage(page + "/status-update", "state", "investigating",
                 "title", "t", "text", "again");
@@ -129,5 +143,16 @@ class StatusPagesTest extends AdminUiTest {
         }
         assertThat(new String(plain, java.nio.charset.StandardCharsets.UTF_8)).startsWith("{\"object\":\"list\",\"data\":[{\"id\":")
                 .contains("\"title\":\"Isolation fault <script>\"").contains("\"relation\":\"exposed\"");
+    }
+
+    private static org.w3c.dom.Document parseXml(byte[] xml) {
+        try {
+            javax.xml.parsers.DocumentBuilderFactory f = javax.xml.parsers.DocumentBuilderFactory.newInstance();
+            f.setNamespaceAware(true);
+            f.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
+            return f.newDocumentBuilder().parse(new java.io.ByteArrayInputStream(xml));
+        } catch (Exception e) {
+            throw new AssertionError("not well-formed XML: " + e.getMessage(), e);
+        }
     }
 }
