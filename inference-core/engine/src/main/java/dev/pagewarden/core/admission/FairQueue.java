@@ -12,8 +12,10 @@ import java.util.Map;
  * The requests waiting for admission, served fairly between tenants: a virtual token counter per tenant, as in
  * "Fairness in Serving Large Language Models" (Sheng et al., OSDI 2024). Each tenant has a FIFO of its own; the next
  * request is the head of the tenant whose counter - the tokens it was served (prompt and generated), divided by its
- * weight - is the smallest (ties: the head that has waited longest). A tenant flooding the queue is served its share
- * and no more, so another tenant's request waits for about one turn, not behind the flood.
+ * weight - is the smallest. Ties go to the tenant served least recently, then to the head that has waited longest:
+ * a tenant back from idle is lifted to the counter of one whose requests are running, and goes first rather than
+ * waiting for one of them to end. A tenant flooding the queue is served its share and no more, so another tenant's
+ * request waits for about one turn, not behind the flood.
  *
  * <p>Credit is not banked: a tenant that starts waiting after being idle has its counter lifted to the smallest
  * counter of the tenants waiting (or, when nobody waits, to the counter the last admitted request was chosen at),
@@ -34,6 +36,7 @@ final class FairQueue<S extends SequenceView> {
     /** Counters of tenants that start waiting are lifted to at least this: the counter of the last request admitted. */
     private double floor;
     private long arrivals;
+    private long charges;
 
     private static final class Tenant<S> {
         final String id;
@@ -41,6 +44,8 @@ final class FairQueue<S extends SequenceView> {
         int weight = 1;
         /** Tokens served divided by weight, lifted when the tenant starts waiting after being idle. */
         double counter;
+        /** When it was last charged, in charges; 0: not since it was (re)created. */
+        long lastServed;
 
         Tenant(String id) {
             this.id = id;
@@ -169,6 +174,7 @@ final class FairQueue<S extends SequenceView> {
 
     private void charge(Tenant<S> t, long tokens) {
         t.counter += (double) tokens / t.weight;
+        t.lastServed = ++charges;
         metrics.tenantServed(t.id, tokens);
     }
 
@@ -200,12 +206,21 @@ final class FairQueue<S extends SequenceView> {
             if (t.waiting.isEmpty()) {
                 continue;
             }
-            if (best == null || t.counter < best.counter
-                    || (t.counter == best.counter && t.waiting.peekFirst().arrival() < best.waiting.peekFirst().arrival())) {
+            if (best == null || before(t, best)) {
                 best = t;
             }
         }
         return best;
+    }
+
+    private static boolean before(Tenant<?> a, Tenant<?> b) {
+        if (a.counter != b.counter) {
+            return a.counter < b.counter;
+        }
+        if (a.lastServed != b.lastServed) {
+            return a.lastServed < b.lastServed;
+        }
+        return a.waiting.peekFirst().arrival() < b.waiting.peekFirst().arrival();
     }
 
     /**

@@ -128,6 +128,19 @@ class FairQueueTest {
     }
 
     @Test
+    void aTenantBackFromIdleGoesBeforeOneWhoseRequestsAreRunningAtTheSameCounter() {
+        FairQueue<Req> q = new FairQueue<>(EngineMetrics.NONE);
+        q.admittedAtOnce(new Req("a", 10, 100, 1));
+        q.served("a", 5);
+        Req a2 = new Req("a", 10, 100, 1);
+        q.add(a2);
+        Req b = new Req("b", 1, 1, 1);
+        q.add(b);
+        assertThat(q.counter("b")).isEqualTo(q.counter("a"));
+        assertThat(q.peek()).isSameAs(b);
+    }
+
+    @Test
     void eachTenantIsServedInItsOwnArrivalOrder() {
         FairQueue<Req> q = new FairQueue<>(EngineMetrics.NONE);
         List<Req> a = List.of(new Req("a", 1, 1, 1), new Req("a", 50, 50, 1), new Req("a", 1, 1, 1));
@@ -227,6 +240,21 @@ class FairQueueTest {
         assertThat(admission.queued()).isEqualTo(3);
         assertThat(reqs.subList(0, 3)).allSatisfy(r -> assertThat(r.refusal).isNull());
         assertThat(reqs.get(3).refusal).isEqualTo("overloaded: the admission queue is full (3 waiting); retry later");
+    }
+
+    @Test
+    void aShortRequestThatFitsGoesInAtOnceWhileAFloodingTenantsHeadWaitsForRoom() {
+        Room room = new Room(100);
+        Admission<Req> admission = admission(room, 10);
+        Req running = new Req("a", 40, 40, 1);
+        admission.submit(running); // 80 reserved, 20 left
+        admission.charging("a", (id, token) -> { }).onToken(running.id(), 7);
+        Req next = new Req("a", 40, 40, 1);
+        admission.submit(next); // waits for room
+        Req shortOne = new Req("b", 5, 5, 1);
+        admission.submit(shortOne);
+        assertThat(room.started).containsExactly(running, shortOne);
+        assertThat(admission.queued()).isEqualTo(1);
     }
 
     @Test
