@@ -14,7 +14,10 @@ import reactor.core.publisher.Mono;
 
 import java.util.NoSuchElementException;
 
-/** Tenants: list and create; per tenant its keys (issued once, revocable) and limits. Changes need the admin role. */
+/**
+ * Tenants: list and create; per tenant its keys (issued once, revocable), limits and fair-admission weight, with its
+ * requests waiting and tokens served now. Changes need the admin role.
+ */
 @Controller
 class TenantsController {
     private final PlatformPort platform;
@@ -56,6 +59,7 @@ class TenantsController {
                 .orElseThrow(() -> new NoSuchElementException("no tenant '" + id + "'"));
         model.addAttribute("t", t);
         model.addAttribute("keys", platform.keys(id));
+        model.addAttribute("share", platform.share(id));
         return "admin/tenant";
     }
 
@@ -82,7 +86,8 @@ class TenantsController {
         });
     }
 
-    record LimitsForm(String requestsPerMinute, String tokensPerMinute, String maxConcurrent, String maxContext) {
+    record LimitsForm(String requestsPerMinute, String tokensPerMinute, String maxConcurrent, String maxContext,
+                      String weight) {
     }
 
     @PostMapping("/admin/tenants/{id}/limits")
@@ -90,10 +95,26 @@ class TenantsController {
         return Blocking.call(() -> {
             platform.setLimits(id, limit("requests per minute", form.requestsPerMinute()),
                     limit("tokens per minute", form.tokensPerMinute()), limit("max concurrent", form.maxConcurrent()),
-                    limit("max context", form.maxContext()));
+                    limit("max context", form.maxContext()), weight(form.weight()));
             audit.record(who.getName(), "tenant.limits", id, form.toString());
             return "redirect:/admin/tenants/" + id;
         });
+    }
+
+    /** Empty means the default weight, 1; otherwise 1 to 100. */
+    private static int weight(String value) {
+        if (value == null || value.isBlank()) {
+            return 1;
+        }
+        try {
+            int v = Integer.parseInt(value.strip());
+            if (v >= 1 && v <= 100) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw new IllegalArgumentException("weight must be an integer from 1 to 100, or empty for 1 (got '" + value + "')");
     }
 
     /** Empty means no limit; otherwise a positive integer. */

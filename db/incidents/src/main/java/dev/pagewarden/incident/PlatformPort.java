@@ -71,8 +71,18 @@ public interface PlatformPort {
 
     void revokeKey(String tenantId, String prefix);
 
+    /** Sets every limit and the fair-admission weight; a null limit is no limit. */
     Tenant setLimits(String tenantId, Integer requestsPerMinute, Integer tokensPerMinute, Integer maxConcurrent,
-                     Integer maxContext);
+                     Integer maxContext, int weight);
+
+    /**
+     * A tenant's turn in fair admission on this replica: its weight, its requests waiting for admission now and the
+     * tokens served to it (prompt and generated) since this replica started.
+     */
+    record TenantShare(int weight, int queued, long servedTokens) {
+    }
+
+    TenantShare share(String tenantId);
 
     // lab
 

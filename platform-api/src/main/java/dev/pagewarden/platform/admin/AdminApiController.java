@@ -1,5 +1,6 @@
 package dev.pagewarden.platform.admin;
 
+import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.incident.AdminAccess;
 import dev.pagewarden.incident.retention.LegalHold;
 import dev.pagewarden.incident.retention.LegalHoldService;
@@ -102,12 +103,12 @@ class AdminApiController {
     @PutMapping("/admin/api/tenants/{id}/limits")
     Mono<Map<String, Object>> limits(@PathVariable String id, @RequestBody Map<String, Object> body) {
         for (String k : body.keySet()) {
-            if (!List.of("requests_per_minute", "tokens_per_minute", "max_concurrent", "max_context").contains(k)) {
+            if (!List.of("requests_per_minute", "tokens_per_minute", "max_concurrent", "max_context", "weight").contains(k)) {
                 throw ApiException.invalid(k, "unknown_parameter", "Unrecognized limit: " + k);
             }
         }
         TenantLimits limits = new TenantLimits(limit(body, "requests_per_minute"), limit(body, "tokens_per_minute"),
-                limit(body, "max_concurrent"), limit(body, "max_context"));
+                limit(body, "max_concurrent"), limit(body, "max_context"), weight(body));
         return blocking(() -> describe(tenants.setLimits(id, limits)));
     }
 
@@ -190,6 +191,18 @@ class AdminApiController {
         return i;
     }
 
+    /** Absent or null: the default weight, as a limit left out of the body is no limit. */
+    private static int weight(Map<String, Object> body) {
+        Object v = body.get("weight");
+        if (v == null) {
+            return GenerationRequest.MIN_WEIGHT;
+        }
+        if (!(v instanceof Integer i) || i < GenerationRequest.MIN_WEIGHT || i > GenerationRequest.MAX_WEIGHT) {
+            throw ApiException.invalid("weight", TenantLimits.weightProblem(v));
+        }
+        return i;
+    }
+
     private static <T> Mono<T> blocking(Callable<T> call) {
         return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())
                 .onErrorMap(UnknownTenantException.class, e -> ApiException.notFound(null, "not_found", e.getMessage()))
@@ -208,6 +221,7 @@ class AdminApiController {
         limits.put("tokens_per_minute", l.tokensPerMinute());
         limits.put("max_concurrent", l.maxConcurrent());
         limits.put("max_context", l.maxContext());
+        limits.put("weight", l.weight());
         out.put("limits", limits);
         return out;
     }

@@ -8,6 +8,7 @@ import dev.pagewarden.platform.audit.SafetyEventRecorder;
 import dev.pagewarden.platform.config.PagewardenProperties;
 import dev.pagewarden.platform.engine.EngineHost;
 import dev.pagewarden.platform.engine.ServedModel;
+import dev.pagewarden.platform.engine.TenantMeters;
 import dev.pagewarden.platform.tenant.TenantLimits;
 import dev.pagewarden.platform.tenant.TenantService;
 import io.micrometer.core.instrument.Counter;
@@ -32,9 +33,11 @@ class PlatformAdapter implements PlatformPort {
     private final MeterRegistry registry;
     private final PagewardenProperties properties;
     private final LabReplayRunner lab;
+    private final TenantMeters tenantMeters;
 
     PlatformAdapter(EngineHost host, SafetyEventRecorder safety, TenantService tenants, MeterRegistry registry,
-                    PagewardenProperties properties, LabReplayRunner lab) {
+                    PagewardenProperties properties, LabReplayRunner lab, TenantMeters tenantMeters) {
+        this.tenantMeters = tenantMeters;
         this.host = host;
         this.safety = safety;
         this.tenants = tenants;
@@ -142,8 +145,16 @@ class PlatformAdapter implements PlatformPort {
     }
 
     @Override
-    public PlatformPort.Tenant setLimits(String tenantId, Integer rpm, Integer tpm, Integer concurrent, Integer context) {
-        return unknownTenant(() -> view(tenants.setLimits(tenantId, new TenantLimits(rpm, tpm, concurrent, context))));
+    public PlatformPort.Tenant setLimits(String tenantId, Integer rpm, Integer tpm, Integer concurrent, Integer context,
+                                         int weight) {
+        return unknownTenant(() -> view(tenants.setLimits(tenantId, new TenantLimits(rpm, tpm, concurrent, context,
+                weight))));
+    }
+
+    @Override
+    public TenantShare share(String tenantId) {
+        int weight = unknownTenant(() -> tenants.get(tenantId).limits().weight());
+        return new TenantShare(weight, tenantMeters.queued(tenantId), tenantMeters.served(tenantId));
     }
 
     @Override

@@ -177,7 +177,7 @@ public class InferenceService {
         long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
         try {
             return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
-                    new SamplingParams(request.temperature(), request.topP(), seed)));
+                    new SamplingParams(request.temperature(), request.topP(), seed), caller.limits().weight()));
         } catch (InvalidRequestException e) {
             throw ApiException.invalid(e.param(), e.getMessage());
         }

@@ -65,7 +65,8 @@ public class EngineHost implements AutoCloseable {
 
     public EngineHost(PagewardenProperties properties, MeterRegistry registry, SafetyListener safety,
                       LineageSink lineage, ReceiptSigner signer, JdbcClient jdbc, ModelVisibilities visibility,
-                      ModelResolver resolver, LabMode labMode, Optional<FlywayMigrationInitializer> migrated) {
+                      ModelResolver resolver, LabMode labMode, Optional<FlywayMigrationInitializer> migrated,
+                      TenantMeters tenantMeters) {
         this.visibility = visibility;
         ModelResolver.Outcome outcome = resolver.resolve(ModelSource.of(properties.model()));
         if (outcome instanceof ModelResolver.Unavailable(String reason)) {
@@ -110,7 +111,7 @@ public class EngineHost implements AutoCloseable {
         InferenceEngine engine;
         try {
             engine = e.hasNodes() ? connect(e, block, lineage, signer)
-                    : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry)).safety(safety)
+                    : Engine.builder(loaded, config).metrics(new MicrometerEngineMetrics(registry, tenantMeters)).safety(safety)
                     .lineage(lineage).receipts(signer).faultHooks(labEngine == null ? FaultHooks.NONE : labEngine.hooks()).build();
         } catch (RuntimeException ex) {
             loaded.close();

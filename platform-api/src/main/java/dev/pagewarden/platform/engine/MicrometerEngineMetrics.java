@@ -18,9 +18,11 @@ final class MicrometerEngineMetrics implements EngineMetrics {
     private final Timer prefillChunk;
     private final Counter decodeTokens;
     private final Counter prefillTokens;
+    private final TenantMeters tenants;
 
-    MicrometerEngineMetrics(MeterRegistry registry) {
+    MicrometerEngineMetrics(MeterRegistry registry, TenantMeters tenants) {
         this.registry = registry;
+        this.tenants = tenants;
         this.decodeStep = Timer.builder("engine.decode.step").description("one decode step over the running batch")
                 .register(registry);
         this.prefillChunk = Timer.builder("engine.prefill.chunk").register(registry);
@@ -68,5 +70,15 @@ final class MicrometerEngineMetrics implements EngineMetrics {
     @Override
     public void lateWriteDropped() {
         registry.counter("kv.late.writes.dropped").increment();
+    }
+
+    @Override
+    public void tenantQueued(String tenant, int depth) {
+        tenants.queued(tenant, depth);
+    }
+
+    @Override
+    public void tenantServed(String tenant, long tokens) {
+        tenants.served(tenant, tokens);
     }
 }

@@ -27,6 +27,8 @@ public class Tenant {
     private Integer maxConcurrent;
     @Column(name = "max_context")
     private Integer maxContext;
+    @Column(nullable = false)
+    private int weight = 1;
 
     protected Tenant() {
     }
@@ -55,7 +57,7 @@ public class Tenant {
     }
 
     public TenantLimits limits() {
-        return new TenantLimits(requestsPerMinute, tokensPerMinute, maxConcurrent, maxContext);
+        return new TenantLimits(requestsPerMinute, tokensPerMinute, maxConcurrent, maxContext, weight);
     }
 
     void limits(TenantLimits limits) {
@@ -63,5 +65,6 @@ public class Tenant {
         this.tokensPerMinute = limits.tokensPerMinute();
         this.maxConcurrent = limits.maxConcurrent();
         this.maxContext = limits.maxContext();
+        this.weight = limits.weight();
     }
 }

@@ -4,11 +4,11 @@ import dev.pagewarden.core.kv.PageGrants;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
+import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.sequence.AdmissionView;
 import dev.pagewarden.core.spi.EngineMetrics;
 
-import java.util.ArrayDeque;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -19,7 +19,8 @@ import java.util.function.Supplier;
  * A request that can never fit - longer than the effective window, or than what the pools can hold for one
  * request - is rejected here with its original error, before a single page is reserved or any transfer starts.
  * One that fits gets its whole decode reservation (prompt + max new tokens) at once from its {@link Placement},
- * or waits in a bounded FIFO queue; a full queue rejects with a retryable error rather than letting callers hang.
+ * or waits in a bounded queue, fair between tenants ({@link FairQueue}); a full queue rejects with a retryable error
+ * rather than letting callers hang.
  */
 public final class Admission<S extends AdmissionView> {
 
@@ -70,7 +71,7 @@ public final class Admission<S extends AdmissionView> {
     private final Supplier<Limits> limits;
     private final BooleanSupplier auditAccepting;
     private final EngineMetrics metrics;
-    private final ArrayDeque<S> waiting = new ArrayDeque<>();
+    private final FairQueue<S> waiting;
 
     /** Admission to {@code placement}, checking against what {@code limits} says at each request. */
     public Admission(Placement<S> placement, Supplier<Limits> limits, BooleanSupplier auditAccepting, EngineMetrics metrics) {
@@ -78,6 +79,7 @@ public final class Admission<S extends AdmissionView> {
         this.limits = limits;
         this.auditAccepting = auditAccepting;
         this.metrics = metrics;
+        this.waiting = new FairQueue<>(metrics);
     }
 
     /** Admission to this process's {@code decodePool}: a reserved request goes to {@code onReserved}. */
@@ -150,9 +152,11 @@ public final class Admission<S extends AdmissionView> {
         Room room;
         synchronized (this) {
             seq.moveTo(new RequestState.Admitted());
-            // Queue order is FIFO: a newcomer may reserve directly only when nobody is waiting.
+            // A newcomer may reserve directly only when nobody is waiting; otherwise the fair queue decides.
             room = waiting.isEmpty() ? placement.reserve(seq) : new Room.Wait();
-            if (room instanceof Room.Wait) {
+            if (room instanceof Room.Reserved) {
+                waiting.admittedAtOnce(seq);
+            } else if (room instanceof Room.Wait) {
                 if (waiting.size() >= l.maxQueue()) {
                     room = new Room.Refused("overloaded", "the admission queue is full (" + l.maxQueue()
                             + " waiting); retry later");
@@ -219,7 +223,26 @@ public final class Admission<S extends AdmissionView> {
         return waiting.size();
     }
 
-    /** Reserves for the head of the queue while there is room (FIFO: no starvation of long prompts). */
+    /**
+     * {@code listener}, charging {@code tenant} each token it is given: fair admission counts service as it is
+     * generated (see {@link FairQueue#served}).
+     */
+    public TokenListener charging(String tenant, TokenListener listener) {
+        return (id, token) -> {
+            served(tenant, 1);
+            listener.onToken(id, token);
+        };
+    }
+
+    private synchronized void served(String tenant, int tokens) {
+        waiting.served(tenant, tokens);
+    }
+
+    /**
+     * Reserves for the request the fair queue picks while there is room. One that does not fit yet holds everyone
+     * back (no smaller request slips past it), and the queue picks again at the next room: its tenant keeps its turn
+     * unless another has since been served less, and the served ones' counters grow, so nobody starves.
+     */
     private void drain() {
         while (true) {
             S next;
@@ -239,6 +262,9 @@ public final class Admission<S extends AdmissionView> {
                     return;
                 }
                 waiting.poll();
+                if (room instanceof Room.Reserved) {
+                    waiting.admitted(next);
+                }
             }
             switch (room) {
                 case Room.Reserved r -> placement.start(next);

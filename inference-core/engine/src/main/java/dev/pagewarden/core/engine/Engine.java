@@ -244,7 +244,8 @@ public final class Engine implements InferenceEngine {
     /** Submits a checked request; one that does not fit completes its result with a rejection before any page is reserved. */
     @Override
     public RequestHandle submit(ValidRequest request, TokenListener listener) {
-        Sequence seq = new Sequence(ids.next(), admission.request(request), listener, clock.nanoTime());
+        GenerationRequest checked = admission.request(request);
+        Sequence seq = new Sequence(ids.next(), checked, admission.charging(checked.tenant(), listener), clock.nanoTime());
         seq.receipts(receipts);
         seq.abortHook(() -> {
             admission.abortWaiting(seq);

@@ -4,9 +4,20 @@ import dev.pagewarden.core.sampling.SamplingParams;
 
 /**
  * What a caller asks the engine for: continue {@code promptTokens} (already tokenized, BOS included
- * if wanted) by at most {@code maxNewTokens} tokens.
+ * if wanted) by at most {@code maxNewTokens} tokens. {@code weight} is the tenant's share in fair admission
+ * ({@value #MIN_WEIGHT}..{@value #MAX_WEIGHT}, as its operator set it; {@value #MIN_WEIGHT} when nobody did):
+ * among tenants waiting, one of weight 2 is served twice the tokens of one of weight 1.
  */
-public record GenerationRequest(String tenant, int[] promptTokens, int maxNewTokens, SamplingParams sampling) {
+public record GenerationRequest(String tenant, int[] promptTokens, int maxNewTokens, SamplingParams sampling,
+                                int weight) {
+    public static final int MIN_WEIGHT = 1;
+    public static final int MAX_WEIGHT = 100;
+
+    /** A request of a tenant with the default weight. */
+    public GenerationRequest(String tenant, int[] promptTokens, int maxNewTokens, SamplingParams sampling) {
+        this(tenant, promptTokens, maxNewTokens, sampling, MIN_WEIGHT);
+    }
+
     public GenerationRequest {
         if (tenant == null || tenant.isBlank()) {
             throw new InvalidRequestException("tenant", "tenant must be non-empty");
@@ -19,6 +30,10 @@ public record GenerationRequest(String tenant, int[] promptTokens, int maxNewTok
         }
         if (sampling == null) {
             throw new InvalidRequestException("sampling", "sampling parameters are missing");
+        }
+        if (weight < MIN_WEIGHT || weight > MAX_WEIGHT) {
+            throw new InvalidRequestException("weight", "weight must be between " + MIN_WEIGHT + " and " + MAX_WEIGHT
+                    + ", got " + weight);
         }
         promptTokens = promptTokens.clone();
     }

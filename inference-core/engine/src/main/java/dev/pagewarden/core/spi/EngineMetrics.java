@@ -38,6 +38,17 @@ public interface EngineMetrics {
     default void lateWriteDropped() {
     }
 
+    /**
+     * {@code engine_tenant_queue_depth{tenant}}: {@code tenant} now has {@code depth} requests waiting for admission.
+     * Called under admission's lock: only record the number.
+     */
+    default void tenantQueued(String tenant, int depth) {
+    }
+
+    /** {@code engine_tenant_served_tokens_total{tenant}}: prompt tokens at admission, generated tokens as sampled. */
+    default void tenantServed(String tenant, long tokens) {
+    }
+
     EngineMetrics NONE = new EngineMetrics() {
     };
 }

@@ -165,7 +165,7 @@ public final class ClusterEngine implements InferenceEngine {
     @Override
     public RequestHandle submit(ValidRequest valid, TokenListener listener) {
         GenerationRequest request = admission.request(valid);
-        Sequence seq = new Sequence(ids.next(), request, listener, System.nanoTime());
+        Sequence seq = new Sequence(ids.next(), request, admission.charging(request.tenant(), listener), System.nanoTime());
         RequestHandle handle = new RequestHandle(seq);
         if (closed) {
             seq.reject("overloaded", "the cluster client is closed");
