@@ -147,13 +147,16 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
         runningCount = running.size();
     }
 
-    /** A ready request brings the first token that prefill sampled; it may already be the last. */
+    /**
+     * A ready request brings the first token that prefill sampled; it may already be the last. One re-prefilled
+     * after a preemption brings nothing new: its pending token was taken (and streamed) before.
+     */
     private void join(S seq) {
         if (seq.abortRequested()) {
             end(seq, seq::abortNow);
             return;
         }
-        if (accept(seq, seq.pendingToken())) {
+        if (seq.outputCount() > 0 || accept(seq, seq.pendingToken())) {
             seq.moveTo(new RequestState.Decoding());
             running.add(seq);
         }
