@@ -69,4 +69,9 @@ final class MicrometerEngineMetrics implements EngineMetrics {
     public void lateWriteDropped() {
         registry.counter("kv.late.writes.dropped").increment();
     }
+
+    @Override
+    public void preemption(String outcome) {
+        registry.counter("kv.preemptions", "outcome", outcome).increment();
+    }
 }
