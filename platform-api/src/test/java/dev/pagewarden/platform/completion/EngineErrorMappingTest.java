@@ -44,8 +44,8 @@ class EngineErrorMappingTest {
 
     @Test
     void aRequestPreemptedTooOftenIsRetryable() {
-        expect(new RequestFailedException("preempted_too_often", "request 7 lost its KV pages to other requests more "
-                + "than 8 times; retry when the engine is less busy"), 503, "preempted_too_often", true);
+        expect(new RequestFailedException("preempted_too_often", "lost its KV pages to other requests more than 8 "
+                + "times; retry when the engine is less busy"), 503, "preempted_too_often", true);
     }
 
     @Test
