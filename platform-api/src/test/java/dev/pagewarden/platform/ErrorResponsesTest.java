@@ -159,7 +159,8 @@ class ErrorResponsesTest extends PlatformTest {
         try {
             fillers.add(send(http, key));
             gate.awaitHeld();
-            // four requests of 32 pages each fill the 128-page decode pool; two more wait in the queue of two
+            // four requests of 32 pages each (481 prompt tokens: 31 pages, plus one of headroom) fill the 128-page
+            // decode pool; two more wait in the queue of two
             for (int i = 0; i < 5; i++) {
                 fillers.add(send(http, key));
             }
@@ -183,8 +184,8 @@ class ErrorResponsesTest extends PlatformTest {
     private CompletableFuture<HttpResponse<String>> send(HttpClient http, String key) {
         HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl() + "/v1/completions"))
                 .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"model\":\"stories260K\",\"prompt\":\"Once\",\"max_tokens\":500,\"temperature\":0}"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"stories260K\",\"prompt\":"
+                        + java.util.Collections.nCopies(481, 300) + ",\"max_tokens\":31,\"temperature\":0}"))
                 .build();
         return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
     }

@@ -29,6 +29,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -47,8 +48,15 @@ public final class ReplayLab {
     public record ForeignRead(long reader, String readerTenant, long writer, String writerTenant) {
     }
 
-    /** A named set of fault switches. */
-    public record Scenario(String name, LabFaults faults) {
+    /**
+     * A named set of fault switches. {@code pagesOnDemand}: requests reserve their prompt's decode pages plus a
+     * headroom and a small decode pool runs out, so running requests are preempted and re-prefilled; otherwise
+     * every request reserves prompt + max new tokens at admission.
+     */
+    public record Scenario(String name, LabFaults faults, boolean pagesOnDemand) {
+        public Scenario(String name, LabFaults faults) {
+            this(name, faults, false);
+        }
     }
 
     /** What one scenario did; field names are those of the JSON report. */
@@ -56,7 +64,8 @@ public final class ReplayLab {
                          int failed, int outputMismatches, long crossTenantReads, int exposedRequests,
                          int detectedRequests, int undetectedExposedRequests, Map<String, Integer> detectors,
                          int overCapacitySubmitted, int overCapacityRejected, boolean poolsFreeAtEnd,
-                         List<String> foreignContent, List<Long> crossTenantReaders, List<ForeignRead> foreignReads) {
+                         List<String> foreignContent, List<Long> crossTenantReaders, boolean pagesOnDemand,
+                         int preemptions, List<ForeignRead> foreignReads) {
 
         /** The oracle's pairs (sorted by reader, then writer); not in the JSON report, whose shape stays as it is. */
         public Result {
@@ -83,6 +92,9 @@ public final class ReplayLab {
             m.put("pools_free_at_end", poolsFreeAtEnd);
             m.put("foreign_content", foreignContent);
             m.put("cross_tenant_reader_ids", crossTenantReaders);
+            if (pagesOnDemand) { // only these scenarios can preempt
+                m.put("preemptions", preemptions);
+            }
             return m;
         }
     }
@@ -92,6 +104,8 @@ public final class ReplayLab {
     static final int DECODE_POOL_TOKENS = 1024;
     static final int WINDOW = 192;
     static final int MISCONFIGURED_WINDOW = 320;
+    /** The decode pool of the preemption scenario: a little over one window, far less than its requests grow to. */
+    static final int PREEMPTION_DECODE_POOL_TOKENS = 256;
     /** Decode steps each frame of the abort scenario waits: its last frames land after other tenants' requests took the pages. */
     static final int TRANSFER_DELAY_STEPS = 20;
     /** No scenario needs more steps than this; more means the engine stalled. */
@@ -115,6 +129,9 @@ public final class ReplayLab {
             off.add(Fault.DETECTORS_OFF.label());
             all.add(new Scenario(s.name() + "-undetected", LabFaults.parse(off)));
         }
+        // no fault: the engine's own preemption under a full decode pool, with transfers in flight and aborted
+        // requests' late writes landing in their deferred pages, must expose nobody and change no output
+        all.add(new Scenario("preemption", LabFaults.parse(List.of("delay-transfer-writes=" + TRANSFER_DELAY_STEPS)), true));
         return all;
     }
 
@@ -180,16 +197,26 @@ public final class ReplayLab {
     public Result run(Scenario scenario, LineageSink lineage, ReceiptSigner signer, Consumer<GenerationResult> served)
             throws InterruptedException {
         boolean incident = scenario.faults().has(Fault.SKIP_CAPACITY_CHECK);
-        EngineConfig cfg = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
-                .poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
-                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW).requestIdBase(requestIdBase).build();
+        EngineConfig.Builder builder = EngineConfig.builder().backend("cpu").pageTokens(PAGE_TOKENS)
+                .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW).requestIdBase(requestIdBase);
+        EngineConfig cfg = scenario.pagesOnDemand()
+                ? builder.poolTokens(PREFILL_POOL_TOKENS, PREEMPTION_DECODE_POOL_TOKENS).decodeHeadroomPages(1).build()
+                : builder.poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
+                        .decodeHeadroomPages(EngineConfig.FULL_RESERVATION).build();
+        AtomicInteger preemptions = new AtomicInteger();
+        EngineMetrics metrics = new EngineMetrics() {
+            @Override
+            public void preemption(String outcome) {
+                preemptions.incrementAndGet();
+            }
+        };
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
         List<Submitted> submitted = new ArrayList<>();
         SplittableRandom rnd = new SplittableRandom(seed);
         IsolationOracle oracle = new IsolationOracle();
         StepClock clock = new StepClock(Instant.now());
         boolean free;
-        try (Engine engine = Engine.builder(model, cfg).safety(events::add).lineage(lineage).clock(clock).receipts(signer)
+        try (Engine engine = Engine.builder(model, cfg).metrics(metrics).safety(events::add).lineage(lineage).clock(clock).receipts(signer)
                 .faultHooks(scenario.faults().hooks(oracle)).stepped().build()) {
             // 1. normal traffic from every tenant fills the decode pool's pages with their KV
             submitted.addAll(submitAll(engine, workload.normalWave(rnd, 3)));
@@ -212,7 +239,7 @@ public final class ReplayLab {
             runUntilIdle(engine, clock);
             free = engine.transfersInFlight() == 0 && engine.pools().stream().allMatch(PoolStats::allFree);
         }
-        return tally(scenario, submitted, events, free, served, oracle);
+        return tally(scenario, submitted, events, free, served, oracle, preemptions.get());
     }
 
     /** Steps the engine until nothing is under way (every request ended, every deferred page settled). */
@@ -248,7 +275,7 @@ public final class ReplayLab {
     }
 
     private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free,
-                         Consumer<GenerationResult> servedResults, IsolationOracle oracle)
+                         Consumer<GenerationResult> servedResults, IsolationOracle oracle, int preemptions)
             throws InterruptedException {
         LabTally tally = new LabTally(oracle);
         int mismatches = 0;
@@ -289,7 +316,7 @@ public final class ReplayLab {
         return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), tally.served(), tally.rejected(),
                 tally.aborted(), tally.failed(), mismatches, tally.crossTenantReads(), tally.exposed(), tally.detected(),
                 tally.undetectedExposed(), detectors, overCap, overCapRejected, free, foreign, tally.crossTenantReaders(),
-                foreignReads(oracle, tally.crossTenantReaders()));
+                scenario.pagesOnDemand(), preemptions, foreignReads(oracle, tally.crossTenantReaders()));
     }
 
     private static List<ForeignRead> foreignReads(IsolationOracle oracle, List<Long> readers) {

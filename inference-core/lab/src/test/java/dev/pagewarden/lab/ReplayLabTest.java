@@ -56,8 +56,8 @@ class ReplayLabTest {
     @Test
     void withDetectorsOnNoFaultExposesAnyone() {
         for (ReplayLab.Result r : results.values()) {
-            if (r.name().endsWith("-undetected") || r.name().equals("clean")) {
-                continue;
+            if (r.name().endsWith("-undetected") || r.name().equals("clean") || r.name().equals("preemption")) {
+                continue; // no fault to see
             }
             assertThat(r.exposedRequests()).as(r.name()).isZero();
             assertThat(r.undetectedExposedRequests()).as(r.name()).isZero();
@@ -66,6 +66,24 @@ class ReplayLabTest {
             assertThat(r.crossTenantReads()).as(r.name() + ": no foreign data was read").isZero();
             assertThat(r.poolsFreeAtEnd()).as(r.name()).isTrue();
         }
+    }
+
+    @Test
+    void preemptionUnderAFullDecodePoolExposesNobodyAndChangesNoOutput() {
+        ReplayLab.Result r = results.get("preemption");
+        assertThat(r.preemptions()).as("the small decode pool ran out").isPositive();
+        assertThat(r.served()).isPositive();
+        assertThat(r.failed()).as("nobody preempted too often").isZero();
+        assertThat(r.outputMismatches()).as("every delivered output equals its isolated run").isZero();
+        assertThat(r.crossTenantReads()).isZero();
+        assertThat(r.exposedRequests()).isZero();
+        assertThat(r.detectedRequests()).isZero();
+        assertThat(r.detectors()).isEmpty();
+        assertThat(r.overCapacityRejected()).isEqualTo(r.overCapacitySubmitted()).isPositive();
+        assertThat(r.poolsFreeAtEnd()).isTrue();
+        assertThat(r.served() + r.rejected() + r.aborted() + r.failed()).isEqualTo(r.submitted());
+        assertThat(r.toJson()).containsEntry("preemptions", r.preemptions());
+        assertThat(results.get("clean").toJson()).doesNotContainKey("preemptions");
     }
 
     @Test

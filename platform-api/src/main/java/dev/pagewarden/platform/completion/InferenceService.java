@@ -415,6 +415,9 @@ public class InferenceService {
                 // the engine node serving it went away: a retry goes to a node that is live
                 case ClusterEngine.NODE_LOST -> ApiException.unavailable(f.code(), tenantMessage(f, requestId),
                         Duration.ofSeconds(1));
+                // its KV pages went to other requests too often: the engine is busy, a retry later is served
+                case "preempted_too_often" -> ApiException.unavailable(f.code(), tenantMessage(f, requestId),
+                        Duration.ofSeconds(1));
                 default -> ApiException.serverError(f.code(), tenantMessage(f, requestId));
             };
             case RequestAbortedException a -> ApiException.serverError("request_aborted", tenantMessage(a, requestId));

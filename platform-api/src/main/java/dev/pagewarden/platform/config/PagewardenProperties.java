@@ -78,7 +78,9 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
                                  message = "may only contain letters, digits, '.', '_' and '-'") String nodeId,
                          @DefaultValue("") String nodes,
                          Path tlsDir,
-                         @NotBlank @DefaultValue("platform") String tlsName) {
+                         @NotBlank @DefaultValue("platform") String tlsName,
+                         @Min(0) @DefaultValue("1") int decodeHeadroomPages,
+                         @Min(0) @DefaultValue("8") int maxPreemptions) {
         @AssertTrue(message = "pagewarden.engine.nodes needs pagewarden.engine.tls-dir (PAGEWARDEN_ENGINE_TLS_DIR): "
                 + "the pki folder with ca.crt and the platform's certificate and key")
         public boolean isTlsDirGivenForNodes() {

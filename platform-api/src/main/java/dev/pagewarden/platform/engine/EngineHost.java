@@ -90,6 +90,8 @@ public class EngineHost implements AutoCloseable {
                 .poolTokens(e.prefillPoolTokens(), e.decodePoolTokens())
                 .maxBatch(e.maxBatch())
                 .maxQueue(e.maxQueue())
+                .decodeHeadroomPages(e.decodeHeadroomPages())
+                .maxPreemptions(e.maxPreemptions())
                 .capacityPolicy(CapacityPolicy.valueOf(e.capacityPolicy().toUpperCase(Locale.ROOT)))
                 .deferredReleaseTimeout(e.deferredReleaseTimeout())
                 .canaryInterval(e.canaryInterval())

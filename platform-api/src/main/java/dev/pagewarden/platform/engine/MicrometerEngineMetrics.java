@@ -81,4 +81,9 @@ final class MicrometerEngineMetrics implements EngineMetrics {
     public void tenantServed(String tenant, long tokens) {
         tenants.served(tenant, tokens);
     }
+
+    @Override
+    public void preemption(String outcome) {
+        registry.counter("kv.preemptions", "outcome", outcome).increment();
+    }
 }

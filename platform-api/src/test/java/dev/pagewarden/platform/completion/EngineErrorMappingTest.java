@@ -43,6 +43,12 @@ class EngineErrorMappingTest {
     }
 
     @Test
+    void aRequestPreemptedTooOftenIsRetryable() {
+        expect(new RequestFailedException("preempted_too_often", "lost its KV pages to other requests more than 8 "
+                + "times; retry when the engine is less busy"), 503, "preempted_too_often", true);
+    }
+
+    @Test
     void anAbortNobodyAskedForIsAServerError() {
         ApiException api = InferenceService.toApi(new RequestAbortedException("aborted: shutting down"), "cmpl-x", CompletionRequest.Kind.CHAT);
         assertThat(api.status().value()).isEqualTo(500);

@@ -9,6 +9,8 @@ import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.sequence.AdmissionView;
 import dev.pagewarden.core.spi.EngineMetrics;
 
+import java.util.Comparator;
+import java.util.PriorityQueue;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -18,9 +20,11 @@ import java.util.function.Supplier;
  * The gate before any KV is touched, the same for an engine in this process and for a cluster of engine nodes.
  * A request that can never fit - longer than the effective window, or than what the pools can hold for one
  * request - is rejected here with its original error, before a single page is reserved or any transfer starts.
- * One that fits gets its whole decode reservation (prompt + max new tokens) at once from its {@link Placement},
- * or waits in a bounded queue, fair between tenants ({@link FairQueue}); a full queue rejects with a retryable error
- * rather than letting callers hang.
+ * One that fits gets its decode reservation from its {@link Placement} (in this process: its prompt's pages plus a
+ * small headroom, decode takes the rest as it goes; in a cluster: prompt + max new tokens at once), or waits in a
+ * bounded queue, fair between tenants ({@link FairQueue}); a full queue rejects with a retryable error rather than
+ * letting callers hang. A request whose decode pages were taken back for others ({@link #requeue}) waits ahead of
+ * that queue, oldest admission first.
  */
 public final class Admission<S extends AdmissionView> {
 
@@ -72,6 +76,9 @@ public final class Admission<S extends AdmissionView> {
     private final BooleanSupplier auditAccepting;
     private final EngineMetrics metrics;
     private final FairQueue<S> waiting;
+    /** Preempted requests waiting for their pages again: served before {@link #waiting}, oldest admission first. */
+    private final PriorityQueue<S> resuming = new PriorityQueue<>(Comparator.comparingLong(AdmissionView::admissionOrder));
+    private long admitted;
 
     /** Admission to {@code placement}, checking against what {@code limits} says at each request. */
     public Admission(Placement<S> placement, Supplier<Limits> limits, BooleanSupplier auditAccepting, EngineMetrics metrics) {
@@ -82,10 +89,22 @@ public final class Admission<S extends AdmissionView> {
         this.waiting = new FairQueue<>(metrics);
     }
 
-    /** Admission to this process's {@code decodePool}: a reserved request goes to {@code onReserved}. */
+    /**
+     * Admission to this process's {@code decodePool}: a reserved request goes to {@code onReserved}. Each request
+     * reserves prompt + max new tokens at once.
+     */
     public Admission(PageGrants decodePool, Limits limits, Consumer<S> onReserved, BooleanSupplier auditAccepting,
                      EngineMetrics metrics, LongSupplier clock) {
-        this(new PoolPlacement<>(decodePool, onReserved, clock), () -> limits, auditAccepting, metrics);
+        this(decodePool, limits, onReserved, auditAccepting, metrics, clock, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As above, each request reserving its prompt's pages plus {@code headroomPages} ({@link Integer#MAX_VALUE}:
+     * prompt + max new tokens): its decode takes more pages as it goes.
+     */
+    public Admission(PageGrants decodePool, Limits limits, Consumer<S> onReserved, BooleanSupplier auditAccepting,
+                     EngineMetrics metrics, LongSupplier clock, int headroomPages) {
+        this(new PoolPlacement<>(decodePool, onReserved, clock, headroomPages), () -> limits, auditAccepting, metrics);
     }
 
     public int contextWindow() {
@@ -136,6 +155,15 @@ public final class Admission<S extends AdmissionView> {
         return (tokensNeeded(request) + pageTokens - 1) / pageTokens;
     }
 
+    /**
+     * The decode pages a reservation takes: those of the {@code prefillLength} tokens prefill writes plus
+     * {@code headroomPages}, never more than the whole request's {@link #pagesNeeded}.
+     */
+    public static int reservationPages(GenerationRequest request, int prefillLength, int pageTokens, int headroomPages) {
+        long prefill = ((long) prefillLength + pageTokens - 1) / pageTokens;
+        return (int) Math.min(prefill + headroomPages, pagesNeeded(request, pageTokens));
+    }
+
     /** Admits, queues or rejects. Rejection completes the sequence's result exceptionally. */
     public void submit(S seq) {
         Limits l = limits.get();
@@ -152,8 +180,9 @@ public final class Admission<S extends AdmissionView> {
         Room room;
         synchronized (this) {
             seq.moveTo(new RequestState.Admitted());
-            // A newcomer may reserve directly only when nobody is waiting; otherwise the fair queue decides.
-            room = waiting.isEmpty() ? placement.reserve(seq) : new Room.Wait();
+            seq.admissionOrder(++admitted);
+            // A newcomer may reserve directly only when nobody is waiting; otherwise the queues decide.
+            room = waiting.isEmpty() && resuming.isEmpty() ? placement.reserve(seq) : new Room.Wait();
             if (room instanceof Room.Reserved) {
                 waiting.admittedAtOnce(seq);
             } else if (room instanceof Room.Wait) {
@@ -203,11 +232,22 @@ public final class Admission<S extends AdmissionView> {
         drain();
     }
 
+    /**
+     * Queues again a request whose decode pages were taken back (preempted): it is re-reserved, ahead of requests
+     * never admitted, and re-prefilled. It holds no page now; the queue bound does not apply (it was admitted).
+     */
+    public void requeue(S seq) {
+        synchronized (this) {
+            resuming.add(seq);
+        }
+        drain();
+    }
+
     /** An abort of a request still waiting for pages ends it at once. */
     public void abortWaiting(S seq) {
         boolean removed;
         synchronized (this) {
-            removed = waiting.remove(seq);
+            removed = waiting.remove(seq) || resuming.remove(seq);
         }
         if (removed) {
             seq.abortNow();
@@ -220,7 +260,7 @@ public final class Admission<S extends AdmissionView> {
     }
 
     public synchronized int queued() {
-        return waiting.size();
+        return waiting.size() + resuming.size();
     }
 
     /**
@@ -248,12 +288,17 @@ public final class Admission<S extends AdmissionView> {
             S next;
             Room room;
             synchronized (this) {
-                next = waiting.peek();
+                boolean fromResuming = !resuming.isEmpty();
+                next = fromResuming ? resuming.peek() : waiting.peek();
                 if (next == null) {
                     return;
                 }
                 if (next.abortRequested()) {
-                    waiting.poll();
+                    if (fromResuming) {
+                        resuming.poll();
+                    } else {
+                        waiting.poll();
+                    }
                     next.abortNow();
                     continue;
                 }
@@ -261,9 +306,13 @@ public final class Admission<S extends AdmissionView> {
                 if (room instanceof Room.Wait) {
                     return;
                 }
-                waiting.poll();
-                if (room instanceof Room.Reserved) {
-                    waiting.admitted(next);
+                if (fromResuming) {
+                    resuming.poll();
+                } else {
+                    waiting.poll();
+                    if (room instanceof Room.Reserved) {
+                        waiting.admitted(next);
+                    }
                 }
             }
             switch (room) {

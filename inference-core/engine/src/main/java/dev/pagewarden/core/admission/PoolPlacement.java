@@ -9,21 +9,29 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
-/** Requests placed in this process: their decode reservation comes from one decode pool, then they go to prefill. */
+/**
+ * Requests placed in this process: their decode reservation comes from one decode pool, then they go to prefill.
+ * The reservation is what prefill writes plus {@code headroomPages} (decode takes more as it goes), never more
+ * than the whole request; {@link dev.pagewarden.core.engine.EngineConfig#FULL_RESERVATION} reserves the whole
+ * request at once.
+ */
 final class PoolPlacement<S extends AdmissionView> implements Admission.Placement<S> {
     private final PageGrants decodePool;
     private final Consumer<S> onReserved;
     private final LongSupplier clock;
+    private final int headroomPages;
 
-    PoolPlacement(PageGrants decodePool, Consumer<S> onReserved, LongSupplier clock) {
+    PoolPlacement(PageGrants decodePool, Consumer<S> onReserved, LongSupplier clock, int headroomPages) {
         this.decodePool = decodePool;
         this.onReserved = onReserved;
         this.clock = clock;
+        this.headroomPages = headroomPages;
     }
 
     @Override
     public Admission.Room reserve(S seq) {
-        int pages = decodePool.layout().pagesFor(Admission.tokensNeeded(seq.request()));
+        int pages = Admission.reservationPages(seq.request(), seq.prefillLength(), decodePool.layout().pageTokens(),
+                headroomPages);
         List<PageRef> reserved = decodePool.allocate(seq.id(), seq.tenant(), pages);
         if (reserved == null) {
             return new Admission.Room.Wait();

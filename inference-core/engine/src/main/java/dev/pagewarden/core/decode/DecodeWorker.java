@@ -30,6 +30,14 @@ import java.util.function.LongSupplier;
  * step; the step guard verifies each one's reads against the page metadata first, and a request whose
  * read is refused stops with an isolation error before any token derived from that page is emitted.
  *
+ * <p>Pages on demand: a request arrives with the pages of its prompt plus a small headroom, and gets one more page
+ * when its next step would write past its last one. When the pool has none free, a running request is preempted:
+ * the most recently admitted one (never a request whose transfer is still under way: those are not running yet).
+ * Its reads are finished, its pages recorded preempted and released, and it is re-queued to be re-prefilled from
+ * prompt + the tokens generated so far; its client sees a pause. A request preempted {@code maxPreemptions} times
+ * fails with preempted_too_often at its next preemption instead. When the request that needs a page is itself the
+ * most recently admitted, it is the one preempted.
+ *
  * <p>Runs on a thread of its own ({@link #run}), or one iteration per {@link #tick} when the engine is
  * driven step by step. Every iteration advances the decode ticks that transfer delays are counted in.
  */
@@ -41,6 +49,9 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
     private final int maxBatch;
     private final int[] stopTokens;
     private final Consumer<S> releaseReservation;
+    /** Where a preempted request waits for pages again (admission's queue). */
+    private final Consumer<S> requeue;
+    private final int maxPreemptions;
     private final SafetyMonitor safety;
     private final EngineMetrics metrics;
     private final LongSupplier clock;
@@ -50,8 +61,20 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
     private volatile int runningCount;
     private volatile boolean active = true;
 
+    /**
+     * A worker whose requests come with their whole reservation: none ever needs another page (a request that
+     * still did would fail with preempted_too_often rather than take another's).
+     */
     public DecodeWorker(StepGuard guard, int vocabSize, DecodeTicks ticks, int maxBatch, int[] stopTokens,
                         EngineContext context, Consumer<S> releaseReservation) {
+        this(guard, vocabSize, ticks, maxBatch, stopTokens, context, releaseReservation, 0, seq -> {
+            throw new IllegalStateException("request " + seq.id() + " preempted by a worker that re-queues none");
+        });
+    }
+
+    /** {@code requeue}: where a preempted request waits to be re-prefilled, at most {@code maxPreemptions} times. */
+    public DecodeWorker(StepGuard guard, int vocabSize, DecodeTicks ticks, int maxBatch, int[] stopTokens,
+                        EngineContext context, Consumer<S> releaseReservation, int maxPreemptions, Consumer<S> requeue) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("max batch must be >= 1, got " + maxBatch);
         }
@@ -62,6 +85,8 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
         this.maxBatch = maxBatch;
         this.stopTokens = stopTokens.clone();
         this.releaseReservation = releaseReservation;
+        this.maxPreemptions = maxPreemptions;
+        this.requeue = requeue;
         this.safety = context.safety();
         this.metrics = context.metrics();
         this.clock = context.clock()::nanoTime;
@@ -109,6 +134,7 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
                 join(next);
             }
             dropAborted();
+            growPages();
             if (!running.isEmpty()) {
                 step();
             }
@@ -121,13 +147,16 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
         runningCount = running.size();
     }
 
-    /** A ready request brings the first token that prefill sampled; it may already be the last. */
+    /**
+     * A ready request brings the first token that prefill sampled; it may already be the last. One re-prefilled
+     * after a preemption brings nothing new: its pending token was taken (and streamed) before.
+     */
     private void join(S seq) {
         if (seq.abortRequested()) {
             end(seq, seq::abortNow);
             return;
         }
-        if (accept(seq, seq.pendingToken())) {
+        if (seq.outputCount() > 0 || accept(seq, seq.pendingToken())) {
             seq.moveTo(new RequestState.Decoding());
             running.add(seq);
         }
@@ -141,6 +170,60 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
                 end(seq, seq::abortNow);
             }
         }
+    }
+
+    /**
+     * Gives every running request whose next step writes past its last page one more page, preempting the most
+     * recently admitted running request while the pool has none free. Taking a victim's pages and handing one on
+     * happen under the pool's monitor, so no admission in between takes what was freed for the request that grows.
+     */
+    private void growPages() {
+        int pt = pool.layout().pageTokens();
+        List<S> preempted = new ArrayList<>();
+        for (S seq : List.copyOf(running)) {
+            if (!running.contains(seq) || seq.cachedPositions() < seq.decodePages().size() * pt) {
+                continue;
+            }
+            synchronized (pool) {
+                while (true) {
+                    List<PageRef> page = pool.allocate(seq.id(), seq.tenant(), 1);
+                    if (page != null) {
+                        seq.addDecodePage(page.getFirst());
+                        break;
+                    }
+                    S victim = mostRecentlyAdmitted();
+                    finishReads(victim); // its reads end before its pages go
+                    pool.preempt(victim.id(), victim.takeDecodePages());
+                    running.remove(victim);
+                    preempted.add(victim);
+                    if (victim == seq) {
+                        break;
+                    }
+                }
+            }
+        }
+        for (S seq : preempted) {
+            if (seq.preemptions() >= maxPreemptions) {
+                metrics.preemption("preempted_too_often");
+                end(seq, () -> seq.fail("preempted_too_often", "request " + seq.id() + " lost its KV pages to other "
+                        + "requests more than " + maxPreemptions + " times; retry when the engine is less busy"));
+            } else {
+                metrics.preemption("requeued");
+                seq.preempt();
+                requeue.accept(seq);
+            }
+        }
+    }
+
+    /** The running request admitted last (admission order is unique and never changes): the deterministic victim. */
+    private S mostRecentlyAdmitted() {
+        S last = running.getFirst();
+        for (S seq : running) {
+            if (seq.admissionOrder() > last.admissionOrder()) {
+                last = seq;
+            }
+        }
+        return last;
     }
 
     private void step() {

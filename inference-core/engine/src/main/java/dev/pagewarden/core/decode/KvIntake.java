@@ -113,7 +113,7 @@ public final class KvIntake<S extends IntakeView> implements KvReceiver {
      * {@link #senderStarting} (the sender may first have a queue of prompts to work through).
      */
     public void expect(S seq, boolean timed) {
-        int frames = pool.layout().pagesFor(seq.request().promptLength());
+        int frames = pool.layout().pagesFor(seq.prefillLength());
         Transfer t = new Transfer(seq, seq.transferGeneration(), seq.decodePages(), frames);
         t.timed = timed;
         t.startDeadline = clock.nanoTime() + startNanos;
@@ -219,7 +219,7 @@ public final class KvIntake<S extends IntakeView> implements KvReceiver {
             if (t.phase != Phase.RECEIVING) {
                 return false; // aborted or failed meanwhile; the ack settles its pages
             }
-            int prompt = t.seq.request().promptLength();
+            int prompt = t.seq.prefillLength();
             if (checking) {
                 for (int i = 0; i < t.received.length; i++) {
                     if (!t.received[i]) {
@@ -263,7 +263,7 @@ public final class KvIntake<S extends IntakeView> implements KvReceiver {
                     // done. Left alone, the request would wait in "transferring" for ever, holding its
                     // reservation. Fail it, and as nothing is in flight any more, scrub and free at once.
                     fail(t, SafetyEvent.Type.TRANSFER_INCOMPLETE, "the sender ended transfer generation " + generation
-                            + " without completing it (" + t.tokens + " of " + t.seq.request().promptLength()
+                            + " without completing it (" + t.tokens + " of " + t.seq.prefillLength()
                             + " tokens received)");
                     pool.scrubAndFree(t.seq.id(), t.pages);
                 }

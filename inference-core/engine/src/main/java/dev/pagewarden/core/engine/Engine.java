@@ -200,7 +200,8 @@ public final class Engine implements InferenceEngine {
         int vocab = model.vocabSize();
 
         this.decode = new DecodeWorker<>(new StepGuard(decodeBackend, decodePool, hooks), vocab, ticks, config.maxBatch(),
-                EngineParts.stopTokens(loaded), context, this::release);
+                EngineParts.stopTokens(loaded), context, this::release, config.maxPreemptions(),
+                seq -> admission().requeue(seq));
         this.intake = new KvIntake<>(decodePool, context, config.deferredReleaseTimeout(), decode::enqueueReady,
                 this::release, () -> admission().pagesFreed());
         decode.housekeeping(intake::reap);
@@ -219,7 +220,7 @@ public final class Engine implements InferenceEngine {
                 config.prefillChunkTokens(), context, intake::expect, this::release);
         this.admission = new Admission<>(decodePool, new Admission.Limits(vocab, window, prefillPool.capacityTokens(),
                 decodePool.capacityTokens(), config.maxQueue(), hooks.promptOverflow().admissionChecksPoolFit()),
-                prefill::enqueue, lineage::accepting, metrics, clock::nanoTime);
+                prefill::enqueue, lineage::accepting, metrics, clock::nanoTime, config.decodeHeadroomPages());
 
         if (stepped) {
             this.prefillThread = null;

@@ -31,11 +31,19 @@ import java.time.Duration;
  *                               0: base+1, base+2, ... (reproducible, for the command line and the replay lab)
  * @param nodeId                 the node lineage events and receipts name (null = the host name)
  * @param replicaId              the replica (engine start) receipts name (null = random per engine start)
+ * @param decodeHeadroomPages    decode pages a request reserves beyond its prompt's; decode takes more a page at a
+ *                               time as it goes ({@link #FULL_RESERVATION}: prompt + max new tokens at once)
+ * @param maxPreemptions         how often one request may be preempted (its pages taken back for others, then
+ *                               re-prefilled) before it fails with preempted_too_often
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
-                           Duration transferStartTimeout, Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
+                           Duration transferStartTimeout, Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId,
+                           int decodeHeadroomPages, int maxPreemptions) {
+
+    /** {@link #decodeHeadroomPages} that reserves a request's whole prompt + max new tokens at admission. */
+    public static final int FULL_RESERVATION = Integer.MAX_VALUE;
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -49,6 +57,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         requireAtLeast("max_queue", maxQueue, 0);
         requireAtLeast("prefill_chunk_tokens", prefillChunkTokens, 1);
         requireAtLeast("request_id_base", requestIdBase, 0);
+        requireAtLeast("decode_headroom_pages", decodeHeadroomPages, 0);
+        requireAtLeast("max_preemptions", maxPreemptions, 0);
         ServingIdentity.validate(nodeId, replicaId);
         if (deferredReleaseTimeout.isNegative() || deferredReleaseTimeout.isZero()) {
             throw new IllegalArgumentException("deferred_release_timeout must be > 0, got " + deferredReleaseTimeout);
@@ -96,6 +106,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.requestIdKey = requestIdKey;
         b.nodeId = nodeId;
         b.replicaId = replicaId;
+        b.decodeHeadroomPages = decodeHeadroomPages;
+        b.maxPreemptions = maxPreemptions;
         return b;
     }
 
@@ -120,6 +132,8 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private long requestIdKey;
         private String nodeId;
         private String replicaId;
+        private int decodeHeadroomPages = 1;
+        private int maxPreemptions = 8;
 
         public Builder backend(String v) { backend = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -141,12 +155,15 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder nodeId(String v) { nodeId = v; return this; }
         /** Null or blank: random per engine start. */
         public Builder replicaId(String v) { replicaId = v; return this; }
+        /** Decode pages reserved beyond the prompt's; {@link EngineConfig#FULL_RESERVATION}: the whole request at once. */
+        public Builder decodeHeadroomPages(int v) { decodeHeadroomPages = v; return this; }
+        public Builder maxPreemptions(int v) { maxPreemptions = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
                     deferredReleaseTimeout, transferStartTimeout, canaryInterval, requestIdBase, requestIdKey,
-                    nodeId, replicaId);
+                    nodeId, replicaId, decodeHeadroomPages, maxPreemptions);
         }
     }
 }

@@ -193,6 +193,22 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
     }
 
     /**
+     * Takes a running request's pages back so that others can grow (a preemption). Only a request whose transfer
+     * is done and whose decode step is not running may lose its pages this way - no write of it can land any more -
+     * so each page is recorded preempted and released at once; the next owner gets a new epoch, as always.
+     */
+    public synchronized void preempt(long requestId, List<PageRef> pages) {
+        for (PageRef ref : pages) {
+            requireState(requestId, ref, PageState.OWNED);
+        }
+        for (PageRef ref : pages) {
+            flushWrites(ref.page());
+            lineage.page(Kind.PREEMPT, ref.page(), ref.epoch(), requestId, tenant[ref.page()]);
+        }
+        release(requestId, pages);
+    }
+
+    /**
      * Parks an aborted request's pages while writes of transfer {@code generation} may still land:
      * they stay out of the free list until {@link #drain} (ack) or {@link #quarantine} (timeout).
      */

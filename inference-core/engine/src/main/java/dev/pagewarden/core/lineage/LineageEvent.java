@@ -63,6 +63,11 @@ public record LineageEvent(long id, Kind kind, long timeMicros, String node, Str
          * BIND_READ, which only records the slots cached at the first read. Once per page epoch per
          * request, before the reader releases or quarantines the page.
          */
-        READ_FINAL
+        READ_FINAL,
+        /**
+         * The page was taken back from its running owner for other requests (a preemption); its RELEASE follows. The
+         * owner is re-prefilled later into new pages (new epochs) and continues.
+         */
+        PREEMPT
     }
 }

@@ -147,13 +147,15 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         return true;
     }
 
-    /** The tokens to prefill, or null when the request ended here (aborted, or a prompt no pool can hold). */
+    /**
+     * The tokens to prefill - the prompt, or after a preemption the prompt and the tokens generated so far but the
+     * last - or null when the request ended here (aborted, or a prompt no pool can hold). */
     private int[] prompt(S seq) {
         if (seq.abortRequested()) {
             giveUp(seq, seq::abortNow);
             return null;
         }
-        int[] full = seq.request().promptTokens();
+        int[] full = seq.prefillTokens();
         if (pool.layout().pagesFor(full.length) <= pool.capacityPages()) {
             return full;
         }
@@ -169,13 +171,16 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
     private void prefill(S seq, int[] prompt, List<PageRef> pages) {
         seq.prefillPages(pages);
         seq.moveTo(new RequestState.Prefilling());
+        // a re-prefill after a preemption: the tokens are already sampled and streamed; the one after them is
+        // pending, so nothing is sampled here (a seeded sampler's draws stay those of an uninterrupted run)
+        boolean resume = seq.outputCount() > 0;
         long start = clock.getAsLong();
         float[][] logits = {new float[vocabSize]};
         for (int from = 0; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
             ReadCheck check = guard.forward(List.of(new SequenceStep(seq.id(), seq.tenant(),
-                    Arrays.copyOfRange(prompt, from, to), from, pages, to == prompt.length)), logits, i -> { })[0];
+                    Arrays.copyOfRange(prompt, from, to), from, pages, !resume && to == prompt.length)), logits, i -> { })[0];
             if (!check.allowed()) {
                 isolationViolation(seq, check);
                 return;
@@ -186,8 +191,10 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
                 return;
             }
         }
-        seq.prefillNanos(clock.getAsLong() - start);
-        seq.pendingToken(seq.sampler().sample(logits[0]));
+        if (!resume) {
+            seq.prefillNanos(clock.getAsLong() - start);
+            seq.pendingToken(seq.sampler().sample(logits[0]));
+        }
         int generation = seq.nextTransferGeneration();
         // The receiver learns of the transfer before anyone can see the request as transferring, so
         // an abort that sees "transferring" always finds the transfer to defer.

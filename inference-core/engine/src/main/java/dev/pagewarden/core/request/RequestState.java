@@ -8,6 +8,8 @@ package dev.pagewarden.core.request;
  * <pre>
  * Queued -> Admitted -> Reserved -> Prefilling -> Transferring -> Ready -> Decoding -> Finished
  * terminal failures: Rejected (only before Reserved), Aborted, Failed
+ * Decoding -> Preempted -> Reserved -> ...   (its decode pages were taken for others: re-queued, later
+ *                                             re-prefilled from prompt + the tokens generated so far)
  * </pre>
  */
 public sealed interface RequestState {
@@ -18,6 +20,8 @@ public sealed interface RequestState {
     record Transferring() implements RequestState { }
     record Ready() implements RequestState { }
     record Decoding() implements RequestState { }
+    /** Its decode pages went to other requests; it waits for new ones ({@code count}: its preemptions so far). */
+    record Preempted(int count) implements RequestState { }
     record Finished(FinishReason reason) implements RequestState { }
     record Rejected(String code, String message) implements RequestState { }
     record Aborted(String reason) implements RequestState { }
@@ -36,6 +40,7 @@ public sealed interface RequestState {
             case Transferring t -> false;
             case Ready r -> false;
             case Decoding d -> false;
+            case Preempted p -> false;
         };
     }
 
@@ -49,7 +54,9 @@ public sealed interface RequestState {
             case Transferring t -> next instanceof Ready || next instanceof Aborted || next instanceof Failed;
             case Ready r -> next instanceof Decoding || next instanceof Finished || next instanceof Aborted
                     || next instanceof Failed;
-            case Decoding d -> next instanceof Finished || next instanceof Aborted || next instanceof Failed;
+            case Decoding d -> next instanceof Finished || next instanceof Preempted || next instanceof Aborted
+                    || next instanceof Failed;
+            case Preempted p -> next instanceof Reserved || next instanceof Aborted || next instanceof Failed;
             case Finished f -> false;
             case Rejected r -> false;
             case Aborted a -> false;

@@ -12,6 +12,16 @@ public interface AdmissionView extends SequenceView {
     /** Hands the decode pages to whoever now answers for them, so nobody frees them twice. */
     List<PageRef> takeDecodePages();
 
+    /** Order of first admission; set once (a re-queued request keeps its place). */
+    void admissionOrder(long order);
+
+    long admissionOrder();
+
+    /** Tokens its (re-)prefill writes: the prompt, and after a preemption the tokens generated so far but the last. */
+    int prefillLength();
+
+    int preemptions();
+
     /** Refuses the request before any page was reserved for it. */
     void reject(String code, String message);
 }

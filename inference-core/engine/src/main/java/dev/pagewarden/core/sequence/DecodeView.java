@@ -13,6 +13,17 @@ public interface DecodeView extends KvStageView {
 
     List<PageRef> takeDecodePages();
 
+    /** Decode grew the page table by one page. */
+    void addDecodePage(PageRef page);
+
+    /** Order of first admission: the most recently admitted running request is preempted first. */
+    long admissionOrder();
+
+    int preemptions();
+
+    /** Its decode pages (released, reads finished) went to others: it waits to be re-prefilled and continue. */
+    void preempt();
+
     Sampler sampler();
 
     /** The token the next decode step feeds (the last one sampled). */

@@ -11,4 +11,7 @@ public interface IntakeView extends KvStageView {
     List<PageRef> takeDecodePages();
 
     int transferGeneration();
+
+    /** Tokens the transfer brings: what prefill wrote (the prompt, or after a preemption prompt + tokens so far). */
+    int prefillLength();
 }

@@ -9,6 +9,12 @@ import java.util.List;
 public interface PrefillView extends KvStageView {
     void prefillPages(List<PageRef> pages);
 
+    /** What prefill writes into the KV: the prompt, then (after a preemption) every generated token but the pending one. */
+    int[] prefillTokens();
+
+    /** Tokens generated so far: more than none means a re-prefill after a preemption (nothing is sampled). */
+    int outputCount();
+
     List<PageRef> takePrefillPages();
 
     void prefillNanos(long nanos);

@@ -57,6 +57,11 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
      * receipt's reads). Only the decode thread touches it.
      */
     private final List<PageEpochRead> reads = new ArrayList<>();
+    /** Final reads of the page epochs earlier decode pages held (before each preemption); the receipt names them too. */
+    private final List<PageEpochRead> earlierReads = new ArrayList<>();
+    /** Order of first admission (1, 2, ...): the most recently admitted running request is the one preempted. */
+    private long admissionOrder;
+    private int preemptions;
     private volatile ReceiptIssuer receipts;
     private int[] output = new int[8];
     private int outputCount;
@@ -170,7 +175,73 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     @Override
     public void decodePages(List<PageRef> pages, long nowNanos) {
         this.decodePages = List.copyOf(pages);
-        this.reservedNanos = nowNanos;
+        if (preemptions == 0) { // the queue time the result reports is the first one
+            this.reservedNanos = nowNanos;
+        }
+    }
+
+    @Override
+    /** Decode grew the page table by one page (the request reached the end of its pages). */
+    public synchronized void addDecodePage(PageRef page) {
+        List<PageRef> grown = new ArrayList<>(decodePages.size() + 1);
+        grown.addAll(decodePages);
+        grown.add(page);
+        decodePages = List.copyOf(grown);
+    }
+
+    @Override
+    public long admissionOrder() {
+        return admissionOrder;
+    }
+
+    @Override
+    /** Set once, at the first admission: a re-queued request keeps its place among the others. */
+    public void admissionOrder(long order) {
+        if (admissionOrder == 0) {
+            admissionOrder = order;
+        }
+    }
+
+    @Override
+    public int preemptions() {
+        return preemptions;
+    }
+
+    @Override
+    /**
+     * Its decode pages were taken for other requests (the caller has released them and finished their
+     * reads): keeps the tokens generated and streamed so far, keeps the reads for the receipt, and waits
+     * to be re-prefilled from {@link #prefillTokens}.
+     */
+    public void preempt() {
+        if (!readsFinal && !reads.isEmpty()) {
+            throw new IllegalStateException("request " + id + ": preempted before its reads were finished");
+        }
+        earlierReads.addAll(reads);
+        reads.clear();
+        readsFinal = false;
+        boundPages = 0;
+        readEnd = 0;
+        preemptions++;
+        moveTo(new RequestState.Preempted(preemptions));
+    }
+
+    @Override
+    /** What prefill writes into the KV: the prompt, then every generated token but the pending one. */
+    public int[] prefillTokens() {
+        int[] prompt = request.promptTokens();
+        int generated = Math.max(0, outputCount - 1);
+        if (generated == 0) {
+            return prompt;
+        }
+        int[] all = Arrays.copyOf(prompt, prompt.length + generated);
+        System.arraycopy(output, 0, all, prompt.length, generated);
+        return all;
+    }
+
+    @Override
+    public int prefillLength() {
+        return cachedPositions();
     }
 
     @Override
@@ -312,7 +383,12 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     public GenerationResult toResult(FinishReason reason, long nowNanos) {
         int[] tokens = Arrays.copyOf(output, outputCount);
         ReceiptIssuer issuer = receipts;
-        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), reads, tokens);
+        List<PageEpochRead> allReads = reads;
+        if (!earlierReads.isEmpty()) {
+            allReads = new ArrayList<>(earlierReads);
+            allReads.addAll(reads);
+        }
+        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), allReads, tokens);
         return new GenerationResult(id, tokens, reason, reservedNanos - submittedNanos,
                 prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt);
     }

@@ -49,6 +49,13 @@ public interface EngineMetrics {
     default void tenantServed(String tenant, long tokens) {
     }
 
+    /**
+     * {@code kv_preemptions_total{outcome="requeued"|"preempted_too_often"}}: a running request's decode pages were
+     * taken back for others; it was re-queued, or failed having been preempted too often.
+     */
+    default void preemption(String outcome) {
+    }
+
     EngineMetrics NONE = new EngineMetrics() {
     };
 }

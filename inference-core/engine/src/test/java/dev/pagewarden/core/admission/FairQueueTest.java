@@ -40,6 +40,10 @@ class FairQueueTest {
         public void abortNow() { }
         public void decodePages(List<PageRef> pages, long nowNanos) { }
         public List<PageRef> takeDecodePages() { return List.of(); }
+        public void admissionOrder(long order) { }
+        public long admissionOrder() { return id; }
+        public int prefillLength() { return request.promptLength(); }
+        public int preemptions() { return 0; }
         public void reject(String code, String message) { refusal = code + ": " + message; }
 
         @Override

@@ -99,10 +99,11 @@ class EngineBehaviourTest extends RealModelTest {
 
     @Test
     void fullQueueRejectsWithRetryableOverload() throws Exception {
-        // Decode pool of 64 tokens: one request holding 60 leaves no room; queue bound 1.
+        // Decode pool of 64 tokens, whole reservations: one request holding 60 leaves no room; queue bound 1.
         CountDownLatch firstTokenSeen = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        try (Engine e = engine(EngineConfig.builder().poolTokens(64, 64).contextWindow(64).maxQueue(1).build())) {
+        try (Engine e = engine(EngineConfig.builder().poolTokens(64, 64).contextWindow(64).maxQueue(1)
+                .decodeHeadroomPages(EngineConfig.FULL_RESERVATION).build())) {
             RequestHandle holder = e.submit(new GenerationRequest("a", prompt(10), 50, SamplingParams.greedy()), (id, tok) -> {
                 firstTokenSeen.countDown();
                 try {

@@ -257,6 +257,34 @@ class KvPoolTest {
     }
 
     @Test
+    void preemptionRecordsEachPageThenReleasesItAndOnlyTakesOwnedPages() {
+        List<dev.pagewarden.core.lineage.LineageEvent> events = new java.util.ArrayList<>();
+        pool = new KvPool("test-1", pool.storage(), new LineageRecorder(events::add,
+                new dev.pagewarden.core.lineage.LineageIds(), dev.pagewarden.core.spi.Clock.SYSTEM, "n", "test-1"));
+        List<PageRef> running = pool.allocate(5, "a", 2);
+        List<PageRef> inTransfer = pool.allocate(6, "b", 2);
+        pool.defer(6, inTransfer, 1);
+        events.clear();
+        assertThatThrownBy(() -> pool.preempt(6, inTransfer)).as("deferred pages wait for their ack")
+                .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> pool.preempt(7, running)).as("another request's pages")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(events).isEmpty();
+
+        pool.preempt(5, running);
+        assertThat(events).extracting(e -> e.kind() + " " + e.page() + "@" + e.epoch()).containsExactly(
+                "PREEMPT " + running.get(0).page() + "@" + running.get(0).epoch(),
+                "PREEMPT " + running.get(1).page() + "@" + running.get(1).epoch(),
+                "RELEASE " + running.get(0).page() + "@" + running.get(0).epoch(),
+                "RELEASE " + running.get(1).page() + "@" + running.get(1).epoch());
+        assertThat(pool.countByState().get(PageState.DEFERRED)).isEqualTo(2);
+        assertThat(pool.freePages()).isEqualTo(PAGES - 2);
+        List<PageRef> next = pool.allocate(8, "c", 2);
+        assertThat(next).extracting(PageRef::epoch).as("a new epoch for the next owner")
+                .doesNotContainAnyElementsOf(running.stream().map(PageRef::epoch).toList());
+    }
+
+    @Test
     void quarantineThenScrubZeroesThePageMemoryAndFreesIt() {
         List<PageRef> t = pool.allocate(8, "a", 2);
         long bytes = pool.layout().pageBytes();

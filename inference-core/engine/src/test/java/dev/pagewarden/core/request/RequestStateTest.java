@@ -20,11 +20,12 @@ class RequestStateTest {
     static final RequestState TR = new RequestState.Transferring();
     static final RequestState RD = new RequestState.Ready();
     static final RequestState DC = new RequestState.Decoding();
+    static final RequestState PM = new RequestState.Preempted(1);
     static final RequestState FI = new RequestState.Finished(FinishReason.STOP);
     static final RequestState RJ = new RequestState.Rejected("c", "m");
     static final RequestState AB = new RequestState.Aborted("r");
     static final RequestState FA = new RequestState.Failed("c", "m");
-    static final List<RequestState> ALL = List.of(Q, AD, RS, PF, TR, RD, DC, FI, RJ, AB, FA);
+    static final List<RequestState> ALL = List.of(Q, AD, RS, PF, TR, RD, DC, PM, FI, RJ, AB, FA);
 
     static final Map<RequestState, Set<RequestState>> ALLOWED = Map.ofEntries(
             Map.entry(Q, Set.of(AD, RJ, AB)),
@@ -33,7 +34,8 @@ class RequestStateTest {
             Map.entry(PF, Set.of(TR, AB, FA)),
             Map.entry(TR, Set.of(RD, AB, FA)),
             Map.entry(RD, Set.of(DC, FI, AB, FA)),
-            Map.entry(DC, Set.of(FI, AB, FA)),
+            Map.entry(DC, Set.of(FI, PM, AB, FA)),
+            Map.entry(PM, Set.of(RS, AB, FA)),
             Map.entry(FI, Set.of()), Map.entry(RJ, Set.of()), Map.entry(AB, Set.of()), Map.entry(FA, Set.of()));
 
     @Test
@@ -47,7 +49,7 @@ class RequestStateTest {
 
     @Test
     void rejectedOnlyBeforeReservation() {
-        for (RequestState s : List.of(RS, PF, TR, RD, DC)) {
+        for (RequestState s : List.of(RS, PF, TR, RD, DC, PM)) {
             assertThat(s.canMoveTo(RJ)).as(s + " -> Rejected").isFalse();
         }
     }

@@ -135,6 +135,11 @@ public final class IsolationFixtures {
         public void canaryCheck(String result) {
             inc("canary:" + result);
         }
+
+        @Override
+        public void preemption(String outcome) {
+            inc("preemption:" + outcome);
+        }
     }
 
     /** Records every safety event. */

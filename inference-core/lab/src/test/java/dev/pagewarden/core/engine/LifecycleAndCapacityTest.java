@@ -87,7 +87,9 @@ class LifecycleAndCapacityTest extends RealModelTest {
         CountingMetrics metrics = new CountingMetrics();
         CountDownLatch holderRunning = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(64).poolTokens(64, 64).build()).metrics(metrics).safety(new Events()).build()) {
+        // whole reservations: the holder's 60 tokens leave no room for the next request
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").contextWindow(64).poolTokens(64, 64)
+                .decodeHeadroomPages(EngineConfig.FULL_RESERVATION).build()).metrics(metrics).safety(new Events()).build()) {
             RequestHandle holder = e.submit(new GenerationRequest("a", prompt(10, 1), 50, SamplingParams.greedy()),
                     (id, tok) -> {
                         holderRunning.countDown();
