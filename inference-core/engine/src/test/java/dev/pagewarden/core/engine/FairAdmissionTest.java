@@ -19,11 +19,13 @@ class FairAdmissionTest extends RealModelTest {
 
     @Test
     void aSingleRequestIsAdmittedAheadOfAFloodingTenantsQueue() throws Exception {
-        // a decode pool of 64 tokens holds one request of 50 at a time: admission order is first-token order
+        // a decode pool of 64 tokens holds one request of 50 at a time (each reserves all its tokens at admission):
+        // admission order is first-token order
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
         List<String> firstTokens = new CopyOnWriteArrayList<>();
-        try (Engine e = EngineBehaviourTest.engine(EngineConfig.builder().poolTokens(64, 64).contextWindow(64).build())) {
+        try (Engine e = EngineBehaviourTest.engine(EngineConfig.builder().poolTokens(64, 64).contextWindow(64)
+                .decodeHeadroomPages(EngineConfig.FULL_RESERVATION).build())) {
             RequestHandle holder = e.submit(request("a"), (id, tok) -> {
                 holding.countDown();
                 try {
