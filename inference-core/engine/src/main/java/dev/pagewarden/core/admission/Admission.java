@@ -92,7 +92,7 @@ public final class Admission<S extends AdmissionView> {
 
     /**
      * The engine's one check of a request's values against this engine (that they are there and positive is
-     * {@link GenerationRequest}'s own): every prompt token in the vocabulary, max_tokens no larger than the window.
+     * {@link GenerationRequest}'s own): every prompt token and logit_bias id in the vocabulary, max_tokens no larger than the window.
      * Throws at once; what only the sum of prompt and max_tokens exceeds is a rejection of {@link #submit} instead
      * (context length exceeded).
      */
@@ -107,6 +107,12 @@ public final class Admission<S extends AdmissionView> {
         for (int t : request.promptTokens()) {
             if (t < 0 || t >= vocabSize) {
                 throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of " + vocabSize);
+            }
+        }
+        for (int t : request.sampling().logitBias().keySet()) {
+            if (t >= vocabSize) {
+                throw new InvalidRequestException("logit_bias", "logit_bias names token id " + t
+                        + ", outside the vocabulary of " + vocabSize);
             }
         }
         if (request.maxNewTokens() > contextWindow) {
