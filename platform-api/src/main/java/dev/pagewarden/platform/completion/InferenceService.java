@@ -36,9 +36,11 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -141,7 +143,7 @@ public class InferenceService {
         int[] prompt = tokenize(model, request);
         int maxTokens = maxTokens(request, caller, model.contextWindow(), prompt.length);
         int n = request.n();
-        List<ValidRequest> checked = new java.util.ArrayList<>(n);
+        List<ValidRequest> checked = new ArrayList<>(n);
         long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
         for (int i = 0; i < n; i++) {
             checked.add(check(caller, request, model, prompt, maxTokens, seed + i));
@@ -149,8 +151,8 @@ public class InferenceService {
         checkTenantContext(caller, request, prompt.length, maxTokens);
         // n choices: the prompt once and every choice's max_tokens, as usage counts them
         Group group = new Group(n, prompt.length, charge(caller, (long) prompt.length + (long) n * maxTokens));
-        List<Run> runs = new java.util.ArrayList<>(n);
-        List<RequestHandle> handles = new java.util.ArrayList<>(n);
+        List<Run> runs = new ArrayList<>(n);
+        List<RequestHandle> handles = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Run run = new Run(caller, model, request, httpRequestId, received, prompt.length, group, i);
             RequestHandle handle;
@@ -285,7 +287,7 @@ public class InferenceService {
 
     /** A token's log probabilities as the API shows them: the token's text and bytes, and its alternatives'. */
     private static GenerationEvent.TokenLogprob logprob(TextTokenizer tokenizer, TokenLogprobs lp) {
-        List<GenerationEvent.TokenLogprob> top = new java.util.ArrayList<>(lp.top().size());
+        List<GenerationEvent.TokenLogprob> top = new ArrayList<>(lp.top().size());
         for (TokenLogprobs.Logprob alt : lp.top()) {
             top.add(tokenLogprob(tokenizer, alt, List.of()));
         }
@@ -295,7 +297,7 @@ public class InferenceService {
     private static GenerationEvent.TokenLogprob tokenLogprob(TextTokenizer tokenizer, TokenLogprobs.Logprob lp,
                                                              List<GenerationEvent.TokenLogprob> top) {
         byte[] bytes = tokenizer.bytes(lp.token());
-        return new GenerationEvent.TokenLogprob(new String(bytes, java.nio.charset.StandardCharsets.UTF_8), lp.logprob(),
+        return new GenerationEvent.TokenLogprob(new String(bytes, StandardCharsets.UTF_8), lp.logprob(),
                 bytes, top);
     }
 
@@ -373,7 +375,7 @@ public class InferenceService {
         final Utf8StreamDecoder decoder;
         final StopMatcher stops;
         /** Log probabilities of the tokens not yet sent with a delta (decode thread only). */
-        final List<GenerationEvent.TokenLogprob> logprobs = new java.util.ArrayList<>();
+        final List<GenerationEvent.TokenLogprob> logprobs = new ArrayList<>();
         /** Tokens the engine has emitted. */
         final AtomicInteger index = new AtomicInteger();
         final AtomicBoolean clientGone = new AtomicBoolean();

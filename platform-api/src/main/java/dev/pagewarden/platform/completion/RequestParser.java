@@ -14,6 +14,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -153,14 +154,14 @@ final class RequestParser {
                 topK == null || topK == -1 ? 0 : topK, minP, logitBias(root.get("logit_bias")), logprobs(kind, root));
     }
 
-    private static java.util.Map<Integer, Float> logitBias(JsonNode node) {
+    private static Map<Integer, Float> logitBias(JsonNode node) {
         if (node == null || node.isNull()) {
             return Map.of();
         }
         if (!node.isObject()) {
             throw ApiException.invalid("logit_bias", "'logit_bias' must be an object of token id to bias");
         }
-        java.util.Map<Integer, Float> bias = new java.util.HashMap<>();
+        Map<Integer, Float> bias = new HashMap<>();
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             int id;
             try {
