@@ -69,7 +69,7 @@ class ErrorResponsesTest extends PlatformTest {
                 "invalid_request").jsonPath("$.error.param").isEqualTo("temperature");
         error(completion(key, Map.of("model", MODEL, "prompt", "hi", "max_token", 5)), HttpStatus.BAD_REQUEST,
                 "unknown_parameter").jsonPath("$.error.param").isEqualTo("max_token");
-        error(completion(key, Map.of("model", MODEL, "prompt", "hi", "n", 2)), HttpStatus.BAD_REQUEST,
+        error(completion(key, Map.of("model", MODEL, "prompt", "hi", "n", 9)), HttpStatus.BAD_REQUEST,
                 "invalid_request").jsonPath("$.error.param").isEqualTo("n");
         error(completion(key, Map.of("prompt", "hi")), HttpStatus.BAD_REQUEST, "invalid_request")
                 .jsonPath("$.error.param").isEqualTo("model");

@@ -16,6 +16,7 @@ import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,30 +69,47 @@ class CompletionController {
     private Mono<ResponseEntity<?>> collect(CompletionRequest request, InferenceService.Generation generation,
                                            long created) {
         return generation.events().collectList().map(events -> {
-            StringBuilder text = new StringBuilder();
-            GenerationEvent.Done done = null;
+            int n = request.n();
+            StringBuilder[] texts = new StringBuilder[n];
+            List<List<GenerationEvent.TokenLogprob>> logprobs = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                texts[i] = new StringBuilder();
+                logprobs.add(new ArrayList<>());
+            }
+            GenerationEvent.Done[] dones = new GenerationEvent.Done[n];
             for (GenerationEvent e : events) {
                 switch (e) {
-                    case GenerationEvent.Delta d -> text.append(d.text());
-                    case GenerationEvent.Done d -> done = d;
+                    case GenerationEvent.Delta d -> {
+                        texts[d.index()].append(d.text());
+                        logprobs.get(d.index()).addAll(d.logprobs());
+                    }
+                    case GenerationEvent.Done d -> dones[d.index()] = d;
                 }
             }
-            if (done == null) {
+            if (Arrays.asList(dones).contains(null)) {
                 throw ApiException.serverError("internal_error", "request " + request.kind().idPrefix + generation.publicId()
                         + " ended without a result");
             }
-            Map<String, Object> choice = new LinkedHashMap<>();
-            choice.put("index", 0);
-            if (request.kind() == CompletionRequest.Kind.CHAT) {
-                choice.put("message", Map.of("role", "assistant", "content", text.toString()));
-            } else {
-                choice.put("text", text.toString());
+            List<Map<String, Object>> choices = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                Map<String, Object> choice = new LinkedHashMap<>();
+                choice.put("index", i);
+                if (request.kind() == CompletionRequest.Kind.CHAT) {
+                    choice.put("message", Map.of("role", "assistant", "content", texts[i].toString()));
+                } else {
+                    choice.put("text", texts[i].toString());
+                }
+                choice.put("logprobs", logprobs(request, logprobs.get(i), 0));
+                choice.put("finish_reason", dones[i].finishReason());
+                if (n > 1) {
+                    choice.put("pagewarden_receipt", dones[i].receipt()); // each choice ran as its own request
+                }
+                choices.add(choice);
             }
-            choice.put("logprobs", null);
-            choice.put("finish_reason", done.finishReason());
+            GenerationEvent.Done done = dones[0];
             Map<String, Object> response = envelope(request, generation.publicId(), created, request.kind().object);
-            response.put("choices", List.of(choice));
-            response.put("usage", usage(done));
+            response.put("choices", choices);
+            response.put("usage", usage(done.promptTokens(), Arrays.stream(dones).mapToInt(GenerationEvent.Done::completionTokens).sum()));
             response.put("pagewarden_receipt", done.receipt());
             ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON);
             if (done.receipt() != null) {
@@ -106,21 +124,33 @@ class CompletionController {
         String id = generation.publicId();
         String object = request.kind() == CompletionRequest.Kind.CHAT ? "chat.completion.chunk" : "text_completion";
         boolean chat = request.kind() == CompletionRequest.Kind.CHAT;
+        int n = request.n();
         Flux<String> first = chat
-                ? Flux.just(data(chunk(request, id, created, object, Map.of("role", "assistant", "content", ""), null)))
+                ? Flux.range(0, n).map(i -> data(chunk(request, id, created, object, i,
+                        Map.of("role", "assistant", "content", ""), null, null)))
                 : Flux.empty();
+        // per choice: the characters sent so far (the legacy text_offset); over all: completion tokens, choices done
+        int[] offsets = new int[n];
+        int[] completionTokens = new int[1];
+        int[] done = new int[1];
         Flux<String> body = generation.events().concatMap(e -> switch (e) {
-            case GenerationEvent.Delta d -> Flux.just(data(chunk(request, id, created, object,
-                    chat ? Map.of("content", d.text()) : d.text(), null)));
+            case GenerationEvent.Delta d -> {
+                Object logprobs = logprobs(request, d.logprobs(), offsets[d.index()]);
+                offsets[d.index()] += d.logprobs().stream().mapToInt(t -> t.token().length()).sum();
+                yield Flux.just(data(chunk(request, id, created, object, d.index(),
+                        chat ? Map.of("content", d.text()) : d.text(), logprobs, null)));
+            }
             case GenerationEvent.Done d -> {
-                Map<String, Object> last = chunk(request, id, created, object, chat ? Map.of() : "", d.finishReason());
+                Map<String, Object> last = chunk(request, id, created, object, d.index(), chat ? Map.of() : "", null,
+                        d.finishReason());
                 last.put("pagewarden_receipt", d.receipt());
                 List<String> out = new ArrayList<>();
                 out.add(data(last));
-                if (request.includeUsage()) {
+                completionTokens[0] += d.completionTokens();
+                if (request.includeUsage() && ++done[0] == n) {
                     Map<String, Object> usage = envelope(request, id, created, object);
                     usage.put("choices", List.of());
-                    usage.put("usage", usage(d));
+                    usage.put("usage", usage(d.promptTokens(), completionTokens[0]));
                     out.add(data(usage));
                 }
                 yield Flux.fromIterable(out);
@@ -135,16 +165,16 @@ class CompletionController {
                 .header("Cache-Control", "no-cache").body(new EventStream(Flux.concat(first, body))));
     }
 
-    private Map<String, Object> chunk(CompletionRequest request, String id, long created, String object, Object content,
-                                      String finishReason) {
+    private Map<String, Object> chunk(CompletionRequest request, String id, long created, String object, int index,
+                                      Object content, Object logprobs, String finishReason) {
         Map<String, Object> choice = new LinkedHashMap<>();
-        choice.put("index", 0);
+        choice.put("index", index);
         if (request.kind() == CompletionRequest.Kind.CHAT) {
             choice.put("delta", content);
         } else {
             choice.put("text", content);
         }
-        choice.put("logprobs", null);
+        choice.put("logprobs", logprobs);
         choice.put("finish_reason", finishReason);
         Map<String, Object> m = envelope(request, id, created, object);
         m.put("choices", List.of(choice));
@@ -160,12 +190,70 @@ class CompletionController {
         return m;
     }
 
-    private static Map<String, Object> usage(GenerationEvent.Done d) {
+    /** Usage of a request: the prompt once, the tokens of every choice. */
+    private static Map<String, Object> usage(int promptTokens, int completionTokens) {
         Map<String, Object> usage = new LinkedHashMap<>();
-        usage.put("prompt_tokens", d.promptTokens());
-        usage.put("completion_tokens", d.completionTokens());
-        usage.put("total_tokens", d.promptTokens() + d.completionTokens());
+        usage.put("prompt_tokens", promptTokens);
+        usage.put("completion_tokens", completionTokens);
+        usage.put("total_tokens", promptTokens + completionTokens);
         return usage;
+    }
+
+    /**
+     * Log probabilities in OpenAI's shape: chat's {@code {"content": [...], "refusal": null}}, or the legacy
+     * completions' parallel lists with {@code text_offset} counted from {@code offset}. Null when the request asked
+     * for none.
+     */
+    private static Object logprobs(CompletionRequest request, List<GenerationEvent.TokenLogprob> tokens, int offset) {
+        if (request.controls().logprobs() < 0) {
+            return null;
+        }
+        if (request.kind() == CompletionRequest.Kind.CHAT) {
+            List<Map<String, Object>> content = new ArrayList<>(tokens.size());
+            for (GenerationEvent.TokenLogprob t : tokens) {
+                Map<String, Object> entry = chatLogprob(t);
+                entry.put("top_logprobs", t.top().stream().map(CompletionController::chatLogprob).toList());
+                content.add(entry);
+            }
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("content", content);
+            out.put("refusal", null);
+            return out;
+        }
+        List<String> texts = new ArrayList<>(tokens.size());
+        List<Float> values = new ArrayList<>(tokens.size());
+        List<Map<String, Float>> top = new ArrayList<>(tokens.size());
+        List<Integer> offsets = new ArrayList<>(tokens.size());
+        int at = offset;
+        for (GenerationEvent.TokenLogprob t : tokens) {
+            texts.add(t.token());
+            values.add(t.logprob());
+            // the alternatives and, as OpenAI's legacy API, the chosen token too
+            Map<String, Float> alternatives = new LinkedHashMap<>();
+            t.top().forEach(a -> alternatives.put(a.token(), a.logprob()));
+            alternatives.putIfAbsent(t.token(), t.logprob());
+            top.add(alternatives);
+            offsets.add(at);
+            at += t.token().length();
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("tokens", texts);
+        out.put("token_logprobs", values);
+        out.put("top_logprobs", top);
+        out.put("text_offset", offsets);
+        return out;
+    }
+
+    private static Map<String, Object> chatLogprob(GenerationEvent.TokenLogprob t) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("token", t.token());
+        entry.put("logprob", t.logprob());
+        int[] bytes = new int[t.bytes().length];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = t.bytes()[i] & 0xff;
+        }
+        entry.put("bytes", bytes);
+        return entry;
     }
 
     private String data(Object payload) {

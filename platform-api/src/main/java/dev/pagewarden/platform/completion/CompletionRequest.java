@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.completion;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * A validated completion or chat request. Exactly one of {@code prompt}, {@code promptTokens} and
@@ -8,10 +9,21 @@ import java.util.List;
  *
  * @param maxTokens null: not given (InferenceService#maxTokens has the default)
  * @param seed      null: a fresh random seed (sampling only)
+ * @param n         how many choices, each its own engine request
+ * @param controls  the logit controls and log probabilities beyond temperature and top_p
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                          Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
-                         boolean stream, boolean includeUsage, String user) {
+                         boolean stream, boolean includeUsage, String user, int n, Controls controls) {
+
+    /**
+     * @param logprobs alternatives per token to return with the chosen token's log probability; -1: no log
+     *                 probabilities (chat: {@code logprobs} false; completions: {@code logprobs} absent)
+     */
+    record Controls(float presencePenalty, float frequencyPenalty, float repetitionPenalty, int topK, float minP,
+                    Map<Integer, Float> logitBias, int logprobs) {
+        static final Controls NONE = new Controls(0f, 0f, 1f, 0, 0f, Map.of(), -1);
+    }
 
     enum Kind {
         COMPLETION("text_completion", "cmpl-", "prompt"),

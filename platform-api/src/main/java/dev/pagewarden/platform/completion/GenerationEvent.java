@@ -1,16 +1,32 @@
 package dev.pagewarden.platform.completion;
 
-/** What a running generation tells the API layer, in order: deltas, then exactly one Done. */
-sealed interface GenerationEvent {
+import java.util.List;
 
-    /** New text for the client (never empty). */
-    record Delta(String text) implements GenerationEvent {
+/**
+ * What a running generation tells the API layer, per choice ({@code index}) and in order within each: deltas,
+ * then exactly one Done. Choices of one request interleave.
+ */
+sealed interface GenerationEvent {
+    int index();
+
+    /**
+     * New text for the client, and the log probabilities of the tokens generated since the last delta (empty when
+     * the request asked for none). The text is empty only when it carries log probabilities.
+     */
+    record Delta(int index, String text, List<TokenLogprob> logprobs) implements GenerationEvent {
     }
 
     /**
      * The end: why, token counts and the compact signed receipt (null when the engine signs none).
      */
-    record Done(long requestId, String finishReason, int promptTokens, int completionTokens, String receipt)
+    record Done(int index, long requestId, String finishReason, int promptTokens, int completionTokens, String receipt)
             implements GenerationEvent {
+    }
+
+    /**
+     * One generated token's log probability and its UTF-8 bytes, with the most likely alternatives (most likely
+     * first; empty for an alternative itself).
+     */
+    record TokenLogprob(String token, float logprob, byte[] bytes, List<TokenLogprob> top) {
     }
 }

@@ -8,8 +8,10 @@ import dev.pagewarden.core.cluster.ClusterEngine;
 import dev.pagewarden.core.request.RequestFailedException;
 import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
+import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
 import dev.pagewarden.core.sampling.SamplingParams;
+import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.Utf8StreamDecoder;
@@ -34,9 +36,11 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -90,8 +94,8 @@ public class InferenceService {
     }
 
     /**
-     * A request the engine accepted: its id and prompt size, and its events (Deltas, then Done, or an
-     * {@link ApiException} error). Cancelling {@code events} aborts the request in the engine.
+     * A request the engine accepted: its id and prompt size (choice 0's, for n choices), and its events (per choice
+     * Deltas, then Done; or an {@link ApiException} error). Cancelling {@code events} aborts the request in the engine.
      */
     record Generation(long requestId, String publicId, int promptTokens, Flux<GenerationEvent> events) {
     }
@@ -122,10 +126,12 @@ public class InferenceService {
                 if (caller.limits().maxContext() != null) {
                     limit = Math.min(limit, caller.limits().maxContext());
                 }
+                long left = limit - promptTokens;
                 if (caller.limits().tokensPerMinute() != null) {
-                    limit = Math.min(limit, caller.limits().tokensPerMinute());
+                    // the prompt is charged once, every choice's max_tokens
+                    left = Math.min(left, (caller.limits().tokensPerMinute() - promptTokens) / request.n());
                 }
-                yield (int) Math.max(1, limit - promptTokens);
+                yield (int) Math.max(1, left);
             }
         };
     }
@@ -136,32 +142,66 @@ public class InferenceService {
         ServedModel model = host.requireServing(request.model());
         int[] prompt = tokenize(model, request);
         int maxTokens = maxTokens(request, caller, model.contextWindow(), prompt.length);
-        ValidRequest checked = check(caller, request, model, prompt, maxTokens);
-        checkTenantContext(caller, request, prompt.length, maxTokens);
-        Quotas.Permit permit = charge(caller, (long) prompt.length + maxTokens);
-        Run run = new Run(caller, model, request, httpRequestId, received, prompt.length, permit);
-        RequestHandle handle = submit(run, checked);
-        LOG.info("[{}] request {} ({}) tenant={} model={} prompt_tokens={} max_tokens={} stream={}", httpRequestId,
-                run.id, run.shown, caller.tenantId(), model.id(), prompt.length, maxTokens, request.stream());
-        if (handle.result().isCompletedExceptionally()) {
-            throw refusedAtAdmission(run, handle.result().exceptionNow());
+        int n = request.n();
+        List<ValidRequest> checked = new ArrayList<>(n);
+        long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
+        for (int i = 0; i < n; i++) {
+            checked.add(check(caller, request, model, prompt, maxTokens, seed + i));
         }
-        running.put(run.id, handle);
-        Flux<GenerationEvent> events = run.sink.flux().doOnCancel(() -> {
-            run.clientGone.set(true);
-            handle.abort("client disconnected");
-            disconnects.increment();
-            LOG.info("[{}] request {}: client disconnected, aborting in the engine", httpRequestId, run.id);
-        });
-        handle.result().whenComplete((result, failure) -> {
-            running.remove(run.id);
-            if (failure == null) {
-                finished(run, result);
-            } else {
-                failed(run, failure);
+        checkTenantContext(caller, request, prompt.length, maxTokens);
+        // n choices: the prompt once and every choice's max_tokens, as usage counts them
+        Group group = new Group(n, prompt.length, charge(caller, (long) prompt.length + (long) n * maxTokens));
+        List<Run> runs = new ArrayList<>(n);
+        List<RequestHandle> handles = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Run run = new Run(caller, model, request, httpRequestId, received, prompt.length, group, i);
+            RequestHandle handle;
+            try {
+                handle = submit(run, checked.get(i));
+            } catch (ApiException e) {
+                refuseChoices(group, handles, n - i);
+                throw e;
             }
+            LOG.info("[{}] request {} ({}) tenant={} model={} prompt_tokens={} max_tokens={} stream={}{}", httpRequestId,
+                    run.id, run.shown, caller.tenantId(), model.id(), prompt.length, maxTokens, request.stream(),
+                    n > 1 ? " choice=" + i + "/" + n : "");
+            if (handle.result().isCompletedExceptionally()) {
+                refuseChoices(group, handles, n - i - 1);
+                throw refusedAtAdmission(run, handle.result().exceptionNow());
+            }
+            running.put(run.id, handle);
+            runs.add(run);
+            handles.add(handle);
+            handle.result().whenComplete((result, failure) -> {
+                running.remove(run.id);
+                if (failure == null) {
+                    finished(run, result);
+                } else {
+                    failed(run, failure);
+                }
+            });
+        }
+        group.handles = List.copyOf(handles);
+        Flux<GenerationEvent> events = group.sink.flux().doOnCancel(() -> {
+            runs.forEach(r -> r.clientGone.set(true));
+            handles.forEach(h -> h.abort("client disconnected"));
+            disconnects.increment();
+            LOG.info("[{}] request {}: client disconnected, aborting in the engine", httpRequestId, runs.getFirst().id);
         });
-        return new Generation(run.id, run.publicId, prompt.length, events);
+        Run first = runs.getFirst();
+        return new Generation(first.id, first.publicId, prompt.length, events);
+    }
+
+    /**
+     * A choice was refused before it started: the choices already submitted are aborted, and the charge is kept
+     * whole (as for a single request refused at admission) once every choice has ended.
+     */
+    private static void refuseChoices(Group group, List<RequestHandle> submitted, int notStarted) {
+        group.keepCharge();
+        submitted.forEach(h -> h.abort("another choice of the request was refused"));
+        for (int i = 0; i < notStarted; i++) {
+            group.ended(0);
+        }
     }
 
     private void refuseWhileDraining() {
@@ -173,11 +213,13 @@ public class InferenceService {
 
     /** The engine checks the request's values (one place, once): before any quota is charged. */
     private static ValidRequest check(TenantPrincipal caller, CompletionRequest request, ServedModel model, int[] prompt,
-                                      int maxTokens) {
-        long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
+                                      int maxTokens, long seed) {
+        CompletionRequest.Controls c = request.controls();
         try {
             return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
-                    new SamplingParams(request.temperature(), request.topP(), seed), caller.limits().weight()));
+                    new SamplingParams(request.temperature(), request.topP(), seed, false, c.topK(), c.minP(),
+                            c.presencePenalty(), c.frequencyPenalty(), c.repetitionPenalty(), c.logitBias(), c.logprobs()),
+                    caller.limits().weight()));
         } catch (InvalidRequestException e) {
             throw ApiException.invalid(e.param(), e.getMessage());
         }
@@ -207,23 +249,33 @@ public class InferenceService {
         AtomicBoolean stopPending = new AtomicBoolean();
         RequestHandle handle;
         try {
-            handle = run.model.engine().submit(checked, (id, token) -> {
-                gate.beforeToken(id, run.index.getAndIncrement());
-                String text = run.stops.accept(run.decoder.accept(token));
-                if (!text.isEmpty()) {
-                    run.sink.next(new GenerationEvent.Delta(text));
+            handle = run.model.engine().submit(checked, new TokenListener() {
+                @Override
+                public void onToken(long id, int token) {
+                    onToken(id, token, null);
                 }
-                if (run.stops.matched()) {
-                    RequestHandle h = handleRef.get();
-                    if (h != null) {
-                        h.stop();
-                    } else {
-                        stopPending.set(true);
+
+                @Override
+                public void onToken(long id, int token, TokenLogprobs logprobs) {
+                    gate.beforeToken(id, run.index.getAndIncrement());
+                    if (logprobs != null) {
+                        run.logprobs.add(logprob(run.model.tokenizer(), logprobs));
+                    }
+                    String text = run.stops.accept(run.decoder.accept(token));
+                    if (!text.isEmpty()) {
+                        run.delta(text);
+                    }
+                    if (run.stops.matched()) {
+                        RequestHandle h = handleRef.get();
+                        if (h != null) {
+                            h.stop();
+                        } else {
+                            stopPending.set(true);
+                        }
                     }
                 }
             });
         } catch (InvalidRequestException e) {
-            run.permit.close();
             throw ApiException.invalid(e.param(), e.getMessage());
         }
         handleRef.set(handle);
@@ -234,9 +286,26 @@ public class InferenceService {
         return handle;
     }
 
+    /** A token's log probabilities as the API shows them: the token's text and bytes, and its alternatives'. */
+    private static GenerationEvent.TokenLogprob logprob(TextTokenizer tokenizer, TokenLogprobs lp) {
+        List<GenerationEvent.TokenLogprob> top = new ArrayList<>(lp.top().size());
+        for (TokenLogprobs.Logprob alt : lp.top()) {
+            top.add(tokenLogprob(tokenizer, alt, List.of()));
+        }
+        return tokenLogprob(tokenizer, lp.chosen(), top);
+    }
+
+    private static GenerationEvent.TokenLogprob tokenLogprob(TextTokenizer tokenizer, TokenLogprobs.Logprob lp,
+                                                             List<GenerationEvent.TokenLogprob> top) {
+        byte[] bytes = tokenizer.bytes(lp.token());
+        return new GenerationEvent.TokenLogprob(new String(bytes, StandardCharsets.UTF_8), lp.logprob(),
+                bytes, top);
+    }
+
     /** Refused by admission before any page was reserved: still time for an error status. */
     private ApiException refusedAtAdmission(Run run, Throwable cause) {
-        run.permit.close();
+        run.group.keepCharge();
+        run.group.ended(0);
         ApiException error = toApi(cause, run.shown, run.request.kind());
         record(run, new Ending("REJECTED", error.error().code(), 0, null, Instant.now(), null, null), () -> { });
         LOG.info("[{}] request {} refused: {}", run.httpRequestId, run.id, error.getMessage());
@@ -246,8 +315,8 @@ public class InferenceService {
     private void finished(Run run, GenerationResult result) {
         Instant finished = Instant.now();
         String tail = run.stops.accept(run.decoder.finish()) + run.stops.finish();
-        if (!tail.isEmpty()) {
-            run.sink.next(new GenerationEvent.Delta(tail));
+        if (!tail.isEmpty() || !run.logprobs.isEmpty()) {
+            run.delta(tail);
         }
         String reason = run.stops.matched() ? "stop" : switch (result.finishReason()) {
             case STOP -> "stop";
@@ -255,20 +324,21 @@ public class InferenceService {
         };
         String receipt = result.receipt() == null ? null : result.receipt().toCompact();
         int generated = result.outputTokens().length;
-        run.permit.release((long) run.promptTokens + generated);
+        run.group.ended(generated);
         LOG.info("[{}] request {} finished ({}) completion_tokens={}", run.httpRequestId, run.id, reason, generated);
-        GenerationEvent.Done done = new GenerationEvent.Done(run.id, reason, run.promptTokens, generated, receipt);
+        GenerationEvent.Done done = new GenerationEvent.Done(run.choice, run.id, reason, run.promptTokens, generated,
+                receipt);
         // the record first, so that the audit endpoint knows the id as soon as the client does
         record(run, new Ending("FINISHED", null, generated, result, finished, reason, receipt), () -> {
-            run.sink.next(done);
-            run.sink.complete();
+            run.group.sink.next(done);
+            run.group.choiceDone();
         });
     }
 
     private void failed(Run run, Throwable failure) {
         Instant finished = Instant.now();
         int generated = run.index.get();
-        run.permit.release(run.promptTokens + (long) generated);
+        run.group.ended(generated);
         Throwable cause = failure instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
                 ? ce.getCause() : failure;
         boolean clientGone = run.clientGone.get();
@@ -285,8 +355,11 @@ public class InferenceService {
         } else {
             LOG.warn("[{}] request {} ended with {}: {}", run.httpRequestId, run.id, error.error().code(), error.getMessage());
         }
+        // one choice failing fails the request with its error: the other choices stop too
+        ApiException shown = run.group.firstError(error);
+        run.group.handles.stream().filter(h -> h.id() != run.id).forEach(h -> h.abort("another choice of the request failed"));
         record(run, new Ending(status, error.error().code(), generated, null, finished, null, null),
-                () -> run.sink.error(error));
+                () -> run.group.sink.error(shown));
     }
 
     /** One request on its way: who asked what, what it was charged, and what its tokens have become so far. */
@@ -297,10 +370,13 @@ public class InferenceService {
         final String httpRequestId;
         final Instant received;
         final int promptTokens;
-        final Quotas.Permit permit;
+        final Group group;
+        /** Which of the request's choices this is. */
+        final int choice;
         final Utf8StreamDecoder decoder;
         final StopMatcher stops;
-        final Emitter sink = new Emitter();
+        /** Log probabilities of the tokens not yet sent with a delta (decode thread only). */
+        final List<GenerationEvent.TokenLogprob> logprobs = new ArrayList<>();
         /** Tokens the engine has emitted. */
         final AtomicInteger index = new AtomicInteger();
         final AtomicBoolean clientGone = new AtomicBoolean();
@@ -310,14 +386,15 @@ public class InferenceService {
         String shown;
 
         Run(TenantPrincipal caller, ServedModel model, CompletionRequest request, String httpRequestId, Instant received,
-            int promptTokens, Quotas.Permit permit) {
+            int promptTokens, Group group, int choice) {
             this.caller = caller;
             this.model = model;
             this.request = request;
             this.httpRequestId = httpRequestId;
             this.received = received;
             this.promptTokens = promptTokens;
-            this.permit = permit;
+            this.group = group;
+            this.choice = choice;
             this.decoder = model.tokenizer().streamDecoder();
             this.stops = new StopMatcher(request.stop());
         }
@@ -326,6 +403,75 @@ public class InferenceService {
             this.id = id;
             this.publicId = publicId;
             this.shown = request.kind().idPrefix + publicId;
+        }
+
+        /** Sends text with the log probabilities gathered since the last delta. */
+        void delta(String text) {
+            group.sink.next(new GenerationEvent.Delta(choice, text, List.copyOf(logprobs)));
+            logprobs.clear();
+        }
+    }
+
+    /**
+     * The choices of one request: one charge to the tenant's limits, settled when the last choice ends with the
+     * prompt once and every choice's tokens; one stream of events, complete when every choice is done.
+     */
+    private static final class Group {
+        final Emitter sink = new Emitter();
+        private final Quotas.Permit permit;
+        private int running;
+        private int undone;
+        private long generated;
+        private boolean keepCharge;
+        private final long promptTokens;
+        /** The engine handles of the choices, once all are submitted. */
+        volatile List<RequestHandle> handles = List.of();
+
+        Group(int n, long promptTokens, Quotas.Permit permit) {
+            this.promptTokens = promptTokens;
+            this.running = n;
+            this.undone = n;
+            this.permit = permit;
+        }
+
+        private ApiException error;
+
+        /** The error the request ends with: the first choice's to fail. */
+        synchronized ApiException firstError(ApiException e) {
+            if (error == null) {
+                error = e;
+            }
+            return error;
+        }
+
+        /** A refusal before the request ran: the whole charge stays, as for a single request. */
+        synchronized void keepCharge() {
+            keepCharge = true;
+        }
+
+        /** A choice ended having generated {@code tokens}. */
+        void ended(int tokens) {
+            boolean last;
+            boolean keep;
+            synchronized (this) {
+                generated += tokens;
+                last = --running == 0;
+                keep = keepCharge;
+            }
+            if (last) {
+                permit.release(keep ? Long.MAX_VALUE : promptTokens + generated);
+            }
+        }
+
+        /** A choice's Done was sent: the stream ends after the last. */
+        void choiceDone() {
+            boolean last;
+            synchronized (this) {
+                last = --undone == 0;
+            }
+            if (last) {
+                sink.complete();
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package dev.pagewarden.platform.completion;
 import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.JsonProblems;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -13,6 +14,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +23,7 @@ import java.util.Set;
  * Reads a request body strictly: valid UTF-8, a JSON object, every field of the right type and
  * range, each error naming its parameter. Unknown fields are refused (as OpenAI does), so a typo
  * such as {@code max_token} never silently changes what runs; OpenAI fields we do not implement are
- * accepted only at their neutral value.
+ * accepted only at their neutral value ({@code best_of} only at 1: it was removed upstream, ask for {@code n}).
  */
 @Component
 final class RequestParser {
@@ -29,7 +31,10 @@ final class RequestParser {
 
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "seed", "stop",
             "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs",
-            "metadata", "store", "service_tier");
+            "metadata", "store", "service_tier", "top_k", "min_p", "repetition_penalty");
+    /** The most alternatives per token: chat's top_logprobs, and the legacy completions' logprobs. */
+    static final int MAX_TOP_LOGPROBS = 20;
+    static final int MAX_COMPLETION_LOGPROBS = 5;
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo", "best_of", "suffix");
     private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs",
             "response_format", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call");
@@ -43,9 +48,14 @@ final class RequestParser {
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
 
     private final JsonMapper json;
+    private final int maxN;
 
-    RequestParser(JsonMapper json) {
+    RequestParser(JsonMapper json, @Value("${pagewarden.api.max-n:8}") int maxN) {
+        if (maxN < 1) {
+            throw new IllegalArgumentException("pagewarden.api.max-n must be at least 1, got " + maxN);
+        }
         this.json = json;
+        this.maxN = maxN;
     }
 
     CompletionRequest parse(CompletionRequest.Kind kind, byte[] body) {
@@ -101,9 +111,9 @@ final class RequestParser {
             throw ApiException.invalid("top_p", "top_p must be greater than 0");
         }
         Long seed = root.has("seed") && !root.get("seed").isNull() ? integral(root.get("seed"), "seed") : null;
-        int n = root.has("n") && !root.get("n").isNull() ? (int) integral(root.get("n"), "n") : 1;
-        if (n != 1) {
-            throw ApiException.invalid("n", "only n=1 is supported, got " + n);
+        long n = root.has("n") && !root.get("n").isNull() ? integral(root.get("n"), "n") : 1;
+        if (n < 1 || n > maxN) {
+            throw ApiException.invalid("n", "n must be between 1 and " + maxN + ", got " + n);
         }
         boolean stream = bool(root, "stream", false);
         boolean includeUsage = false;
@@ -124,7 +134,84 @@ final class RequestParser {
             includeUsage = bool(so, "include_usage", false);
         }
         return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
-                stop(root.get("stop")), stream, includeUsage, string(root, "user", false));
+                stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls(kind, root));
+    }
+
+    /** Penalties, bias, the vLLM filters and log probabilities; each bad value a 400 naming its parameter. */
+    private static CompletionRequest.Controls controls(CompletionRequest.Kind kind, JsonNode root) {
+        float presence = (float) number(root, "presence_penalty", 0.0, -2.0, 2.0);
+        float frequency = (float) number(root, "frequency_penalty", 0.0, -2.0, 2.0);
+        double repetition = number(root, "repetition_penalty", 1.0, 0.0, Float.MAX_VALUE);
+        if (repetition == 0.0) {
+            throw ApiException.invalid("repetition_penalty", "repetition_penalty must be greater than 0");
+        }
+        Integer topK = optionalInt(root, "top_k");
+        if (topK != null && topK < -1) {
+            throw ApiException.invalid("top_k", "top_k must be -1 or 0 (no limit) or at least 1, got " + topK);
+        }
+        float minP = (float) number(root, "min_p", 0.0, 0.0, 1.0);
+        return new CompletionRequest.Controls(presence, frequency, (float) repetition,
+                topK == null || topK == -1 ? 0 : topK, minP, logitBias(root.get("logit_bias")), logprobs(kind, root));
+    }
+
+    private static Map<Integer, Float> logitBias(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return Map.of();
+        }
+        if (!node.isObject()) {
+            throw ApiException.invalid("logit_bias", "'logit_bias' must be an object of token id to bias");
+        }
+        Map<Integer, Float> bias = new HashMap<>();
+        for (Map.Entry<String, JsonNode> e : node.properties()) {
+            int id;
+            try {
+                id = Integer.parseInt(e.getKey());
+            } catch (NumberFormatException ex) {
+                id = -1;
+            }
+            if (id < 0 || !e.getKey().equals(Integer.toString(id))) {
+                throw ApiException.invalid("logit_bias", "logit_bias keys must be token ids (non-negative integers as "
+                        + "strings), got '" + e.getKey() + "'");
+            }
+            JsonNode v = e.getValue();
+            if (!v.isNumber() || !(v.doubleValue() >= -100 && v.doubleValue() <= 100)) {
+                throw ApiException.invalid("logit_bias", "logit_bias values must be numbers between -100 and 100, got "
+                        + e.getKey() + ": " + v);
+            }
+            bias.put(id, v.floatValue());
+        }
+        return Map.copyOf(bias);
+    }
+
+    /** The alternatives per token to return, or -1 for no log probabilities. */
+    private static int logprobs(CompletionRequest.Kind kind, JsonNode root) {
+        JsonNode lp = root.get("logprobs");
+        boolean given = lp != null && !lp.isNull();
+        if (kind == CompletionRequest.Kind.COMPLETION) {
+            if (!given) {
+                return -1;
+            }
+            long k = integral(lp, "logprobs");
+            if (k < 0 || k > MAX_COMPLETION_LOGPROBS) {
+                throw ApiException.invalid("logprobs", "logprobs must be between 0 and " + MAX_COMPLETION_LOGPROBS
+                        + ", got " + k);
+            }
+            return (int) k;
+        }
+        boolean on = bool(root, "logprobs", false);
+        JsonNode top = root.get("top_logprobs");
+        if (top == null || top.isNull()) {
+            return on ? 0 : -1;
+        }
+        long k = integral(top, "top_logprobs");
+        if (k < 0 || k > MAX_TOP_LOGPROBS) {
+            throw ApiException.invalid("top_logprobs", "top_logprobs must be between 0 and " + MAX_TOP_LOGPROBS
+                    + ", got " + k);
+        }
+        if (!on) {
+            throw ApiException.invalid("top_logprobs", "top_logprobs needs logprobs set to true");
+        }
+        return (int) k;
     }
 
     private JsonNode readObject(byte[] body) {
@@ -152,20 +239,14 @@ final class RequestParser {
 
     /** OpenAI fields we do not implement: accepted only when they would change nothing. */
     private static void requireNeutral(JsonNode root) {
-        for (String f : List.of("frequency_penalty", "presence_penalty")) {
-            JsonNode v = root.get(f);
-            if (v != null && !v.isNull() && !(v.isNumber() && v.doubleValue() == 0.0)) {
-                throw ApiException.invalid(f, f + " is not supported (only 0)");
-            }
-        }
-        for (String f : List.of("logprobs", "echo")) {
+        for (String f : List.of("echo")) {
             JsonNode v = root.get(f);
             if (v != null && !v.isNull() && !(v.isBoolean() && !v.booleanValue())
                     && !(v.isNumber() && v.doubleValue() == 0.0)) {
                 throw ApiException.invalid(f, f + " is not supported");
             }
         }
-        for (String f : List.of("logit_bias", "metadata")) {
+        for (String f : List.of("metadata")) {
             JsonNode v = root.get(f);
             if (v != null && !v.isNull() && !(v.isObject() && v.isEmpty())) {
                 throw ApiException.invalid(f, f + " is not supported");
@@ -175,7 +256,7 @@ final class RequestParser {
         if (bestOf != null && !bestOf.isNull() && !(bestOf.isIntegralNumber() && bestOf.longValue() == 1)) {
             throw ApiException.invalid("best_of", "best_of is not supported (only 1)");
         }
-        for (String f : List.of("suffix", "top_logprobs", "service_tier")) {
+        for (String f : List.of("suffix", "service_tier")) {
             JsonNode v = root.get(f);
             if (v != null && !v.isNull() && !(f.equals("service_tier") && v.isString() && (v.stringValue().equals("auto")
                     || v.stringValue().equals("default")))) {

@@ -6,6 +6,7 @@ import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
+import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.sequence.AdmissionView;
 import dev.pagewarden.core.spi.EngineMetrics;
 
@@ -113,7 +114,7 @@ public final class Admission<S extends AdmissionView> {
 
     /**
      * The engine's one check of a request's values against this engine (that they are there and positive is
-     * {@link GenerationRequest}'s own): every prompt token in the vocabulary, max_tokens no larger than the window.
+     * {@link GenerationRequest}'s own): every prompt token and logit_bias id in the vocabulary, max_tokens no larger than the window.
      * Throws at once; what only the sum of prompt and max_tokens exceeds is a rejection of {@link #submit} instead
      * (context length exceeded).
      */
@@ -128,6 +129,12 @@ public final class Admission<S extends AdmissionView> {
         for (int t : request.promptTokens()) {
             if (t < 0 || t >= vocabSize) {
                 throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of " + vocabSize);
+            }
+        }
+        for (int t : request.sampling().logitBias().keySet()) {
+            if (t >= vocabSize) {
+                throw new InvalidRequestException("logit_bias", "logit_bias names token id " + t
+                        + ", outside the vocabulary of " + vocabSize);
             }
         }
         if (request.maxNewTokens() > contextWindow) {
@@ -268,9 +275,19 @@ public final class Admission<S extends AdmissionView> {
      * generated (see {@link FairQueue#served}).
      */
     public TokenListener charging(String tenant, TokenListener listener) {
-        return (id, token) -> {
-            served(tenant, 1);
-            listener.onToken(id, token);
+        return new TokenListener() {
+            @Override
+            public void onToken(long id, int token) {
+                served(tenant, 1);
+                listener.onToken(id, token);
+            }
+
+            @Override
+            public void onToken(long id, int token, TokenLogprobs logprobs) {
+                // forwards the log probabilities too: a wrapper that only had the short form would drop them
+                served(tenant, 1);
+                listener.onToken(id, token, logprobs);
+            }
         };
     }
 

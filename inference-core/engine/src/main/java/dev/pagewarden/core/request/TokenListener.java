@@ -1,9 +1,19 @@
 package dev.pagewarden.core.request;
 
+import dev.pagewarden.core.sampling.TokenLogprobs;
+
 /** Receives each generated token as soon as it is sampled, on the decode thread: return quickly. */
 @FunctionalInterface
 public interface TokenListener {
     void onToken(long requestId, int token);
+
+    /**
+     * A token with its log probabilities: null unless the request asked for them (and, on engine nodes, for a
+     * request's first token, which its prefill node sampled).
+     */
+    default void onToken(long requestId, int token, TokenLogprobs logprobs) {
+        onToken(requestId, token);
+    }
 
     TokenListener NONE = (id, token) -> { };
 }

@@ -14,6 +14,7 @@ import dev.pagewarden.core.request.RequestRejectedException;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.sampling.Sampler;
+import dev.pagewarden.core.sampling.TokenLogprobs;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -74,7 +75,7 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     public Sequence(long id, GenerationRequest request, TokenListener listener, long nowNanos) {
         this.id = id;
         this.request = request;
-        this.sampler = new Sampler(request.sampling());
+        this.sampler = new Sampler(request.sampling(), request.promptTokens());
         this.listener = listener;
         this.submittedNanos = nowNanos;
     }
@@ -372,8 +373,9 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
             output = Arrays.copyOf(output, output.length * 2);
         }
         output[outputCount++] = token;
+        TokenLogprobs lp = sampler.lastLogprobs();
         try {
-            listener.onToken(id, token);
+            listener.onToken(id, token, lp != null && lp.chosen().token() == token ? lp : null);
         } catch (RuntimeException e) {
             // A broken consumer (say, a closed connection) ends its own request, never the batch.
             requestAbort("token listener failed: " + e);

@@ -63,11 +63,10 @@ class SamplerTest {
         float[] first = {0.4f, 0.1f, 0.3f, 0.2f, 0.0f};
         float[] next = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
         for (SamplingParams p : new SamplingParams[] {new SamplingParams(1f, 1f, 7), new SamplingParams(0.8f, 0.9f, 8),
-                SamplingParams.greedy()}) {
+                SamplingParams.greedy(), new SamplingParams(1f, 1f, 9).withPenalties(0.5f, 0.5f, 1.3f)}) {
             Sampler drewIt = new Sampler(p);
             Sampler skipped = new Sampler(p);
-            drewIt.sample(first);
-            skipped.skipDraw();
+            skipped.skipDraw(drewIt.sample(first));
             for (int i = 0; i < 64; i++) {
                 assertThat(skipped.sample(next)).as("%s draw %d", p, i).isEqualTo(drewIt.sample(next));
             }

@@ -9,7 +9,9 @@ import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.receipt.ReceiptSigner;
 import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestHandle;
+import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.sequence.Sequence;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
@@ -183,6 +185,16 @@ public final class ClusterEngine implements InferenceEngine {
     /** Checks against what the nodes report (vocabulary, window); nothing while none is live or they disagree. */
     @Override
     public ValidRequest validate(GenerationRequest request) {
+        SamplingParams sampling = request.sampling();
+        // the nodes' control messages carry temperature, top_p and the seed, and tokens without log probabilities
+        String unsupported = sampling.logprobs() >= 0 ? "logprobs" : !sampling.logitBias().isEmpty() ? "logit_bias"
+                : sampling.presencePenalty() != 0f ? "presence_penalty" : sampling.frequencyPenalty() != 0f
+                ? "frequency_penalty" : sampling.repetitionPenalty() != 1f ? "repetition_penalty"
+                : sampling.topK() != 0 ? "top_k" : sampling.minP() != 0f ? "min_p" : null;
+        if (unsupported != null) {
+            throw new InvalidRequestException(unsupported, unsupported + " is not available when serving from engine "
+                    + "nodes (logprobs, logit_bias, the penalties, top_k and min_p need a local engine)");
+        }
         return admission.validate(request);
     }
 

@@ -362,15 +362,17 @@ public final class DecodeNode extends EngineNode {
 
     private void decodeFrom(Remote r) {
         Sequence seq = r.seq;
+        int first;
         synchronized (r) {
             if (!r.ready) {
                 return; // ended meanwhile
             }
             r.ready = false;
-            seq.pendingToken(r.firstToken);
+            first = r.firstToken;
+            seq.pendingToken(first);
             seq.prefillNanos(r.prefillNanos);
         }
-        seq.sampler().skipDraw(); // the prefill node drew the first token with this seed
+        seq.sampler().skipDraw(first); // the prefill node drew the first token with this seed
         decode.enqueueReady(seq);
     }
 
