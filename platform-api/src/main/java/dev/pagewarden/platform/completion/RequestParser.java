@@ -127,7 +127,7 @@ final class RequestParser {
                 stop(root.get("stop")), stream, includeUsage, string(root, "user", false));
     }
 
-    private JsonNode readObject(byte[] body) {
+    JsonNode readObject(byte[] body) {
         if (body == null || body.length == 0) {
             throw ApiException.invalid(null, "the request body is empty; send a JSON object");
         }
@@ -295,7 +295,7 @@ final class RequestParser {
         return tokens;
     }
 
-    private static String string(JsonNode root, String name, boolean required) {
+    static String string(JsonNode root, String name, boolean required) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             if (required) {
@@ -309,7 +309,7 @@ final class RequestParser {
         return v.stringValue();
     }
 
-    private static Integer optionalInt(JsonNode root, String name) {
+    static Integer optionalInt(JsonNode root, String name) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             return null;
@@ -329,7 +329,7 @@ final class RequestParser {
         return v.longValue();
     }
 
-    private static double number(JsonNode root, String name, double dflt, double min, double max) {
+    static double number(JsonNode root, String name, double dflt, double min, double max) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             return dflt;
@@ -344,7 +344,7 @@ final class RequestParser {
         return d;
     }
 
-    private static boolean bool(JsonNode root, String name, boolean dflt) {
+    static boolean bool(JsonNode root, String name, boolean dflt) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             return dflt;
