@@ -314,8 +314,9 @@ public class Quotas implements AutoCloseable {
             return new RateWindow(limit, limit, Duration.ZERO); // untouched, or seen under an earlier limit
         }
         double level = seen.levelAt(now);
-        long remaining = Math.max(0, Math.min(seen.capacity(), (long) Math.floor(level)));
-        long toFull = (long) Math.ceil((seen.capacity() - level) * MINUTE_NANOS / seen.capacity());
+        // to the nanosecond, forgiving the floating-point dust of the refill arithmetic
+        long remaining = Math.max(0, Math.min(seen.capacity(), (long) Math.floor(level + 1e-9)));
+        long toFull = Math.round((seen.capacity() - level) * MINUTE_NANOS / seen.capacity());
         return new RateWindow(seen.capacity(), remaining, Duration.ofNanos(Math.max(0, toFull)));
     }
 
