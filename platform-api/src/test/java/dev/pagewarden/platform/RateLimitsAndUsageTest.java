@@ -161,6 +161,8 @@ class RateLimitsAndUsageTest extends PlatformTest {
         String[][] cases = {
                 {"?to=2026-01-02T00:00:00Z", "from"},
                 {"?from=yesterday", "from"},
+                {"?from=-999999999-01-01T00:00:00Z", "from"},
+                {"?from=2026-01-01T00:00:00Z&to=+999999999-12-31T00:00:00Z", "to"},
                 {"?from=2026-01-01T00:00:00Z&to=2025-12-31T00:00:00Z", "to"},
                 {"?from=2026-01-01T00:00:00Z&to=2026-01-01T00:00:00Z", "to"},
                 {"?from=2026-01-01T00:00:00Z&to=nope", "to"},

@@ -38,6 +38,9 @@ import java.util.TreeMap;
 class TenantUsageController {
     /** The most buckets one answer holds: a day of minutes, two months of hours, four years of days. */
     static final int MAX_BUCKETS = 1500;
+    /** The times a bound may name: what PostgreSQL's timestamps and the bucket arithmetic hold with room to spare. */
+    static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
+    static final Instant LATEST = Instant.parse("9999-12-31T00:00:00Z");
 
     private final TenantService tenants;
     private final JdbcClient jdbc;
@@ -74,8 +77,8 @@ class TenantUsageController {
             throw ApiException.invalid("to", "'to' (" + end + ") must be after 'from' (" + start + ")");
         }
         Instant first = start.truncatedTo(g.unit);
-        long buckets = (Duration.between(first, end).toNanos() + g.unit.getDuration().toNanos() - 1)
-                / g.unit.getDuration().toNanos();
+        long step = g.unit.getDuration().getSeconds();
+        long buckets = (Duration.between(first, end).getSeconds() + step - 1) / step;
         if (buckets > MAX_BUCKETS) {
             throw ApiException.invalid("to", "the range from " + start + " to " + end + " holds " + buckets + " "
                     + g.name().toLowerCase(Locale.ROOT) + " buckets; at most " + MAX_BUCKETS
@@ -161,11 +164,17 @@ class TenantUsageController {
             }
             return dflt;
         }
+        Instant t;
         try {
-            return OffsetDateTime.parse(value.strip()).toInstant();
+            t = OffsetDateTime.parse(value.strip()).toInstant();
         } catch (DateTimeParseException e) {
             throw ApiException.invalid(name, "'" + name + "' must be an ISO-8601 instant such as 2026-01-31T12:00:00Z,"
                     + " got '" + value + "'");
         }
+        if (t.isBefore(EARLIEST) || t.isAfter(LATEST)) {
+            throw ApiException.invalid(name, "'" + name + "' must lie between " + EARLIEST + " and " + LATEST
+                    + ", got " + t);
+        }
+        return t;
     }
 }
