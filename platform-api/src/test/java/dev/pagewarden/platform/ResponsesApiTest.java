@@ -158,6 +158,7 @@ class ResponsesApiTest extends PlatformTest {
                 {"reasoning", request("reasoning", Map.of("effort", "high"))},
                 {"truncation", request("truncation", "auto")},
                 {"max_output_tokens", request("max_output_tokens", 0)},
+                {"max_output_tokens", request("max_output_tokens", 100_000)}, // more than the window: the engine's check
                 {"temperature", request("temperature", 3)},
                 {"top_p", request("top_p", 0)},
                 {"stream_options", request("stream_options", Map.of("include_obfuscation", false))},

@@ -4,6 +4,7 @@ import dev.pagewarden.platform.error.ApiError;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.http.RequestIds;
 import dev.pagewarden.platform.tenant.TenantPrincipal;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
@@ -51,11 +52,22 @@ class ResponsesController {
         return body.defaultIfEmpty(new byte[0])
                 .map(parser::parse)
                 .flatMap(request -> inference.generate(caller, request.chat(), httpId)
+                        .onErrorMap(ApiException.class, ResponsesController::inResponseTerms)
                         .flatMap(generation -> {
                             Shape shape = new Shape(request, CompletionRequest.Kind.RESPONSE.idPrefix
                                     + generation.publicId(), generation.publicId(), created);
                             return request.chat().stream() ? stream(shape, generation) : collect(shape, generation);
                         }));
+    }
+
+    /** The engine checks the chat's max_tokens: a refusal of it names the field this request sent. */
+    private static ApiException inResponseTerms(ApiException e) {
+        ApiError error = e.error();
+        if (e.status() != HttpStatus.BAD_REQUEST || !"max_tokens".equals(error.param())) {
+            return e;
+        }
+        return ApiException.invalid("max_output_tokens", error.code(),
+                error.message().replace("max_tokens", "max_output_tokens"));
     }
 
     @GetMapping({"/v1/responses/{id}", "/v1/responses/{id}/input_items"})

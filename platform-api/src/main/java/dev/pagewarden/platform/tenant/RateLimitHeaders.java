@@ -30,6 +30,9 @@ class RateLimitHeaders implements WebFilter {
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        if (!exchange.getRequest().getPath().value().startsWith("/v1/")) {
+            return chain.filter(exchange); // only the tenant API has tenants (and other chains' callers load lazily)
+        }
         return exchange.getPrincipal()
                 .filter(p -> p instanceof Authentication a && a.getPrincipal() instanceof TenantPrincipal)
                 .map(p -> (TenantPrincipal) ((Authentication) p).getPrincipal())
