@@ -3,20 +3,39 @@ package dev.pagewarden.platform;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.http.StreamResponse;
+import com.openai.errors.BadRequestException;
 import com.openai.errors.NotFoundException;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
+import com.openai.models.responses.Response;
+import com.openai.models.responses.ResponseCreateParams;
+import com.openai.models.responses.ResponseStatus;
+import com.openai.models.responses.ResponseStreamEvent;
 import dev.pagewarden.platform.testing.IsolatedReference;
 import dev.pagewarden.platform.testing.PlatformTest;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The official OpenAI Java SDK, unmodified, against the platform: the proof that existing clients work. */
+/**
+ * The official OpenAI SDKs, unmodified, against the platform: the proof that existing clients work. The Java SDK is a
+ * test dependency; the Node SDK is pinned in src/test/openai-node ({@code npm ci} there installs it; without it that
+ * test is skipped, except under CI=true, where that fails it).
+ */
 class OpenAiSdkCompatibilityTest extends PlatformTest {
 
     private OpenAIClient sdk(String key) {
@@ -56,5 +75,83 @@ class OpenAiSdkCompatibilityTest extends PlatformTest {
         assertThatThrownBy(() -> openai.completions().create(CompletionCreateParams.builder()
                 .model("gpt-99").prompt("hi").build()))
                 .isInstanceOf(NotFoundException.class).hasMessageContaining("gpt-99");
+    }
+
+    private static final String CAT = "system: You tell stories.\nuser: Tell me about a cat.\nassistant:";
+
+    @Test
+    void responsesStreamedAndNot() throws Exception {
+        OpenAIClient openai = sdk(newTenant("sdk-responses")[1]);
+        String expected = IsolatedReference.complete(CAT, 20);
+        ResponseCreateParams params = ResponseCreateParams.builder().model(MODEL).instructions("You tell stories.")
+                .input("Tell me about a cat.").maxOutputTokens(20).temperature(0.0).store(false).build();
+
+        Response response = openai.responses().create(params);
+        response.validate();
+        assertThat(response.id()).startsWith("resp_");
+        assertThat(response.status()).contains(ResponseStatus.INCOMPLETE);
+        assertThat(response.output().getFirst().asMessage().content().getFirst().asOutputText().text()).isEqualTo(expected);
+        assertThat(response.usage().orElseThrow().outputTokens()).isEqualTo(20);
+        assertThat(response._additionalProperties().get("pagewarden_receipt").toString()).contains("pwr1.");
+
+        StringBuilder streamed = new StringBuilder();
+        List<Long> sequence = new ArrayList<>();
+        Response[] last = new Response[1];
+        try (StreamResponse<ResponseStreamEvent> stream = openai.responses().createStreaming(params)) {
+            stream.stream().forEach(e -> {
+                e.outputTextDelta().ifPresent(d -> {
+                    streamed.append(d.delta());
+                    sequence.add(d.sequenceNumber());
+                });
+                e.incomplete().ifPresent(i -> last[0] = i.response());
+            });
+        }
+        assertThat(streamed.toString()).isEqualTo(expected);
+        assertThat(sequence).isSorted().doesNotHaveDuplicates();
+        assertThat(last[0].output().getFirst().asMessage().content().getFirst().asOutputText().text()).isEqualTo(expected);
+
+        assertThatThrownBy(() -> openai.responses().create(params.toBuilder().store(true).build()))
+                .isInstanceOfSatisfying(BadRequestException.class, e -> assertThat(e.param()).contains("store"));
+    }
+
+    @Test
+    void responsesThroughTheNodeSdk() throws Exception {
+        Path dir = Path.of("src", "test", "openai-node").toAbsolutePath();
+        if (!Files.isDirectory(dir.resolve("node_modules").resolve("openai"))) {
+            String why = "the OpenAI Node SDK is not installed (run: cd platform-api/src/test/openai-node && npm ci)";
+            if ("true".equals(System.getenv("CI"))) {
+                throw new AssertionError(why);
+            }
+            Assumptions.abort(why);
+        }
+        String expected = IsolatedReference.complete(CAT, 20);
+        Process node = new ProcessBuilder("node", "responses.mjs", baseUrl() + "/v1", newTenant("node-sdk")[1], MODEL)
+                .directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(node.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(node.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(node.exitValue()).as(out).isZero();
+        JsonNode seen = JsonMapper.builder().build().readTree(out.strip().lines().reduce((a, b) -> b).orElseThrow());
+
+        assertThat(seen.path("id").asString()).startsWith("resp_");
+        assertThat(seen.path("status").asString()).isEqualTo("incomplete");
+        assertThat(seen.path("output_text").asString()).as("the SDK's output_text").isEqualTo(expected);
+        assertThat(seen.path("usage").path("output_tokens").asInt()).isEqualTo(20);
+        assertThat(seen.path("receipt").asString()).startsWith("pwr1.");
+
+        List<String> types = new ArrayList<>();
+        seen.path("types").forEach(t -> types.add(t.asString()));
+        assertThat(types.subList(0, 4)).containsExactly("response.created", "response.in_progress",
+                "response.output_item.added", "response.content_part.added");
+        assertThat(types.subList(4, types.size() - 4)).isNotEmpty().containsOnly("response.output_text.delta");
+        assertThat(types.subList(types.size() - 4, types.size())).containsExactly("response.output_text.done",
+                "response.content_part.done", "response.output_item.done", "response.incomplete");
+        for (int i = 0; i < types.size(); i++) {
+            assertThat(seen.path("sequence").get(i).asInt()).isEqualTo(i);
+        }
+        assertThat(seen.path("streamed").asString()).isEqualTo(expected);
+        assertThat(seen.path("final_status").asString()).isEqualTo("incomplete");
+        assertThat(seen.path("final_receipt").asString()).startsWith("pwr1.");
+        assertThat(seen.path("refused").path("status").asInt()).isEqualTo(400);
+        assertThat(seen.path("refused").path("param").asString()).isEqualTo("store");
     }
 }

@@ -102,10 +102,10 @@ public class AuditService {
      */
     static String checkRequestId(String asked) {
         String s = asked == null ? "" : asked.strip();
-        String bare = s.startsWith("chatcmpl-") ? s.substring(9) : s.startsWith("cmpl-") ? s.substring(5) : s;
+        String bare = dev.pagewarden.incident.TenantRequestIds.bare(s);
         if (!bare.matches("[0-9A-Za-z]{1,64}") || bare.chars().allMatch(Character::isDigit) && bare.length() > 18) {
             throw new IllegalArgumentException("'" + asked + "' is not a request id (the id a tenant was given, "
-                    + "cmpl-/chatcmpl-..., or the engine's request number)");
+                    + "cmpl-/chatcmpl-/resp_..., or the engine's request number)");
         }
         return bare;
     }

@@ -183,11 +183,11 @@ class AuditController {
     }
 
     /**
-     * The tenant's request by the id it was given ({@code cmpl-}/{@code chatcmpl-} + 24 characters, or
+     * The tenant's request by the id it was given ({@code cmpl-}/{@code chatcmpl-}/{@code resp_} + 24 characters, or
      * those characters alone); a plain number still finds the tenant's rows from before public ids.
      */
     private java.util.Optional<RequestRecord> find(String asked, String tenantId) {
-        String bare = asked.startsWith("chatcmpl-") ? asked.substring(9) : asked.startsWith("cmpl-") ? asked.substring(5) : asked;
+        String bare = dev.pagewarden.incident.TenantRequestIds.bare(asked);
         if (PublicRequestIds.isWellFormed(bare)) {
             return requests.findByPublicIdAndTenantId(bare, tenantId);
         }

@@ -27,7 +27,9 @@ record CompletionRequest(Kind kind, String model, String prompt, int[] promptTok
 
     enum Kind {
         COMPLETION("text_completion", "cmpl-", "prompt"),
-        CHAT("chat.completion", "chatcmpl-", "messages");
+        CHAT("chat.completion", "chatcmpl-", "messages"),
+        /** {@code POST /v1/responses}: a chat underneath (messages from input and instructions). */
+        RESPONSE("response", "resp_", "input");
 
         final String object;
         final String idPrefix;

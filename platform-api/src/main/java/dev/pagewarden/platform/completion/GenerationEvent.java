@@ -1,5 +1,9 @@
 package dev.pagewarden.platform.completion;
 
+import dev.pagewarden.platform.error.ApiException;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
 import java.util.List;
 
 /**
@@ -28,5 +32,27 @@ sealed interface GenerationEvent {
      * first; empty for an alternative itself).
      */
     record TokenLogprob(String token, float logprob, byte[] bytes, List<TokenLogprob> top) {
+    }
+
+    /** A whole single-choice generation: its text joined and its end. */
+    record Collected(String text, Done done) {
+    }
+
+    /** Waits for the whole generation of a one-choice request; {@code shownId} names it if it ended without a Done. */
+    static Mono<Collected> collect(Flux<GenerationEvent> events, String shownId) {
+        return events.collectList().map(list -> {
+            StringBuilder text = new StringBuilder();
+            Done done = null;
+            for (GenerationEvent e : list) {
+                switch (e) {
+                    case Delta d -> text.append(d.text());
+                    case Done d -> done = d;
+                }
+            }
+            if (done == null) {
+                throw ApiException.serverError("internal_error", "request " + shownId + " ended without a result");
+            }
+            return new Collected(text.toString(), done);
+        });
     }
 }

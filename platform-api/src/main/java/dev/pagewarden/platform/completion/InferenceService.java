@@ -121,7 +121,7 @@ public class InferenceService {
         }
         return switch (request.kind()) {
             case COMPLETION -> 16;
-            case CHAT -> {
+            case CHAT, RESPONSE -> {
                 long limit = window;
                 if (caller.limits().maxContext() != null) {
                     limit = Math.min(limit, caller.limits().maxContext());
@@ -522,7 +522,7 @@ public class InferenceService {
             }
             return tokens.clone();
         }
-        if (request.kind() != CompletionRequest.Kind.CHAT) {
+        if (request.messages() == null) {
             return tokenizer.encode(request.prompt(), tokenizer.addBos(), false);
         }
         List<ChatTemplate.Segment> segments;

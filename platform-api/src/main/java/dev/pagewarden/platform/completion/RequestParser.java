@@ -214,7 +214,7 @@ final class RequestParser {
         return (int) k;
     }
 
-    private JsonNode readObject(byte[] body) {
+    JsonNode readObject(byte[] body) {
         if (body == null || body.length == 0) {
             throw ApiException.invalid(null, "the request body is empty; send a JSON object");
         }
@@ -376,7 +376,7 @@ final class RequestParser {
         return tokens;
     }
 
-    private static String string(JsonNode root, String name, boolean required) {
+    static String string(JsonNode root, String name, boolean required) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             if (required) {
@@ -390,7 +390,7 @@ final class RequestParser {
         return v.stringValue();
     }
 
-    private static Integer optionalInt(JsonNode root, String name) {
+    static Integer optionalInt(JsonNode root, String name) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             return null;
@@ -410,7 +410,7 @@ final class RequestParser {
         return v.longValue();
     }
 
-    private static double number(JsonNode root, String name, double dflt, double min, double max) {
+    static double number(JsonNode root, String name, double dflt, double min, double max) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             return dflt;
@@ -425,7 +425,7 @@ final class RequestParser {
         return d;
     }
 
-    private static boolean bool(JsonNode root, String name, boolean dflt) {
+    static boolean bool(JsonNode root, String name, boolean dflt) {
         JsonNode v = root.get(name);
         if (v == null || v.isNull()) {
             return dflt;

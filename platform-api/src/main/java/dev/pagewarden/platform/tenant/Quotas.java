@@ -101,9 +101,15 @@ public class Quotas implements AutoCloseable {
         }
         boolean sharedCharge;
         try {
-            sharedCharge = chargeShared(tenant, limits, tokens);
+            sharedCharge = chargeShared(state, tenant, limits, tokens);
             if (!sharedCharge) {
-                chargeLocal(state, tenant, limits, tokens);
+                try {
+                    chargeLocal(state, tenant, limits, tokens);
+                } finally {
+                    synchronized (state) {
+                        state.sawLocal(share(limits.requestsPerMinute()), share(limits.tokensPerMinute()));
+                    }
+                }
             }
         } catch (RuntimeException e) {
             synchronized (state) {
@@ -126,6 +132,9 @@ public class Quotas implements AutoCloseable {
                     unused = tokens - Math.min(tokens, Math.max(0, tokensUsed));
                     if (!sharedCharge) {
                         state.tokens.refund(share(limits.tokensPerMinute()), unused, nanos.getAsLong());
+                        state.sawLocal(share(limits.requestsPerMinute()), share(limits.tokensPerMinute()));
+                    } else if (limits.tokensPerMinute() != null) {
+                        state.sawRefund(0, unused, nanos.getAsLong());
                     }
                 }
                 if (sharedCharge && unused > 0 && limits.tokensPerMinute() != null) {
@@ -139,23 +148,28 @@ public class Quotas implements AutoCloseable {
      * Charges the shared buckets: true when charged, false when they cannot be reached in time (the caller then
      * charges its local share); throws when a shared limit is reached.
      */
-    private boolean chargeShared(String tenant, TenantLimits limits, long tokens) {
+    private boolean chargeShared(TenantState state, String tenant, TenantLimits limits, long tokens) {
         if (shared == null || (limits.requestsPerMinute() == null && limits.tokensPerMinute() == null)) {
             return shared != null;
         }
         try {
             if (limits.requestsPerMinute() != null) {
-                long wait = shared.tryTake(key(tenant, "rpm"), limits.requestsPerMinute(), 1);
+                SharedBuckets.Taken taken = shared.tryTake(key(tenant, "rpm"), limits.requestsPerMinute(), 1);
+                state.sawRequests(new Seen(limits.requestsPerMinute(), taken.remaining(), nanos.getAsLong()));
+                long wait = taken.waitNanos();
                 if (wait > 0) {
                     throw new QuotaExceededException("rate limit of " + limits.requestsPerMinute()
                             + " requests per minute reached for tenant " + tenant, Duration.ofNanos(wait));
                 }
             }
             if (limits.tokensPerMinute() != null) {
-                long wait = shared.tryTake(key(tenant, "tpm"), limits.tokensPerMinute(), tokens);
+                SharedBuckets.Taken taken = shared.tryTake(key(tenant, "tpm"), limits.tokensPerMinute(), tokens);
+                state.sawTokens(new Seen(limits.tokensPerMinute(), taken.remaining(), nanos.getAsLong()));
+                long wait = taken.waitNanos();
                 if (wait > 0) {
                     if (limits.requestsPerMinute() != null) {
                         shared.refundLater(key(tenant, "rpm"), limits.requestsPerMinute(), 1);
+                        state.sawRefund(1, 0, nanos.getAsLong());
                     }
                     throw new QuotaExceededException("rate limit of " + limits.tokensPerMinute()
                             + " tokens per minute reached for tenant " + tenant, Duration.ofNanos(wait));
@@ -212,6 +226,98 @@ public class Quotas implements AutoCloseable {
         final Bucket requests = new Bucket();
         final Bucket tokens = new Bucket();
         int running;
+        /** The rate buckets as this replica last saw them (shared or local, whichever charged); null: not yet. */
+        Seen requestsSeen;
+        Seen tokensSeen;
+
+        /** What the shared requests bucket answered. */
+        synchronized void sawRequests(Seen seen) {
+            requestsSeen = seen;
+        }
+
+        /** What the shared tokens bucket answered. */
+        synchronized void sawTokens(Seen seen) {
+            tokensSeen = seen;
+        }
+
+        /** Amounts given back to the shared buckets. */
+        synchronized void sawRefund(long requestsBack, long tokensBack, long now) {
+            if (requestsSeen != null && requestsBack > 0) {
+                requestsSeen = requestsSeen.plus(requestsBack, now);
+            }
+            if (tokensSeen != null && tokensBack > 0) {
+                tokensSeen = tokensSeen.plus(tokensBack, now);
+            }
+        }
+
+        /** The local buckets, after a charge or refund on them (caller holds the lock). */
+        void sawLocal(Integer requestsShare, Integer tokensShare) {
+            if (requestsShare != null && !Double.isNaN(requests.level)) {
+                requestsSeen = new Seen(requestsShare, requests.level, requests.at);
+            }
+            if (tokensShare != null && !Double.isNaN(tokens.level)) {
+                tokensSeen = new Seen(tokensShare, tokens.level, tokens.at);
+            }
+        }
+    }
+
+    /** A bucket's capacity and level at a moment; it refills continuously (the whole capacity per minute) since. */
+    private record Seen(long capacity, double level, long at) {
+        double levelAt(long now) {
+            return Math.min(capacity, level + (double) Math.max(0, now - at) * capacity / MINUTE_NANOS);
+        }
+
+        Seen plus(double amount, long now) {
+            return new Seen(capacity, Math.min(capacity, levelAt(now) + amount), now);
+        }
+    }
+
+    /**
+     * One rate limit as a tenant's responses state it: the limit, what is left of it, and how long until the bucket
+     * is full again.
+     */
+    public record RateWindow(long limit, long remaining, Duration reset) {
+    }
+
+    /** Both rate limits of a tenant as this replica knows them now; a null side: no such limit configured. */
+    public record RateLimits(RateWindow requests, RateWindow tokens) {
+    }
+
+    /**
+     * What this replica knows of the tenant's rate buckets now: each as last seen (after this replica's latest charge,
+     * refusal or refund on it, shared or local) and refilled since; a full bucket when this replica has not touched it
+     * under the current limit. While the shared store is unreachable the local buckets charge, and their limit is this
+     * replica's share. No database call.
+     */
+    public RateLimits rateLimits(TenantPrincipal caller) {
+        TenantLimits limits = caller.limits();
+        TenantState state = states.get(caller.tenantId());
+        Seen requests;
+        Seen tokens;
+        if (state == null) {
+            requests = tokens = null;
+        } else {
+            synchronized (state) {
+                requests = state.requestsSeen;
+                tokens = state.tokensSeen;
+            }
+        }
+        long now = nanos.getAsLong();
+        return new RateLimits(window(limits.requestsPerMinute(), requests, now), window(limits.tokensPerMinute(), tokens, now));
+    }
+
+    private RateWindow window(Integer limit, Seen seen, long now) {
+        if (limit == null) {
+            return null;
+        }
+        if (seen == null || (seen.capacity() != limit && seen.capacity() != share(limit))) {
+            return new RateWindow(limit, limit, Duration.ZERO); // untouched, or seen under an earlier limit
+        }
+        double level = seen.levelAt(now);
+        // to the nanosecond, forgiving the floating-point dust of the refill arithmetic
+        long remaining = Math.max(0, Math.min(seen.capacity(), (long) Math.floor(level + 1e-9)));
+        long toFull = Math.round((seen.capacity() - level) * MINUTE_NANOS / seen.capacity());
+        return new RateWindow(seen.capacity(), remaining, Duration.ofNanos(Math.max(0, toFull)));
     }
 
     /** A token bucket holding at most one minute's allowance, refilled continuously. */

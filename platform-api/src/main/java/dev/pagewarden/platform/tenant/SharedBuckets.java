@@ -36,11 +36,19 @@ final class SharedBuckets implements AutoCloseable {
                 .build();
     }
 
-    /** Takes {@code cost} from the bucket: 0 when taken, else the nanoseconds until it could be (nothing taken). */
-    long tryTake(String key, long perMinute, long cost) throws BoundedCalls.Unavailable {
+    /**
+     * What a take saw: {@code waitNanos} 0 when taken, else the nanoseconds until it could be (nothing taken); and
+     * the tokens left in the bucket after it.
+     */
+    record Taken(long waitNanos, long remaining) {
+    }
+
+    /** Takes {@code cost} from the bucket, or nothing when it does not hold that much. */
+    Taken tryTake(String key, long perMinute, long cost) throws BoundedCalls.Unavailable {
         return calls.call(() -> {
             ConsumptionProbe probe = bucket(key, perMinute).tryConsumeAndReturnRemaining(cost);
-            return probe.isConsumed() ? 0L : Math.max(1L, probe.getNanosToWaitForRefill());
+            return new Taken(probe.isConsumed() ? 0L : Math.max(1L, probe.getNanosToWaitForRefill()),
+                    probe.getRemainingTokens());
         });
     }
 

@@ -56,4 +56,29 @@ class QuotasTest {
         assertThatThrownBy(() -> quotas.acquire(t, 60)).isInstanceOf(QuotaExceededException.class);
         quotas.acquire(t, 50).close(); // the refused request took neither a request nor tokens
     }
+
+    @Test
+    void rateLimitsReportWhatTheBucketsHoldAndWhenTheyAreFullAgain() {
+        TenantPrincipal t = tenant(new TenantLimits(2, 100, null, null));
+        assertThat(quotas.rateLimits(t)).as("untouched: full").isEqualTo(new Quotas.RateLimits(
+                new Quotas.RateWindow(2, 2, Duration.ZERO), new Quotas.RateWindow(100, 100, Duration.ZERO)));
+        Quotas.Permit p = quotas.acquire(t, 80);
+        assertThat(quotas.rateLimits(t)).isEqualTo(new Quotas.RateLimits(
+                new Quotas.RateWindow(2, 1, Duration.ofSeconds(30)), new Quotas.RateWindow(100, 20, Duration.ofSeconds(48))));
+        p.release(30); // 50 unused tokens come back
+        assertThat(quotas.rateLimits(t).tokens()).isEqualTo(new Quotas.RateWindow(100, 70, Duration.ofSeconds(18)));
+        now.addAndGet(Duration.ofSeconds(6).toNanos()); // refills 0.2 requests and 10 tokens
+        assertThat(quotas.rateLimits(t)).isEqualTo(new Quotas.RateLimits(
+                new Quotas.RateWindow(2, 1, Duration.ofSeconds(24)), new Quotas.RateWindow(100, 80, Duration.ofSeconds(12))));
+        assertThatThrownBy(() -> quotas.acquire(t, 90)).isInstanceOf(QuotaExceededException.class);
+        assertThat(quotas.rateLimits(t).tokens()).as("a refusal takes nothing").isEqualTo(
+                new Quotas.RateWindow(100, 80, Duration.ofSeconds(12)));
+        now.addAndGet(Duration.ofMinutes(1).toNanos());
+        assertThat(quotas.rateLimits(t).requests()).isEqualTo(new Quotas.RateWindow(2, 2, Duration.ZERO));
+
+        assertThat(quotas.rateLimits(tenant(new TenantLimits(5, null, null, null)))).as("a new limit starts full, "
+                + "and one the tenant does not have is absent").isEqualTo(new Quotas.RateLimits(
+                new Quotas.RateWindow(5, 5, Duration.ZERO), null));
+        assertThat(quotas.rateLimits(tenant(TenantLimits.NONE))).isEqualTo(new Quotas.RateLimits(null, null));
+    }
 }

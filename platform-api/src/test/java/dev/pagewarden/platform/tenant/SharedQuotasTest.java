@@ -51,12 +51,17 @@ class SharedQuotasTest {
                 Quotas[] both = {a, b};
                 TenantPrincipal ten = tenant("t_shared", new TenantLimits(10, null, null, null));
                 assertThat(admitted(both, ten, 30)).as("10 requests a minute across both replicas").isEqualTo(10);
+                for (Quotas q : both) { // each replica reports the shared bucket as its last check saw it
+                    assertThat(q.rateLimits(ten).requests().limit()).isEqualTo(10);
+                    assertThat(q.rateLimits(ten).requests().remaining()).isLessThanOrEqualTo(1);
+                }
 
                 // tokens: one replica's charge is seen by the other; unused tokens come back to both
                 TenantPrincipal tok = tenant("t_tokens", new TenantLimits(null, 100, null, null));
                 Quotas.Permit big = a.acquire(tok, 90);
                 assertThatThrownBy(() -> b.acquire(tok, 20)).isInstanceOf(QuotaExceededException.class)
                         .hasMessageContaining("100 tokens per minute");
+                assertThat(b.rateLimits(tok).tokens().remaining()).as("what B's refused check saw").isBetween(10L, 19L);
                 big.release(10);
                 long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
                 boolean refunded = false;
@@ -121,6 +126,8 @@ class SharedQuotasTest {
                 q.acquire(t, 1).close();
                 assertThatThrownBy(() -> q.acquire(t, 1)).isInstanceOf(QuotaExceededException.class)
                         .hasMessageContaining("8 requests per minute").hasMessageContaining("this replica's share");
+                assertThat(q.rateLimits(t).requests()).as("the share in force is what the headers report")
+                        .extracting(Quotas.RateWindow::limit, Quotas.RateWindow::remaining).containsExactly(2L, 0L);
                 assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("three checks, each bounded by the timeout")
                         .isLessThan(Quotas.SHARED_TIMEOUT.multipliedBy(3).plusSeconds(2));
             }

@@ -129,9 +129,9 @@ public class ReportCoverage {
     private record Request(long id, Instant receivedAt) {
     }
 
-    /** The engine's request behind the id a tenant was given, with or without its {@code cmpl-}/{@code chatcmpl-} prefix. */
+    /** The engine's request behind the id a tenant was given, with or without its prefix (cmpl-, chatcmpl-, resp_). */
     private Optional<Request> request(String named) {
-        String bare = named.startsWith("chatcmpl-") ? named.substring(9) : named.startsWith("cmpl-") ? named.substring(5) : named;
+        String bare = dev.pagewarden.incident.TenantRequestIds.bare(named);
         return jdbc.sql("SELECT id, received_at FROM requests WHERE public_id = :p").param("p", bare)
                 .query((rs, i) -> new Request(rs.getLong(1), rs.getTimestamp(2).toInstant())).optional();
     }

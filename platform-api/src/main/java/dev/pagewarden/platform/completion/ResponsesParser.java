@@ -1,0 +1,274 @@
+package dev.pagewarden.platform.completion;
+
+import dev.pagewarden.platform.engine.ModelIds;
+import dev.pagewarden.platform.error.ApiException;
+import org.springframework.stereotype.Component;
+import tools.jackson.databind.JsonNode;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads a {@code POST /v1/responses} body as strictly as {@link RequestParser} reads the others (same JSON reading,
+ * same field checks) and maps it onto a chat: {@code instructions} becomes a system message ahead of the
+ * {@code input} messages, {@code max_output_tokens} the chat's max_tokens. Text in, text out, nothing stored:
+ * {@code store: true}, tools, structured output and the fields that need a stored response are refused, each
+ * naming its field.
+ */
+@Component
+final class ResponsesParser {
+    /** A metadata object as OpenAI bounds it: 16 keys of at most 64 characters, values of at most 512. */
+    static final int METADATA_KEYS = 16;
+
+    private static final Set<String> FIELDS = Set.of("model", "input", "instructions", "max_output_tokens",
+            "temperature", "top_p", "stream", "stream_options", "store", "metadata", "user", "tools", "tool_choice",
+            "parallel_tool_calls", "text", "previous_response_id", "conversation", "reasoning", "truncation", "include",
+            "background", "service_tier", "prompt", "prompt_cache_key", "safety_identifier", "max_tool_calls",
+            "top_logprobs");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
+    private static final Set<String> ITEM_FIELDS = Set.of("type", "role", "content", "id", "status");
+
+    private final RequestParser parser;
+
+    ResponsesParser(RequestParser parser) {
+        this.parser = parser;
+    }
+
+    /** A response request: the chat it runs as, and what the response object echoes back. */
+    record ResponseRequest(CompletionRequest chat, String instructions, Map<String, String> metadata,
+                           boolean parallelToolCalls) {
+    }
+
+    ResponseRequest parse(byte[] body) {
+        JsonNode root = parser.readObject(body);
+        for (String name : root.propertyNames()) {
+            if (!FIELDS.contains(name)) {
+                throw ApiException.invalid(name, "unknown_parameter", "Unrecognized request argument supplied: " + name);
+            }
+        }
+        refuseUnsupported(root);
+        String model = RequestParser.string(root, "model", true);
+        if (!ModelIds.valid(model)) {
+            throw ApiException.invalid("model", "'model' is not a valid model id: " + ModelIds.problem());
+        }
+        String instructions = RequestParser.string(root, "instructions", false);
+        List<ChatMessage> messages = new ArrayList<>();
+        if (instructions != null) {
+            messages.add(new ChatMessage("system", instructions));
+        }
+        messages.addAll(input(root.get("input")));
+        Integer maxOutputTokens = RequestParser.optionalInt(root, "max_output_tokens");
+        if (maxOutputTokens != null && maxOutputTokens < 1) {
+            throw ApiException.invalid("max_output_tokens", "max_output_tokens must be at least 1, got " + maxOutputTokens);
+        }
+        float temperature = (float) RequestParser.number(root, "temperature", 1.0, 0.0, 2.0);
+        float topP = (float) RequestParser.number(root, "top_p", 1.0, 0.0, 1.0);
+        if (topP == 0f) {
+            throw ApiException.invalid("top_p", "top_p must be greater than 0");
+        }
+        boolean stream = RequestParser.bool(root, "stream", false);
+        JsonNode so = root.get("stream_options");
+        if (so != null && !so.isNull()) {
+            if (!stream) {
+                throw ApiException.invalid("stream_options", "'stream_options' is only allowed when 'stream' is true");
+            }
+            if (!so.isObject()) {
+                throw ApiException.invalid("stream_options", "'stream_options' must be an object");
+            }
+            for (String name : so.propertyNames()) {
+                // obfuscation pads deltas against length side channels; the stream carries none, so either value is true
+                if (!name.equals("include_obfuscation")) {
+                    throw ApiException.invalid("stream_options." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: stream_options." + name);
+                }
+                RequestParser.bool(so, name, false);
+            }
+        }
+        boolean parallelToolCalls = RequestParser.bool(root, "parallel_tool_calls", true);
+        for (String f : List.of("prompt_cache_key", "safety_identifier")) {
+            RequestParser.string(root, f, false); // accepted as hints; they change nothing here
+        }
+        CompletionRequest chat = new CompletionRequest(CompletionRequest.Kind.RESPONSE, model, null, null,
+                List.copyOf(messages), maxOutputTokens, temperature, topP, null, List.of(), stream, false,
+                RequestParser.string(root, "user", false), 1, CompletionRequest.Controls.NONE);
+        return new ResponseRequest(chat, instructions, metadata(root.get("metadata")), parallelToolCalls);
+    }
+
+    /**
+     * Fields for what this endpoint does not do: accepted at their neutral value only, otherwise a 400 that names
+     * the field. Nothing is stored, so {@code store} must be false (absent is taken as false: nothing is stored).
+     */
+    private static void refuseUnsupported(JsonNode root) {
+        if (RequestParser.bool(root, "store", false)) {
+            throw ApiException.invalid("store", "store: true is not supported: responses are never stored here; "
+                    + "send \"store\": false");
+        }
+        JsonNode tools = root.get("tools");
+        if (tools != null && !tools.isNull() && !(tools.isArray() && tools.isEmpty())) {
+            throw ApiException.invalid("tools", "tools are not supported yet: this endpoint answers with text only; "
+                    + "leave 'tools' out of the request");
+        }
+        JsonNode choice = root.get("tool_choice");
+        if (choice != null && !choice.isNull() && !(choice.isString()
+                && Set.of("none", "auto").contains(choice.stringValue()))) {
+            throw ApiException.invalid("tool_choice", "tool_choice may only be \"none\" or \"auto\": no tools are supported");
+        }
+        JsonNode text = root.get("text");
+        if (text != null && !text.isNull()) {
+            if (!text.isObject()) {
+                throw ApiException.invalid("text", "'text' must be an object");
+            }
+            for (String name : text.propertyNames()) {
+                JsonNode v = text.get(name);
+                switch (name) {
+                    case "format" -> {
+                        if (!v.isNull() && !(v.isObject() && v.size() == 1 && "text".equals(v.path("type").asString("")))) {
+                            throw ApiException.invalid("text.format", "only text.format {\"type\":\"text\"} is supported: "
+                                    + "structured output (json_object, json_schema) is not available yet");
+                        }
+                    }
+                    case "verbosity" -> {
+                        if (!v.isNull() && !(v.isString() && v.stringValue().equals("medium"))) {
+                            throw ApiException.invalid("text.verbosity", "only text.verbosity \"medium\" is supported");
+                        }
+                    }
+                    default -> throw ApiException.invalid("text." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: text." + name);
+                }
+            }
+        }
+        for (String f : List.of("previous_response_id", "conversation")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull()) {
+                throw ApiException.invalid(f, f + " is not supported: responses are not stored, so there is none to "
+                        + "continue; send the whole conversation as 'input'");
+            }
+        }
+        for (String f : List.of("reasoning", "prompt")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull() && !(v.isObject() && v.isEmpty())) {
+                throw ApiException.invalid(f, f + " is not supported");
+            }
+        }
+        JsonNode truncation = root.get("truncation");
+        if (truncation != null && !truncation.isNull()
+                && !(truncation.isString() && truncation.stringValue().equals("disabled"))) {
+            throw ApiException.invalid("truncation", "only truncation \"disabled\" is supported: an input longer than "
+                    + "the context is refused, never cut");
+        }
+        JsonNode include = root.get("include");
+        if (include != null && !include.isNull() && !(include.isArray() && include.isEmpty())) {
+            throw ApiException.invalid("include", "include is not supported: there is nothing extra to include");
+        }
+        if (RequestParser.bool(root, "background", false)) {
+            throw ApiException.invalid("background", "background: true is not supported: responses are not stored");
+        }
+        JsonNode tier = root.get("service_tier");
+        if (tier != null && !tier.isNull() && !(tier.isString()
+                && (tier.stringValue().equals("auto") || tier.stringValue().equals("default")))) {
+            throw ApiException.invalid("service_tier", "service_tier is not supported");
+        }
+        for (String f : List.of("max_tool_calls", "top_logprobs")) {
+            JsonNode v = root.get(f);
+            if (v != null && !v.isNull() && !(v.isNumber() && v.doubleValue() == 0.0)) {
+                throw ApiException.invalid(f, f + " is not supported");
+            }
+        }
+    }
+
+    /** {@code input}: a string (one user message) or an array of message items. */
+    private static List<ChatMessage> input(JsonNode input) {
+        if (input == null || input.isNull()) {
+            throw ApiException.invalid("input", "'input' is required");
+        }
+        if (input.isString()) {
+            return List.of(new ChatMessage("user", input.stringValue()));
+        }
+        if (!input.isArray() || input.isEmpty()) {
+            throw ApiException.invalid("input", "'input' must be a string or a non-empty array of message items");
+        }
+        List<ChatMessage> out = new ArrayList<>();
+        for (int i = 0; i < input.size(); i++) {
+            JsonNode item = input.get(i);
+            String where = "input[" + i + "]";
+            if (!item.isObject()) {
+                throw ApiException.invalid(where, where + " must be an object ({\"role\":...,\"content\":...})");
+            }
+            JsonNode type = item.get("type");
+            if (type != null && !type.isNull() && !(type.isString() && type.stringValue().equals("message"))) {
+                throw ApiException.invalid(where + ".type", where + ".type " + type + " is not supported: only message "
+                        + "items (text) are");
+            }
+            for (String name : item.propertyNames()) {
+                if (!ITEM_FIELDS.contains(name)) {
+                    throw ApiException.invalid(where + "." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: " + where + "." + name);
+                }
+            }
+            JsonNode role = item.get("role");
+            if (role == null || !role.isString() || !ROLES.contains(role.stringValue())) {
+                throw ApiException.invalid(where + ".role", where + ".role must be one of " + ROLES);
+            }
+            out.add(new ChatMessage(role.stringValue(), content(item.get("content"), where + ".content")));
+        }
+        return out;
+    }
+
+    /** A string, or text parts: {@code input_text} (and {@code output_text}, what earlier assistant turns hold). */
+    private static String content(JsonNode c, String where) {
+        if (c == null || c.isNull()) {
+            throw ApiException.invalid(where, where + " is required");
+        }
+        if (c.isString()) {
+            return c.stringValue();
+        }
+        if (!c.isArray()) {
+            throw ApiException.invalid(where, where + " must be a string or an array of input_text parts");
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int j = 0; j < c.size(); j++) {
+            JsonNode part = c.get(j);
+            String at = where + "[" + j + "]";
+            String type = part.isObject() ? part.path("type").asString("") : "";
+            if (!(type.equals("input_text") || type.equals("output_text")) || !part.path("text").isString()) {
+                throw ApiException.invalid(at, "only text parts ({\"type\":\"input_text\",\"text\":...}) are supported");
+            }
+            for (String name : part.propertyNames()) {
+                // an earlier answer's output_text comes back with its (empty) annotations and logprobs
+                boolean echo = type.equals("output_text") && (name.equals("annotations") || name.equals("logprobs"));
+                if (!name.equals("type") && !name.equals("text") && !echo) {
+                    throw ApiException.invalid(at + "." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: " + at + "." + name);
+                }
+            }
+            sb.append(part.get("text").stringValue());
+        }
+        return sb.toString();
+    }
+
+    /** Echoed back unchanged; never used. At most 16 string values. */
+    private static Map<String, String> metadata(JsonNode m) {
+        if (m == null || m.isNull()) {
+            return Map.of();
+        }
+        if (!m.isObject()) {
+            throw ApiException.invalid("metadata", "'metadata' must be an object of strings");
+        }
+        if (m.size() > METADATA_KEYS) {
+            throw ApiException.invalid("metadata", "'metadata' may hold at most " + METADATA_KEYS + " keys, got " + m.size());
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String name : m.propertyNames()) {
+            JsonNode v = m.get(name);
+            if (name.length() > 64 || !v.isString() || v.stringValue().length() > 512) {
+                throw ApiException.invalid("metadata." + name, "metadata keys are at most 64 characters and values "
+                        + "strings of at most 512");
+            }
+            out.put(name, v.stringValue());
+        }
+        return out;
+    }
+}
