@@ -31,11 +31,15 @@ import java.time.Duration;
  *                               0: base+1, base+2, ... (reproducible, for the command line and the replay lab)
  * @param nodeId                 the node lineage events and receipts name (null = the host name)
  * @param replicaId              the replica (engine start) receipts name (null = random per engine start)
+ * @param prefixCache            keep the full pages of each prompt in the prefill pool as read-only prefix pages of
+ *                               the request's scope (tenant and prompt cache key) and reuse them for later prompts of
+ *                               that scope that start with the same pages; evicted least recently used (off by default)
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
-                           Duration transferStartTimeout, Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId) {
+                           Duration transferStartTimeout, Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId,
+                           boolean prefixCache) {
 
     public EngineConfig {
         requireAtLeast("threads", threads, 0);
@@ -96,6 +100,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.requestIdKey = requestIdKey;
         b.nodeId = nodeId;
         b.replicaId = replicaId;
+        b.prefixCache = prefixCache;
         return b;
     }
 
@@ -120,6 +125,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private long requestIdKey;
         private String nodeId;
         private String replicaId;
+        private boolean prefixCache;
 
         public Builder backend(String v) { backend = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -141,12 +147,14 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         public Builder nodeId(String v) { nodeId = v; return this; }
         /** Null or blank: random per engine start. */
         public Builder replicaId(String v) { replicaId = v; return this; }
+        /** Keep and reuse full prompt pages per scope (see {@link EngineConfig}). */
+        public Builder prefixCache(boolean v) { prefixCache = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
                     deferredReleaseTimeout, transferStartTimeout, canaryInterval, requestIdBase, requestIdKey,
-                    nodeId, replicaId);
+                    nodeId, replicaId, prefixCache);
         }
     }
 }

@@ -81,6 +81,14 @@ public final class LineageRecorder {
         }
     }
 
+    /** CACHE and REUSE: a whole cached prefix page of the scope whose digest is {@code scopeDigest}. */
+    public void prefix(Kind kind, int page, long epoch, long requestId, String tenant, int slots, long scopeDigest) {
+        if (enabled()) {
+            sink.emit(new LineageEvent(ids.next(), kind, micros(), node, worker, page, epoch, requestId, tenant, 0, slots,
+                    null, -1, scopeDigest, 0, 0, true));
+        }
+    }
+
     /** VERIFY: the verdict of a handoff check on a page. */
     public void verify(int page, long epoch, long requestId, String tenant, int generation, boolean ok) {
         if (enabled()) {

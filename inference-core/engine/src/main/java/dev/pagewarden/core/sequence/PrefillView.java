@@ -13,6 +13,9 @@ public interface PrefillView extends KvStageView {
 
     void prefillNanos(long nanos);
 
+    /** Prompt tokens whose KV came from cached prefix pages instead of being computed. */
+    void cachedPromptTokens(int tokens);
+
     Sampler sampler();
 
     /** The first generated token, which the first decode step feeds. */

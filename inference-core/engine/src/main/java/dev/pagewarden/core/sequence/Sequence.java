@@ -64,6 +64,7 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     private int pendingToken = -1;
     private long reservedNanos;
     private long prefillNanos;
+    private volatile int cachedPromptTokens;
     private long firstTokenNanos;
 
     public Sequence(long id, GenerationRequest request, TokenListener listener, long nowNanos) {
@@ -271,6 +272,16 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     }
 
     @Override
+    public void cachedPromptTokens(int tokens) {
+        this.cachedPromptTokens = tokens;
+    }
+
+    /** Prompt tokens whose KV came from the prefix cache. */
+    public int cachedPromptTokens() {
+        return cachedPromptTokens;
+    }
+
+    @Override
     public int pendingToken() {
         return pendingToken;
     }
@@ -314,7 +325,8 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
         ReceiptIssuer issuer = receipts;
         Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), reads, tokens);
         return new GenerationResult(id, tokens, reason, reservedNanos - submittedNanos,
-                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt);
+                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt,
+                cachedPromptTokens);
     }
 
     @Override
