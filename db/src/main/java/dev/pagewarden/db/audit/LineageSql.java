@@ -117,8 +117,11 @@ final class LineageSql {
      * of it (its RELEASE or DRAIN of that page epoch), another tenant's request wrote into that very
      * page epoch (a late transfer write landing in a reused page - only the owner ever writes its
      * page epoch, so any such write is foreign data under the reader; one that lands after the
-     * reader has released the page lands in a free page the reader no longer reads).
-     * Params: from, to, node, node, worker, worker (NULL = all), twice.
+     * reader has released the page lands in a free page the reader no longer reads); (3) it reused a
+     * cached prefix page (REUSE) whose page epoch was not cached in the reader's scope - tenant and prompt
+     * cache key, compared by their digest - before the read: a reuse inside the scope is legitimate, a read
+     * across scopes (another tenant's, or the same tenant's under another key) exposes the page's writer.
+     * Params: from, to, node, node, worker, worker (NULL = all), three times.
      */
     static final String EXPOSURES = """
             SELECT * FROM (
@@ -152,6 +155,25 @@ final class LineageSql {
                AND x.tenant_id IS NOT NULL AND x.tenant_id IS DISTINCT FROM rd.tenant_id
              GROUP BY rd.event_id, rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.node, rd.worker,
                       rd.page, rd.epoch, x.epoch
+            UNION ALL
+            SELECT rd.tenant_id, rd.request_id, w.tenant_id, w.request_id, rd.worker, rd.page, rd.epoch, w.epoch,
+                   rd.slot_to - rd.slot_from, rd.event_time, w.event_time, rd.event_id, rd.node
+              FROM kv_lineage rd
+             CROSS JOIN LATERAL (
+                    SELECT x.request_id, x.tenant_id, x.epoch, x.event_time FROM kv_lineage x
+                     WHERE x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
+                       AND x.kind IN (1, 12) AND x.event_time <= rd.event_time
+                       AND (x.event_time, x.event_id) < (rd.event_time, rd.event_id)
+                     ORDER BY x.event_time DESC, x.event_id DESC
+                     LIMIT 1) w
+             WHERE rd.kind = 13 AND rd.event_time >= ? AND rd.event_time < ?
+               AND (CAST(? AS text) IS NULL OR rd.node = ?)
+               AND (CAST(? AS text) IS NULL OR rd.worker = ?)
+               AND w.tenant_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM kv_lineage c
+                                WHERE c.kind = 12 AND c.node = rd.node AND c.worker = rd.worker AND c.page = rd.page
+                                  AND c.epoch = rd.epoch AND c.tenant_id = rd.tenant_id AND c.peer_epoch = rd.peer_epoch
+                                  AND (c.event_time, c.event_id) < (rd.event_time, rd.event_id))
             ) e
              ORDER BY e.event_time, e.event_id, e.writer_request""".formatted(LAST_WRITER);
 

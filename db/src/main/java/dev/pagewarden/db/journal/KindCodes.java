@@ -4,12 +4,13 @@ import dev.pagewarden.core.lineage.LineageEvent.Kind;
 
 /**
  * Stable numeric codes of lineage kinds, shared by the journal encoding and the {@code kv_lineage.kind}
- * column (see the V1 and V4.5 migrations, table {@code lineage_kinds}). Written out, not {@code ordinal()}: reordering
+ * column (see the V1, V4.5 and V7.7.2 migrations, table {@code lineage_kinds}). Written out, not {@code ordinal()}: reordering
  * the engine's enum must not relabel journals on disk or history in the database.
  */
 public final class KindCodes {
     public static final short ALLOCATE = 0, WRITE = 1, TRANSFER_OUT = 2, TRANSFER_IN = 3, VERIFY = 4, BIND_READ = 5,
-            RELEASE = 6, DEFER = 7, DRAIN = 8, QUARANTINE = 9, SCRUB = 10, READ_FINAL = 11;
+            RELEASE = 6, DEFER = 7, DRAIN = 8, QUARANTINE = 9, SCRUB = 10, READ_FINAL = 11,
+            CACHE = 12, REUSE = 13;
 
     private KindCodes() {
     }
@@ -28,6 +29,8 @@ public final class KindCodes {
             case QUARANTINE -> QUARANTINE;
             case SCRUB -> SCRUB;
             case READ_FINAL -> READ_FINAL;
+            case CACHE -> CACHE;
+            case REUSE -> REUSE;
         };
     }
 
@@ -45,6 +48,8 @@ public final class KindCodes {
             case QUARANTINE -> Kind.QUARANTINE;
             case SCRUB -> Kind.SCRUB;
             case READ_FINAL -> Kind.READ_FINAL;
+            case CACHE -> Kind.CACHE;
+            case REUSE -> Kind.REUSE;
             default -> throw new IllegalArgumentException("unknown lineage kind code " + code);
         };
     }

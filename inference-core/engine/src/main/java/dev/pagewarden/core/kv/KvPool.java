@@ -273,11 +273,13 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
             return null;
         }
         List<PageRef> reused = new ArrayList<>(hits.size());
+        // the reader's own scope: an audit compares it with the scope the page was cached in
+        long readerDigest = cacheScope.digest();
         for (int p : hits) {
             refs[p]++;
             evictable.remove(p);
             reused.add(new PageRef(p, epoch[p]));
-            lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, scopeDigest[p]);
+            lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, readerDigest);
         }
         return new PrefixGrant(reused, allocate(requestId, tenantId, need));
     }
