@@ -218,6 +218,28 @@ final class LineageSql {
               LEFT JOIN LATERAL (%s) f ON true
              WHERE b.event_id = ANY (?)""".formatted(READ_FINAL_OF_B);
 
+    /**
+     * Receipt audit of the cached prefix pages a version 4 receipt lists: each named REUSE event with the CACHE
+     * event of its page epoch (the writer, its tenant and scope digest) if one came before it. Param: bigint[]
+     * of event ids.
+     */
+    static final String RECEIPT_REUSES = """
+            SELECT u.event_id, u.kind, u.node, u.worker, u.page, u.epoch, u.request_id, u.tenant_id, u.slot_from, u.slot_to,
+                   u.peer_epoch, c.request_id, c.tenant_id, c.peer_epoch
+              FROM kv_lineage u
+              LEFT JOIN LATERAL (
+                    SELECT c.request_id, c.tenant_id, c.peer_epoch FROM kv_lineage c
+                     WHERE c.kind = 12 AND c.node = u.node AND c.worker = u.worker AND c.page = u.page
+                       AND c.epoch = u.epoch AND (c.event_time, c.event_id) < (u.event_time, u.event_id)
+                     ORDER BY c.event_time DESC, c.event_id DESC
+                     LIMIT 1) c ON true
+             WHERE u.event_id = ANY (?)""";
+
+    /** Receipt audit: REUSE rows of a request from the same engine start (id prefix), to catch reuses a receipt left out. Params: request id, prefix. */
+    static final String RECEIPT_ALL_REUSES = """
+            SELECT event_id FROM kv_lineage
+             WHERE request_id = ? AND kind = 13 AND (event_id >> 40) = ?""";
+
     /** Receipt audit: BIND_READ rows of a request from the same engine start (id prefix), to catch reads a receipt left out. Params: request id, prefix. */
     static final String RECEIPT_ALL_BINDS = """
             SELECT event_id FROM kv_lineage

@@ -273,25 +273,47 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
             return null;
         }
         List<PageRef> reused = new ArrayList<>(hits.size());
+        long[] writers = new long[hits.size()];
+        long[] events = new long[hits.size()];
         // the reader's own scope: an audit compares it with the scope the page was cached in
         long readerDigest = cacheScope.digest();
-        for (int p : hits) {
+        for (int i = 0; i < hits.size(); i++) {
+            int p = hits.get(i);
             refs[p]++;
             evictable.remove(p);
             reused.add(new PageRef(p, epoch[p]));
-            lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, readerDigest);
+            writers[i] = owner[p];
+            events[i] = lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, readerDigest);
         }
-        return new PrefixGrant(reused, allocate(requestId, tenantId, need));
+        return new PrefixGrant(reused, allocate(requestId, tenantId, need), writers, events);
     }
 
     /**
      * A prompt's pages: {@code reused} cached prefix pages (read-only, referenced) followed by {@code own}
-     * pages allocated to the request; the page table is their concatenation.
+     * pages allocated to the request; the page table is their concatenation. For each reused page, the
+     * request that wrote it and the id of the REUSE lineage event (0 without lineage).
      */
-    public record PrefixGrant(List<PageRef> reused, List<PageRef> own) {
+    public record PrefixGrant(List<PageRef> reused, List<PageRef> own, long[] writers, long[] reuseEvents) {
         public PrefixGrant {
             reused = List.copyOf(reused);
             own = List.copyOf(own);
+            writers = writers.clone();
+            reuseEvents = reuseEvents.clone();
+        }
+
+        /** Pages of a request's own only. */
+        public PrefixGrant(List<PageRef> reused, List<PageRef> own) {
+            this(reused, own, new long[reused.size()], new long[reused.size()]);
+        }
+
+        @Override
+        public long[] writers() {
+            return writers.clone();
+        }
+
+        @Override
+        public long[] reuseEvents() {
+            return reuseEvents.clone();
         }
 
         public List<PageRef> table() {

@@ -81,12 +81,18 @@ public final class LineageRecorder {
         }
     }
 
-    /** CACHE and REUSE: a whole cached prefix page of the scope whose digest is {@code scopeDigest}. */
-    public void prefix(Kind kind, int page, long epoch, long requestId, String tenant, int slots, long scopeDigest) {
+    /**
+     * CACHE and REUSE: a whole cached prefix page of the scope whose digest is {@code scopeDigest}; returns the
+     * event's id, 0 when lineage is off.
+     */
+    public long prefix(Kind kind, int page, long epoch, long requestId, String tenant, int slots, long scopeDigest) {
         if (enabled()) {
-            sink.emit(new LineageEvent(ids.next(), kind, micros(), node, worker, page, epoch, requestId, tenant, 0, slots,
+            long id = ids.next();
+            sink.emit(new LineageEvent(id, kind, micros(), node, worker, page, epoch, requestId, tenant, 0, slots,
                     null, -1, scopeDigest, 0, 0, true));
+            return id;
         }
+        return 0;
     }
 
     /** VERIFY: the verdict of a handoff check on a page. */

@@ -10,6 +10,7 @@ import dev.pagewarden.core.kv.PrefixKeys;
 import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.policy.PromptOverflow;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.step.StepGuard;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.sequence.PrefillView;
@@ -242,8 +243,15 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         float[][] logits = {new float[vocabSize]};
         Reuse reuse = reuses.get(seq.id());
         String scope = reuse == null ? null : reuse.scope().id();
-        int cached = grant.reused().size() * pool.layout().pageTokens();
-        seq.cachedPromptTokens(cached);
+        int pageTokens = pool.layout().pageTokens();
+        int cached = grant.reused().size() * pageTokens;
+        List<ReusedPage> reused = new java.util.ArrayList<>();
+        for (int i = 0; i < grant.reused().size(); i++) {
+            PageRef ref = grant.reused().get(i);
+            reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
+                    grant.writers()[i], grant.reuseEvents()[i]));
+        }
+        seq.reusedPages(reused);
         for (int from = cached; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();

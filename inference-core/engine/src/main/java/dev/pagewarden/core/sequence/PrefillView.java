@@ -1,6 +1,7 @@
 package dev.pagewarden.core.sequence;
 
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.sampling.Sampler;
 
 import java.util.List;
@@ -13,8 +14,11 @@ public interface PrefillView extends KvStageView {
 
     void prefillNanos(long nanos);
 
-    /** Prompt tokens whose KV came from cached prefix pages instead of being computed. */
-    void cachedPromptTokens(int tokens);
+    /**
+     * The cached prefix pages the prefill reused instead of computing them (the receipt lists them); their
+     * positions make the prompt tokens whose KV came from the cache.
+     */
+    void reusedPages(List<ReusedPage> pages);
 
     Sampler sampler();
 

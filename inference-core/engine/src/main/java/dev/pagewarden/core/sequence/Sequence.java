@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -64,7 +65,7 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     private int pendingToken = -1;
     private long reservedNanos;
     private long prefillNanos;
-    private volatile int cachedPromptTokens;
+    private volatile List<ReusedPage> reusedPages = List.of();
     private long firstTokenNanos;
 
     public Sequence(long id, GenerationRequest request, TokenListener listener, long nowNanos) {
@@ -272,13 +273,13 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     }
 
     @Override
-    public void cachedPromptTokens(int tokens) {
-        this.cachedPromptTokens = tokens;
+    public void reusedPages(List<ReusedPage> pages) {
+        this.reusedPages = List.copyOf(pages);
     }
 
     /** Prompt tokens whose KV came from the prefix cache. */
     public int cachedPromptTokens() {
-        return cachedPromptTokens;
+        return reusedPages.stream().mapToInt(r -> r.positionTo() - r.positionFrom()).sum();
     }
 
     @Override
@@ -323,10 +324,10 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     public GenerationResult toResult(FinishReason reason, long nowNanos) {
         int[] tokens = Arrays.copyOf(output, outputCount);
         ReceiptIssuer issuer = receipts;
-        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), reads, tokens);
+        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), reads, reusedPages, tokens);
         return new GenerationResult(id, tokens, reason, reservedNanos - submittedNanos,
                 prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt,
-                cachedPromptTokens);
+                cachedPromptTokens());
     }
 
     @Override
