@@ -165,6 +165,8 @@ class CompletionController {
         usage.put("prompt_tokens", d.promptTokens());
         usage.put("completion_tokens", d.completionTokens());
         usage.put("total_tokens", d.promptTokens() + d.completionTokens());
+        // prompt tokens whose KV came from the tenant's prefix cache (0 on a miss, always present, as OpenAI's)
+        usage.put("prompt_tokens_details", Map.of("cached_tokens", d.cachedTokens()));
         return usage;
     }
 

@@ -8,10 +8,12 @@ import java.util.List;
  *
  * @param maxTokens null: not given (InferenceService#maxTokens has the default)
  * @param seed      null: a fresh random seed (sampling only)
+ * @param promptCacheKey OpenAI's {@code prompt_cache_key}; null when not given
+ * @param cacheSalt      vLLM's {@code cache_salt}; null when not given
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                          Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
-                         boolean stream, boolean includeUsage, String user) {
+                         boolean stream, boolean includeUsage, String user, String promptCacheKey, String cacheSalt) {
 
     enum Kind {
         COMPLETION("text_completion", "cmpl-", "prompt"),

@@ -8,9 +8,10 @@ sealed interface GenerationEvent {
     }
 
     /**
-     * The end: why, token counts and the compact signed receipt (null when the engine signs none).
+     * The end: why, token counts (of the prompt, those whose KV came from the prefix cache) and the compact signed
+     * receipt (null when the engine signs none).
      */
-    record Done(long requestId, String finishReason, int promptTokens, int completionTokens, String receipt)
-            implements GenerationEvent {
+    record Done(long requestId, String finishReason, int promptTokens, int completionTokens, String receipt,
+                int cachedTokens) implements GenerationEvent {
     }
 }

@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.completion;
 
 import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestAbortedException;
@@ -177,10 +178,26 @@ public class InferenceService {
         long seed = request.seed() != null ? request.seed() : SEEDS.nextLong();
         try {
             return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
-                    new SamplingParams(request.temperature(), request.topP(), seed)));
+                    new SamplingParams(request.temperature(), request.topP(), seed), caching(caller, request)));
         } catch (InvalidRequestException e) {
             throw ApiException.invalid(e.param(), e.getMessage());
         }
+    }
+
+    /**
+     * The request's prefix cache scope: the tenant, narrowed by its prompt_cache_key and cache_salt (both, when both
+     * are given); off when the tenant switched the cache off. The template part of the key tells a chat's rendered
+     * prompt from a completion's.
+     */
+    static PrefixCaching caching(TenantPrincipal caller, CompletionRequest request) {
+        if (!caller.prefixCache()) {
+            return PrefixCaching.OFF;
+        }
+        String key = request.promptCacheKey();
+        String salt = request.cacheSalt();
+        String scope = key == null && salt == null ? null
+                : (key == null ? "-" : key.length() + ":" + key) + "|" + (salt == null ? "-" : salt.length() + ":" + salt);
+        return PrefixCaching.on(scope, request.kind().object);
     }
 
     private static void checkTenantContext(TenantPrincipal caller, CompletionRequest request, int promptTokens,
@@ -257,7 +274,8 @@ public class InferenceService {
         int generated = result.outputTokens().length;
         run.permit.release((long) run.promptTokens + generated);
         LOG.info("[{}] request {} finished ({}) completion_tokens={}", run.httpRequestId, run.id, reason, generated);
-        GenerationEvent.Done done = new GenerationEvent.Done(run.id, reason, run.promptTokens, generated, receipt);
+        GenerationEvent.Done done = new GenerationEvent.Done(run.id, reason, run.promptTokens, generated, receipt,
+                result.cachedTokens());
         // the record first, so that the audit endpoint knows the id as soon as the client does
         record(run, new Ending("FINISHED", null, generated, result, finished, reason, receipt), () -> {
             run.sink.next(done);

@@ -29,7 +29,7 @@ final class RequestParser {
 
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "seed", "stop",
             "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs",
-            "metadata", "store", "service_tier");
+            "metadata", "store", "service_tier", "prompt_cache_key", "cache_salt");
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo", "best_of", "suffix");
     private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs",
             "response_format", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call");
@@ -124,7 +124,8 @@ final class RequestParser {
             includeUsage = bool(so, "include_usage", false);
         }
         return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
-                stop(root.get("stop")), stream, includeUsage, string(root, "user", false));
+                stop(root.get("stop")), stream, includeUsage, string(root, "user", false), cacheKey(root, "prompt_cache_key"),
+                cacheKey(root, "cache_salt"));
     }
 
     private JsonNode readObject(byte[] body) {
@@ -307,6 +308,19 @@ final class RequestParser {
             throw ApiException.invalid(name, "'" + name + "' must be a string");
         }
         return v.stringValue();
+    }
+
+    /** The longest prompt_cache_key or cache_salt accepted, in characters. */
+    static final int MAX_CACHE_KEY = 256;
+
+    /** A prompt cache key or salt: absent, or a string of 1 to {@link #MAX_CACHE_KEY} characters. */
+    private static String cacheKey(JsonNode root, String name) {
+        String v = string(root, name, false);
+        if (v != null && (v.isEmpty() || v.length() > MAX_CACHE_KEY)) {
+            throw ApiException.invalid(name, "'" + name + "' must be 1 to " + MAX_CACHE_KEY + " characters, got "
+                    + v.length());
+        }
+        return v;
     }
 
     private static Integer optionalInt(JsonNode root, String name) {

@@ -97,6 +97,7 @@ public class EngineHost implements AutoCloseable {
                 // a lab engine keeps them sequential, so its replays stay reproducible
                 .requestIdKey(labMode.enabled() ? 0 : ID_KEYS.nextLong() | 1)
                 .nodeId(e.node())
+                .prefixCache(e.prefixCache())
                 .build();
         // a lab engine gets its fault switches and an isolation oracle, so a replay can report its ground truth
         LabEngine labEngine = labMode.engine().orElse(null);

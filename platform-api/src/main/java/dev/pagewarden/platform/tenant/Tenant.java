@@ -27,6 +27,8 @@ public class Tenant {
     private Integer maxConcurrent;
     @Column(name = "max_context")
     private Integer maxContext;
+    @Column(name = "prefix_cache", nullable = false)
+    private boolean prefixCache = true;
 
     protected Tenant() {
     }
@@ -56,6 +58,15 @@ public class Tenant {
 
     public TenantLimits limits() {
         return new TenantLimits(requestsPerMinute, tokensPerMinute, maxConcurrent, maxContext);
+    }
+
+    /** Whether the tenant's prompts may reuse and leave cached prefix pages (only ever within the tenant). */
+    public boolean prefixCache() {
+        return prefixCache;
+    }
+
+    void prefixCache(boolean on) {
+        this.prefixCache = on;
     }
 
     void limits(TenantLimits limits) {

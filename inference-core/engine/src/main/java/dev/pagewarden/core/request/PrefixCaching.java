@@ -12,7 +12,7 @@ package dev.pagewarden.core.request;
  */
 public record PrefixCaching(boolean enabled, String key, String template) {
     /** The longest key accepted, in characters. */
-    public static final int MAX_KEY_CHARS = 256;
+    public static final int MAX_KEY_CHARS = 1024;
 
     /** Neither reuse nor keep. */
     public static final PrefixCaching OFF = new PrefixCaching(false, null, null);
