@@ -38,7 +38,7 @@ class PromptCacheApiTest extends PlatformTest {
     }
 
     @Test
-    void theSameTenantHitsItsOwnPrefixAndAnotherTenantNeverDoes() {
+    void theSameTenantHitsItsOwnPrefixAndAnotherTenantNeverDoes() throws Exception {
         String a = newTenant("cache-a")[1];
         String b = newTenant("cache-b")[1];
         Map<?, ?> first = complete(a, Map.of());
@@ -46,6 +46,14 @@ class PromptCacheApiTest extends PlatformTest {
         Map<?, ?> second = complete(a, Map.of());
         assertThat(cached(second)).isPositive().isLessThan((Integer) ((Map<?, ?>) second.get("usage")).get("prompt_tokens"));
         assertThat(text(second)).isEqualTo(text(first));
+        // the audit lists the reused pages with their writer and verifies them against the lineage
+        Map<?, ?> writer = awaitVerified(a, (String) first.get("id"));
+        Map<?, ?> audit = awaitVerified(a, (String) second.get("id"));
+        List<?> reused = (List<?>) audit.get("reused_prefix_pages");
+        assertThat(reused).hasSize(cached(second) / 16);
+        assertThat(reused).allSatisfy(r -> assertThat(((Number) ((Map<?, ?>) r).get("writer_request")).longValue())
+                .isEqualTo(((Number) writer.get("request_id")).longValue()));
+        assertThat((List<?>) writer.get("reused_prefix_pages")).isEmpty();
         // tenant B sends tenant A's exact prompt: nothing of A's is reused
         Map<?, ?> other = complete(b, Map.of());
         assertThat(cached(other)).isZero();
@@ -54,6 +62,21 @@ class PromptCacheApiTest extends PlatformTest {
         assertThat(cached(complete(a, Map.of("prompt_cache_key", "conversation-1")))).isZero();
         assertThat(cached(complete(a, Map.of("prompt_cache_key", "conversation-1")))).isPositive();
         assertThat(cached(complete(a, Map.of("cache_salt", "conversation-1")))).isZero();
+    }
+
+    /** The receipt is "pending" until the request's lineage events have been shipped; then "ok". */
+    private Map<?, ?> awaitVerified(String key, String id) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            Map<?, ?> audit = as(key).get().uri("/v1/audit/requests/" + id).exchange().expectStatus().isOk()
+                    .expectBody(Map.class).returnResult().getResponseBody();
+            String status = (String) ((Map<?, ?>) audit.get("receipt_verification")).get("status");
+            if (!status.equals("pending") || System.nanoTime() > deadline) {
+                assertThat(status).as("%s", audit.get("receipt_verification")).isEqualTo("ok");
+                return audit;
+            }
+            Thread.sleep(50); // polling for the shipper, not timing anything
+        }
     }
 
     @Test

@@ -97,7 +97,9 @@ public class EngineHost implements AutoCloseable {
                 // a lab engine keeps them sequential, so its replays stay reproducible
                 .requestIdKey(labMode.enabled() ? 0 : ID_KEYS.nextLong() | 1)
                 .nodeId(e.node())
-                .prefixCache(e.prefixCache())
+                // a lab engine replays with its isolation oracle, which attributes every slot to the request that
+                // computed it: shared prefix pages would read as another request's data there
+                .prefixCache(e.prefixCache() && !labMode.enabled())
                 .build();
         // a lab engine gets its fault switches and an isolation oracle, so a replay can report its ground truth
         LabEngine labEngine = labMode.engine().orElse(null);
