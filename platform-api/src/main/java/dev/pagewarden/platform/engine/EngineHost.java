@@ -51,7 +51,7 @@ public class EngineHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EngineHost.class);
     private static final SecureRandom ID_KEYS = new SecureRandom();
     /** The states {@link PoolStats#pagesByState} counts; listed, since engine nodes report none until they are up. */
-    private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined");
+    private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined", "cached");
 
     private final ServedModel served;
     /** A lab engine's faults (with the lab's oracle); null outside lab mode. */
