@@ -221,16 +221,13 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
      * Keeps a request's full, written prompt page as a read-only cached prefix page of {@code cacheScope}
      * under {@code key} (see {@link PrefixKeys}), with the page's {@code tokens} to compare on a hit.
      * Returns false, leaving the page the request's own, when the key is cached already (a request of
-     * the same scope cached the same prefix first); the caller then releases it.
+     * the same scope cached the same prefix first) or the page is not full (only full pages are cached);
+     * the caller then releases it.
      */
     public synchronized boolean keep(long requestId, PageRef ref, CacheScope cacheScope, String key, int[] tokens) {
         requireState(requestId, ref, PageState.OWNED);
         int p = ref.page();
-        if (written[p] != pageTokens || tokens.length != pageTokens) {
-            throw new IllegalStateException(name + ": page " + p + " holds " + written[p] + " written slots of "
-                    + pageTokens + "; only full pages are cached");
-        }
-        if (cacheIndex.containsKey(key)) {
+        if (written[p] != pageTokens || tokens.length != pageTokens || cacheIndex.containsKey(key)) {
             return false;
         }
         flushWrites(p);

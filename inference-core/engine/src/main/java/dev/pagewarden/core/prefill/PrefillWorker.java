@@ -7,11 +7,11 @@ import dev.pagewarden.core.kv.KvPool.PrefixGrant;
 import dev.pagewarden.core.kv.PrefillPages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PrefixKeys;
-import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.policy.PromptOverflow;
 import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.step.StepGuard;
+import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.sequence.PrefillView;
 import dev.pagewarden.core.safety.SafetyMonitor;
@@ -19,6 +19,7 @@ import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.KvTransport;
 import dev.pagewarden.core.transfer.TransferJob;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -245,7 +246,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         String scope = reuse == null ? null : reuse.scope().id();
         int pageTokens = pool.layout().pageTokens();
         int cached = grant.reused().size() * pageTokens;
-        List<ReusedPage> reused = new java.util.ArrayList<>();
+        List<ReusedPage> reused = new ArrayList<>();
         for (int i = 0; i < grant.reused().size(); i++) {
             PageRef ref = grant.reused().get(i);
             reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
@@ -320,7 +321,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         Reuse reuse = reuses.remove(seq.id());
         int reused = reuse == null ? 0 : reuse.reused().size();
         if (!pages.isEmpty()) {
-            List<PageRef> release = new java.util.ArrayList<>();
+            List<PageRef> release = new ArrayList<>();
             int pageTokens = pool.layout().pageTokens();
             for (int i = reused; i < pages.size(); i++) {
                 PageRef ref = pages.get(i);
