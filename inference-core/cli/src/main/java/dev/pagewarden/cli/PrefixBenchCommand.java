@@ -29,7 +29,7 @@ final class PrefixBenchCommand implements Command {
 
     @Override
     public String usage() {
-        return "prefix-bench (--model FILE | --shape 110M|stories15M|key=value,...) [--window N] [--system-tokens N] "
+        return "prefix-bench (--model FILE [--tokenizer FILE] | --shape 110M|stories15M|key=value,...) [--window N] [--system-tokens N] "
                 + "[--turn-tokens N] [--gen-tokens N] [--turns N] [--conversations N] [--repeats N] [--threads T] "
                 + "[--backend cpu|gpu|auto] [--json]";
     }
@@ -37,6 +37,7 @@ final class PrefixBenchCommand implements Command {
     @Override
     public int run(Args args, PrintStream out, PrintStream err) throws Exception {
         Path modelPath = args.has("model") ? args.existingFile("model") : null;
+        Path tokPath = args.optionalExistingFile("tokenizer");
         String shapeText = args.string("shape", modelPath == null ? "110M" : null);
         int window = args.integer("window", 4096);
         PrefixBench.Options options = new PrefixBench.Options(args.string("backend", "auto"), args.integer("threads", 0),
@@ -60,7 +61,7 @@ final class PrefixBenchCommand implements Command {
             modelPath = generated;
         }
         Map<String, Object> report;
-        try (LoadedModel model = ModelLoader.load(modelPath, null)) {
+        try (LoadedModel model = ModelLoader.load(modelPath, generated == null ? tokPath : null)) {
             report = PrefixBench.run(model, options, err);
         } finally {
             if (generated != null) {
