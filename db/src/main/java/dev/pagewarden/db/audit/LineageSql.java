@@ -162,16 +162,16 @@ final class LineageSql {
              CROSS JOIN LATERAL (
                     SELECT x.request_id, x.tenant_id, x.epoch, x.event_time FROM kv_lineage x
                      WHERE x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
-                       AND x.kind IN (1, 12) AND x.event_time <= rd.event_time
+                       AND x.kind IN (1, 13) AND x.event_time <= rd.event_time
                        AND (x.event_time, x.event_id) < (rd.event_time, rd.event_id)
                      ORDER BY x.event_time DESC, x.event_id DESC
                      LIMIT 1) w
-             WHERE rd.kind = 13 AND rd.event_time >= ? AND rd.event_time < ?
+             WHERE rd.kind = 14 AND rd.event_time >= ? AND rd.event_time < ?
                AND (CAST(? AS text) IS NULL OR rd.node = ?)
                AND (CAST(? AS text) IS NULL OR rd.worker = ?)
                AND w.tenant_id IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM kv_lineage c
-                                WHERE c.kind = 12 AND c.node = rd.node AND c.worker = rd.worker AND c.page = rd.page
+                                WHERE c.kind = 13 AND c.node = rd.node AND c.worker = rd.worker AND c.page = rd.page
                                   AND c.epoch = rd.epoch AND c.tenant_id = rd.tenant_id AND c.peer_epoch = rd.peer_epoch
                                   AND (c.event_time, c.event_id) < (rd.event_time, rd.event_id))
             ) e
@@ -229,7 +229,7 @@ final class LineageSql {
               FROM kv_lineage u
               LEFT JOIN LATERAL (
                     SELECT c.request_id, c.tenant_id, c.peer_epoch FROM kv_lineage c
-                     WHERE c.kind = 12 AND c.node = u.node AND c.worker = u.worker AND c.page = u.page
+                     WHERE c.kind = 13 AND c.node = u.node AND c.worker = u.worker AND c.page = u.page
                        AND c.epoch = u.epoch AND (c.event_time, c.event_id) < (u.event_time, u.event_id)
                      ORDER BY c.event_time DESC, c.event_id DESC
                      LIMIT 1) c ON true
@@ -238,7 +238,7 @@ final class LineageSql {
     /** Receipt audit: REUSE rows of a request from the same engine start (id prefix), to catch reuses a receipt left out. Params: request id, prefix. */
     static final String RECEIPT_ALL_REUSES = """
             SELECT event_id FROM kv_lineage
-             WHERE request_id = ? AND kind = 13 AND (event_id >> 40) = ?""";
+             WHERE request_id = ? AND kind = 14 AND (event_id >> 40) = ?""";
 
     /** Receipt audit: BIND_READ rows of a request from the same engine start (id prefix), to catch reads a receipt left out. Params: request id, prefix. */
     static final String RECEIPT_ALL_BINDS = """

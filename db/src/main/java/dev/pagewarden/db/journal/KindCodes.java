@@ -10,7 +10,7 @@ import dev.pagewarden.core.lineage.LineageEvent.Kind;
 public final class KindCodes {
     public static final short ALLOCATE = 0, WRITE = 1, TRANSFER_OUT = 2, TRANSFER_IN = 3, VERIFY = 4, BIND_READ = 5,
             RELEASE = 6, DEFER = 7, DRAIN = 8, QUARANTINE = 9, SCRUB = 10, READ_FINAL = 11,
-            CACHE = 12, REUSE = 13;
+            CACHE = 13, REUSE = 14;
 
     private KindCodes() {
     }
