@@ -291,7 +291,7 @@ public final class GpuBackend implements Backend {
         Scratch s = scratch;
         boolean check = tags.checksOn();
         if (check) {
-            kv.syncTags(tags, plan.pagesTouched());
+            kv.syncTags(tags, plan.pagesTouched(), plan.cachedReaders(tags));
         }
         long t0 = System.nanoTime();
         // plan and embedding rows go up in one copy

@@ -113,13 +113,13 @@ public final class GpuKvStorage implements KvStorage {
      * Brings the device tags of {@code touched} up to date with the pool's metadata (on the device
      * thread, before the step's kernels on the same stream). Only changed tags travel, as one range.
      */
-    void syncTags(PageTags pageTags, int[] touched) {
+    void syncTags(PageTags pageTags, int[] touched, java.util.Map<Integer, Long> cachedReaders) {
         int lo = Integer.MAX_VALUE;
         int hi = -1;
         for (int p : touched) {
             checked(p);
             KvPool.PageInfo info = pageTags.info(p);
-            long owner = info.state() == PageState.OWNED ? info.owner() : NO_OWNER;
+            long owner = deviceOwner(info, cachedReaders);
             long[] now = tag(p);
             if (now[0] != owner || now[1] != info.epoch() || now[2] != info.writtenSlots()) {
                 setMirror(p, owner, info.epoch(), info.writtenSlots());
@@ -131,6 +131,19 @@ public final class GpuKvStorage implements KvStorage {
             long from = (long) lo * TAG_BYTES;
             device.copyToDevice(tags.withByteOffset(from), tagMirror, from, (long) (hi - lo + 1) * TAG_BYTES);
         }
+    }
+
+    /**
+     * The owner a page's device tag names for one step: an owned page's owner; a cached prefix page's
+     * reader of its own scope in this step ({@link StepPlan#cachedReaders}), else nobody; nobody for any
+     * other page.
+     */
+    static long deviceOwner(KvPool.PageInfo info, java.util.Map<Integer, Long> cachedReaders) {
+        return switch (info.state()) {
+            case OWNED -> info.owner();
+            case CACHED -> cachedReaders.getOrDefault(info.page(), NO_OWNER);
+            case FREE, DEFERRED, QUARANTINED -> NO_OWNER;
+        };
     }
 
     /** Test and lab hook: overwrites a page's device tag, as a corrupted or stale tag would look. */

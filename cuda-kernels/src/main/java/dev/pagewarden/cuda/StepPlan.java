@@ -27,6 +27,8 @@ final class StepPlan {
     /** Positions the longest row attends over (sizes the attention kernel's shared memory). */
     final int maxPositions;
     final long[] seqRequest;
+    /** Each sequence's cache scope (null: it may read only its own pages). */
+    final String[] seqScope;
     final int[] seqStart;
     final int[] seqEnd;
     final int[] seqTableOffset;
@@ -73,6 +75,7 @@ final class StepPlan {
         outRows = w;
         maxPositions = maxPos;
         seqRequest = new long[sequences];
+        seqScope = new String[sequences];
         seqStart = new int[sequences];
         seqEnd = new int[sequences];
         seqTableOffset = new int[sequences];
@@ -90,6 +93,7 @@ final class StepPlan {
         for (int i = 0; i < sequences; i++) {
             SequenceStep s = batch.get(i);
             seqRequest[i] = s.requestId();
+            seqScope[i] = s.scope();
             seqStart[i] = s.startPos();
             seqEnd[i] = s.endPos();
             seqTableOffset[i] = e;
@@ -162,6 +166,31 @@ final class StepPlan {
     }
 
     /** Every physical page this step reads or writes (their device tags must be current). */
+    /**
+     * The reader of each cached prefix page in this step whose scope the page's tag names and whose table
+     * expects its epoch: the device tag names that reader as the page's owner for the step, so the kernels'
+     * one rule (tag owner == the sequence's request, epochs equal) admits exactly the page's own scope.
+     * A page two such readers share in one step gets {@link GpuKvStorage#NO_OWNER}: refused, never guessed
+     * (prefill, the one stage with cached pages, steps one sequence at a time).
+     */
+    java.util.Map<Integer, Long> cachedReaders(dev.pagewarden.core.kv.PageTags tags) {
+        java.util.Map<Integer, Long> readers = new java.util.HashMap<>();
+        for (int i = 0; i < sequences; i++) {
+            if (seqScope[i] == null) {
+                continue;
+            }
+            for (int e = seqTableOffset[i]; e < seqTableOffset[i] + seqTablePages[i]; e++) {
+                dev.pagewarden.core.kv.KvPool.PageInfo info = tags.info(tablePage[e]);
+                if (info.state() == dev.pagewarden.core.kv.PageState.CACHED && seqScope[i].equals(info.scope())
+                        && info.epoch() == tableEpoch[e]) {
+                    long reader = seqRequest[i];
+                    readers.merge(tablePage[e], reader, (a, b) -> a.equals(b) ? a : GpuKvStorage.NO_OWNER);
+                }
+            }
+        }
+        return readers;
+    }
+
     int[] pagesTouched() {
         TreeSet<Integer> pages = new TreeSet<>();
         for (int p : tablePage) {

@@ -4,9 +4,11 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.Backends;
 import dev.pagewarden.core.backend.SequenceStep;
+import dev.pagewarden.core.kv.CacheScope;
 import dev.pagewarden.core.kv.KvLayout;
 import dev.pagewarden.core.kv.KvPool;
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.PrefixKeys;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.LlamaWeights;
@@ -22,6 +24,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.zip.CRC32C;
@@ -193,16 +196,59 @@ class HostPackingTest {
                 ReadCheck host = pool.checkRead(reader, table, start, start + 1);
                 StepPlan plan = StepPlan.of(List.of(new SequenceStep(reader, "t" + reader, new int[] {1}, start, table, true)),
                         layout, CFG);
-                long[][] tags = new long[12][];
-                for (int p = 0; p < 12; p++) {
-                    KvPool.PageInfo info = pool.info(p);
-                    tags[p] = new long[] {info.state() == dev.pagewarden.core.kv.PageState.OWNED ? info.owner() : GpuKvStorage.NO_OWNER,
-                            info.epoch(), info.writtenSlots()};
-                }
+                long[][] tags = deviceTags(pool, plan, 12);
                 assertThat(kernelAllows(tags, plan, 0, 4)).as("trial %d: %s", trial, host).isEqualTo(host.allowed());
                 agreed++;
             }
             assertThat(agreed).isEqualTo(400);
+            storage.close();
+        }
+    }
+
+    /** The device tags of a pool's first {@code pages} pages as the backend syncs them for {@code plan}. */
+    private static long[][] deviceTags(KvPool pool, StepPlan plan, int pages) {
+        java.util.Map<Integer, Long> readers = plan.cachedReaders(pool.tags());
+        long[][] tags = new long[pages][];
+        for (int p = 0; p < pages; p++) {
+            KvPool.PageInfo info = pool.info(p);
+            tags[p] = new long[] {GpuKvStorage.deviceOwner(info, readers), info.epoch(), info.writtenSlots()};
+        }
+        return tags;
+    }
+
+    @Test
+    void theKernelsPageRuleAdmitsACachedPrefixPageToItsOwnScopeOnly() {
+        LlamaWeights w = dev.pagewarden.core.reference.TinyModelsAccess.random(CFG, 3);
+        try (LoadedModel model = new LoadedModel(null, "memory", w, null, Arena.ofShared());
+             Backend cpu = Backends.select("cpu").create(model, new BackendOptions(1))) {
+            KvLayout layout = KvLayout.of(CFG, 4);
+            var storage = cpu.allocateKv(layout, 12);
+            KvPool pool = new KvPool("p", storage);
+            int[] prompt = {1, 5, 6, 7, 8};
+            CacheScope a = new CacheScope("t1", null);
+            List<PageRef> writer = pool.allocate(1, "t1", 2);
+            pool.markWrittenUpTo(1, writer, 5);
+            String key = PrefixKeys.chain("m", a, null, prompt, 4, 1).getFirst();
+            assertThat(pool.keep(1, writer.getFirst(), a, key, Arrays.copyOf(prompt, 4))).isTrue();
+            pool.release(1, writer.subList(1, 2));
+            int agreed = 0;
+            for (CacheScope reader : List.of(a, new CacheScope("t2", null),
+                    new CacheScope("t1", "k"))) {
+                List<PageRef> own = pool.allocate(7, reader.tenant(), 1);
+                List<PageRef> table = List.of(writer.getFirst(), own.getFirst());
+                ReadCheck host = pool.checkRead(7, reader.id(), table, 4, 5);
+                StepPlan plan = StepPlan.of(List.of(new SequenceStep(7, reader.tenant(), new int[] {8}, 4, table, true,
+                        reader.id())), layout, CFG);
+                assertThat(host.allowed()).as(reader.toString()).isEqualTo(reader.equals(a));
+                assertThat(kernelAllows(deviceTags(pool, plan, 12), plan, 0, 4)).as(reader.toString()).isEqualTo(host.allowed());
+                // the same read claimed without a scope: refused on both sides
+                StepPlan unscoped = StepPlan.of(List.of(new SequenceStep(7, reader.tenant(), new int[] {8}, 4, table, true)),
+                        layout, CFG);
+                assertThat(kernelAllows(deviceTags(pool, unscoped, 12), unscoped, 0, 4)).isFalse();
+                pool.release(7, own);
+                agreed++;
+            }
+            assertThat(agreed).isEqualTo(3);
             storage.close();
         }
     }

@@ -109,7 +109,7 @@ public final class LineageQueries {
     /** As {@link #exposures(Instant, Instant)}, limited to reads on {@code node} (null = all) and {@code worker} (null = all). */
     public List<Exposure> exposures(Instant from, Instant to, String node, String worker) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LineageSql.EXPOSURES)) {
-            for (int part = 0; part < 2; part++) {
+            for (int part = 0; part < 3; part++) {
                 ps.setTimestamp(6 * part + 1, Timestamp.from(from));
                 ps.setTimestamp(6 * part + 2, Timestamp.from(to));
                 ps.setString(6 * part + 3, node);

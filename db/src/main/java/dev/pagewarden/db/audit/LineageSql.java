@@ -117,8 +117,11 @@ final class LineageSql {
      * of it (its RELEASE or DRAIN of that page epoch), another tenant's request wrote into that very
      * page epoch (a late transfer write landing in a reused page - only the owner ever writes its
      * page epoch, so any such write is foreign data under the reader; one that lands after the
-     * reader has released the page lands in a free page the reader no longer reads).
-     * Params: from, to, node, node, worker, worker (NULL = all), twice.
+     * reader has released the page lands in a free page the reader no longer reads); (3) it reused a
+     * cached prefix page (REUSE) whose page epoch was not cached in the reader's scope - tenant and prompt
+     * cache key, compared by their digest - before the read: a reuse inside the scope is legitimate, a read
+     * across scopes (another tenant's, or the same tenant's under another key) exposes the page's writer.
+     * Params: from, to, node, node, worker, worker (NULL = all), three times.
      */
     static final String EXPOSURES = """
             SELECT * FROM (
@@ -152,6 +155,25 @@ final class LineageSql {
                AND x.tenant_id IS NOT NULL AND x.tenant_id IS DISTINCT FROM rd.tenant_id
              GROUP BY rd.event_id, rd.tenant_id, rd.request_id, x.tenant_id, x.request_id, rd.node, rd.worker,
                       rd.page, rd.epoch, x.epoch
+            UNION ALL
+            SELECT rd.tenant_id, rd.request_id, w.tenant_id, w.request_id, rd.worker, rd.page, rd.epoch, w.epoch,
+                   rd.slot_to - rd.slot_from, rd.event_time, w.event_time, rd.event_id, rd.node
+              FROM kv_lineage rd
+             CROSS JOIN LATERAL (
+                    SELECT x.request_id, x.tenant_id, x.epoch, x.event_time FROM kv_lineage x
+                     WHERE x.node = rd.node AND x.worker = rd.worker AND x.page = rd.page AND x.epoch = rd.epoch
+                       AND x.kind IN (1, 13) AND x.event_time <= rd.event_time
+                       AND (x.event_time, x.event_id) < (rd.event_time, rd.event_id)
+                     ORDER BY x.event_time DESC, x.event_id DESC
+                     LIMIT 1) w
+             WHERE rd.kind = 14 AND rd.event_time >= ? AND rd.event_time < ?
+               AND (CAST(? AS text) IS NULL OR rd.node = ?)
+               AND (CAST(? AS text) IS NULL OR rd.worker = ?)
+               AND w.tenant_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM kv_lineage c
+                                WHERE c.kind = 13 AND c.node = rd.node AND c.worker = rd.worker AND c.page = rd.page
+                                  AND c.epoch = rd.epoch AND c.tenant_id = rd.tenant_id AND c.peer_epoch = rd.peer_epoch
+                                  AND (c.event_time, c.event_id) < (rd.event_time, rd.event_id))
             ) e
              ORDER BY e.event_time, e.event_id, e.writer_request""".formatted(LAST_WRITER);
 
@@ -195,6 +217,28 @@ final class LineageSql {
                      LIMIT 1) rel ON true
               LEFT JOIN LATERAL (%s) f ON true
              WHERE b.event_id = ANY (?)""".formatted(READ_FINAL_OF_B);
+
+    /**
+     * Receipt audit of the cached prefix pages a version 4 receipt lists: each named REUSE event with the CACHE
+     * event of its page epoch (the writer, its tenant and scope digest) if one came before it. Param: bigint[]
+     * of event ids.
+     */
+    static final String RECEIPT_REUSES = """
+            SELECT u.event_id, u.kind, u.node, u.worker, u.page, u.epoch, u.request_id, u.tenant_id, u.slot_from, u.slot_to,
+                   u.peer_epoch, c.request_id, c.tenant_id, c.peer_epoch
+              FROM kv_lineage u
+              LEFT JOIN LATERAL (
+                    SELECT c.request_id, c.tenant_id, c.peer_epoch FROM kv_lineage c
+                     WHERE c.kind = 13 AND c.node = u.node AND c.worker = u.worker AND c.page = u.page
+                       AND c.epoch = u.epoch AND (c.event_time, c.event_id) < (u.event_time, u.event_id)
+                     ORDER BY c.event_time DESC, c.event_id DESC
+                     LIMIT 1) c ON true
+             WHERE u.event_id = ANY (?)""";
+
+    /** Receipt audit: REUSE rows of a request from the same engine start (id prefix), to catch reuses a receipt left out. Params: request id, prefix. */
+    static final String RECEIPT_ALL_REUSES = """
+            SELECT event_id FROM kv_lineage
+             WHERE request_id = ? AND kind = 14 AND (event_id >> 40) = ?""";
 
     /** Receipt audit: BIND_READ rows of a request from the same engine start (id prefix), to catch reads a receipt left out. Params: request id, prefix. */
     static final String RECEIPT_ALL_BINDS = """

@@ -3,6 +3,7 @@ package dev.pagewarden.db.audit;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptVerifier;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.receipt.TrustedKeys;
 import dev.pagewarden.db.journal.EventCodec;
 import dev.pagewarden.db.journal.KindCodes;
@@ -45,6 +46,12 @@ import java.util.function.Supplier;
  * in the receipt's order; the read's slots are the final range of the request's READ_FINAL of
  * that page epoch (version 2) or the BIND_READ's own range (version 1); and the database holds no other
  * BIND_READ of the request from the same engine start (event id prefix). Otherwise MISMATCH.</li>
+ * <li>Reused prefix pages (version 4): each cached page the receipt lists names a REUSE event of this request
+ * and tenant on that (node, worker, page, epoch) with the page's slots, and the page epoch's CACHE event names the
+ * writer the receipt gives (else MISMATCH; an event not in the database yet: PENDING); the database holds no other
+ * REUSE of the request from the same engine start (else MISMATCH). The page must have been cached in the
+ * reader's own scope - the CACHE event's tenant and scope digest equal the reader's - else VIOLATION naming the
+ * writer: a reuse inside the scope is the request's own tenant's data, one across scopes is not.</li>
  * <li>Isolation: every slot read was last written (WRITE / TRANSFER_IN, any epoch) by this request -
  * as of the end of the reading for version 2 (so the request's own decode writes count), as of the
  * first read for version 1 - and no other request wrote into a read page epoch between the first read
@@ -165,6 +172,10 @@ public final class ReceiptAudit {
         if (refused != null) {
             return Verdict.of(Status.MISMATCH, refused);
         }
+        Verdict reuses = reusedPages(receipt);
+        if (reuses != null) {
+            return reuses;
+        }
         List<PageEpochRead> reads = receipt.body().reads();
         if (reads.isEmpty()) {
             return Verdict.of(Status.OK, "the request read no cached KV");
@@ -185,6 +196,92 @@ public final class ReceiptAudit {
             }
             return v != null ? v : isolation(c, receipt, idArray);
         }
+    }
+
+    /**
+     * The reused prefix pages of a version 4 receipt (see the class comment): MISMATCH, PENDING or VIOLATION when
+     * they do not check out, null when they do (or the receipt lists none).
+     */
+    private Verdict reusedPages(Receipt receipt) throws SQLException {
+        List<ReusedPage> reused = receipt.body().reused();
+        if (reused.isEmpty()) {
+            return null;
+        }
+        Long[] ids = new Long[reused.size()];
+        Set<Long> distinct = new HashSet<>();
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = reused.get(i).lineageEventId();
+            if (ids[i] == 0 || !distinct.add(ids[i])) {
+                return Verdict.of(Status.MISMATCH, "receipt names no or duplicate lineage event for reused page " + reused.get(i));
+            }
+        }
+        long request = receipt.body().requestId();
+        String tenant = receipt.body().tenant();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LineageSql.RECEIPT_REUSES)) {
+            ps.setArray(1, c.createArrayOf("bigint", ids));
+            Map<Long, Object[]> rows = new HashMap<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Object[] row = new Object[14];
+                    for (int k = 0; k < row.length; k++) {
+                        row[k] = rs.getObject(k + 1);
+                    }
+                    rows.put(rs.getLong(1), row);
+                }
+            }
+            List<ForeignWrite> foreign = new ArrayList<>();
+            int missing = 0;
+            for (int i = 0; i < reused.size(); i++) {
+                ReusedPage r = reused.get(i);
+                Object[] u = rows.get(r.lineageEventId());
+                if (u == null) {
+                    missing++;
+                    continue;
+                }
+                int slots = ((Number) u[9]).intValue() - ((Number) u[8]).intValue();
+                if (((Number) u[1]).intValue() != KindCodes.REUSE || ((Number) u[6]).longValue() != request
+                        || !Objects.equals(u[7], tenant) || !nodeMatches((String) u[2], receipt) || !r.worker().equals(u[3])
+                        || ((Number) u[4]).intValue() != r.page() || ((Number) u[5]).longValue() != r.epoch()
+                        || slots != r.positionTo() - r.positionFrom()) {
+                    return Verdict.of(Status.MISMATCH, "reused page " + i + " " + r + " does not match lineage event "
+                            + r.lineageEventId());
+                }
+                if (u[11] == null) {
+                    foreign.add(new ForeignWrite((String) u[2], r.worker(), r.page(), r.epoch(), 0, slots, "NONE", 0, null,
+                            -1, false));
+                    continue;
+                }
+                long writer = ((Number) u[11]).longValue();
+                if (writer != r.writerRequest()) {
+                    return Verdict.of(Status.MISMATCH, "reused page " + i + " " + r + " names writer " + r.writerRequest()
+                            + " but the page epoch was cached by request " + writer);
+                }
+                if (!Objects.equals(u[12], tenant) || ((Number) u[13]).longValue() != ((Number) u[10]).longValue()) {
+                    foreign.add(new ForeignWrite((String) u[2], r.worker(), r.page(), r.epoch(), 0, slots, "CACHE", writer,
+                            (String) u[12], r.epoch(), false));
+                }
+            }
+            if (missing > 0) {
+                return Verdict.of(Status.PENDING, missing + " of " + reused.size() + " reused prefix pages not in the database yet");
+            }
+            try (PreparedStatement all = c.prepareStatement(LineageSql.RECEIPT_ALL_REUSES)) {
+                all.setLong(1, request);
+                all.setLong(2, ids[0] >> 40);
+                try (ResultSet rs = all.executeQuery()) {
+                    while (rs.next()) {
+                        if (!distinct.contains(rs.getLong(1))) {
+                            return Verdict.of(Status.MISMATCH, "lineage has a reused prefix page the receipt leaves out: event "
+                                    + rs.getLong(1));
+                        }
+                    }
+                }
+            }
+            if (!foreign.isEmpty()) {
+                return new Verdict(Status.VIOLATION, "request " + request + " reused prefix pages cached outside its scope by "
+                        + new Verdict(Status.VIOLATION, "", foreign).foreignWriters(), foreign);
+            }
+        }
+        return null;
     }
 
     /** A named lineage event as the receipt checks read it: its BIND_READ fields, its release and final range. */

@@ -443,6 +443,29 @@ class LineageDbTest {
     }
 
     @Test
+    void aPrefixReuseInsideItsScopeIsNoExposureAndAReadAcrossScopesIs() throws Exception {
+        Ev ev = new Ev(16, nowMicros());
+        long from = ev.now();
+        long scopeA = 0x1234_5678_9abc_def0L;
+        long scopeAKeyed = 0x0fed_cba9_8765_4321L;
+        List<LineageEvent> events = new ArrayList<>();
+        // request 1 (tenant a) writes a prompt page and leaves it cached in scope a
+        events.add(ev.allocate("prefill-0", 3, 7, 1, "a"));
+        events.add(ev.write("prefill-0", 3, 7, 1, "a", 0, 16));
+        events.add(ev.cache("prefill-0", 3, 7, 1, "a", 16, scopeA));
+        // request 2 of the same scope reuses it: legitimate
+        events.add(ev.reuse("prefill-0", 3, 7, 2, "a", 16, scopeA));
+        // request 3 of tenant b, and request 4 of tenant a under another prompt cache key, read it: exposures
+        events.add(ev.reuse("prefill-0", 3, 7, 3, "b", 16, scopeA));
+        events.add(ev.reuse("prefill-0", 3, 7, 4, "a", 16, scopeAKeyed));
+        ship(events);
+        List<Exposure> found = new LineageQueries(ds).exposures(instant(from), instant(ev.tick(1)));
+        assertThat(found).extracting(Exposure::readerRequest, Exposure::readerTenant, Exposure::exposingRequest,
+                Exposure::exposedTenant, Exposure::page, Exposure::readEpoch, Exposure::slots)
+                .containsExactly(tuple(3L, "b", 1L, "a", 3, 7L, 16), tuple(4L, "a", 1L, "a", 3, 7L, 16));
+    }
+
+    @Test
     void hotQueriesUseTheIndexes() throws Exception {
         Ev ev = new Ev(15, nowMicros());
         long start = ev.now();
@@ -450,7 +473,8 @@ class LineageDbTest {
         ship(bulk);
         exec("ANALYZE kv_lineage");
         String exposurePlan = explain(LineageSql.EXPOSURES, instant(start + 1_000), instant(start + 2_000), null, null,
-                null, null, instant(start + 1_000), instant(start + 2_000), null, null, null, null);
+                null, null, instant(start + 1_000), instant(start + 2_000), null, null, null, null,
+                instant(start + 1_000), instant(start + 2_000), null, null, null, null);
         String lineagePlan = explain(LineageSql.REQUEST_READS, 1500L);
         System.out.println("EXPOSURES plan:\n" + exposurePlan + "\nREQUEST_READS plan:\n" + lineagePlan);
         // Only the partition holding the data counts: empty day partitions ahead (never analyzed) may show a

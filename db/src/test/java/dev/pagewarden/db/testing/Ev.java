@@ -65,6 +65,16 @@ public final class Ev {
         return new LineageEvent(id(), Kind.READ_FINAL, tick(1), node, worker, page, epoch, request, tenant, 0, to, null, -1, -1, 0, 0, true);
     }
 
+    /** CACHE: the writer's full page kept as a cached prefix page of the scope with digest {@code scope}. */
+    public LineageEvent cache(String worker, int page, long epoch, long writer, String tenant, int slots, long scope) {
+        return new LineageEvent(id(), Kind.CACHE, tick(1), node, worker, page, epoch, writer, tenant, 0, slots, null, -1, scope, 0, 0, true);
+    }
+
+    /** REUSE: a reader of scope digest {@code scope} reused a cached prefix page. */
+    public LineageEvent reuse(String worker, int page, long epoch, long reader, String tenant, int slots, long scope) {
+        return new LineageEvent(id(), Kind.REUSE, tick(1), node, worker, page, epoch, reader, tenant, 0, slots, null, -1, scope, 0, 0, true);
+    }
+
     public LineageEvent release(String worker, int page, long epoch, long request, String tenant) {
         return new LineageEvent(id(), Kind.RELEASE, tick(1), node, worker, page, epoch, request, tenant, -1, -1, null, -1, -1, 0, 0, true);
     }

@@ -27,7 +27,8 @@ public final class Main {
         Map<String, Command> m = new LinkedHashMap<>();
         for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new MakeModelCommand(), new ConvertCommand(),
                 new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand(),
-                new PkiCommand(), new NodeCommand(), new FairBenchCommand(), new BenchCapacityCommand())) {
+                new PkiCommand(), new NodeCommand(), new FairBenchCommand(), new BenchCapacityCommand(),
+                new PrefixBenchCommand())) {
             m.put(c.name(), c);
         }
         Commands.discovered().values().forEach(c -> Commands.add(m, c));

@@ -117,4 +117,16 @@ class MainTest {
                 .contains("\"peak_kv_pages\":").contains("\"mem_read_gbs\":").contains("\"mem_read_gbs_one_thread\":")
                 .contains("\"decode_speedup_vs_batch1\":{\"1\":1,\"4\":");
     }
+
+    @Test
+    void prefixBenchReportsHitsOnTheSharedSystemPrompt() {
+        CliRun r = run("prefix-bench", "--model", TestModels.stories260K().toString(), "--tokenizer",
+                TestModels.tok512().toString(), "--system-tokens", "40", "--turn-tokens", "5", "--gen-tokens", "2",
+                "--turns", "2", "--conversations", "1", "--repeats", "1", "--backend", "cpu", "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        // 40 system tokens: two full 16-token pages come from the cache on a hit
+        assertThat(r.out().trim()).startsWith("{").contains("\"cached_tokens_on_hit\":32").contains("\"ttft_speedup\":")
+                .contains("\"cache_off_cached_tokens\":0").contains("\"turns_speedup\":");
+        assertThat(r.out()).doesNotContain("\"cache_on_cached_tokens\":0,");
+    }
 }

@@ -112,6 +112,20 @@ class AdminApiController {
         return blocking(() -> describe(tenants.setLimits(id, limits)));
     }
 
+    /** Switches a tenant's prefix cache: {@code {"enabled": false}} keeps its prompts out of the cache entirely. */
+    @PutMapping("/admin/api/tenants/{id}/prefix-cache")
+    Mono<Map<String, Object>> prefixCache(@PathVariable String id, @RequestBody Map<String, Object> body) {
+        for (String k : body.keySet()) {
+            if (!k.equals("enabled")) {
+                throw ApiException.invalid(k, "unknown_parameter", "Unrecognized setting: " + k);
+            }
+        }
+        if (!(body.get("enabled") instanceof Boolean on)) {
+            throw ApiException.invalid("enabled", "'enabled' is required and must be true or false");
+        }
+        return blocking(() -> describe(tenants.setPrefixCache(id, on)));
+    }
+
     @PutMapping("/admin/api/models/{model}/visibility")
     Mono<Map<String, Object>> visibility(@PathVariable String model, @RequestBody Map<String, Object> body,
                                          Authentication who) {
@@ -223,6 +237,7 @@ class AdminApiController {
         limits.put("max_context", l.maxContext());
         limits.put("weight", l.weight());
         out.put("limits", limits);
+        out.put("prefix_cache", t.prefixCache());
         return out;
     }
 

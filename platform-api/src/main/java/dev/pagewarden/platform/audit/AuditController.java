@@ -75,7 +75,19 @@ class AuditController {
         out.put("finished_at", record.finishedAt());
         out.put("receipt", record.receipt());
         if (record.receipt() != null) {
-            ReceiptAudit.Verdict verdict = receipts.verify(Receipt.fromCompact(record.receipt()),
+            Receipt receipt = Receipt.fromCompact(record.receipt());
+            // the cached prefix pages the request reused (its own scope's, the verification below checks)
+            out.put("reused_prefix_pages", receipt.body().reused().stream().map(r -> {
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("worker", r.worker());
+                e.put("page", r.page());
+                e.put("epoch", r.epoch());
+                e.put("position_from", r.positionFrom());
+                e.put("position_to", r.positionTo());
+                e.put("writer_request", r.writerRequest());
+                return e;
+            }).toList());
+            ReceiptAudit.Verdict verdict = receipts.verify(receipt,
                     new ReceiptAudit.Row(requestId, record.tenantId(), record.model()));
             Map<String, Object> v = new LinkedHashMap<>();
             v.put("status", verdict.status().name().toLowerCase());

@@ -109,7 +109,8 @@ class CompletionController {
             GenerationEvent.Done done = dones[0];
             Map<String, Object> response = envelope(request, generation.publicId(), created, request.kind().object);
             response.put("choices", choices);
-            response.put("usage", usage(done.promptTokens(), Arrays.stream(dones).mapToInt(GenerationEvent.Done::completionTokens).sum()));
+            response.put("usage", usage(done.promptTokens(), Arrays.stream(dones).mapToInt(GenerationEvent.Done::completionTokens).sum(),
+                    done.cachedTokens()));
             response.put("pagewarden_receipt", done.receipt());
             ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON);
             if (done.receipt() != null) {
@@ -150,7 +151,7 @@ class CompletionController {
                 if (request.includeUsage() && ++done[0] == n) {
                     Map<String, Object> usage = envelope(request, id, created, object);
                     usage.put("choices", List.of());
-                    usage.put("usage", usage(d.promptTokens(), completionTokens[0]));
+                    usage.put("usage", usage(d.promptTokens(), completionTokens[0], d.cachedTokens()));
                     out.add(data(usage));
                 }
                 yield Flux.fromIterable(out);
@@ -190,12 +191,14 @@ class CompletionController {
         return m;
     }
 
-    /** Usage of a request: the prompt once, the tokens of every choice. */
-    private static Map<String, Object> usage(int promptTokens, int completionTokens) {
+    /** Usage of a request: the prompt once (and its tokens from the prefix cache), the tokens of every choice. */
+    private static Map<String, Object> usage(int promptTokens, int completionTokens, int cachedTokens) {
         Map<String, Object> usage = new LinkedHashMap<>();
         usage.put("prompt_tokens", promptTokens);
         usage.put("completion_tokens", completionTokens);
         usage.put("total_tokens", promptTokens + completionTokens);
+        // prompt tokens whose KV came from the tenant's prefix cache (0 on a miss, always present, as OpenAI's)
+        usage.put("prompt_tokens_details", Map.of("cached_tokens", cachedTokens));
         return usage;
     }
 

@@ -11,10 +11,13 @@ import java.util.Map;
  * @param seed      null: a fresh random seed (sampling only)
  * @param n         how many choices, each its own engine request
  * @param controls  the logit controls and log probabilities beyond temperature and top_p
+ * @param promptCacheKey OpenAI's {@code prompt_cache_key}; null when not given
+ * @param cacheSalt      vLLM's {@code cache_salt}; null when not given
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                          Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
-                         boolean stream, boolean includeUsage, String user, int n, Controls controls) {
+                         boolean stream, boolean includeUsage, String user, int n, Controls controls,
+                         String promptCacheKey, String cacheSalt) {
 
     /**
      * @param logprobs alternatives per token to return with the chosen token's log probability; -1: no log

@@ -21,10 +21,11 @@ sealed interface GenerationEvent {
     }
 
     /**
-     * The end: why, token counts and the compact signed receipt (null when the engine signs none).
+     * The end: why, token counts (of the prompt, those whose KV came from the prefix cache) and the compact signed
+     * receipt (null when the engine signs none).
      */
-    record Done(int index, long requestId, String finishReason, int promptTokens, int completionTokens, String receipt)
-            implements GenerationEvent {
+    record Done(int index, long requestId, String finishReason, int promptTokens, int completionTokens, String receipt,
+                int cachedTokens) implements GenerationEvent {
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.pagewarden.platform.completion;
 
 import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
 import dev.pagewarden.core.request.RequestAbortedException;
@@ -219,10 +220,26 @@ public class InferenceService {
             return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
                     new SamplingParams(request.temperature(), request.topP(), seed, false, c.topK(), c.minP(),
                             c.presencePenalty(), c.frequencyPenalty(), c.repetitionPenalty(), c.logitBias(), c.logprobs()),
-                    caller.limits().weight()));
+                    caller.limits().weight(), caching(caller, request)));
         } catch (InvalidRequestException e) {
             throw ApiException.invalid(e.param(), e.getMessage());
         }
+    }
+
+    /**
+     * The request's prefix cache scope: the tenant, narrowed by its prompt_cache_key and cache_salt (both, when both
+     * are given); off when the tenant switched the cache off. The template part of the key tells a chat's rendered
+     * prompt from a completion's.
+     */
+    static PrefixCaching caching(TenantPrincipal caller, CompletionRequest request) {
+        if (!caller.prefixCache()) {
+            return PrefixCaching.OFF;
+        }
+        String key = request.promptCacheKey();
+        String salt = request.cacheSalt();
+        String scope = key == null && salt == null ? null
+                : (key == null ? "-" : key.length() + ":" + key) + "|" + (salt == null ? "-" : salt.length() + ":" + salt);
+        return PrefixCaching.on(scope, request.kind().object);
     }
 
     private static void checkTenantContext(TenantPrincipal caller, CompletionRequest request, int promptTokens,
@@ -327,7 +344,7 @@ public class InferenceService {
         run.group.ended(generated);
         LOG.info("[{}] request {} finished ({}) completion_tokens={}", run.httpRequestId, run.id, reason, generated);
         GenerationEvent.Done done = new GenerationEvent.Done(run.choice, run.id, reason, run.promptTokens, generated,
-                receipt);
+                receipt, result.cachedTokens());
         // the record first, so that the audit endpoint knows the id as soon as the client does
         record(run, new Ending("FINISHED", null, generated, result, finished, reason, receipt), () -> {
             run.group.sink.next(done);

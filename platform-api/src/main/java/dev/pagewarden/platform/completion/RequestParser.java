@@ -31,7 +31,7 @@ final class RequestParser {
 
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "seed", "stop",
             "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs",
-            "metadata", "store", "service_tier", "top_k", "min_p", "repetition_penalty");
+            "metadata", "store", "service_tier", "top_k", "min_p", "repetition_penalty", "prompt_cache_key", "cache_salt");
     /** The most alternatives per token: chat's top_logprobs, and the legacy completions' logprobs. */
     static final int MAX_TOP_LOGPROBS = 20;
     static final int MAX_COMPLETION_LOGPROBS = 5;
@@ -134,7 +134,8 @@ final class RequestParser {
             includeUsage = bool(so, "include_usage", false);
         }
         return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
-                stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls(kind, root));
+                stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls(kind, root),
+                cacheKey(root, "prompt_cache_key"), cacheKey(root, "cache_salt"));
     }
 
     /** Penalties, bias, the vLLM filters and log probabilities; each bad value a 400 naming its parameter. */
@@ -388,6 +389,19 @@ final class RequestParser {
             throw ApiException.invalid(name, "'" + name + "' must be a string");
         }
         return v.stringValue();
+    }
+
+    /** The longest prompt_cache_key or cache_salt accepted, in characters. */
+    static final int MAX_CACHE_KEY = 256;
+
+    /** A prompt cache key or salt: absent, or a string of 1 to {@link #MAX_CACHE_KEY} characters. */
+    static String cacheKey(JsonNode root, String name) {
+        String v = string(root, name, false);
+        if (v != null && (v.isEmpty() || v.length() > MAX_CACHE_KEY)) {
+            throw ApiException.invalid(name, "'" + name + "' must be 1 to " + MAX_CACHE_KEY + " characters, got "
+                    + v.length());
+        }
+        return v;
     }
 
     static Integer optionalInt(JsonNode root, String name) {

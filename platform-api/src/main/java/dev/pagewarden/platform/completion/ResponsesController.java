@@ -243,7 +243,7 @@ class ResponsesController {
         private static Map<String, Object> usage(GenerationEvent.Done d) {
             Map<String, Object> usage = new LinkedHashMap<>();
             usage.put("input_tokens", d.promptTokens());
-            usage.put("input_tokens_details", Map.of("cached_tokens", 0));
+            usage.put("input_tokens_details", Map.of("cached_tokens", d.cachedTokens()));
             usage.put("output_tokens", d.completionTokens());
             usage.put("output_tokens_details", Map.of("reasoning_tokens", 0));
             usage.put("total_tokens", d.promptTokens() + d.completionTokens());

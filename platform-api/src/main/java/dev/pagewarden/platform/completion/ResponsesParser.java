@@ -88,12 +88,12 @@ final class ResponsesParser {
             }
         }
         boolean parallelToolCalls = RequestParser.bool(root, "parallel_tool_calls", true);
-        for (String f : List.of("prompt_cache_key", "safety_identifier")) {
-            RequestParser.string(root, f, false); // accepted as hints; they change nothing here
-        }
+        RequestParser.string(root, "safety_identifier", false); // accepted as a hint; it changes nothing here
+        // prompt_cache_key narrows the tenant's prefix cache scope, as on chat
         CompletionRequest chat = new CompletionRequest(CompletionRequest.Kind.RESPONSE, model, null, null,
                 List.copyOf(messages), maxOutputTokens, temperature, topP, null, List.of(), stream, false,
-                RequestParser.string(root, "user", false), 1, CompletionRequest.Controls.NONE);
+                RequestParser.string(root, "user", false), 1, CompletionRequest.Controls.NONE,
+                RequestParser.cacheKey(root, "prompt_cache_key"), null);
         return new ResponseRequest(chat, instructions, metadata(root.get("metadata")), parallelToolCalls);
     }
 

@@ -61,7 +61,8 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
      * {@code nodeId}: this platform replica's node id, which its lineage rows, safety events, incidents and
      * receipts name (unset: the host name, a pod's name in Kubernetes; see {@link #node()}). {@code nodes}: engine nodes to serve from
      * ({@code prefill@host:port,decode@host:port}; empty: the engine runs in this process), reached with the
-     * certificate {@code tlsName} from the {@code pki} folder {@code tlsDir}.
+     * certificate {@code tlsName} from the {@code pki} folder {@code tlsDir}. {@code prefixCache}: keep the full pages of
+     * prompts for later prompts of the same tenant and prompt cache key (each tenant can switch it off).
      */
     public record Engine(@NotBlank @DefaultValue("auto") String backend,
                          @Min(0) @DefaultValue("0") int threads,
@@ -80,7 +81,8 @@ public record PagewardenProperties(@Valid @NotNull Model model, @Valid @NotNull 
                          Path tlsDir,
                          @NotBlank @DefaultValue("platform") String tlsName,
                          @Min(0) @DefaultValue("1") int decodeHeadroomPages,
-                         @Min(0) @DefaultValue("8") int maxPreemptions) {
+                         @Min(0) @DefaultValue("8") int maxPreemptions,
+                         @DefaultValue("true") boolean prefixCache) {
         @AssertTrue(message = "pagewarden.engine.nodes needs pagewarden.engine.tls-dir (PAGEWARDEN_ENGINE_TLS_DIR): "
                 + "the pki folder with ca.crt and the platform's certificate and key")
         public boolean isTlsDirGivenForNodes() {

@@ -51,7 +51,7 @@ public class EngineHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EngineHost.class);
     private static final SecureRandom ID_KEYS = new SecureRandom();
     /** The states {@link PoolStats#pagesByState} counts; listed, since engine nodes report none until they are up. */
-    private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined");
+    private static final List<String> PAGE_STATES = List.of("free", "owned", "deferred", "quarantined", "cached");
 
     private final ServedModel served;
     /** A lab engine's faults (with the lab's oracle); null outside lab mode. */
@@ -100,6 +100,9 @@ public class EngineHost implements AutoCloseable {
                 // a lab engine keeps them sequential, so its replays stay reproducible
                 .requestIdKey(labMode.enabled() ? 0 : ID_KEYS.nextLong() | 1)
                 .nodeId(e.node())
+                // a lab engine replays with its isolation oracle, which attributes every slot to the request that
+                // computed it: shared prefix pages would read as another request's data there
+                .prefixCache(e.prefixCache() && !labMode.enabled())
                 .build();
         // a lab engine gets its fault switches and an isolation oracle, so a replay can report its ground truth
         LabEngine labEngine = labMode.engine().orElse(null);

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The engine's measurements as Micrometer meters, named as the engine documents them (Prometheus
@@ -19,6 +20,7 @@ final class MicrometerEngineMetrics implements EngineMetrics {
     private final Counter decodeTokens;
     private final Counter prefillTokens;
     private final TenantMeters tenants;
+    private final AtomicInteger cachedPages = new AtomicInteger();
 
     MicrometerEngineMetrics(MeterRegistry registry, TenantMeters tenants) {
         this.registry = registry;
@@ -28,6 +30,8 @@ final class MicrometerEngineMetrics implements EngineMetrics {
         this.prefillChunk = Timer.builder("engine.prefill.chunk").register(registry);
         this.decodeTokens = Counter.builder("engine.decode.tokens").description("tokens generated").register(registry);
         this.prefillTokens = Counter.builder("engine.prefill.tokens").description("prompt tokens prefilled").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("engine.prefix.cache.pages", cachedPages, AtomicInteger::get)
+                .description("prefill pool pages held by cached prompt prefixes").register(registry);
     }
 
     @Override
@@ -85,5 +89,21 @@ final class MicrometerEngineMetrics implements EngineMetrics {
     @Override
     public void preemption(String outcome) {
         registry.counter("kv.preemptions", "outcome", outcome).increment();
+    }
+
+    @Override
+    public void prefixCacheLookup(int hitTokens, int missTokens) {
+        registry.counter("engine.prefix.cache.tokens", "result", "hit").increment(hitTokens);
+        registry.counter("engine.prefix.cache.tokens", "result", "miss").increment(missTokens);
+    }
+
+    @Override
+    public void prefixCacheEvicted(int pages) {
+        registry.counter("engine.prefix.cache.evictions").increment(pages);
+    }
+
+    @Override
+    public void prefixCachePages(int pages) {
+        cachedPages.set(pages);
     }
 }

@@ -29,6 +29,8 @@ public class Tenant {
     private Integer maxContext;
     @Column(nullable = false)
     private int weight = 1;
+    @Column(name = "prefix_cache", nullable = false)
+    private boolean prefixCache = true;
 
     protected Tenant() {
     }
@@ -58,6 +60,15 @@ public class Tenant {
 
     public TenantLimits limits() {
         return new TenantLimits(requestsPerMinute, tokensPerMinute, maxConcurrent, maxContext, weight);
+    }
+
+    /** Whether the tenant's prompts may reuse and leave cached prefix pages (only ever within the tenant). */
+    public boolean prefixCache() {
+        return prefixCache;
+    }
+
+    void prefixCache(boolean on) {
+        this.prefixCache = on;
     }
 
     void limits(TenantLimits limits) {

@@ -168,6 +168,16 @@ public class TenantService implements ChangeFeed.Subscriber {
         return tenant;
     }
 
+    /** Switches the tenant's prefix cache on or off; cached keys pick it up at once here, on other replicas after the commit. */
+    @Transactional
+    public Tenant setPrefixCache(String tenantId, boolean on) {
+        Tenant tenant = get(tenantId);
+        tenant.prefixCache(on);
+        forget(p -> p.tenantId().equals(tenantId));
+        tellReplicas(TENANT_CHANGE + tenantId);
+        return tenant;
+    }
+
     /** In the caller's transaction: the other replicas hear of it when (and only if) it commits. */
     private void tellReplicas(String detail) {
         jdbc.sql("SELECT pg_notify(?, ?)").params(ChangeFeed.CHANNEL, ChangeFeed.payload(TOPIC, detail))
@@ -268,7 +278,7 @@ public class TenantService implements ChangeFeed.Subscriber {
     /** The key's tenant, if active, with its limits now. */
     private Optional<Verified> current(ApiKey key, String prefix) {
         return tenants.findById(key.tenantId()).filter(Tenant::active)
-                .map(t -> new Verified(new TenantPrincipal(t.id(), prefix, t.limits()), key.hash()));
+                .map(t -> new Verified(new TenantPrincipal(t.id(), prefix, t.limits(), t.prefixCache()), key.hash()));
     }
 
     /**

@@ -15,8 +15,15 @@ import java.util.List;
  * @param startPos   position of {@code tokens[0]}
  * @param pageTable  the sequence's pages in position order
  * @param wantLogits whether the caller needs logits of the last token
+ * @param scope      the cache scope whose cached prefix pages the table may hold ({@code CacheScope.id()}); null: none
  */
-public record SequenceStep(long requestId, String tenant, int[] tokens, int startPos, List<PageRef> pageTable, boolean wantLogits) {
+public record SequenceStep(long requestId, String tenant, int[] tokens, int startPos, List<PageRef> pageTable, boolean wantLogits,
+                           String scope) {
+    /** A step that reads only the request's own pages. */
+    public SequenceStep(long requestId, String tenant, int[] tokens, int startPos, List<PageRef> pageTable, boolean wantLogits) {
+        this(requestId, tenant, tokens, startPos, pageTable, wantLogits, null);
+    }
+
     public SequenceStep {
         if (tokens.length == 0) {
             throw new IllegalArgumentException("a step needs at least one token");

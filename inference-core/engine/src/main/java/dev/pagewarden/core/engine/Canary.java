@@ -1,6 +1,7 @@
 package dev.pagewarden.core.engine;
 
 import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.safety.SafetyMonitor;
@@ -58,7 +59,8 @@ final class Canary implements AutoCloseable {
 
     private static int[] run(Engine engine, int[] prompt) {
         try {
-            return engine.submit(new GenerationRequest(TENANT, prompt, MAX_NEW, new SamplingParams(0f, 1f, 0, true)),
+            return engine.submit(new GenerationRequest(TENANT, prompt, MAX_NEW, new SamplingParams(0f, 1f, 0, true),
+                    PrefixCaching.OFF),
                     TokenListener.NONE).result().get(5, TimeUnit.MINUTES).outputTokens();
         } catch (Exception e) {
             throw new IllegalStateException("canary request failed: " + e.getMessage(), e);

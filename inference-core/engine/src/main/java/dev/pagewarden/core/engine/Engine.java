@@ -218,6 +218,9 @@ public final class Engine implements InferenceEngine {
         }
         this.prefill = new PrefillWorker<>(new StepGuard(prefillBackend, prefillPool, hooks), vocab, transport,
                 config.prefillChunkTokens(), context, intake::expect, this::release);
+        if (config.prefixCache()) {
+            prefill.prefixCache(modelId);
+        }
         this.admission = new Admission<>(decodePool, new Admission.Limits(vocab, window, prefillPool.capacityTokens(),
                 decodePool.capacityTokens(), config.maxQueue(), hooks.promptOverflow().admissionChecksPoolFit()),
                 prefill::enqueue, lineage::accepting, metrics, clock::nanoTime, config.decodeHeadroomPages());

@@ -35,12 +35,15 @@ import java.time.Duration;
  *                               time as it goes ({@link #FULL_RESERVATION}: prompt + max new tokens at once)
  * @param maxPreemptions         how often one request may be preempted (its pages taken back for others, then
  *                               re-prefilled) before it fails with preempted_too_often
+ * @param prefixCache            keep the full pages of each prompt in the prefill pool as read-only prefix pages of
+ *                               the request's scope (tenant and prompt cache key) and reuse them for later prompts of
+ *                               that scope that start with the same pages; evicted least recently used (off by default)
  */
 public record EngineConfig(String backend, int threads, int pageTokens, int contextWindow, long prefillKvBytes,
                            long decodeKvBytes, int prefillPoolTokens, int decodePoolTokens, int maxBatch, int maxQueue,
                            int prefillChunkTokens, CapacityPolicy capacityPolicy, Duration deferredReleaseTimeout,
                            Duration transferStartTimeout, Duration canaryInterval, long requestIdBase, long requestIdKey, String nodeId, String replicaId,
-                           int decodeHeadroomPages, int maxPreemptions) {
+                           int decodeHeadroomPages, int maxPreemptions, boolean prefixCache) {
 
     /** {@link #decodeHeadroomPages} that reserves a request's whole prompt + max new tokens at admission. */
     public static final int FULL_RESERVATION = Integer.MAX_VALUE;
@@ -108,6 +111,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         b.replicaId = replicaId;
         b.decodeHeadroomPages = decodeHeadroomPages;
         b.maxPreemptions = maxPreemptions;
+        b.prefixCache = prefixCache;
         return b;
     }
 
@@ -134,6 +138,7 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         private String replicaId;
         private int decodeHeadroomPages = 1;
         private int maxPreemptions = 8;
+        private boolean prefixCache;
 
         public Builder backend(String v) { backend = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -158,12 +163,14 @@ public record EngineConfig(String backend, int threads, int pageTokens, int cont
         /** Decode pages reserved beyond the prompt's; {@link EngineConfig#FULL_RESERVATION}: the whole request at once. */
         public Builder decodeHeadroomPages(int v) { decodeHeadroomPages = v; return this; }
         public Builder maxPreemptions(int v) { maxPreemptions = v; return this; }
+        /** Keep and reuse full prompt pages per scope (see {@link EngineConfig}). */
+        public Builder prefixCache(boolean v) { prefixCache = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(backend, threads, pageTokens, contextWindow, prefillKvBytes, decodeKvBytes,
                     prefillPoolTokens, decodePoolTokens, maxBatch, maxQueue, prefillChunkTokens, capacityPolicy,
                     deferredReleaseTimeout, transferStartTimeout, canaryInterval, requestIdBase, requestIdKey,
-                    nodeId, replicaId, decodeHeadroomPages, maxPreemptions);
+                    nodeId, replicaId, decodeHeadroomPages, maxPreemptions, prefixCache);
         }
     }
 }

@@ -16,7 +16,7 @@ import java.util.Map;
  * @param capacityPages  pages in the pool
  * @param capacityTokens tokens one request could hold if it had the whole pool
  * @param peakUsedPages  most pages in use at once since the start
- * @param pagesByState   pages per state ("free", "owned", "deferred", "quarantined"), every state present
+ * @param pagesByState   pages per state ("free", "owned", "deferred", "quarantined", "cached"), every state present
  */
 public record PoolStats(String name, int pageTokens, int capacityPages, long capacityTokens, int peakUsedPages,
                         Map<String, Integer> pagesByState) {
@@ -39,6 +39,16 @@ public record PoolStats(String name, int pageTokens, int capacityPages, long cap
 
     public int freePages() {
         return pagesByState.getOrDefault("free", 0);
+    }
+
+    /** Pages held by cached prompt prefixes (see {@link EngineConfig#prefixCache}). */
+    public int cachedPages() {
+        return pagesByState.getOrDefault("cached", 0);
+    }
+
+    /** Pages requests own now. */
+    public int ownedPages() {
+        return pagesByState.getOrDefault("owned", 0);
     }
 
     /** Whether every page is back in the free list. */

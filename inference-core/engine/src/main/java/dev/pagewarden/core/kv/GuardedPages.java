@@ -13,8 +13,11 @@ public interface GuardedPages {
 
     KvStorage storage();
 
-    /** Whether a sequence may read positions {@code [0, startPos)} and write {@code [startPos, endPos)} of its table. */
-    ReadCheck checkRead(long requestId, List<PageRef> table, int startPos, int endPos);
+    /**
+     * Whether a sequence of cache scope {@code scope} ({@link CacheScope#id}; null: none) may read positions
+     * {@code [0, startPos)} and write {@code [startPos, endPos)} of its table.
+     */
+    ReadCheck checkRead(long requestId, String scope, List<PageRef> table, int startPos, int endPos);
 
     /** A copy of the metadata of just {@code pages}, for a backend's own checks on its device. */
     PageTags tags(int[] pages);

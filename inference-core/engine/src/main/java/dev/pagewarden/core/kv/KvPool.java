@@ -23,7 +23,13 @@ import java.util.Map;
  * OWNED -> DEFERRED(request, generation) -> FREE            (ack: no write in flight)
  *                                        -> QUARANTINED -> scrubbed -> FREE   (no ack in time)
  * OWNED -> QUARANTINED -> scrubbed -> FREE                  (failed handoff)
+ * OWNED -> CACHED(writer, scope, epoch) -> FREE              (a full prompt page kept as a prefix; evicted LRU)
  * </pre>
+ *
+ * <p>A cached page keeps its writer as owner and its epoch; its tag also names its scope ({@link CacheScope}).
+ * Readers of that scope take a reference ({@link #reuse}) and give it back ({@link #unref}); nobody writes
+ * it. When an allocation finds too few free pages, cached pages no reader holds are evicted, least recently
+ * used first, before the allocation is refused.
  *
  * <p>Epochs never repeat for a (node, pool, page), not even across restarts, without state kept on disk:
  * every page starts at the pool's boot base, the wall clock at construction in microseconds since
@@ -51,6 +57,17 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
     private final LineageRecorder lineage;
     /** For DEFERRED pages: the transfer generation whose ack releases them. */
     private final int[] deferredGeneration;
+    /** For CACHED pages: the scope id ({@link CacheScope#id}), its digest, the prefix key, the page's tokens, readers holding it. */
+    private final String[] scope;
+    private final long[] scopeDigest;
+    private final String[] cacheKey;
+    private final int[][] cachedTokens;
+    private final int[] refs;
+    /** Cached pages by prefix key. */
+    private final java.util.HashMap<String, Integer> cacheIndex = new java.util.HashMap<>();
+    /** Cached pages no reader holds, least recently used first: what eviction takes. */
+    private final java.util.LinkedHashSet<Integer> evictable = new java.util.LinkedHashSet<>();
+    private long evictions;
     private final ArrayDeque<Integer> free = new ArrayDeque<>();
     private int peakUsed;
     private final boolean checks;
@@ -90,6 +107,11 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
         this.pendFrom = new int[n];
         this.pendTo = new int[n];
         this.deferredGeneration = new int[n];
+        this.scope = new String[n];
+        this.scopeDigest = new long[n];
+        this.cacheKey = new String[n];
+        this.cachedTokens = new int[n][];
+        this.refs = new int[n];
         java.util.Arrays.fill(epoch, epochBase);
         for (int p = n - 1; p >= 0; p--) {
             state[p] = PageState.FREE;
@@ -160,8 +182,11 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
         if (count < 0) {
             throw new IllegalArgumentException("negative page count " + count);
         }
-        if (free.size() < count) {
+        if (free.size() + evictable.size() < count) {
             return null;
+        }
+        while (free.size() < count) {
+            evict(evictable.getFirst());
         }
         List<PageRef> pages = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -206,6 +231,147 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
             lineage.page(Kind.PREEMPT, ref.page(), ref.epoch(), requestId, tenant[ref.page()]);
         }
         release(requestId, pages);
+    }
+
+    /**
+     * Keeps a request's full, written prompt page as a read-only cached prefix page of {@code cacheScope}
+     * under {@code key} (see {@link PrefixKeys}), with the page's {@code tokens} to compare on a hit.
+     * Returns false, leaving the page the request's own, when the key is cached already (a request of
+     * the same scope cached the same prefix first) or the page is not full (only full pages are cached);
+     * the caller then releases it.
+     */
+    public synchronized boolean keep(long requestId, PageRef ref, CacheScope cacheScope, String key, int[] tokens) {
+        requireState(requestId, ref, PageState.OWNED);
+        int p = ref.page();
+        if (written[p] != pageTokens || tokens.length != pageTokens || cacheIndex.containsKey(key)) {
+            return false;
+        }
+        flushWrites(p);
+        state[p] = PageState.CACHED;
+        scope[p] = cacheScope.id();
+        scopeDigest[p] = cacheScope.digest();
+        cacheKey[p] = key;
+        cachedTokens[p] = tokens.clone();
+        refs[p] = 0;
+        cacheIndex.put(key, p);
+        evictable.addLast(p);
+        lineage.prefix(Kind.CACHE, p, epoch[p], requestId, tenant[p], pageTokens, scopeDigest[p]);
+        return true;
+    }
+
+    /**
+     * Pages for a prompt whose first full pages may be cached: the longest run of cached pages of
+     * {@code cacheScope} under {@code keys} (one per full page, in order, whose tokens equal the prompt's)
+     * is referenced by the reader until {@link #unref}, so no eviction takes it meanwhile, and each reuse
+     * is recorded (REUSE); then {@code count} minus that many pages are allocated as {@link #allocate}
+     * does. All or nothing: null, touching nothing, when too few pages are free or evictable. A key is
+     * only ever looked up in the reader's own scope, so another scope's page never matches.
+     */
+    public synchronized PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope cacheScope,
+                                                       List<String> keys, int[] tokens, int count) {
+        String id = cacheScope.id();
+        List<Integer> hits = new ArrayList<>();
+        int hitsEvictable = 0;
+        for (int i = 0; i < keys.size() && i < count; i++) {
+            Integer p = cacheIndex.get(keys.get(i));
+            if (p == null || state[p] != PageState.CACHED || !id.equals(scope[p])
+                    || !Arrays.equals(cachedTokens[p], 0, pageTokens, tokens, i * pageTokens, (i + 1) * pageTokens)) {
+                break;
+            }
+            hits.add(p);
+            hitsEvictable += refs[p] == 0 ? 1 : 0;
+        }
+        int need = count - hits.size();
+        if (free.size() + evictable.size() - hitsEvictable < need) {
+            return null;
+        }
+        List<PageRef> reused = new ArrayList<>(hits.size());
+        long[] writers = new long[hits.size()];
+        long[] events = new long[hits.size()];
+        // the reader's own scope: an audit compares it with the scope the page was cached in
+        long readerDigest = cacheScope.digest();
+        for (int i = 0; i < hits.size(); i++) {
+            int p = hits.get(i);
+            refs[p]++;
+            evictable.remove(p);
+            reused.add(new PageRef(p, epoch[p]));
+            writers[i] = owner[p];
+            events[i] = lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, readerDigest);
+        }
+        return new PrefixGrant(reused, allocate(requestId, tenantId, need), writers, events);
+    }
+
+    /**
+     * A prompt's pages: {@code reused} cached prefix pages (read-only, referenced) followed by {@code own}
+     * pages allocated to the request; the page table is their concatenation. For each reused page, the
+     * request that wrote it and the id of the REUSE lineage event (0 without lineage).
+     */
+    public record PrefixGrant(List<PageRef> reused, List<PageRef> own, long[] writers, long[] reuseEvents) {
+        public PrefixGrant {
+            reused = List.copyOf(reused);
+            own = List.copyOf(own);
+            writers = writers.clone();
+            reuseEvents = reuseEvents.clone();
+        }
+
+        /** Pages of a request's own only. */
+        public PrefixGrant(List<PageRef> reused, List<PageRef> own) {
+            this(reused, own, new long[reused.size()], new long[reused.size()]);
+        }
+
+        @Override
+        public long[] writers() {
+            return writers.clone();
+        }
+
+        @Override
+        public long[] reuseEvents() {
+            return reuseEvents.clone();
+        }
+
+        public List<PageRef> table() {
+            List<PageRef> all = new ArrayList<>(reused);
+            all.addAll(own);
+            return List.copyOf(all);
+        }
+    }
+
+    /** A reader is done with cached pages it took by {@link #reuse}; one no reader holds becomes evictable (most recently used). */
+    public synchronized void unref(long requestId, List<PageRef> pages) {
+        for (PageRef ref : pages) {
+            int p = ref.page();
+            if (state[p] != PageState.CACHED || epoch[p] != ref.epoch() || refs[p] < 1) {
+                throw new IllegalStateException(describe(p, requestId, ref.epoch(), "cached and referenced"));
+            }
+        }
+        for (PageRef ref : pages) {
+            int p = ref.page();
+            if (--refs[p] == 0) {
+                evictable.addLast(p);
+            }
+        }
+    }
+
+    /** A cached page no reader holds goes back to the free list; its writer's RELEASE closes its epoch. */
+    private void evict(int p) {
+        evictable.remove(p);
+        cacheIndex.remove(cacheKey[p]);
+        lineage.page(Kind.RELEASE, p, epoch[p], owner[p], tenant[p]);
+        scope[p] = null;
+        cacheKey[p] = null;
+        cachedTokens[p] = null;
+        evictions++;
+        toFree(p);
+    }
+
+    /** Pages held as cached prefixes now (referenced or not). */
+    public synchronized int cachedPages() {
+        return cacheIndex.size();
+    }
+
+    /** Cached pages evicted since the pool was built. */
+    public synchronized long cacheEvictions() {
+        return evictions;
     }
 
     /**
@@ -408,6 +574,17 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
      * stale pages were legitimately allocated to the reader - tags matched - but never written by it.
      */
     public synchronized ReadCheck checkRead(long requestId, List<PageRef> table, int startPos, int endPos) {
+        return checkRead(requestId, null, table, startPos, endPos);
+    }
+
+    /**
+     * As above for a reader of cache scope {@code readerScope} ({@link CacheScope#id}; null: none): a cached page
+     * in its table passes only if it is of exactly that scope, in the epoch of the table, and wholly below
+     * {@code startPos} (read, never written). Anyone else's read of it is refused as an owner tag mismatch.
+     */
+    @Override
+    public synchronized ReadCheck checkRead(long requestId, String readerScope, List<PageRef> table, int startPos,
+                                            int endPos) {
         if (!checks) {
             return ReadCheck.CLEAN;
         }
@@ -422,6 +599,15 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
             if (state[p] == PageState.FREE) {
                 return new ReadCheck(ReadCheck.Violation.FREE_PAGE_READ, p, ref.epoch(),
                         describe(p, requestId, ref.epoch(), "owned"));
+            }
+            if (state[p] == PageState.CACHED) {
+                if (readerScope == null || !readerScope.equals(scope[p]) || epoch[p] != ref.epoch()
+                        || (i + 1) * pageTokens > startPos) {
+                    return new ReadCheck(ReadCheck.Violation.OWNER_TAG_MISMATCH, p, ref.epoch(), name + ": page " + p
+                            + " is a cached prefix page of another scope or epoch (epoch " + epoch[p] + ")"
+                            + ", or one the step would write; request " + requestId + " expected epoch " + ref.epoch());
+                }
+                continue;
             }
             if (state[p] != PageState.OWNED || owner[p] != requestId || epoch[p] != ref.epoch()) {
                 return new ReadCheck(ReadCheck.Violation.OWNER_TAG_MISMATCH, p, ref.epoch(),
@@ -456,7 +642,7 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
 
     /** A consistent copy of one page's metadata. */
     public synchronized PageInfo info(int page) {
-        return new PageInfo(page, state[page], owner[page], tenant[page], epoch[page], written[page]);
+        return new PageInfo(page, state[page], owner[page], tenant[page], epoch[page], written[page], scope[page]);
     }
 
     /**
@@ -494,7 +680,16 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
         }
     }
 
-    /** Metadata of one page at one moment. */
-    public record PageInfo(int page, PageState state, long owner, String tenant, long epoch, int writtenSlots) {
+    /**
+     * Metadata of one page at one moment.
+     *
+     * @param owner the owning request; for a CACHED page its writer
+     * @param scope for a CACHED page the scope that may read it ({@link CacheScope#id}); null otherwise
+     */
+    public record PageInfo(int page, PageState state, long owner, String tenant, long epoch, int writtenSlots,
+                           String scope) {
+        public PageInfo(int page, PageState state, long owner, String tenant, long epoch, int writtenSlots) {
+            this(page, state, owner, tenant, epoch, writtenSlots, null);
+        }
     }
 }

@@ -19,7 +19,9 @@ package dev.pagewarden.core.lineage;
  * @param slotTo      one past the last slot concerned; -1 otherwise
  * @param peerWorker  TRANSFER_OUT: destination pool; TRANSFER_IN: source pool (on the same node); null otherwise
  * @param peerPage    the page at the other end of a transfer; -1 otherwise
- * @param peerEpoch   its epoch; -1 otherwise
+ * @param peerEpoch   its epoch; CACHE and REUSE: the 64-bit digest of the cache scope (tenant and prompt cache key,
+ *                    see {@code PrefixKeys#scopeDigest}), so that an audit can tell a reuse inside the scope from a
+ *                    read across scopes without the scope's text; -1 otherwise
  * @param generation  transfer generation (TRANSFER_*, DEFER, DRAIN); 0 otherwise
  * @param checksum    CRC32C of the page bytes (TRANSFER_*); 0 otherwise
  * @param ok          VERIFY: whether verification passed; true otherwise
@@ -68,6 +70,18 @@ public record LineageEvent(long id, Kind kind, long timeMicros, String node, Str
          * The page was taken back from its running owner for other requests (a preemption); its RELEASE follows. The
          * owner is re-prefilled later into new pages (new epochs) and continues.
          */
-        PREEMPT
+        PREEMPT,
+        /**
+         * The owner's full prompt page was kept, read-only, as a cached prefix page of a scope (slots
+         * [slotFrom, slotTo), the whole page): {@code requestId} is its writer. The page leaves the cache
+         * by a RELEASE in the same epoch (evicted).
+         */
+        CACHE,
+        /**
+         * A request of the page's scope reused a cached prefix page (slots [slotFrom, slotTo)) instead of
+         * computing it: {@code requestId} and {@code tenant} are the reader's, the writer is the page
+         * epoch's CACHE event.
+         */
+        REUSE
     }
 }

@@ -81,6 +81,20 @@ public final class LineageRecorder {
         }
     }
 
+    /**
+     * CACHE and REUSE: a whole cached prefix page of the scope whose digest is {@code scopeDigest}; returns the
+     * event's id, 0 when lineage is off.
+     */
+    public long prefix(Kind kind, int page, long epoch, long requestId, String tenant, int slots, long scopeDigest) {
+        if (enabled()) {
+            long id = ids.next();
+            sink.emit(new LineageEvent(id, kind, micros(), node, worker, page, epoch, requestId, tenant, 0, slots,
+                    null, -1, scopeDigest, 0, 0, true));
+            return id;
+        }
+        return 0;
+    }
+
     /** VERIFY: the verdict of a handoff check on a page. */
     public void verify(int page, long epoch, long requestId, String tenant, int generation, boolean ok) {
         if (enabled()) {

@@ -2,11 +2,16 @@ package dev.pagewarden.core.prefill;
 
 import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.context.EngineContext;
+import dev.pagewarden.core.kv.CacheScope;
+import dev.pagewarden.core.kv.KvPool.PrefixGrant;
 import dev.pagewarden.core.kv.PrefillPages;
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.kv.PrefixKeys;
 import dev.pagewarden.core.kv.ReadCheck;
 import dev.pagewarden.core.policy.PromptOverflow;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.step.StepGuard;
+import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.request.RequestState;
 import dev.pagewarden.core.sequence.PrefillView;
 import dev.pagewarden.core.safety.SafetyMonitor;
@@ -14,9 +19,12 @@ import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.transfer.KvTransport;
 import dev.pagewarden.core.transfer.TransferJob;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -27,6 +35,12 @@ import java.util.function.LongSupplier;
  * does not hold the cores for too long), samples the first output token from the last prompt
  * position, and hands the pages to the transport. Source pages stay owned until the sender's ack:
  * only then can no frame of the transfer still be reading them.
+ *
+ * <p>With a prefix cache ({@link #prefixCache}), a prompt's leading full pages that a request of the same
+ * scope left cached are referenced instead of computed, and the prompt is prefilled from the first
+ * position after them (attending over the cached pages, which only a step of that scope may read); all of
+ * its pages go to the transport as usual. After an accepted transfer its own full prompt pages stay in
+ * the pool as cached pages of its scope instead of being released.
  *
  * <p>Runs on a thread of its own ({@link #run}), or one request per {@link #tick} when the engine is
  * driven step by step.
@@ -51,6 +65,15 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
     private volatile boolean running = true;
     /** Stepped mode: the request at the head of the queue that waits for prefill pages. */
     private S waitingForPages;
+    /** The model id prefix keys are seeded with; null: no prefix cache. */
+    private volatile String cacheModel;
+    /** Requests in flight that use the prefix cache: their scope, page keys and reused pages. */
+    private final Map<Long, Reuse> reuses = new ConcurrentHashMap<>();
+    private long evictionsReported;
+
+    /** A request's use of the prefix cache: its scope, the keys of its full pages, the cached pages it read. */
+    private record Reuse(CacheScope scope, List<String> keys, int[] prompt, List<PageRef> reused) {
+    }
 
     public PrefillWorker(StepGuard guard, int vocabSize, KvTransport transport, int chunkTokens, EngineContext context,
                          Consumer<S> expectTransfer, Consumer<S> releaseReservation) {
@@ -68,6 +91,15 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         this.releaseReservation = releaseReservation;
         this.metrics = context.metrics();
         this.clock = context.clock()::nanoTime;
+    }
+
+    /**
+     * Turns the prefix cache on: prompt pages are keyed with {@code modelId} (and each request's scope and
+     * template, see {@link PrefixKeys}). Call before the first request.
+     */
+    public PrefillWorker<S> prefixCache(String modelId) {
+        this.cacheModel = modelId;
+        return this;
     }
 
     /** Requests queued here, not yet prefilled. */
@@ -101,7 +133,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
                 if (prompt == null) {
                     continue;
                 }
-                List<PageRef> pages = allocateWaiting(seq, pool.layout().pagesFor(prompt.length));
+                PrefixGrant pages = allocateWaiting(seq, prompt);
                 if (pages == null) {
                     giveUp(seq, seq::abortNow);
                     continue;
@@ -131,7 +163,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
             if (prompt == null) {
                 return true;
             }
-            List<PageRef> pages = pool.allocate(seq.id(), seq.tenant(), pool.layout().pagesFor(prompt.length));
+            PrefixGrant pages = allocate(seq, prompt);
             if (pages == null) {
                 if (seq.abortRequested()) {
                     giveUp(seq, seq::abortNow);
@@ -168,7 +200,46 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         };
     }
 
-    private void prefill(S seq, int[] prompt, List<PageRef> pages) {
+    /**
+     * The prompt's prefill pages, all or nothing (null when the pool has too few free or evictable): with the
+     * prefix cache, its leading cached pages of its scope, referenced, then pages of its own for the rest.
+     */
+    private PrefixGrant allocate(S seq, int[] prompt) {
+        int count = pool.layout().pagesFor(prompt.length);
+        PrefixCaching caching = seq.request().caching();
+        String model = cacheModel;
+        if (model == null || !caching.enabled()) {
+            List<PageRef> own = pool.allocate(seq.id(), seq.tenant(), count);
+            return own == null ? null : new PrefixGrant(List.of(), own);
+        }
+        int pageTokens = pool.layout().pageTokens();
+        CacheScope scope = new CacheScope(seq.tenant(), caching.key());
+        List<String> keys = PrefixKeys.chain(model, scope, caching.template(), prompt, pageTokens,
+                prompt.length / pageTokens);
+        // at least the last prompt token is computed: its logits give the first output token
+        List<String> reusable = keys.subList(0, (prompt.length - 1) / pageTokens);
+        PrefixGrant grant = pool.allocateWithPrefix(seq.id(), seq.tenant(), scope, reusable, prompt, count);
+        if (grant != null) {
+            reuses.put(seq.id(), new Reuse(scope, keys, prompt, grant.reused()));
+            int hit = grant.reused().size() * pageTokens;
+            metrics.prefixCacheLookup(hit, prompt.length - hit);
+            reportCache();
+        }
+        return grant;
+    }
+
+    /** Reports evictions since the last report and the cached page count. */
+    private synchronized void reportCache() {
+        long evicted = pool.cacheEvictions();
+        if (evicted > evictionsReported) {
+            metrics.prefixCacheEvicted((int) (evicted - evictionsReported));
+            evictionsReported = evicted;
+        }
+        metrics.prefixCachePages(pool.cachedPages());
+    }
+
+    private void prefill(S seq, int[] prompt, PrefixGrant grant) {
+        List<PageRef> pages = grant.table();
         seq.prefillPages(pages);
         seq.moveTo(new RequestState.Prefilling());
         // a re-prefill after a preemption: the tokens are already sampled and streamed; the one after them is
@@ -176,11 +247,22 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         boolean resume = seq.outputCount() > 0;
         long start = clock.getAsLong();
         float[][] logits = {new float[vocabSize]};
-        for (int from = 0; from < prompt.length; from += chunkTokens) {
+        Reuse reuse = reuses.get(seq.id());
+        String scope = reuse == null ? null : reuse.scope().id();
+        int pageTokens = pool.layout().pageTokens();
+        int cached = grant.reused().size() * pageTokens;
+        List<ReusedPage> reused = new ArrayList<>();
+        for (int i = 0; i < grant.reused().size(); i++) {
+            PageRef ref = grant.reused().get(i);
+            reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
+                    grant.writers()[i], grant.reuseEvents()[i]));
+        }
+        seq.reusedPages(reused);
+        for (int from = cached; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
             ReadCheck check = guard.forward(List.of(new SequenceStep(seq.id(), seq.tenant(),
-                    Arrays.copyOfRange(prompt, from, to), from, pages, !resume && to == prompt.length)), logits, i -> { })[0];
+                    Arrays.copyOfRange(prompt, from, to), from, pages, !resume && to == prompt.length, scope)), logits, i -> { })[0];
             if (!check.allowed()) {
                 isolationViolation(seq, check);
                 return;
@@ -202,7 +284,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         seq.moveTo(new RequestState.Transferring());
         // the sender reads the pages from the pool the guard ran the steps on
         transport.send(new TransferJob(seq.id(), seq.tenant(), generation, guard.pool(), pages, prompt.length,
-                accepted -> releasePrefillPages(seq)));
+                accepted -> releasePrefillPages(seq, accepted)));
     }
 
     /** A read the page metadata refused: stop before anything derived from it leaves, quarantine what it touched. */
@@ -211,16 +293,20 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         seq.markDetected();
         safety.refusedRead(check, pool.name(), seq.id(), seq.tenant());
         pool.quarantineAndScrub(seq.id(), pages);
+        Reuse reuse = reuses.remove(seq.id());
+        if (reuse != null) {
+            pool.unref(seq.id(), reuse.reused());
+        }
         releaseReservation.accept(seq);
         seq.fail("isolation_violation", check.refusal(seq.id()));
         notifyFreed();
     }
 
     /** Waits until the prefill pool has room; null if the request was aborted meanwhile. */
-    private List<PageRef> allocateWaiting(S seq, int count) throws InterruptedException {
+    private PrefixGrant allocateWaiting(S seq, int[] prompt) throws InterruptedException {
         synchronized (pagesFreed) {
             while (true) {
-                List<PageRef> pages = pool.allocate(seq.id(), seq.tenant(), count);
+                PrefixGrant pages = allocate(seq, prompt);
                 if (pages != null) {
                     return pages;
                 }
@@ -232,10 +318,32 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         }
     }
 
-    private void releasePrefillPages(S seq) {
+    /**
+     * Lets go of a request's prefill pages: with {@code keep} (its transfer was accepted) and the prefix
+     * cache, its own full prompt pages stay as cached pages of its scope; the rest go back to the free
+     * list, and the cached pages it reused lose its reference.
+     */
+    private void releasePrefillPages(S seq, boolean keep) {
         List<PageRef> pages = seq.takePrefillPages();
+        Reuse reuse = reuses.remove(seq.id());
+        int reused = reuse == null ? 0 : reuse.reused().size();
         if (!pages.isEmpty()) {
-            pool.release(seq.id(), pages);
+            List<PageRef> release = new ArrayList<>();
+            int pageTokens = pool.layout().pageTokens();
+            for (int i = reused; i < pages.size(); i++) {
+                PageRef ref = pages.get(i);
+                boolean cached = keep && reuse != null && i < reuse.keys().size()
+                        && pool.keep(seq.id(), ref, reuse.scope(), reuse.keys().get(i),
+                        Arrays.copyOfRange(reuse.prompt(), i * pageTokens, (i + 1) * pageTokens));
+                if (!cached) {
+                    release.add(ref);
+                }
+            }
+            pool.release(seq.id(), release);
+        }
+        if (reuse != null) {
+            pool.unref(seq.id(), reuse.reused());
+            reportCache();
         }
         notifyFreed();
     }
@@ -247,7 +355,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
     }
 
     private void giveUp(S seq, Runnable end) {
-        releasePrefillPages(seq);
+        releasePrefillPages(seq, false);
         releaseReservation.accept(seq);
         end.run();
     }

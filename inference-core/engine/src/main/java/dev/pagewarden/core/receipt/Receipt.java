@@ -93,6 +93,18 @@ public record Receipt(ReceiptBody body, byte[] digest, String keyId, byte[] sign
             return e;
         }).toList();
         m.put("reads", reads);
+        if (body.version() >= 4) {
+            m.put("reused_prefix_pages", body.reused().stream().map(r -> {
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("worker", r.worker());
+                e.put("page", r.page());
+                e.put("epoch", r.epoch());
+                e.put("positions", List.of(r.positionFrom(), r.positionTo()));
+                e.put("writer_request", r.writerRequest());
+                e.put("lineage_event_id", r.lineageEventId());
+                return e;
+            }).toList());
+        }
         m.put("output_sha256", hex.formatHex(body.outputHash()));
         m.put("digest_sha256", hex.formatHex(digest));
         m.put("key_id", keyId);

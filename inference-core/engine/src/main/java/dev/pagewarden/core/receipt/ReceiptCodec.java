@@ -31,6 +31,15 @@ import java.util.List;
  * 32    SHA-256 of the output: over u32 token count, then each token id as u32
  * </pre>
  *
+ * Version 4 (issued for a request that reused cached prefix pages): domain "pagewarden.receipt.v4", the version 3
+ * layout with, between the reads and the output hash:
+ *
+ * <pre>
+ * u32   n reused, then n times (each cached prefix page the prefill reused, in prompt order):
+ *         str worker, u32 page, u64 epoch, u32 first prompt position, u32 end position, u64 writer request,
+ *         u64 lineage event id (the REUSE)
+ * </pre>
+ *
  * Version 2 (older engines; decoded, never issued): domain "pagewarden.receipt.v2", no issue time. Version 1
  * (older still): domain "pagewarden.receipt.v1", no node id and replica id either, and each read's slots are
  * those cached at the page epoch's first read.
@@ -42,6 +51,7 @@ public final class ReceiptCodec {
     public static final String DOMAIN_V1 = "pagewarden.receipt.v1";
     public static final String DOMAIN_V2 = "pagewarden.receipt.v2";
     public static final String DOMAIN_V3 = "pagewarden.receipt.v3";
+    public static final String DOMAIN_V4 = "pagewarden.receipt.v4";
     private static final int MAX_STRING = 1 << 16;
 
     private ReceiptCodec() {
@@ -53,7 +63,8 @@ public final class ReceiptCodec {
             string(out, switch (body.version()) {
                 case 1 -> DOMAIN_V1;
                 case 2 -> DOMAIN_V2;
-                default -> DOMAIN_V3;
+                case 3 -> DOMAIN_V3;
+                default -> DOMAIN_V4;
             });
             out.writeLong(body.requestId());
             string(out, body.tenant());
@@ -62,7 +73,7 @@ public final class ReceiptCodec {
                 string(out, body.nodeId());
                 string(out, body.replicaId());
             }
-            if (body.version() == 3) {
+            if (body.version() >= 3) {
                 out.writeLong(body.issuedAt().toEpochMilli());
             }
             out.writeInt(body.reads().size());
@@ -74,6 +85,18 @@ public final class ReceiptCodec {
                 out.writeLong(r.writerRequest());
                 out.writeLong(r.lineageEventId());
             }
+            if (body.version() == 4) {
+                out.writeInt(body.reused().size());
+                for (ReusedPage r : body.reused()) {
+                    string(out, r.worker());
+                    out.writeInt(r.page());
+                    out.writeLong(r.epoch());
+                    out.writeInt(r.positionFrom());
+                    out.writeInt(r.positionTo());
+                    out.writeLong(r.writerRequest());
+                    out.writeLong(r.lineageEventId());
+                }
+            }
             out.write(body.outputHash());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -84,16 +107,18 @@ public final class ReceiptCodec {
     public static ReceiptBody decodeBody(byte[] canonical) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(canonical))) {
             String domain = string(in);
-            int version = DOMAIN_V3.equals(domain) ? 3 : DOMAIN_V2.equals(domain) ? 2 : DOMAIN_V1.equals(domain) ? 1 : 0;
+            int version = DOMAIN_V4.equals(domain) ? 4 : DOMAIN_V3.equals(domain) ? 3 : DOMAIN_V2.equals(domain) ? 2
+                    : DOMAIN_V1.equals(domain) ? 1 : 0;
             if (version == 0) {
-                throw new IllegalArgumentException("not a " + DOMAIN_V3 + ", " + DOMAIN_V2 + " or " + DOMAIN_V1 + " body: " + domain);
+                throw new IllegalArgumentException("not a " + DOMAIN_V4 + ", " + DOMAIN_V3 + ", " + DOMAIN_V2 + " or "
+                        + DOMAIN_V1 + " body: " + domain);
             }
             long requestId = in.readLong();
             String tenant = string(in);
             String model = string(in);
             String node = version >= 2 ? string(in) : null;
             String replica = version >= 2 ? string(in) : null;
-            Instant issuedAt = version == 3 ? Instant.ofEpochMilli(in.readLong()) : null;
+            Instant issuedAt = version >= 3 ? Instant.ofEpochMilli(in.readLong()) : null;
             int n = in.readInt();
             if (n < 0 || n > canonical.length / 40) {
                 throw new IllegalArgumentException("bad read count " + n);
@@ -103,11 +128,22 @@ public final class ReceiptCodec {
                 reads.add(new PageEpochRead(string(in), in.readInt(), in.readLong(), in.readInt(), in.readLong(),
                         in.readLong()));
             }
+            List<ReusedPage> reused = new ArrayList<>();
+            if (version == 4) {
+                int m = in.readInt();
+                if (m < 0 || m > canonical.length / 40) {
+                    throw new IllegalArgumentException("bad reused page count " + m);
+                }
+                for (int i = 0; i < m; i++) {
+                    reused.add(new ReusedPage(string(in), in.readInt(), in.readLong(), in.readInt(), in.readInt(),
+                            in.readLong(), in.readLong()));
+                }
+            }
             byte[] hash = in.readNBytes(32);
             if (hash.length != 32 || in.read() != -1) {
                 throw new IllegalArgumentException("receipt body has a bad length");
             }
-            return new ReceiptBody(version, requestId, tenant, model, node, replica, reads, hash, issuedAt);
+            return new ReceiptBody(version, requestId, tenant, model, node, replica, reads, hash, issuedAt, reused);
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated receipt body", e);
         }

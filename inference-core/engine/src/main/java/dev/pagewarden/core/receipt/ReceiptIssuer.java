@@ -39,8 +39,17 @@ public final class ReceiptIssuer {
 
     /** {@code reads}: every page epoch the request's decode read, with its final slot range. */
     public Receipt issue(long requestId, String tenant, List<PageEpochRead> reads, int[] output) {
-        return sign(ReceiptBody.v3(requestId, tenant, modelId, served, clock.instant(), reads,
-                ReceiptCodec.outputHash(output)));
+        return issue(requestId, tenant, reads, List.of(), output);
+    }
+
+    /**
+     * As above, with the cached prefix pages the request's prefill reused: a version 4 receipt when there are any,
+     * version 3 otherwise.
+     */
+    public Receipt issue(long requestId, String tenant, List<PageEpochRead> reads, List<ReusedPage> reused, int[] output) {
+        byte[] hash = ReceiptCodec.outputHash(output);
+        return sign(reused.isEmpty() ? ReceiptBody.v3(requestId, tenant, modelId, served, clock.instant(), reads, hash)
+                : ReceiptBody.v4(requestId, tenant, modelId, served, clock.instant(), reads, reused, hash));
     }
 
     /** Signs a body as it is (any version). */

@@ -1,6 +1,7 @@
 package dev.pagewarden.core.sequence;
 
 import dev.pagewarden.core.kv.PageRef;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.sampling.Sampler;
 
 import java.util.List;
@@ -18,6 +19,12 @@ public interface PrefillView extends KvStageView {
     List<PageRef> takePrefillPages();
 
     void prefillNanos(long nanos);
+
+    /**
+     * The cached prefix pages the prefill reused instead of computing them (the receipt lists them); their
+     * positions make the prompt tokens whose KV came from the cache.
+     */
+    void reusedPages(List<ReusedPage> pages);
 
     Sampler sampler();
 

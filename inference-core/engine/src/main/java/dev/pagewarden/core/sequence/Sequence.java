@@ -4,6 +4,7 @@ import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.receipt.PageEpochRead;
 import dev.pagewarden.core.receipt.Receipt;
 import dev.pagewarden.core.receipt.ReceiptIssuer;
+import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.request.FinishReason;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
@@ -70,6 +71,9 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     private int pendingToken = -1;
     private long reservedNanos;
     private long prefillNanos;
+    private volatile List<ReusedPage> reusedPages = List.of();
+    /** -1 until the first prefill says how many prompt tokens came from the prefix cache. */
+    private int cachedPromptTokens = -1;
     private long firstTokenNanos;
 
     public Sequence(long id, GenerationRequest request, TokenListener listener, long nowNanos) {
@@ -342,6 +346,25 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
         return prefillNanos;
     }
 
+    /**
+     * Cached prefix pages a prefill reused. A re-prefill after a preemption may reuse some again: the receipt names
+     * every reuse (each has its own lineage event), the usage counts the first prefill's.
+     */
+    @Override
+    public synchronized void reusedPages(List<ReusedPage> pages) {
+        if (cachedPromptTokens < 0) {
+            cachedPromptTokens = pages.stream().mapToInt(r -> r.positionTo() - r.positionFrom()).sum();
+        }
+        List<ReusedPage> all = new ArrayList<>(reusedPages);
+        all.addAll(pages);
+        this.reusedPages = List.copyOf(all);
+    }
+
+    /** Prompt tokens whose KV came from the prefix cache (at the request's first prefill). */
+    public synchronized int cachedPromptTokens() {
+        return Math.max(0, cachedPromptTokens);
+    }
+
     @Override
     public int pendingToken() {
         return pendingToken;
@@ -390,9 +413,10 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
             allReads = new ArrayList<>(earlierReads);
             allReads.addAll(reads);
         }
-        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), allReads, tokens);
+        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), allReads, reusedPages, tokens);
         return new GenerationResult(id, tokens, reason, reservedNanos - submittedNanos,
-                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt);
+                prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt,
+                cachedPromptTokens());
     }
 
     @Override

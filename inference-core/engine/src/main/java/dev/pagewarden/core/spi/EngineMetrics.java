@@ -58,4 +58,20 @@ public interface EngineMetrics {
 
     EngineMetrics NONE = new EngineMetrics() {
     };
+
+    /**
+     * A prompt met the prefix cache: {@code hitTokens} of its tokens came from cached pages of its scope,
+     * {@code missTokens} were computed (a miss is a lookup with no hit; a request that does not use the cache
+     * reports nothing).
+     */
+    default void prefixCacheLookup(int hitTokens, int missTokens) {
+    }
+
+    /** Cached prefix pages evicted (least recently used) to make room for an allocation. */
+    default void prefixCacheEvicted(int pages) {
+    }
+
+    /** Pages held now by cached prefixes in the prefill pool (referenced or not). */
+    default void prefixCachePages(int pages) {
+    }
 }

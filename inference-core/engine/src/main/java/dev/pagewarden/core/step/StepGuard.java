@@ -56,7 +56,7 @@ public final class StepGuard {
         int[] index = new int[n];
         for (int i = 0; i < n; i++) {
             SequenceStep s = batch.get(i);
-            verdicts[i] = pages.checkRead(s.requestId(), s.pageTable(), s.startPos(), s.endPos());
+            verdicts[i] = pages.checkRead(s.requestId(), s.scope(), s.pageTable(), s.startPos(), s.endPos());
             if (verdicts[i].allowed()) {
                 index[runnable.size()] = i;
                 runnable.add(s);
