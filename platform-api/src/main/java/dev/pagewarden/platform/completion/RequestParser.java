@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiPredicate;
 
 /**
  * Reads a request body strictly: valid UTF-8, a JSON object, every field of the right type and
@@ -310,31 +311,50 @@ final class RequestParser {
         return out;
     }
 
+    /** Chat's text parts: {@code {"type":"text","text":...}} and nothing else in a part. */
+    private static final TextParts CHAT_PARTS = new TextParts(Set.of("text"),
+            "only text content parts ({\"type\":\"text\",\"text\":...}) are supported", "text parts", (type, field) -> false);
+
     private static String content(JsonNode c, String where) {
+        return text(c, where, CHAT_PARTS);
+    }
+
+    /**
+     * The text parts a message's content may hold: their {@code types}, the message naming them when a part is
+     * not one, how the array is named when the content is neither string nor array, and which extra fields a part
+     * of a type may carry (type, field).
+     */
+    record TextParts(Set<String> types, String onlyMessage, String arrayName, BiPredicate<String, String> extra) {
+    }
+
+    /** A message's content as text: a string, or an array of text parts of {@code kinds} joined. */
+    static String text(JsonNode c, String where, TextParts kinds) {
         if (c == null || c.isNull()) {
             throw ApiException.invalid(where, where + " is required");
         }
         if (c.isString()) {
             return c.stringValue();
         }
-        if (c.isArray()) {
-            StringBuilder sb = new StringBuilder();
-            for (int j = 0; j < c.size(); j++) {
-                JsonNode part = c.get(j);
-                if (!part.isObject() || !"text".equals(part.path("type").asString("")) || !part.path("text").isString()) {
-                    throw ApiException.invalid(where + "[" + j + "]", "only text content parts ({\"type\":\"text\",\"text\":...}) are supported");
-                }
-                for (String name : part.propertyNames()) {
-                    if (!name.equals("type") && !name.equals("text")) {
-                        throw ApiException.invalid(where + "[" + j + "]." + name, "unknown_parameter",
-                                "Unrecognized request argument supplied: " + where + "[" + j + "]." + name);
-                    }
-                }
-                sb.append(part.get("text").stringValue());
-            }
-            return sb.toString();
+        if (!c.isArray()) {
+            throw ApiException.invalid(where, where + " must be a string or an array of " + kinds.arrayName());
         }
-        throw ApiException.invalid(where, where + " must be a string or an array of text parts");
+        StringBuilder sb = new StringBuilder();
+        for (int j = 0; j < c.size(); j++) {
+            JsonNode part = c.get(j);
+            String at = where + "[" + j + "]";
+            String type = part.isObject() ? part.path("type").asString("") : "";
+            if (!kinds.types().contains(type) || !part.path("text").isString()) {
+                throw ApiException.invalid(at, kinds.onlyMessage());
+            }
+            for (String name : part.propertyNames()) {
+                if (!name.equals("type") && !name.equals("text") && !kinds.extra().test(type, name)) {
+                    throw ApiException.invalid(at + "." + name, "unknown_parameter",
+                            "Unrecognized request argument supplied: " + at + "." + name);
+                }
+            }
+            sb.append(part.get("text").stringValue());
+        }
+        return sb.toString();
     }
 
     private static List<String> stop(JsonNode node) {

@@ -217,36 +217,16 @@ final class ResponsesParser {
         return out;
     }
 
-    /** A string, or text parts: {@code input_text} (and {@code output_text}, what earlier assistant turns hold). */
+    /**
+     * Text parts: {@code input_text}, and {@code output_text}, what earlier assistant turns hold; an earlier
+     * answer's output_text comes back with its (empty) annotations and logprobs.
+     */
+    private static final RequestParser.TextParts PARTS = new RequestParser.TextParts(Set.of("input_text", "output_text"),
+            "only text parts ({\"type\":\"input_text\",\"text\":...}) are supported", "input_text parts",
+            (type, field) -> type.equals("output_text") && (field.equals("annotations") || field.equals("logprobs")));
+
     private static String content(JsonNode c, String where) {
-        if (c == null || c.isNull()) {
-            throw ApiException.invalid(where, where + " is required");
-        }
-        if (c.isString()) {
-            return c.stringValue();
-        }
-        if (!c.isArray()) {
-            throw ApiException.invalid(where, where + " must be a string or an array of input_text parts");
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int j = 0; j < c.size(); j++) {
-            JsonNode part = c.get(j);
-            String at = where + "[" + j + "]";
-            String type = part.isObject() ? part.path("type").asString("") : "";
-            if (!(type.equals("input_text") || type.equals("output_text")) || !part.path("text").isString()) {
-                throw ApiException.invalid(at, "only text parts ({\"type\":\"input_text\",\"text\":...}) are supported");
-            }
-            for (String name : part.propertyNames()) {
-                // an earlier answer's output_text comes back with its (empty) annotations and logprobs
-                boolean echo = type.equals("output_text") && (name.equals("annotations") || name.equals("logprobs"));
-                if (!name.equals("type") && !name.equals("text") && !echo) {
-                    throw ApiException.invalid(at + "." + name, "unknown_parameter",
-                            "Unrecognized request argument supplied: " + at + "." + name);
-                }
-            }
-            sb.append(part.get("text").stringValue());
-        }
-        return sb.toString();
+        return RequestParser.text(c, where, PARTS);
     }
 
     /** Echoed back unchanged; never used. At most 16 string values. */
