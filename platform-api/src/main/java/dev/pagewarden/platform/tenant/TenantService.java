@@ -161,18 +161,19 @@ public class TenantService implements ChangeFeed.Subscriber {
 
     @Transactional
     public Tenant setLimits(String tenantId, TenantLimits limits) {
-        Tenant tenant = get(tenantId);
-        tenant.limits(limits);
-        forget(p -> p.tenantId().equals(tenantId));
-        tellReplicas(TENANT_CHANGE + tenantId);
-        return tenant;
+        return change(tenantId, t -> t.limits(limits));
     }
 
     /** Switches the tenant's prefix cache on or off; cached keys pick it up at once here, on other replicas after the commit. */
     @Transactional
     public Tenant setPrefixCache(String tenantId, boolean on) {
+        return change(tenantId, t -> t.prefixCache(on));
+    }
+
+    /** Changes a tenant's settings: this replica's cached keys forget it now, the others when they hear of it. */
+    private Tenant change(String tenantId, java.util.function.Consumer<Tenant> how) {
         Tenant tenant = get(tenantId);
-        tenant.prefixCache(on);
+        how.accept(tenant);
         forget(p -> p.tenantId().equals(tenantId));
         tellReplicas(TENANT_CHANGE + tenantId);
         return tenant;
