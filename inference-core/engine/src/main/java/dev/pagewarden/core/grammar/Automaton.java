@@ -205,7 +205,7 @@ final class Automaton {
         }
     }
 
-    /** Inside an array after {@code count} items (capped at the minimum when there is no maximum). */
+    /** Inside an array after {@code count} items (capped at the minimum, or 1, when there is no maximum). */
     record InArray(Node.Arr arr, int count, boolean closed) implements Frame {
         @Override
         public void step(int b, Stack rest, Set<Stack> out) {
@@ -218,7 +218,7 @@ final class Automaton {
             if (arr.max >= 0 && count >= arr.max) {
                 return;
             }
-            InArray after = new InArray(arr, arr.max < 0 ? Math.min(count + 1, arr.min) : count + 1, false);
+            InArray after = new InArray(arr, arr.max < 0 ? Math.min(count + 1, Math.max(arr.min, 1)) : count + 1, false);
             if (count == 0) {
                 feed(push(rest, new Start(arr.items), after), b, out);
             } else if (b == ',') {
