@@ -306,8 +306,7 @@ final class Automaton {
             InNumber next = switch (phase) {
                 case 0, 1 -> b == '-' && phase == 0 ? at(1, 0) : b == '0' ? at(2, 0) : digit ? at(3, 1) : null;
                 case 2, 3, 5 -> {
-                    int limit = MAX_DIGITS;
-                    if (digit && phase != 2 && digits < limit) {
+                    if (digit && phase != 2 && digits < MAX_DIGITS) {
                         yield at(phase, digits + 1);
                     }
                     if (integer) {
