@@ -40,11 +40,11 @@ final class Automaton {
 
     /** The state after byte {@code b}; empty when the grammar does not allow it. */
     static State feed(State s, int b) {
-        Set<Stack> out = new HashSet<>();
+        Set<Stack> out = new HashSet<>(4);
         for (Stack stack : s.stacks) {
             feed(stack, b & 0xFF, out);
         }
-        return new State(Set.copyOf(out));
+        return new State(out.size() == 1 ? Set.of(out.iterator().next()) : Set.copyOf(out));
     }
 
     /** The top frame takes {@code b}; a frame that may end here also lets the frames under it take it. */
@@ -70,10 +70,21 @@ final class Automaton {
     static final class State {
         final Set<Stack> stacks;
         private final int hash;
+        /** The state after each byte, filled as they are asked for (only for a compiled grammar's shared states). */
+        private State[] next;
 
         State(Set<Stack> stacks) {
             this.stacks = stacks;
             this.hash = stacks.hashCode();
+        }
+
+        State[] transitions() {
+            State[] t = next;
+            if (t == null) {
+                t = new State[256];
+                next = t;
+            }
+            return t;
         }
 
         boolean dead() {

@@ -23,6 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class GrammarConstraints {
     static final int GRAMMARS = 32;
     static final int STATES_PER_GRAMMAR = 4096;
+    /** States kept shared per grammar, each with its transitions filled as they are used. */
+    static final int SHARED_STATES_PER_GRAMMAR = 4096;
 
     /** Token ids with usable bytes, sorted by those bytes (unsigned), so neighbours share prefixes. */
     private final int[] ids;
@@ -82,9 +84,34 @@ public final class GrammarConstraints {
     private final class Compiled implements TokenConstraint {
         private final State start;
         private final Map<Automaton.State, Info> infos = new ConcurrentHashMap<>();
+        /**
+         * Equal states share one instance, and so one transition table: a mask walks every token's bytes, and most
+         * of those walks pass through the same few states (inside a string: one per length so far).
+         */
+        private final Map<Automaton.State, Automaton.State> canonical = new ConcurrentHashMap<>();
 
         Compiled(JsonGrammar grammar) {
-            start = new Cursor(Automaton.start(grammar.root));
+            start = new Cursor(share(Automaton.start(grammar.root)));
+        }
+
+        private Automaton.State share(Automaton.State s) {
+            if (canonical.size() >= SHARED_STATES_PER_GRAMMAR) {
+                Automaton.State known = canonical.get(s);
+                return known != null ? known : s;
+            }
+            Automaton.State known = canonical.putIfAbsent(s, s);
+            return known != null ? known : s;
+        }
+
+        /** The state after byte {@code b}, from the transition table once it has been computed. */
+        Automaton.State step(Automaton.State s, int b) {
+            Automaton.State[] t = s.transitions();
+            Automaton.State next = t[b & 0xFF];
+            if (next == null) {
+                next = share(Automaton.feed(s, b));
+                t[b & 0xFF] = next; // a race computes an equal state twice: either is right
+            }
+            return next;
         }
 
         @Override
@@ -116,7 +143,7 @@ public final class GrammarConstraints {
                     depth = Arrays.copyOf(depth, b.length * 2);
                 }
                 while (d < b.length && !depth[d].dead()) {
-                    depth[d + 1] = Automaton.feed(depth[d], b[d]);
+                    depth[d + 1] = step(depth[d], b[d]);
                     d++;
                 }
                 valid = d;
@@ -126,7 +153,7 @@ public final class GrammarConstraints {
             }
             boolean complete = s.accepting();
             for (int b = 0; b < 256 && complete; b++) {
-                complete = Automaton.feed(s, b).dead();
+                complete = step(s, b).dead();
             }
             return new Info(allowed, complete);
         }
@@ -162,7 +189,7 @@ public final class GrammarConstraints {
                 byte[] b = token >= 0 && token < vocabSize ? byId[token] : null;
                 Automaton.State next = state;
                 for (int i = 0; b != null && i < b.length && !next.dead(); i++) {
-                    next = Automaton.feed(next, b[i]);
+                    next = step(next, b[i]);
                 }
                 if (b == null || next.dead()) {
                     throw new IllegalArgumentException("token " + token + " is not allowed here by the response format");
