@@ -45,8 +45,10 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -63,7 +65,7 @@ public class InferenceService {
     private static final Logger LOG = LoggerFactory.getLogger(InferenceService.class);
     /** Response formats compiled per model vocabulary (weak: a model that is replaced takes its masks along). */
     private static final Map<TextTokenizer, GrammarConstraints> GRAMMARS =
-            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+            Collections.synchronizedMap(new WeakHashMap<>());
     private static final SecureRandom SEEDS = new SecureRandom();
     private static final Duration RECORD_WAIT = Duration.ofMillis(500);
 

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiPredicate;
@@ -139,7 +140,7 @@ final class RequestParser {
         CompletionRequest.Controls controls = controls(kind, root);
         // as OpenAI: json_object without the word JSON in the messages tends to run on with whitespace
         if (controls.format() == JsonGrammar.anyObject() && messages != null && messages.stream()
-                .noneMatch(m -> m.content() != null && m.content().toLowerCase(java.util.Locale.ROOT).contains("json"))) {
+                .noneMatch(m -> m.content() != null && m.content().toLowerCase(Locale.ROOT).contains("json"))) {
             throw ApiException.invalid("messages", "'messages' must contain the word 'json' in some form, to use "
                     + "'response_format' of type 'json_object'.");
         }
