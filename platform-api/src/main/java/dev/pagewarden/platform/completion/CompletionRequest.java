@@ -1,5 +1,7 @@
 package dev.pagewarden.platform.completion;
 
+import dev.pagewarden.core.grammar.JsonGrammar;
+
 import java.util.List;
 import java.util.Map;
 
@@ -22,10 +24,11 @@ record CompletionRequest(Kind kind, String model, String prompt, int[] promptTok
     /**
      * @param logprobs alternatives per token to return with the chosen token's log probability; -1: no log
      *                 probabilities (chat: {@code logprobs} false; completions: {@code logprobs} absent)
+     * @param format   the JSON the answer must be ({@code response_format} json_object or json_schema); null: text
      */
     record Controls(float presencePenalty, float frequencyPenalty, float repetitionPenalty, int topK, float minP,
-                    Map<Integer, Float> logitBias, int logprobs) {
-        static final Controls NONE = new Controls(0f, 0f, 1f, 0, 0f, Map.of(), -1);
+                    Map<Integer, Float> logitBias, int logprobs, JsonGrammar format) {
+        static final Controls NONE = new Controls(0f, 0f, 1f, 0, 0f, Map.of(), -1, null);
     }
 
     enum Kind {

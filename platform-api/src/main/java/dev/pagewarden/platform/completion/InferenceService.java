@@ -11,7 +11,10 @@ import dev.pagewarden.core.request.RequestHandle;
 import dev.pagewarden.core.request.RequestRejectedException;
 import dev.pagewarden.core.request.TokenListener;
 import dev.pagewarden.core.request.ValidRequest;
+import dev.pagewarden.core.grammar.GrammarConstraints;
+import dev.pagewarden.core.grammar.JsonGrammar;
 import dev.pagewarden.core.sampling.SamplingParams;
+import dev.pagewarden.core.sampling.TokenConstraint;
 import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
@@ -42,8 +45,10 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -58,6 +63,9 @@ import java.util.concurrent.atomic.AtomicReference;
 @Service
 public class InferenceService {
     private static final Logger LOG = LoggerFactory.getLogger(InferenceService.class);
+    /** Response formats compiled per model vocabulary (weak: a model that is replaced takes its masks along). */
+    private static final Map<TextTokenizer, GrammarConstraints> GRAMMARS =
+            Collections.synchronizedMap(new WeakHashMap<>());
     private static final SecureRandom SEEDS = new SecureRandom();
     private static final Duration RECORD_WAIT = Duration.ofMillis(500);
 
@@ -219,11 +227,24 @@ public class InferenceService {
         try {
             return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
                     new SamplingParams(request.temperature(), request.topP(), seed, false, c.topK(), c.minP(),
-                            c.presencePenalty(), c.frequencyPenalty(), c.repetitionPenalty(), c.logitBias(), c.logprobs()),
+                            c.presencePenalty(), c.frequencyPenalty(), c.repetitionPenalty(), c.logitBias(), c.logprobs(),
+                            constraint(model, c.format())),
                     caller.limits().weight(), caching(caller, request)));
         } catch (InvalidRequestException e) {
             throw ApiException.invalid(e.param(), e.getMessage());
         }
+    }
+
+    /** The response format over the model's vocabulary (masks cached per model and schema); null for text. */
+    private static TokenConstraint constraint(ServedModel model, JsonGrammar format) {
+        if (format == null) {
+            return null;
+        }
+        if (model.tokenizer() == null) {
+            throw ApiException.invalid("response_format", "response_format needs the model's tokenizer; this model "
+                    + "has none");
+        }
+        return GRAMMARS.computeIfAbsent(model.tokenizer(), GrammarConstraints::new).constraint(format);
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.pagewarden.platform.completion;
 
+import dev.pagewarden.core.grammar.JsonGrammar;
+import dev.pagewarden.core.grammar.SchemaException;
 import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.error.ApiException;
 import dev.pagewarden.platform.error.JsonProblems;
@@ -16,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiPredicate;
@@ -134,8 +137,15 @@ final class RequestParser {
             }
             includeUsage = bool(so, "include_usage", false);
         }
+        CompletionRequest.Controls controls = controls(kind, root);
+        // as OpenAI: json_object without the word JSON in the messages tends to run on with whitespace
+        if (controls.format() == JsonGrammar.anyObject() && messages != null && messages.stream()
+                .noneMatch(m -> m.content() != null && m.content().toLowerCase(Locale.ROOT).contains("json"))) {
+            throw ApiException.invalid("messages", "'messages' must contain the word 'json' in some form, to use "
+                    + "'response_format' of type 'json_object'.");
+        }
         return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
-                stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls(kind, root),
+                stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls,
                 cacheKey(root, "prompt_cache_key"), cacheKey(root, "cache_salt"));
     }
 
@@ -153,7 +163,8 @@ final class RequestParser {
         }
         float minP = (float) number(root, "min_p", 0.0, 0.0, 1.0);
         return new CompletionRequest.Controls(presence, frequency, (float) repetition,
-                topK == null || topK == -1 ? 0 : topK, minP, logitBias(root.get("logit_bias")), logprobs(kind, root));
+                topK == null || topK == -1 ? 0 : topK, minP, logitBias(root.get("logit_bias")), logprobs(kind, root),
+                responseFormat(root));
     }
 
     private static Map<Integer, Float> logitBias(JsonNode node) {
@@ -272,10 +283,52 @@ final class RequestParser {
                         + "leave '" + f + "' out of the request");
             }
         }
+    }
+
+    /**
+     * {@code response_format}: text (null), json_object (any JSON object) or json_schema (a schema compiled to the
+     * grammar decoding follows; what it cannot take is a 400 naming the keyword and where it is).
+     */
+    private static JsonGrammar responseFormat(JsonNode root) {
         JsonNode format = root.get("response_format");
-        if (format != null && !format.isNull()
-                && !(format.isObject() && format.has("type") && "text".equals(format.get("type").asString()))) {
-            throw ApiException.invalid("response_format", "only response_format {\"type\":\"text\"} is supported");
+        if (format == null || format.isNull()) {
+            return null;
+        }
+        JsonNode type = format.isObject() ? format.get("type") : null;
+        String name = type != null && type.isString() ? type.stringValue() : "";
+        return switch (name) {
+            case "text" -> null;
+            case "json_object" -> JsonGrammar.anyObject();
+            case "json_schema" -> jsonSchema(format.get("json_schema"));
+            default -> throw ApiException.invalid("response_format", "response_format must be an object with type "
+                    + "'text', 'json_object' or 'json_schema'");
+        };
+    }
+
+    private static JsonGrammar jsonSchema(JsonNode js) {
+        if (js == null || !js.isObject()) {
+            throw ApiException.invalid("response_format", "response_format.json_schema is required for type "
+                    + "'json_schema' and must be an object");
+        }
+        JsonNode name = js.get("name");
+        if (name == null || !name.isString() || !name.stringValue().matches("[a-zA-Z0-9_-]{1,64}")) {
+            throw ApiException.invalid("response_format", "response_format.json_schema.name is required: up to 64 "
+                    + "letters, digits, underscores and dashes");
+        }
+        JsonNode strict = js.get("strict");
+        if (strict != null && !strict.isNull() && !strict.isBoolean()) {
+            throw ApiException.invalid("response_format", "response_format.json_schema.strict must be a boolean");
+        }
+        JsonNode schema = js.get("schema");
+        if (schema == null || !schema.isObject()) {
+            throw ApiException.invalid("response_format", "response_format.json_schema.schema is required and must "
+                    + "be an object");
+        }
+        try {
+            return JsonGrammar.compile(schema.toString());
+        } catch (SchemaException e) {
+            throw ApiException.invalid("response_format", "response_format.json_schema.schema" + e.path() + ": "
+                    + e.getMessage());
         }
     }
 

@@ -319,7 +319,8 @@ public final class DecodeWorker<S extends DecodeView> implements Runnable {
             }
         }
         seq.emit(token, clock.getAsLong());
-        if (seq.stopRequested()) {
+        // a stop string matched, or the response format's output is complete
+        if (seq.stopRequested() || seq.sampler().constraintComplete()) {
             end(seq, () -> seq.finish(FinishReason.STOP, clock.getAsLong()));
             return false;
         }

@@ -14,6 +14,7 @@ public final class EngineApi {
             "dev.pagewarden.core.engine..",    // Engine, its builder and config, pool snapshots
             "dev.pagewarden.core.request..",   // what a request is and how it ends
             "dev.pagewarden.core.sampling..",  // sampling parameters
+            "dev.pagewarden.core.grammar..",   // response formats: JSON schemas compiled to token masks
             "dev.pagewarden.core.spi..",       // clock and metrics an application plugs in
             "dev.pagewarden.core.lineage..",   // lineage events and their sink
             "dev.pagewarden.core.safety..",    // safety events and their listener

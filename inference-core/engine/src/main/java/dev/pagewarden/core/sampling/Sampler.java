@@ -2,6 +2,7 @@ package dev.pagewarden.core.sampling;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -13,6 +14,8 @@ import java.util.List;
  *     logit is divided by it, a negative one multiplied;</li>
  *     <li>{@code presence_penalty} and {@code frequency_penalty} (OpenAI): for every token in the output so far,
  *     the presence penalty is subtracted once and the frequency penalty times its count;</li>
+ *     <li>{@code response_format} (a {@link TokenConstraint}): every token the request's constraint does not allow
+ *     next gets a logit of minus infinity;</li>
  *     <li>temperature 0 takes the argmax here (ties to the lowest id: the filters below always keep it);
  *     otherwise the probabilities are softmax(logits / temperature);</li>
  *     <li>{@code top_k}: only the k most likely tokens stay (ties to the lowest id), renormalized;</li>
@@ -42,6 +45,9 @@ public final class Sampler {
     private int[] counts;
     private boolean[] seen;
     private TokenLogprobs lastLogprobs;
+    /** Where the request's constraint stands after the tokens so far; null when it has none. */
+    private TokenConstraint.State constraint;
+    private float[] masked = new float[0];
 
     public Sampler(SamplingParams params) {
         this(params, new int[0]);
@@ -58,10 +64,16 @@ public final class Sampler {
         }
         // A zero xorshift state would stay zero forever.
         this.state = params.seed() == 0 ? 0x9E3779B97F4A7C15L : params.seed();
+        this.constraint = params.constraint() == null ? null : params.constraint().start();
+    }
+
+    /** Whether the request's constraint is satisfied and allows nothing more (never, without one). */
+    public boolean constraintComplete() {
+        return constraint != null && constraint.complete();
     }
 
     public int sample(float[] logits) {
-        float[] x = adjust(logits);
+        float[] x = mask(adjust(logits));
         int token;
         if (params.isGreedy()) {
             token = argmax(x);
@@ -139,7 +151,7 @@ public final class Sampler {
      * greedy, all mass on the argmax. Draws nothing and counts nothing.
      */
     float[] distribution(float[] logits) {
-        float[] x = adjust(logits);
+        float[] x = mask(adjust(logits));
         float[] out = new float[x.length];
         if (params.isGreedy()) {
             out[argmax(x)] = 1f;
@@ -191,6 +203,23 @@ public final class Sampler {
         return adjusted;
     }
 
+    /** The logits with every token the constraint does not allow next at minus infinity; {@code x} without one. */
+    private float[] mask(float[] x) {
+        if (constraint == null) {
+            return x;
+        }
+        int n = x.length;
+        if (masked.length != n) {
+            masked = new float[n];
+        }
+        Arrays.fill(masked, Float.NEGATIVE_INFINITY);
+        BitSet allowed = constraint.allowed();
+        for (int i = allowed.nextSetBit(0); i >= 0 && i < n; i = allowed.nextSetBit(i + 1)) {
+            masked[i] = x[i];
+        }
+        return masked;
+    }
+
     private void startCounting(int n) {
         counts = new int[n];
         seen = new boolean[n];
@@ -205,6 +234,9 @@ public final class Sampler {
     }
 
     private void record(int token) {
+        if (constraint != null) {
+            constraint = constraint.advance(token);
+        }
         if (!params.adjustsLogits()) {
             return;
         }

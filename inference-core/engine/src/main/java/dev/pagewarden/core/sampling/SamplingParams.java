@@ -14,11 +14,19 @@ import java.util.TreeMap;
  * for the tokens of the output; {@code topK} (0 off, else >= 1), {@code minP} in [0, 1] (0 off).
  * {@code logprobs}: -1 returns none; k >= 0 returns the chosen token's log probability and the k most likely
  * alternatives' (at most {@link #MAX_LOGPROBS}).
+ * {@code constraint}: the tokens allowed next (structured outputs), applied after all other controls; null: any.
  */
 public record SamplingParams(float temperature, float topP, long seed, boolean ignoreEos, int topK, float minP,
                              float presencePenalty, float frequencyPenalty, float repetitionPenalty,
-                             Map<Integer, Float> logitBias, int logprobs) {
+                             Map<Integer, Float> logitBias, int logprobs, TokenConstraint constraint) {
     public static final int MAX_LOGPROBS = 20;
+
+    public SamplingParams(float temperature, float topP, long seed, boolean ignoreEos, int topK, float minP,
+                          float presencePenalty, float frequencyPenalty, float repetitionPenalty,
+                          Map<Integer, Float> logitBias, int logprobs) {
+        this(temperature, topP, seed, ignoreEos, topK, minP, presencePenalty, frequencyPenalty, repetitionPenalty,
+                logitBias, logprobs, null);
+    }
 
     public SamplingParams(float temperature, float topP, long seed) {
         this(temperature, topP, seed, false);
@@ -77,36 +85,42 @@ public record SamplingParams(float temperature, float topP, long seed, boolean i
     /** These parameters with {@code top_k} and {@code min_p} (0 = off). */
     public SamplingParams withFilters(int topK, float minP) {
         return new SamplingParams(temperature, topP, seed, ignoreEos, topK, minP, presencePenalty, frequencyPenalty,
-                repetitionPenalty, logitBias, logprobs);
+                repetitionPenalty, logitBias, logprobs, constraint);
     }
 
     /** These parameters with the penalties (0, 0, 1 = off). */
     public SamplingParams withPenalties(float presence, float frequency, float repetition) {
         return new SamplingParams(temperature, topP, seed, ignoreEos, topK, minP, presence, frequency, repetition,
-                logitBias, logprobs);
+                logitBias, logprobs, constraint);
     }
 
     public SamplingParams withLogitBias(Map<Integer, Float> bias) {
         return new SamplingParams(temperature, topP, seed, ignoreEos, topK, minP, presencePenalty, frequencyPenalty,
-                repetitionPenalty, bias, logprobs);
+                repetitionPenalty, bias, logprobs, constraint);
     }
 
     /** These parameters returning log probabilities: {@code top} alternatives per token (-1: none). */
     public SamplingParams withLogprobs(int top) {
         return new SamplingParams(temperature, topP, seed, ignoreEos, topK, minP, presencePenalty, frequencyPenalty,
-                repetitionPenalty, logitBias, top);
+                repetitionPenalty, logitBias, top, constraint);
     }
 
     /** These parameters with another seed (choice i of a request with n choices samples with seed + i). */
     public SamplingParams withSeed(long newSeed) {
         return new SamplingParams(temperature, topP, newSeed, ignoreEos, topK, minP, presencePenalty, frequencyPenalty,
-                repetitionPenalty, logitBias, logprobs);
+                repetitionPenalty, logitBias, logprobs, constraint);
+    }
+
+    /** These parameters with the tokens restricted by {@code c} (null: no restriction). */
+    public SamplingParams withConstraint(TokenConstraint c) {
+        return new SamplingParams(temperature, topP, seed, ignoreEos, topK, minP, presencePenalty, frequencyPenalty,
+                repetitionPenalty, logitBias, logprobs, c);
     }
 
     /** Whether any logit control beyond temperature and top_p is set (a transport that carries only those refuses it). */
     public boolean hasLogitControls() {
         return topK != 0 || minP != 0f || presencePenalty != 0f || frequencyPenalty != 0f || repetitionPenalty != 1f
-                || !logitBias.isEmpty();
+                || !logitBias.isEmpty() || constraint != null;
     }
 
     /** Whether the logits change before temperature: bias or any penalty. */

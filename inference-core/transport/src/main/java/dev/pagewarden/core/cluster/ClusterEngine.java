@@ -195,6 +195,10 @@ public final class ClusterEngine implements InferenceEngine {
             throw new InvalidRequestException(unsupported, unsupported + " is not available when serving from engine "
                     + "nodes (logprobs, logit_bias, the penalties, top_k and min_p need a local engine)");
         }
+        if (sampling.constraint() != null) {
+            throw new InvalidRequestException("response_format", "response_format json_object and json_schema are "
+                    + "not available when serving from engine nodes (they need a local engine)");
+        }
         return admission.validate(request);
     }
 

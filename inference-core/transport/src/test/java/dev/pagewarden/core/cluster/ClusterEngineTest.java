@@ -103,7 +103,8 @@ class ClusterEngineTest extends RealModelTest {
             for (var refused : java.util.Map.of("logprobs", SamplingParams.greedy().withLogprobs(0),
                     "logit_bias", SamplingParams.greedy().withLogitBias(java.util.Map.of(5, 1f)),
                     "repetition_penalty", SamplingParams.greedy().withPenalties(0f, 0f, 1.2f),
-                    "top_k", SamplingParams.greedy().withFilters(3, 0f)).entrySet()) {
+                    "top_k", SamplingParams.greedy().withFilters(3, 0f),
+                    "response_format", SamplingParams.greedy().withConstraint(() -> null)).entrySet()) {
                 org.assertj.core.api.Assertions.assertThatThrownBy(() -> cluster.validate(
                         new GenerationRequest("t", prompt, 4, refused.getValue())))
                         .isInstanceOfSatisfying(dev.pagewarden.core.request.InvalidRequestException.class,
