@@ -269,16 +269,19 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
      */
     public synchronized PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope cacheScope,
                                                        List<String> keys, int[] tokens, int count) {
-        String id = cacheScope.id();
-        List<Integer> hits = new ArrayList<>();
+        return allocateWithPrefix(requestId, tenantId, cacheScope, cacheScope, keys, tokens, count);
+    }
+
+    /**
+     * As above, with the pages looked up in {@code lookupScope} under its {@code keys}; the REUSE events carry
+     * the reader's own scope {@code readerScope}, so an audit sees a read across scopes for what it is.
+     */
+    public synchronized PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope readerScope,
+                                                       CacheScope lookupScope, List<String> keys, int[] tokens,
+                                                       int count) {
+        List<Integer> hits = cachedRun(lookupScope.id(), keys, tokens, count);
         int hitsEvictable = 0;
-        for (int i = 0; i < keys.size() && i < count; i++) {
-            Integer p = cacheIndex.get(keys.get(i));
-            if (p == null || state[p] != PageState.CACHED || !id.equals(scope[p])
-                    || !Arrays.equals(cachedTokens[p], 0, pageTokens, tokens, i * pageTokens, (i + 1) * pageTokens)) {
-                break;
-            }
-            hits.add(p);
+        for (int p : hits) {
             hitsEvictable += refs[p] == 0 ? 1 : 0;
         }
         int need = count - hits.size();
@@ -289,7 +292,7 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
         long[] writers = new long[hits.size()];
         long[] events = new long[hits.size()];
         // the reader's own scope: an audit compares it with the scope the page was cached in
-        long readerDigest = cacheScope.digest();
+        long readerDigest = readerScope.digest();
         for (int i = 0; i < hits.size(); i++) {
             int p = hits.get(i);
             refs[p]++;
@@ -299,6 +302,25 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
             events[i] = lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, readerDigest);
         }
         return new PrefixGrant(reused, allocate(requestId, tenantId, need), writers, events);
+    }
+
+    /** How many leading pages of a prompt are cached in {@code cacheScope} under {@code keys} (looked up, not taken). */
+    public synchronized int cachedPrefixPages(CacheScope cacheScope, List<String> keys, int[] tokens) {
+        return cachedRun(cacheScope.id(), keys, tokens, keys.size()).size();
+    }
+
+    /** The leading cached pages of scope {@code scopeId} under {@code keys} whose tokens equal the prompt's. */
+    private List<Integer> cachedRun(String scopeId, List<String> keys, int[] tokens, int count) {
+        List<Integer> hits = new ArrayList<>();
+        for (int i = 0; i < keys.size() && i < count; i++) {
+            Integer p = cacheIndex.get(keys.get(i));
+            if (p == null || state[p] != PageState.CACHED || !scopeId.equals(scope[p])
+                    || !Arrays.equals(cachedTokens[p], 0, pageTokens, tokens, i * pageTokens, (i + 1) * pageTokens)) {
+                break;
+            }
+            hits.add(p);
+        }
+        return hits;
     }
 
     /**

@@ -16,6 +16,13 @@ public interface PrefillPages extends StagePages, PageGrants {
     KvPool.PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope scope, List<String> keys, int[] tokens,
                                           int count);
 
+    /** See {@link KvPool#allocateWithPrefix(long, String, CacheScope, CacheScope, List, int[], int)}. */
+    KvPool.PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope readerScope, CacheScope lookupScope,
+                                          List<String> keys, int[] tokens, int count);
+
+    /** See {@link KvPool#cachedPrefixPages}. */
+    int cachedPrefixPages(CacheScope scope, List<String> keys, int[] tokens);
+
     /** See {@link KvPool#unref}. */
     void unref(long requestId, List<PageRef> pages);
 

@@ -8,6 +8,7 @@ import dev.pagewarden.core.kv.PrefillPages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PrefixKeys;
 import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.policy.PrefixLookup;
 import dev.pagewarden.core.policy.PromptOverflow;
 import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.step.StepGuard;
@@ -53,6 +54,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
     private final int chunkTokens;
     /** What to do with a prompt over the pool (admission keeps such prompts out of a whole engine). */
     private final PromptOverflow overflow;
+    private final PrefixLookup lookup;
     private final SafetyMonitor safety;
     /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
     private final Consumer<S> releaseReservation;
@@ -86,6 +88,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         this.transport = transport;
         this.chunkTokens = chunkTokens;
         this.overflow = context.hooks().promptOverflow();
+        this.lookup = context.hooks().prefixLookup();
         this.safety = context.safety();
         this.expectTransfer = expectTransfer;
         this.releaseReservation = releaseReservation;
@@ -217,8 +220,23 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         List<String> keys = PrefixKeys.chain(model, scope, caching.template(), prompt, pageTokens,
                 prompt.length / pageTokens);
         // at least the last prompt token is computed: its logits give the first output token
-        List<String> reusable = keys.subList(0, (prompt.length - 1) / pageTokens);
-        PrefixGrant grant = pool.allocateWithPrefix(seq.id(), seq.tenant(), scope, reusable, prompt, count);
+        int reusablePages = (prompt.length - 1) / pageTokens;
+        CacheScope from = scope;
+        List<String> fromKeys = keys.subList(0, reusablePages);
+        List<CacheScope> candidates = lookup.scopes(scope);
+        int longest = -1;
+        // production searches the own scope only, which the pool's grant looks up anyway
+        for (CacheScope candidate : candidates.equals(List.of(scope)) ? List.<CacheScope>of() : candidates) {
+            List<String> candidateKeys = candidate.equals(scope) ? fromKeys
+                    : PrefixKeys.chain(model, candidate, caching.template(), prompt, pageTokens, reusablePages);
+            int run = pool.cachedPrefixPages(candidate, candidateKeys, prompt);
+            if (run > longest) {
+                longest = run;
+                from = candidate;
+                fromKeys = candidateKeys;
+            }
+        }
+        PrefixGrant grant = pool.allocateWithPrefix(seq.id(), seq.tenant(), scope, from, fromKeys, prompt, count);
         if (grant != null) {
             reuses.put(seq.id(), new Reuse(scope, keys, prompt, grant.reused()));
             int hit = grant.reused().size() * pageTokens;
