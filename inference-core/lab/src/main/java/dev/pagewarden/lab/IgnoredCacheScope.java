@@ -9,9 +9,10 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * {@link Fault#IGNORE_CACHE_SCOPE}: a prefix lookup that forgets the scope. It searches the request's own scope
- * first, then every scope it has been asked for before, so a prompt whose pages match another tenant's cached
- * ones takes those. The request's steps still run in its own scope: the read check is what stops the read.
+ * {@link Fault#IGNORE_CACHE_SCOPE}: a prefix lookup that forgets the tenant. It searches the request's own scope
+ * first, then every scope of another tenant it has been asked for before, so a prompt whose pages match another
+ * tenant's cached ones takes those. The request's steps still run in its own scope: the read check is what stops
+ * the read.
  */
 final class IgnoredCacheScope implements PrefixLookup {
     private final Set<CacheScope> seen = new LinkedHashSet<>();
@@ -21,7 +22,7 @@ final class IgnoredCacheScope implements PrefixLookup {
         List<CacheScope> out = new ArrayList<>();
         out.add(reader);
         for (CacheScope s : seen) {
-            if (!s.equals(reader)) {
+            if (!s.tenant().equals(reader.tenant())) {
                 out.add(s);
             }
         }
