@@ -236,7 +236,8 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
                 fromKeys = candidateKeys;
             }
         }
-        PrefixGrant grant = pool.allocateWithPrefix(seq.id(), seq.tenant(), scope, from, fromKeys, prompt, count);
+        // the REUSE events follow once the prompt's first step read the pages (see prefill)
+        PrefixGrant grant = pool.grantWithPrefix(seq.id(), seq.tenant(), from, fromKeys, prompt, count);
         if (grant != null) {
             reuses.put(seq.id(), new Reuse(scope, keys, prompt, grant.reused()));
             int hit = grant.reused().size() * pageTokens;
@@ -269,13 +270,6 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         String scope = reuse == null ? null : reuse.scope().id();
         int pageTokens = pool.layout().pageTokens();
         int cached = grant.reused().size() * pageTokens;
-        List<ReusedPage> reused = new ArrayList<>();
-        for (int i = 0; i < grant.reused().size(); i++) {
-            PageRef ref = grant.reused().get(i);
-            reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
-                    grant.writers()[i], grant.reuseEvents()[i]));
-        }
-        seq.reusedPages(reused);
         for (int from = cached; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
@@ -284,6 +278,10 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
             if (!check.allowed()) {
                 isolationViolation(seq, check);
                 return;
+            }
+            if (from == cached && cached > 0) {
+                // the first step attended over every cached page and passed the check: they were reused
+                recordReuse(seq, grant, reuse.scope());
             }
             metrics.prefillChunk(to - from, clock.getAsLong() - t0);
             if (seq.abortRequested()) {
@@ -303,6 +301,19 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         // the sender reads the pages from the pool the guard ran the steps on
         transport.send(new TransferJob(seq.id(), seq.tenant(), generation, guard.pool(), pages, prompt.length,
                 accepted -> releasePrefillPages(seq, accepted)));
+    }
+
+    /** Records the REUSE of a grant's cached pages and lists them for the request's receipt. */
+    private void recordReuse(S seq, PrefixGrant grant, CacheScope readerScope) {
+        int pageTokens = pool.layout().pageTokens();
+        long[] events = pool.recordReuse(seq.id(), seq.tenant(), readerScope, grant.reused());
+        List<ReusedPage> reused = new ArrayList<>();
+        for (int i = 0; i < grant.reused().size(); i++) {
+            PageRef ref = grant.reused().get(i);
+            reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
+                    grant.writers()[i], events[i]));
+        }
+        seq.reusedPages(reused);
     }
 
     /** A read the page metadata refused: stop before anything derived from it leaves, quarantine what it touched. */
