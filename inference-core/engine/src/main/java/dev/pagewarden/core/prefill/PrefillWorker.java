@@ -270,6 +270,9 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         String scope = reuse == null ? null : reuse.scope().id();
         int pageTokens = pool.layout().pageTokens();
         int cached = grant.reused().size() * pageTokens;
+        if (cached == 0) {
+            seq.reusedPages(List.of()); // a first prefill that reused nothing: its usage counts no cached tokens
+        }
         for (int from = cached; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
