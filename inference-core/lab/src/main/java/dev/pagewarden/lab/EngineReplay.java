@@ -21,7 +21,8 @@ import java.util.concurrent.TimeoutException;
  * A scenario's workload through a RUNNING engine that an application built with a lab engine's hooks
  * (its faults are the engine's own; the lab does not build it). The workload is {@link LabWorkload}'s, as
  * in {@link ReplayLab}: normal traffic from four tenants, prompts over the pool capacity, more normal
- * traffic (the abort-during-transfer rounds need a stepped engine and run only in {@link ReplayLab}).
+ * traffic (the abort-during-transfer rounds need a stepped engine and run only in {@link ReplayLab}); for the
+ * prefix cache scenarios, the rounds of tenants' system prompts in place of the over-capacity prompts.
  * The ground truth is the oracle's, counted by {@link LabTally}.
  */
 final class EngineReplay {
@@ -42,10 +43,20 @@ final class EngineReplay {
         List<Sent> sent = new ArrayList<>();
         LabWorkload workload = new LabWorkload(target.encode());
         SplittableRandom rnd = new SplittableRandom(SEED);
-        sent.addAll(submit(target, workload.normalWave(rnd, 3)));
-        await(sent);
-        sent.addAll(submit(target, workload.overCapacityWave()));
-        await(sent);
+        if (scenario.prefixCache()) {
+            // as ReplayLab's prefix cache scenarios (the engine's prefix cache is the application's setting)
+            sent.addAll(submit(target, workload.normalWave(rnd, 2)));
+            await(sent);
+            for (int round = 0; round < LabWorkload.PREFIX_ROUNDS; round++) {
+                sent.addAll(submit(target, workload.prefixWave(round)));
+                await(sent);
+            }
+        } else {
+            sent.addAll(submit(target, workload.normalWave(rnd, 3)));
+            await(sent);
+            sent.addAll(submit(target, workload.overCapacityWave()));
+            await(sent);
+        }
         sent.addAll(submit(target, workload.normalWave(rnd, 1)));
         await(sent);
         LabTally tally = new LabTally(oracle);

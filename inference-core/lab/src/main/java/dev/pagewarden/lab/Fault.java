@@ -20,6 +20,8 @@ public enum Fault {
     CORRUPT_TRANSFER_BYTE,
     /** The engine starts with a window larger than its pools (the 2026 misconfiguration). */
     SKIP_CAPACITY_CHECK,
+    /** The prefix cache lookup searches every scope it has seen, so a prompt reuses another tenant's matching pages. */
+    IGNORE_CACHE_SCOPE,
     /** Every read-side and handoff check is disabled. */
     DETECTORS_OFF;
 

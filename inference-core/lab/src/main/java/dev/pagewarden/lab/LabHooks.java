@@ -5,6 +5,7 @@ import dev.pagewarden.core.fault.FaultHooks;
 import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.policy.AbortRelease;
 import dev.pagewarden.core.policy.CapacityCheck;
+import dev.pagewarden.core.policy.PrefixLookup;
 import dev.pagewarden.core.policy.PromptOverflow;
 
 import java.lang.foreign.MemorySegment;
@@ -56,6 +57,11 @@ public final class LabHooks implements FaultHooks {
     public AbortRelease abortRelease() {
         return faults.has(Fault.IMMEDIATE_RELEASE_ON_ABORT) ? AbortRelease.AbortedTransfer::releaseNow
                 : AbortRelease.DEFER_UNTIL_ACK;
+    }
+
+    @Override
+    public PrefixLookup prefixLookup() {
+        return faults.has(Fault.IGNORE_CACHE_SCOPE) ? new IgnoredCacheScope() : PrefixLookup.OWN_SCOPE;
     }
 
     @Override

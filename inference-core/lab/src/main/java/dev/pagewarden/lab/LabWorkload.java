@@ -1,6 +1,7 @@
 package dev.pagewarden.lab;
 
 import dev.pagewarden.core.request.GenerationRequest;
+import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.sampling.SamplingParams;
 
 import java.util.ArrayList;
@@ -34,14 +35,37 @@ public final class LabWorkload {
         TENANTS = Collections.unmodifiableMap(t);
     }
 
-    /** One planned request of the workload. */
-    public record Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer) {
+    /** One planned request of the workload; {@code cacheKey}: its prompt cache key (null: none). */
+    public record Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer,
+                          String cacheKey) {
+
+        public Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer) {
+            this(tenant, prompt, maxNew, overCapacity, abortInTransfer, null);
+        }
 
         /** The request as the engine takes it, under {@code tenantId} (greedy, so outputs are reproducible). */
         public GenerationRequest request(String tenantId) {
-            return new GenerationRequest(tenantId, prompt, maxNew, SamplingParams.greedy());
+            return new GenerationRequest(tenantId, prompt, maxNew, SamplingParams.greedy(), PrefixCaching.on(cacheKey, null));
         }
     }
+
+    /**
+     * The system prompt that acme and globex both send in the prefix cache rounds: the same tokens in two
+     * tenants' scopes, which only a lookup that ignores the scope would let one reuse from the other.
+     */
+    static final String SHARED_SYSTEM_PROMPT = "Once upon a time there was a wise old owl who lived in a tall tree."
+            + " Every night the owl told the animals of the forest a story about the moon and the stars";
+
+    /** Rounds of {@link #prefixWave}. */
+    public static final int PREFIX_ROUNDS = 3;
+
+    /** How the requests of one tenant go on after their common system prompt, one per request of the rounds. */
+    private static final List<String> CONTINUATIONS = List.of("Then the wind", "One day a little boy", "The fox asked",
+            "After lunch they", "At night the sky", "Later that day", "The next morning", "Suddenly a bird",
+            "In the end they");
+
+    /** A prompt cache key some of each tenant's requests carry: a second scope inside the tenant. */
+    static final String SECOND_KEY = "team-b";
 
     /** Text to prompt tokens, BOS first, as the engine under test reads a client's text. */
     private final Function<String, int[]> tokenizer;
@@ -95,6 +119,32 @@ public final class LabWorkload {
             if (!t.equals(aborter)) {
                 int[] full = tokenizer.apply(TENANTS.get(t) + ". " + TENANTS.get(t));
                 plans.add(new Planned(t, Arrays.copyOf(full, 18 + rnd.nextInt(6)), 150, false, false));
+            }
+        }
+        return plans;
+    }
+
+    /** The system prompt every prompt of {@code tenant} starts with in the prefix cache rounds. */
+    static String systemPrompt(String tenant) {
+        return tenant.equals("acme") || tenant.equals("globex") ? SHARED_SYSTEM_PROMPT
+                : TENANTS.get(tenant) + ". " + TENANTS.get(tenant);
+    }
+
+    /**
+     * Round {@code round} of the prefix cache traffic: three requests per tenant, each its tenant's system prompt
+     * (several full pages) followed by its own continuation; the third carries the prompt cache key
+     * {@value #SECOND_KEY}, so each tenant has two scopes. Later rounds reuse what earlier ones left cached.
+     */
+    public List<Planned> prefixWave(int round) {
+        List<Planned> plans = new ArrayList<>();
+        for (String t : TENANTS.keySet()) {
+            int[] system = tokenizer.apply(systemPrompt(t));
+            for (int j = 0; j < 3; j++) {
+                int[] rest = tokenizer.apply(CONTINUATIONS.get((round * 3 + j) % CONTINUATIONS.size()));
+                // the continuation's tokens without its BOS, after the system prompt's
+                int[] prompt = Arrays.copyOf(system, system.length + rest.length - 1);
+                System.arraycopy(rest, 1, prompt, system.length, rest.length - 1);
+                plans.add(new Planned(t, prompt, 16, false, false, j == 2 ? SECOND_KEY : null));
             }
         }
         return plans;

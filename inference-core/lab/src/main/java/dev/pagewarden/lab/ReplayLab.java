@@ -2,7 +2,6 @@ package dev.pagewarden.lab;
 
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
-import dev.pagewarden.core.engine.PoolStats;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.kv.KvPool;
@@ -30,6 +29,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -51,11 +51,16 @@ public final class ReplayLab {
     /**
      * A named set of fault switches. {@code pagesOnDemand}: requests reserve their prompt's decode pages plus a
      * headroom and a small decode pool runs out, so running requests are preempted and re-prefilled; otherwise
-     * every request reserves prompt + max new tokens at admission.
+     * every request reserves prompt + max new tokens at admission. {@code prefixCache}: the engine keeps and
+     * reuses prompt pages per scope, and the workload is the prefix cache rounds (tenants' system prompts).
      */
-    public record Scenario(String name, LabFaults faults, boolean pagesOnDemand) {
+    public record Scenario(String name, LabFaults faults, boolean pagesOnDemand, boolean prefixCache) {
         public Scenario(String name, LabFaults faults) {
             this(name, faults, false);
+        }
+
+        public Scenario(String name, LabFaults faults, boolean pagesOnDemand) {
+            this(name, faults, pagesOnDemand, false);
         }
     }
 
@@ -65,7 +70,8 @@ public final class ReplayLab {
                          int detectedRequests, int undetectedExposedRequests, Map<String, Integer> detectors,
                          int overCapacitySubmitted, int overCapacityRejected, boolean poolsFreeAtEnd,
                          List<String> foreignContent, List<Long> crossTenantReaders, boolean pagesOnDemand,
-                         int preemptions, List<ForeignRead> foreignReads) {
+                         int preemptions, List<ForeignRead> foreignReads, boolean prefixCache,
+                         long reusedPromptTokens) {
 
         /** The oracle's pairs (sorted by reader, then writer); not in the JSON report, whose shape stays as it is. */
         public Result {
@@ -95,6 +101,9 @@ public final class ReplayLab {
             if (pagesOnDemand) { // only these scenarios can preempt
                 m.put("preemptions", preemptions);
             }
+            if (prefixCache) { // only these scenarios reuse cached pages
+                m.put("reused_prompt_tokens", reusedPromptTokens);
+            }
             return m;
         }
     }
@@ -106,6 +115,8 @@ public final class ReplayLab {
     static final int MISCONFIGURED_WINDOW = 320;
     /** The decode pool of the preemption scenario: a little over one window, far less than its requests grow to. */
     static final int PREEMPTION_DECODE_POOL_TOKENS = 256;
+    /** The prefill pool of the prefix cache scenarios: room for every tenant's cached system prompt and more. */
+    static final int PREFIX_PREFILL_POOL_TOKENS = 512;
     /** Decode steps each frame of the abort scenario waits: its last frames land after other tenants' requests took the pages. */
     static final int TRANSFER_DELAY_STEPS = 20;
     /** No scenario needs more steps than this; more means the engine stalled. */
@@ -132,6 +143,12 @@ public final class ReplayLab {
         // no fault: the engine's own preemption under a full decode pool, with transfers in flight and aborted
         // requests' late writes landing in their deferred pages, must expose nobody and change no output
         all.add(new Scenario("preemption", LabFaults.parse(List.of("delay-transfer-writes=" + TRANSFER_DELAY_STEPS)), true));
+        // no fault: heavy reuse of cached prompt pages inside each tenant's scopes must expose nobody, though two
+        // tenants send the same system prompt; then a lookup that ignores the scope, caught by the read check
+        all.add(new Scenario("prefix-reuse", LabFaults.NONE, false, true));
+        all.add(new Scenario("prefix-cross-scope", LabFaults.parse(List.of(Fault.IGNORE_CACHE_SCOPE.label())), false, true));
+        all.add(new Scenario("prefix-cross-scope-undetected", LabFaults.parse(List.of(Fault.IGNORE_CACHE_SCOPE.label(),
+                Fault.DETECTORS_OFF.label())), false, true));
         return all;
     }
 
@@ -201,13 +218,20 @@ public final class ReplayLab {
                 .contextWindow(incident ? MISCONFIGURED_WINDOW : WINDOW).requestIdBase(requestIdBase);
         EngineConfig cfg = scenario.pagesOnDemand()
                 ? builder.poolTokens(PREFILL_POOL_TOKENS, PREEMPTION_DECODE_POOL_TOKENS).decodeHeadroomPages(1).build()
-                : builder.poolTokens(PREFILL_POOL_TOKENS, DECODE_POOL_TOKENS)
-                        .decodeHeadroomPages(EngineConfig.FULL_RESERVATION).build();
+                : builder.poolTokens(scenario.prefixCache() ? PREFIX_PREFILL_POOL_TOKENS : PREFILL_POOL_TOKENS,
+                        DECODE_POOL_TOKENS).decodeHeadroomPages(EngineConfig.FULL_RESERVATION)
+                        .prefixCache(scenario.prefixCache()).build();
         AtomicInteger preemptions = new AtomicInteger();
+        AtomicLong reusedTokens = new AtomicLong();
         EngineMetrics metrics = new EngineMetrics() {
             @Override
             public void preemption(String outcome) {
                 preemptions.incrementAndGet();
+            }
+
+            @Override
+            public void prefixCacheLookup(int hitTokens, int missTokens) {
+                reusedTokens.addAndGet(hitTokens);
             }
         };
         List<SafetyEvent> events = new CopyOnWriteArrayList<>();
@@ -218,28 +242,50 @@ public final class ReplayLab {
         boolean free;
         try (Engine engine = Engine.builder(model, cfg).metrics(metrics).safety(events::add).lineage(lineage).clock(clock).receipts(signer)
                 .faultHooks(scenario.faults().hooks(oracle)).stepped().build()) {
-            // 1. normal traffic from every tenant fills the decode pool's pages with their KV
-            submitted.addAll(submitAll(engine, workload.normalWave(rnd, 3)));
-            runUntilIdle(engine, clock);
-            // 2. prompts over the pool capacity
-            submitted.addAll(submitAll(engine, workload.overCapacityWave()));
-            runUntilIdle(engine, clock);
-            // 3. aborts while KV is in flight, each followed at once by other tenants' requests
-            for (String aborter : ABORTERS) {
-                LabWorkload.Planned victimOf = workload.abortWave(aborter);
-                RequestHandle h = engine.submit(victimOf.request(victimOf.tenant()), TokenListener.NONE);
-                submitted.add(new Submitted(victimOf, h));
-                stepUntilPast(engine, clock, h, RequestState.Transferring.class);
-                h.abort("lab: client gone during transfer");
-                submitted.addAll(submitAll(engine, workload.victims(rnd, aborter)));
+            if (scenario.prefixCache()) {
+                submitted.addAll(prefixTraffic(engine, clock, rnd));
+            } else {
+                // 1. normal traffic from every tenant fills the decode pool's pages with their KV
+                submitted.addAll(submitAll(engine, workload.normalWave(rnd, 3)));
+                runUntilIdle(engine, clock);
+                // 2. prompts over the pool capacity
+                submitted.addAll(submitAll(engine, workload.overCapacityWave()));
+                runUntilIdle(engine, clock);
+                // 3. aborts while KV is in flight, each followed at once by other tenants' requests
+                for (String aborter : ABORTERS) {
+                    LabWorkload.Planned victimOf = workload.abortWave(aborter);
+                    RequestHandle h = engine.submit(victimOf.request(victimOf.tenant()), TokenListener.NONE);
+                    submitted.add(new Submitted(victimOf, h));
+                    stepUntilPast(engine, clock, h, RequestState.Transferring.class);
+                    h.abort("lab: client gone during transfer");
+                    submitted.addAll(submitAll(engine, workload.victims(rnd, aborter)));
+                    runUntilIdle(engine, clock);
+                }
+                // 4. more normal traffic on the pages that all of this left behind
+                submitted.addAll(submitAll(engine, workload.normalWave(rnd, 1)));
                 runUntilIdle(engine, clock);
             }
-            // 4. more normal traffic on the pages that all of this left behind
-            submitted.addAll(submitAll(engine, workload.normalWave(rnd, 1)));
-            runUntilIdle(engine, clock);
-            free = engine.transfersInFlight() == 0 && engine.pools().stream().allMatch(PoolStats::allFree);
+            // cached prefix pages stay in the prefill pool after their requests: free too
+            free = engine.transfersInFlight() == 0 && engine.pools().stream()
+                    .allMatch(p -> p.freePages() + p.cachedPages() == p.capacityPages());
         }
-        return tally(scenario, submitted, events, free, served, oracle, preemptions.get());
+        return tally(scenario, submitted, events, free, served, oracle, preemptions.get(), reusedTokens.get());
+    }
+
+    /**
+     * The prefix cache workload: normal traffic, the rounds of system prompts (each round after the last has
+     * finished, so its pages are cached), then normal traffic again.
+     */
+    private List<Submitted> prefixTraffic(Engine engine, StepClock clock, SplittableRandom rnd) {
+        List<Submitted> out = new ArrayList<>(submitAll(engine, workload.normalWave(rnd, 2)));
+        runUntilIdle(engine, clock);
+        for (int round = 0; round < LabWorkload.PREFIX_ROUNDS; round++) {
+            out.addAll(submitAll(engine, workload.prefixWave(round)));
+            runUntilIdle(engine, clock);
+        }
+        out.addAll(submitAll(engine, workload.normalWave(rnd, 1)));
+        runUntilIdle(engine, clock);
+        return out;
     }
 
     /** Steps the engine until nothing is under way (every request ended, every deferred page settled). */
@@ -275,7 +321,8 @@ public final class ReplayLab {
     }
 
     private Result tally(Scenario scenario, List<Submitted> submitted, List<SafetyEvent> events, boolean free,
-                         Consumer<GenerationResult> servedResults, IsolationOracle oracle, int preemptions)
+                         Consumer<GenerationResult> servedResults, IsolationOracle oracle, int preemptions,
+                         long reusedTokens)
             throws InterruptedException {
         LabTally tally = new LabTally(oracle);
         int mismatches = 0;
@@ -316,7 +363,8 @@ public final class ReplayLab {
         return new Result(scenario.name(), scenario.faults().labels(), submitted.size(), tally.served(), tally.rejected(),
                 tally.aborted(), tally.failed(), mismatches, tally.crossTenantReads(), tally.exposed(), tally.detected(),
                 tally.undetectedExposed(), detectors, overCap, overCapRejected, free, foreign, tally.crossTenantReaders(),
-                scenario.pagesOnDemand(), preemptions, foreignReads(oracle, tally.crossTenantReaders()));
+                scenario.pagesOnDemand(), preemptions, foreignReads(oracle, tally.crossTenantReaders()),
+                scenario.prefixCache(), reusedTokens);
     }
 
     private static List<ForeignRead> foreignReads(IsolationOracle oracle, List<Long> readers) {

@@ -7,8 +7,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import dev.pagewarden.core.lineage.LineageEvent;
+
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -56,7 +62,8 @@ class ReplayLabTest {
     @Test
     void withDetectorsOnNoFaultExposesAnyone() {
         for (ReplayLab.Result r : results.values()) {
-            if (r.name().endsWith("-undetected") || r.name().equals("clean") || r.name().equals("preemption")) {
+            if (r.name().endsWith("-undetected") || r.name().equals("clean") || r.name().equals("preemption")
+                    || r.name().equals("prefix-reuse")) {
                 continue; // no fault to see
             }
             assertThat(r.exposedRequests()).as(r.name()).isZero();
@@ -107,5 +114,66 @@ class ReplayLabTest {
         assertThat(on.faults()).contains("skip-capacity-check", "legacy-finished-check");
         assertThat(on.detectors()).containsKey("transfer-incomplete");
         assertThat(on.failed()).isEqualTo(on.overCapacitySubmitted());
+    }
+
+    @Test
+    void heavyPrefixReuseInsideEachTenantExposesNobodyAndChangesNoOutput() throws Exception {
+        ReplayLab.Result r = results.get("prefix-reuse");
+        assertThat(r.reusedPromptTokens()).as("cached prompt pages were reused").isGreaterThanOrEqualTo(20L * 16);
+        assertThat(r.served()).isEqualTo(r.submitted());
+        assertThat(r.outputMismatches()).as("a hit's output equals the same request alone, cache off").isZero();
+        assertThat(r.crossTenantReads()).isZero();
+        assertThat(r.exposedRequests()).isZero();
+        assertThat(r.detectedRequests()).isZero();
+        assertThat(r.detectors()).isEmpty();
+        assertThat(r.poolsFreeAtEnd()).isTrue();
+        assertThat(r.toJson()).containsEntry("reused_prompt_tokens", r.reusedPromptTokens());
+        assertThat(results.get("clean").toJson()).doesNotContainKey("reused_prompt_tokens");
+
+        // the lineage: every REUSE reads a page epoch that was cached in the reader's own scope, by its tenant
+        List<LineageEvent> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        ReplayLab.Result again = new ReplayLab(model, 2026).run(ReplayLab.scenario("prefix-reuse"), events::add);
+        assertThat(again.toJson()).isEqualTo(r.toJson());
+        Map<String, LineageEvent> cached = new HashMap<>();
+        List<LineageEvent> reuses = new ArrayList<>();
+        for (LineageEvent e : events) {
+            switch (e.kind()) {
+                case CACHE -> cached.put(e.page() + "@" + e.epoch(), e);
+                case REUSE -> reuses.add(e);
+                default -> { }
+            }
+        }
+        assertThat(reuses).hasSizeGreaterThanOrEqualTo(20);
+        TreeSet<String> reusingTenants = new TreeSet<>();
+        reuses.forEach(e -> reusingTenants.add(e.tenant()));
+        assertThat(reusingTenants).as("every tenant reused its pages").isEqualTo(new TreeSet<>(LabWorkload.TENANTS.keySet()));
+        for (LineageEvent reuse : reuses) {
+            LineageEvent cache = cached.get(reuse.page() + "@" + reuse.epoch());
+            assertThat(cache).as("REUSE %s reads a cached page epoch", reuse).isNotNull();
+            assertThat(reuse.peerEpoch()).as("same scope digest").isEqualTo(cache.peerEpoch());
+            assertThat(reuse.tenant()).isEqualTo(cache.tenant());
+        }
+        // acme and globex send the same system prompt, each from its own cached pages
+        assertThat(reuses.stream().filter(e -> e.tenant().equals("globex"))).isNotEmpty();
+    }
+
+    @Test
+    void aLookupThatIgnoresTheScopeIsRefusedByTheReadCheckAndExposesWithoutIt() {
+        ReplayLab.Result on = results.get("prefix-cross-scope");
+        assertThat(on.faults()).containsExactly("ignore-cache-scope");
+        assertThat(on.detectors()).containsOnlyKeys("owner-tag-mismatch");
+        assertThat(on.detectedRequests()).isPositive().isEqualTo(on.failed());
+        assertThat(on.crossTenantReads()).isZero();
+
+        ReplayLab.Result off = results.get("prefix-cross-scope-undetected");
+        assertThat(off.crossTenantReads()).isPositive();
+        assertThat(off.crossTenantReaders()).hasSize(on.detectedRequests());
+        // the shared system prompt: globex reads acme's cached pages, nobody else crosses
+        assertThat(off.foreignReads()).isNotEmpty().allSatisfy(f -> {
+            assertThat(f.readerTenant()).isEqualTo("globex");
+            assertThat(f.writerTenant()).isEqualTo("acme");
+        });
+        assertThat(off.exposedRequests()).isEqualTo(off.crossTenantReaders().size());
+        assertThat(off.outputMismatches()).as("the same tokens give the same KV: the leak is silent").isZero();
     }
 }

@@ -4,6 +4,7 @@ import dev.pagewarden.core.backend.SequenceStep;
 import dev.pagewarden.core.kv.KvStorage;
 import dev.pagewarden.core.policy.AbortRelease;
 import dev.pagewarden.core.policy.CapacityCheck;
+import dev.pagewarden.core.policy.PrefixLookup;
 import dev.pagewarden.core.policy.PromptOverflow;
 
 import java.lang.foreign.MemorySegment;
@@ -53,6 +54,11 @@ public interface FaultHooks {
     /** What an abort does with the decode pages of a transfer that may still be writing to them. */
     default AbortRelease abortRelease() {
         return AbortRelease.DEFER_UNTIL_ACK;
+    }
+
+    /** Which cache scopes prefill searches for a prompt's cached prefix pages. */
+    default PrefixLookup prefixLookup() {
+        return PrefixLookup.OWN_SCOPE;
     }
 
     /**

@@ -269,16 +269,21 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
      */
     public synchronized PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope cacheScope,
                                                        List<String> keys, int[] tokens, int count) {
-        String id = cacheScope.id();
-        List<Integer> hits = new ArrayList<>();
+        PrefixGrant grant = grantWithPrefix(requestId, tenantId, cacheScope, keys, tokens, count);
+        return grant == null ? null : new PrefixGrant(grant.reused(), grant.own(), grant.writers(),
+                recordReuse(requestId, tenantId, cacheScope, grant.reused()));
+    }
+
+    /**
+     * As {@link #allocateWithPrefix}, with the pages looked up in {@code lookupScope} under its {@code keys}, and
+     * no REUSE recorded yet: the reader records them by {@link #recordReuse} once its read of them passed the
+     * check, as a decode's first read of a page is recorded (a refused read reused nothing).
+     */
+    public synchronized PrefixGrant grantWithPrefix(long requestId, String tenantId, CacheScope lookupScope,
+                                                    List<String> keys, int[] tokens, int count) {
+        List<Integer> hits = cachedRun(lookupScope.id(), keys, tokens, count);
         int hitsEvictable = 0;
-        for (int i = 0; i < keys.size() && i < count; i++) {
-            Integer p = cacheIndex.get(keys.get(i));
-            if (p == null || state[p] != PageState.CACHED || !id.equals(scope[p])
-                    || !Arrays.equals(cachedTokens[p], 0, pageTokens, tokens, i * pageTokens, (i + 1) * pageTokens)) {
-                break;
-            }
-            hits.add(p);
+        for (int p : hits) {
             hitsEvictable += refs[p] == 0 ? 1 : 0;
         }
         int need = count - hits.size();
@@ -287,18 +292,51 @@ public final class KvPool implements PrefillPages, DecodePages, GuardedPages, In
         }
         List<PageRef> reused = new ArrayList<>(hits.size());
         long[] writers = new long[hits.size()];
-        long[] events = new long[hits.size()];
-        // the reader's own scope: an audit compares it with the scope the page was cached in
-        long readerDigest = cacheScope.digest();
         for (int i = 0; i < hits.size(); i++) {
             int p = hits.get(i);
             refs[p]++;
             evictable.remove(p);
             reused.add(new PageRef(p, epoch[p]));
             writers[i] = owner[p];
+        }
+        return new PrefixGrant(reused, allocate(requestId, tenantId, need), writers, new long[hits.size()]);
+    }
+
+    /**
+     * Records a REUSE for each of the cached pages {@code reused} that the reader holds, with the reader's own scope
+     * {@code readerScope} (an audit compares it with the scope the page was cached in); returns the events' ids.
+     */
+    public synchronized long[] recordReuse(long requestId, String tenantId, CacheScope readerScope, List<PageRef> reused) {
+        long readerDigest = readerScope.digest();
+        long[] events = new long[reused.size()];
+        for (int i = 0; i < reused.size(); i++) {
+            PageRef ref = reused.get(i);
+            int p = ref.page();
+            if (state[p] != PageState.CACHED || epoch[p] != ref.epoch() || refs[p] < 1) {
+                throw new IllegalStateException(describe(p, requestId, ref.epoch(), "cached and referenced"));
+            }
             events[i] = lineage.prefix(Kind.REUSE, p, epoch[p], requestId, tenantId, pageTokens, readerDigest);
         }
-        return new PrefixGrant(reused, allocate(requestId, tenantId, need), writers, events);
+        return events;
+    }
+
+    /** How many leading pages of a prompt are cached in {@code cacheScope} under {@code keys} (looked up, not taken). */
+    public synchronized int cachedPrefixPages(CacheScope cacheScope, List<String> keys, int[] tokens) {
+        return cachedRun(cacheScope.id(), keys, tokens, keys.size()).size();
+    }
+
+    /** The leading cached pages of scope {@code scopeId} under {@code keys} whose tokens equal the prompt's. */
+    private List<Integer> cachedRun(String scopeId, List<String> keys, int[] tokens, int count) {
+        List<Integer> hits = new ArrayList<>();
+        for (int i = 0; i < keys.size() && i < count; i++) {
+            Integer p = cacheIndex.get(keys.get(i));
+            if (p == null || state[p] != PageState.CACHED || !scopeId.equals(scope[p])
+                    || !Arrays.equals(cachedTokens[p], 0, pageTokens, tokens, i * pageTokens, (i + 1) * pageTokens)) {
+                break;
+            }
+            hits.add(p);
+        }
+        return hits;
     }
 
     /**

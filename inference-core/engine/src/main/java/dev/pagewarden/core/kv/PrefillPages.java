@@ -16,6 +16,16 @@ public interface PrefillPages extends StagePages, PageGrants {
     KvPool.PrefixGrant allocateWithPrefix(long requestId, String tenantId, CacheScope scope, List<String> keys, int[] tokens,
                                           int count);
 
+    /** See {@link KvPool#grantWithPrefix}. */
+    KvPool.PrefixGrant grantWithPrefix(long requestId, String tenantId, CacheScope lookupScope, List<String> keys,
+                                       int[] tokens, int count);
+
+    /** See {@link KvPool#recordReuse}. */
+    long[] recordReuse(long requestId, String tenantId, CacheScope readerScope, List<PageRef> reused);
+
+    /** See {@link KvPool#cachedPrefixPages}. */
+    int cachedPrefixPages(CacheScope scope, List<String> keys, int[] tokens);
+
     /** See {@link KvPool#unref}. */
     void unref(long requestId, List<PageRef> pages);
 

@@ -8,6 +8,7 @@ import dev.pagewarden.core.kv.PrefillPages;
 import dev.pagewarden.core.kv.PageRef;
 import dev.pagewarden.core.kv.PrefixKeys;
 import dev.pagewarden.core.kv.ReadCheck;
+import dev.pagewarden.core.policy.PrefixLookup;
 import dev.pagewarden.core.policy.PromptOverflow;
 import dev.pagewarden.core.receipt.ReusedPage;
 import dev.pagewarden.core.step.StepGuard;
@@ -53,6 +54,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
     private final int chunkTokens;
     /** What to do with a prompt over the pool (admission keeps such prompts out of a whole engine). */
     private final PromptOverflow overflow;
+    private final PrefixLookup lookup;
     private final SafetyMonitor safety;
     /** Called for a request this worker gives up on (aborted or failed) so its decode reservation is returned. */
     private final Consumer<S> releaseReservation;
@@ -86,6 +88,7 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         this.transport = transport;
         this.chunkTokens = chunkTokens;
         this.overflow = context.hooks().promptOverflow();
+        this.lookup = context.hooks().prefixLookup();
         this.safety = context.safety();
         this.expectTransfer = expectTransfer;
         this.releaseReservation = releaseReservation;
@@ -217,8 +220,24 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         List<String> keys = PrefixKeys.chain(model, scope, caching.template(), prompt, pageTokens,
                 prompt.length / pageTokens);
         // at least the last prompt token is computed: its logits give the first output token
-        List<String> reusable = keys.subList(0, (prompt.length - 1) / pageTokens);
-        PrefixGrant grant = pool.allocateWithPrefix(seq.id(), seq.tenant(), scope, reusable, prompt, count);
+        int reusablePages = (prompt.length - 1) / pageTokens;
+        CacheScope from = scope;
+        List<String> fromKeys = keys.subList(0, reusablePages);
+        List<CacheScope> candidates = lookup.scopes(scope);
+        int longest = -1;
+        // production searches the own scope only, which the pool's grant looks up anyway
+        for (CacheScope candidate : candidates.equals(List.of(scope)) ? List.<CacheScope>of() : candidates) {
+            List<String> candidateKeys = candidate.equals(scope) ? fromKeys
+                    : PrefixKeys.chain(model, candidate, caching.template(), prompt, pageTokens, reusablePages);
+            int run = pool.cachedPrefixPages(candidate, candidateKeys, prompt);
+            if (run > longest) {
+                longest = run;
+                from = candidate;
+                fromKeys = candidateKeys;
+            }
+        }
+        // the REUSE events follow once the prompt's first step read the pages (see prefill)
+        PrefixGrant grant = pool.grantWithPrefix(seq.id(), seq.tenant(), from, fromKeys, prompt, count);
         if (grant != null) {
             reuses.put(seq.id(), new Reuse(scope, keys, prompt, grant.reused()));
             int hit = grant.reused().size() * pageTokens;
@@ -251,13 +270,9 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         String scope = reuse == null ? null : reuse.scope().id();
         int pageTokens = pool.layout().pageTokens();
         int cached = grant.reused().size() * pageTokens;
-        List<ReusedPage> reused = new ArrayList<>();
-        for (int i = 0; i < grant.reused().size(); i++) {
-            PageRef ref = grant.reused().get(i);
-            reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
-                    grant.writers()[i], grant.reuseEvents()[i]));
+        if (cached == 0) {
+            seq.reusedPages(List.of()); // a first prefill that reused nothing: its usage counts no cached tokens
         }
-        seq.reusedPages(reused);
         for (int from = cached; from < prompt.length; from += chunkTokens) {
             int to = Math.min(prompt.length, from + chunkTokens);
             long t0 = clock.getAsLong();
@@ -266,6 +281,10 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
             if (!check.allowed()) {
                 isolationViolation(seq, check);
                 return;
+            }
+            if (from == cached && cached > 0) {
+                // the first step attended over every cached page and passed the check: they were reused
+                recordReuse(seq, grant, reuse.scope());
             }
             metrics.prefillChunk(to - from, clock.getAsLong() - t0);
             if (seq.abortRequested()) {
@@ -285,6 +304,19 @@ public final class PrefillWorker<S extends PrefillView> implements Runnable {
         // the sender reads the pages from the pool the guard ran the steps on
         transport.send(new TransferJob(seq.id(), seq.tenant(), generation, guard.pool(), pages, prompt.length,
                 accepted -> releasePrefillPages(seq, accepted)));
+    }
+
+    /** Records the REUSE of a grant's cached pages and lists them for the request's receipt. */
+    private void recordReuse(S seq, PrefixGrant grant, CacheScope readerScope) {
+        int pageTokens = pool.layout().pageTokens();
+        long[] events = pool.recordReuse(seq.id(), seq.tenant(), readerScope, grant.reused());
+        List<ReusedPage> reused = new ArrayList<>();
+        for (int i = 0; i < grant.reused().size(); i++) {
+            PageRef ref = grant.reused().get(i);
+            reused.add(new ReusedPage(pool.name(), ref.page(), ref.epoch(), i * pageTokens, (i + 1) * pageTokens,
+                    grant.writers()[i], events[i]));
+        }
+        seq.reusedPages(reused);
     }
 
     /** A read the page metadata refused: stop before anything derived from it leaves, quarantine what it touched. */

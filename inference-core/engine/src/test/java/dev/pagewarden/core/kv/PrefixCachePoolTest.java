@@ -115,6 +115,32 @@ class PrefixCachePoolTest {
     }
 
     @Test
+    void aGrantRecordsNoReuseUntilTheReaderRecordsItWithItsOwnScope() {
+        int[] prompt = tokens(10, 3);
+        List<PageRef> cached = writeAndKeep(1, A, prompt);
+        CacheScope b = new CacheScope("tenant-b", null);
+        // looked up in A's scope for a reader of b (what only a faulty lookup asks): granted, nothing recorded
+        KvPool.PrefixGrant grant = pool.grantWithPrefix(2, "tenant-b", A, keys(A, prompt, 2), prompt, 3);
+        assertThat(grant.reused()).containsExactlyElementsOf(cached);
+        assertThat(grant.writers()).containsExactly(1L, 1L);
+        assertThat(events).noneMatch(e -> e.kind() == LineageEvent.Kind.REUSE);
+        // the reader's own scope reads nothing there
+        assertThat(pool.checkRead(2, b.id(), grant.table(), 8, 10).violation())
+                .isEqualTo(ReadCheck.Violation.OWNER_TAG_MISMATCH);
+
+        long[] ids = pool.recordReuse(2, "tenant-b", b, grant.reused());
+        List<LineageEvent> reuses = events.stream().filter(e -> e.kind() == LineageEvent.Kind.REUSE).toList();
+        assertThat(reuses).hasSize(2).allSatisfy(e -> {
+            assertThat(e.requestId()).isEqualTo(2L);
+            assertThat(e.tenant()).isEqualTo("tenant-b");
+            assertThat(e.peerEpoch()).as("the reader's scope, not the page's").isEqualTo(b.digest());
+        });
+        assertThat(ids).containsExactly(reuses.get(0).id(), reuses.get(1).id());
+        assertThat(pool.cachedPrefixPages(A, keys(A, prompt, 2), prompt)).isEqualTo(2);
+        assertThat(pool.cachedPrefixPages(b, keys(b, prompt, 2), prompt)).isZero();
+    }
+
+    @Test
     void aReadOfACachedPageFromAnotherScopeIsRefusedByTheCheck() {
         int[] prompt = tokens(9, 2);
         List<PageRef> cached = writeAndKeep(1, A, prompt);
