@@ -48,6 +48,21 @@ class ContinuousBatchingTest extends RealModelTest {
         return list;
     }
 
+    /** All of {@code reqs} submitted at once to one fresh engine: their results, in order. */
+    static List<GenerationResult> together(List<GenerationRequest> reqs, int timeoutSeconds) throws Exception {
+        try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
+            List<RequestHandle> handles = new ArrayList<>();
+            for (GenerationRequest r : reqs) {
+                handles.add(e.submit(r, TokenListener.NONE));
+            }
+            List<GenerationResult> out = new ArrayList<>();
+            for (RequestHandle h : handles) {
+                out.add(h.result().get(timeoutSeconds, TimeUnit.SECONDS));
+            }
+            return out;
+        }
+    }
+
     static GenerationResult alone(GenerationRequest r) throws Exception {
         try (Engine e = Engine.builder(model, EngineConfig.builder().backend("cpu").build()).build()) {
             return e.submit(r, TokenListener.NONE).result().get(60, TimeUnit.SECONDS);

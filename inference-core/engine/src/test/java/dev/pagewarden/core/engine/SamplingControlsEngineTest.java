@@ -40,16 +40,7 @@ class SamplingControlsEngineTest extends RealModelTest {
         reqs.add(new GenerationRequest("p4", PROMPT, 40, new SamplingParams(0.9f, 0.95f, 42)
                 .withPenalties(0.4f, 0.4f, 1.1f).withFilters(20, 0.05f)));
         reqs.add(new GenerationRequest("p5", PROMPT, 40, g));
-        List<GenerationResult> batched = new ArrayList<>();
-        try (Engine engine = engine()) {
-            List<RequestHandle> handles = new ArrayList<>();
-            for (GenerationRequest r : reqs) {
-                handles.add(engine.submit(r, TokenListener.NONE));
-            }
-            for (RequestHandle h : handles) {
-                batched.add(h.result().get(120, TimeUnit.SECONDS));
-            }
-        }
+        List<GenerationResult> batched = ContinuousBatchingTest.together(reqs, 120);
         for (int i = 0; i < reqs.size(); i++) {
             assertThat(batched.get(i).outputTokens()).as("request %d", i)
                     .isEqualTo(ContinuousBatchingTest.alone(reqs.get(i)).outputTokens());

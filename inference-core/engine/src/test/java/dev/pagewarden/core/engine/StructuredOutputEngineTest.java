@@ -116,16 +116,7 @@ class StructuredOutputEngineTest extends RealModelTest {
         List<GenerationRequest> reqs = new ArrayList<>(ContinuousBatchingTest.workload(8, 11));
         reqs.addAll(requests());
         reqs.add(new GenerationRequest("obj", prompt, 60, constrained(new SamplingParams(0.8f, 1f, 5), null)));
-        List<GenerationResult> batched = new ArrayList<>();
-        try (Engine engine = engine()) {
-            List<RequestHandle> handles = new ArrayList<>();
-            for (GenerationRequest r : reqs) {
-                handles.add(engine.submit(r, TokenListener.NONE));
-            }
-            for (RequestHandle h : handles) {
-                batched.add(h.result().get(180, TimeUnit.SECONDS));
-            }
-        }
+        List<GenerationResult> batched = ContinuousBatchingTest.together(reqs, 180);
         for (int i = 0; i < reqs.size(); i++) {
             GenerationResult alone = ContinuousBatchingTest.alone(reqs.get(i));
             assertThat(batched.get(i).outputTokens()).as("request %d", i).isEqualTo(alone.outputTokens());
