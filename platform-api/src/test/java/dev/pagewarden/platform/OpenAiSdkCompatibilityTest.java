@@ -1,5 +1,8 @@
 package dev.pagewarden.platform;
 
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.http.StreamResponse;
@@ -114,8 +117,8 @@ class OpenAiSdkCompatibilityTest extends PlatformTest {
                 .isInstanceOfSatisfying(BadRequestException.class, e -> assertThat(e.param()).contains("store"));
     }
 
-    @Test
-    void responsesThroughTheNodeSdk() throws Exception {
+    /** Runs one script of src/test/openai-node as a new tenant and reads the JSON object it prints last. */
+    private JsonNode nodeSdk(String script, String tenant) throws Exception {
         Path dir = Path.of("src", "test", "openai-node").toAbsolutePath();
         if (!Files.isDirectory(dir.resolve("node_modules").resolve("openai"))) {
             String why = "the OpenAI Node SDK is not installed (run: cd platform-api/src/test/openai-node && npm ci)";
@@ -124,13 +127,18 @@ class OpenAiSdkCompatibilityTest extends PlatformTest {
             }
             Assumptions.abort(why);
         }
-        String expected = IsolatedReference.complete(CAT, 20);
-        Process node = new ProcessBuilder("node", "responses.mjs", baseUrl() + "/v1", newTenant("node-sdk")[1], MODEL)
+        Process node = new ProcessBuilder("node", script, baseUrl() + "/v1", newTenant(tenant)[1], MODEL)
                 .directory(dir.toFile()).redirectErrorStream(true).start();
         String out = new String(node.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(node.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(node.exitValue()).as(out).isZero();
-        JsonNode seen = JsonMapper.builder().build().readTree(out.strip().lines().reduce((a, b) -> b).orElseThrow());
+        return JsonMapper.builder().build().readTree(out.strip().lines().reduce((a, b) -> b).orElseThrow());
+    }
+
+    @Test
+    void responsesThroughTheNodeSdk() throws Exception {
+        String expected = IsolatedReference.complete(CAT, 20);
+        JsonNode seen = nodeSdk("responses.mjs", "node-sdk");
 
         assertThat(seen.path("id").asString()).startsWith("resp_");
         assertThat(seen.path("status").asString()).isEqualTo("incomplete");
@@ -153,5 +161,39 @@ class OpenAiSdkCompatibilityTest extends PlatformTest {
         assertThat(seen.path("final_receipt").asString()).startsWith("pwr1.");
         assertThat(seen.path("refused").path("status").asInt()).isEqualTo(400);
         assertThat(seen.path("refused").path("param").asString()).isEqualTo("store");
+    }
+
+    /**
+     * The Node SDK's own structured-output helper (zodResponseFormat: nested objects, an enum, bounded integers, the
+     * answer parsed by chat.completions.parse), log probabilities, and n choices with a seed.
+     */
+    @Test
+    void chatExtrasThroughTheNodeSdk() throws Exception {
+        JsonNode seen = nodeSdk("chat.mjs", "node-sdk-chat");
+
+        assertThat(seen.path("finish_reason").asString()).isEqualTo("stop");
+        String content = seen.path("content").asString();
+        String schema = seen.path("schema").toString();
+        assertThat(SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_7).getSchema(schema)
+                .validate(content, InputFormat.JSON)).as(content).isEmpty();
+        assertThat(seen.path("parsed")).as("the SDK parsed the answer itself")
+                .isEqualTo(JsonMapper.builder().build().readTree(content));
+
+        String expected = IsolatedReference.complete("user: Tell me about a cat.\nassistant:", 8);
+        JsonNode tokens = seen.path("logprobs");
+        assertThat(tokens.size()).isEqualTo(8);
+        StringBuilder joined = new StringBuilder();
+        for (JsonNode t : tokens) {
+            joined.append(t.path("token").asString());
+            assertThat(t.path("logprob").asDouble()).isLessThanOrEqualTo(0.0);
+            assertThat(t.path("top_logprobs").size()).isEqualTo(3);
+            // greedy: the chosen token is the most likely one
+            assertThat(t.path("top_logprobs").get(0).path("logprob").asDouble()).isEqualTo(t.path("logprob").asDouble());
+        }
+        assertThat(joined.toString()).isEqualTo(expected).isEqualTo(seen.path("logprobs_text").asString());
+
+        assertThat(seen.path("n_indexes").toString()).isEqualTo("[0,1,2]");
+        assertThat(seen.path("n_again")).as("the same seed samples the same choices").isEqualTo(seen.path("n_texts"));
+        assertThat(seen.path("n_usage").path("completion_tokens").asInt()).isEqualTo(36);
     }
 }

@@ -168,6 +168,7 @@ final class Automaton {
                     }
                 }
                 case Node.Num n -> new InNumber(n.integer, 0, 0).step(b, rest, out);
+                case Node.IntRange r -> new InInteger(r, false, 0, 0).step(b, rest, out);
                 case Node.Lit l -> new InLiteral(l.bytes, 0).step(b, rest, out);
                 case Node.AnyOf any -> {
                     for (Node option : any.options) {
@@ -343,6 +344,66 @@ final class Automaton {
         @Override
         public boolean canEnd() {
             return phase == 2 || phase == 3 || phase == 5 || phase == 8;
+        }
+    }
+
+    /**
+     * Inside an integer with bounds: the digits so far are kept, and a byte is allowed only if some way of going on
+     * (this value or more digits, up to {@link #MAX_DIGITS}) lands within the bounds. So the value is in range
+     * whenever it may end.
+     */
+    record InInteger(Node.IntRange range, boolean negative, long magnitude, int digits) implements Frame {
+        @Override
+        public void step(int b, Stack rest, Set<Stack> out) {
+            InInteger next = null;
+            if (b == '-' && digits == 0 && !negative) {
+                next = new InInteger(range, true, 0, 0);
+            } else if (b >= '0' && b <= '9' && digits < MAX_DIGITS && !(digits > 0 && magnitude == 0)
+                    && !(b == '0' && digits == 0 && negative)) {
+                next = new InInteger(range, negative, magnitude * 10 + (b - '0'), digits + 1);
+            }
+            if (next != null && next.reachable()) {
+                out.add(push(rest, next));
+            }
+        }
+
+        /** Whether this value, or one with more digits after it, is within the bounds. */
+        private boolean reachable() {
+            // magnitudes allowed for this sign
+            long lo = negative ? Math.max(1, -range.max) : Math.max(0, range.min);
+            long hi = negative ? -range.min : range.max;
+            if (lo > hi) {
+                return false;
+            }
+            if (digits == 0) {
+                return true;
+            }
+            if (magnitude == 0) {
+                return lo == 0;
+            }
+            long first = magnitude;
+            long width = 1;
+            for (int d = digits; d <= MAX_DIGITS; d++) {
+                long last = first + width - 1;
+                if (first <= hi && last >= lo) {
+                    return true;
+                }
+                if (first > hi) {
+                    return false;
+                }
+                first *= 10;
+                width *= 10;
+            }
+            return false;
+        }
+
+        @Override
+        public boolean canEnd() {
+            if (digits == 0) {
+                return false;
+            }
+            long value = negative ? -magnitude : magnitude;
+            return value >= range.min && value <= range.max;
         }
     }
 

@@ -16,7 +16,8 @@ import java.util.Set;
  * <p>The subset: {@code type} (one name or a list of them: object, array, string, number, integer, boolean, null),
  * {@code properties}, {@code required}, {@code additionalProperties} (false only: an object holds its listed
  * properties and no other), {@code items}, {@code minItems}, {@code maxItems}, {@code minLength}, {@code maxLength},
- * {@code enum}, {@code const} and {@code anyOf} (alone, besides annotations); the annotations {@code title},
+ * {@code enum}, {@code const}, {@code anyOf} (alone, besides annotations) and on integers {@code minimum},
+ * {@code maximum}, {@code exclusiveMinimum}, {@code exclusiveMaximum}; the annotations {@code title},
  * {@code description}, {@code default}, {@code examples}, {@code $comment}, {@code $schema} and {@code $id} are
  * ignored. Any other keyword is refused by name. The root must be an object.
  *
@@ -29,7 +30,10 @@ public final class JsonGrammar {
     private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$comment",
             "$schema", "$id");
     private static final Set<String> KEYWORDS = Set.of("type", "properties", "required", "additionalProperties",
-            "items", "minItems", "maxItems", "minLength", "maxLength", "enum", "const", "anyOf");
+            "items", "minItems", "maxItems", "minLength", "maxLength", "enum", "const", "anyOf", "minimum", "maximum", "exclusiveMinimum",
+            "exclusiveMaximum");
+    /** The widest integer the grammar writes (15 digits). */
+    private static final long WIDEST = 999_999_999_999_999L;
     private static final JsonGrammar ANY_OBJECT = new JsonGrammar(new Node.Obj(List.of(), true), "json_object");
 
     final Node root;
@@ -146,8 +150,15 @@ public final class JsonGrammar {
                 }
                 yield new Node.Str(min, max);
             }
-            case "number" -> new Node.Num(false);
-            case "integer" -> new Node.Num(true);
+            case "number" -> {
+                for (String bound : List.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")) {
+                    if (s.has(bound)) {
+                        throw new SchemaException(path, "keyword '" + bound + "' is supported on integers only");
+                    }
+                }
+                yield new Node.Num(false);
+            }
+            case "integer" -> integer(s, path);
             case "boolean" -> new Node.AnyOf(List.of(Automaton.literal("true"), Automaton.literal("false")));
             case "null" -> Automaton.literal("null");
             default -> throw new SchemaException(path, "type '" + type.asText() + "' is not supported");
@@ -189,6 +200,39 @@ public final class JsonGrammar {
                     + "' is not in 'properties'");
         }
         return new Node.Obj(List.copyOf(props), false);
+    }
+
+    /** An integer, with its bounds when it has any that the 15 digits written do not already keep. */
+    private static Node integer(JsonNode s, String path) {
+        long min = Math.max(-WIDEST, Math.max(bound(s, "minimum", -WIDEST, 0, path),
+                bound(s, "exclusiveMinimum", -WIDEST - 1, 1, path)));
+        long max = Math.min(WIDEST, Math.min(bound(s, "maximum", WIDEST, 0, path),
+                bound(s, "exclusiveMaximum", WIDEST + 1, -1, path)));
+        if (min > max) {
+            throw new SchemaException(path, "no integer lies within 'minimum'/'maximum'");
+        }
+        return min == -WIDEST && max == WIDEST ? new Node.Num(true) : new Node.IntRange(min, max);
+    }
+
+    /**
+     * A numeric bound as the nearest integer bound: a lower bound rounds up, an upper one down, and an exclusive
+     * one moves one further in. Bounds beyond what the grammar writes are clamped (zod's safe-integer bounds).
+     */
+    private static long bound(JsonNode s, String keyword, long absent, int exclusive, String path) {
+        JsonNode v = s.get(keyword);
+        if (v == null) {
+            return absent;
+        }
+        if (!v.isNumber()) {
+            throw new SchemaException(path, "'" + keyword + "' must be a number");
+        }
+        double d = v.asDouble();
+        boolean lower = keyword.toLowerCase(java.util.Locale.ROOT).endsWith("minimum");
+        double rounded = lower ? Math.ceil(d) : Math.floor(d);
+        if (exclusive != 0 && rounded == d) {
+            rounded += exclusive;
+        }
+        return (long) Math.max(-WIDEST - 1, Math.min(WIDEST + 1, rounded));
     }
 
     private static int count(JsonNode s, String keyword, int absent, String path) {

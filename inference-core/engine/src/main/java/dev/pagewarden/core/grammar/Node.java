@@ -62,6 +62,17 @@ sealed interface Node {
         }
     }
 
+    /** An integer from {@code min} to {@code max} (inclusive, both within the 15 digits the grammar writes). */
+    final class IntRange implements Node {
+        final long min;
+        final long max;
+
+        IntRange(long min, long max) {
+            this.min = min;
+            this.max = max;
+        }
+    }
+
     /** Exactly these bytes (const, an enum member, true, false, null), compact JSON. */
     final class Lit implements Node {
         final byte[] bytes;

@@ -114,4 +114,41 @@ class JsonGrammarTest {
         assertThatThrownBy(() -> schema("{'type':'object','required':['x']}")).isInstanceOf(SchemaException.class)
                 .hasMessageContaining("'x'");
     }
+
+    @Test
+    void boundedIntegersAcceptExactlyTheValuesInRangeCheckedAgainstArithmetic() {
+        long[][] ranges = {{0, 120}, {-15, 7}, {-300, -42}, {5, 5}, {1, 1000}, {-9, 0}, {17, 230}};
+        for (long[] r : ranges) {
+            JsonGrammar g = schema("{'type':'object','properties':{'n':{'type':'integer','minimum':" + r[0]
+                    + ",'maximum':" + r[1] + "}},'required':['n']}");
+            for (long v = -1200; v <= 1200; v++) {
+                assertThat(accepts(g, "{\"n\":" + v + "}")).as("%d in [%d, %d]", v, r[0], r[1])
+                        .isEqualTo(v >= r[0] && v <= r[1]);
+            }
+            assertThat(accepts(g, "{\"n\":-0}")).isFalse();
+            assertThat(accepts(g, "{\"n\":007}")).isFalse();
+        }
+    }
+
+    @Test
+    void exclusiveAndFractionalBoundsRoundInwardAndSafeIntegerBoundsAreTheDigitsTheGrammarWrites() {
+        JsonGrammar g = schema("{'type':'object','properties':{'n':{'type':'integer','exclusiveMinimum':2,"
+                + "'exclusiveMaximum':7.5}},'required':['n']}");
+        assertThat(accepts(g, "{\"n\":2}")).isFalse();
+        assertThat(accepts(g, "{\"n\":3}")).isTrue();
+        assertThat(accepts(g, "{\"n\":7}")).isTrue();
+        assertThat(accepts(g, "{\"n\":8}")).isFalse();
+        // zod's z.number().int() bounds: nothing narrower than what fits in 15 digits
+        JsonGrammar safe = schema("{'type':'object','properties':{'n':{'type':'integer','minimum':-9007199254740991,"
+                + "'maximum':9007199254740991}},'required':['n']}");
+        assertThat(accepts(safe, "{\"n\":-999999999999999}")).isTrue();
+        assertThat(accepts(safe, "{\"n\":1.5}")).isFalse();
+        assertThatThrownBy(() -> schema("{'type':'object','properties':{'x':{'type':'number','minimum':0}}}"))
+                .isInstanceOfSatisfying(SchemaException.class, e -> {
+                    assertThat(e.path()).isEqualTo(".properties.x");
+                    assertThat(e.getMessage()).isEqualTo("keyword 'minimum' is supported on integers only");
+                });
+        assertThatThrownBy(() -> schema("{'type':'object','properties':{'x':{'type':'integer','minimum':3,'maximum':2}}}"))
+                .isInstanceOf(SchemaException.class).hasMessageContaining("no integer");
+    }
 }
