@@ -3,6 +3,7 @@ package dev.pagewarden.lab;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.PrefixCaching;
 import dev.pagewarden.core.sampling.SamplingParams;
+import dev.pagewarden.core.sampling.TokenConstraint;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,18 +36,41 @@ public final class LabWorkload {
         TENANTS = Collections.unmodifiableMap(t);
     }
 
-    /** One planned request of the workload; {@code cacheKey}: its prompt cache key (null: none). */
+    /**
+     * One planned request of the workload; {@code cacheKey}: its prompt cache key (null: none); {@code sampling}: how
+     * it samples - greedy, or seeded, penalised or constrained, all reproducible, so the same request alone on a fresh
+     * engine is the oracle for every one of them.
+     */
     public record Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer,
-                          String cacheKey) {
+                          String cacheKey, SamplingParams sampling) {
 
         public Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer) {
-            this(tenant, prompt, maxNew, overCapacity, abortInTransfer, null);
+            this(tenant, prompt, maxNew, overCapacity, abortInTransfer, null, SamplingParams.greedy());
         }
 
-        /** The request as the engine takes it, under {@code tenantId} (greedy, so outputs are reproducible). */
-        public GenerationRequest request(String tenantId) {
-            return new GenerationRequest(tenantId, prompt, maxNew, SamplingParams.greedy(), PrefixCaching.on(cacheKey, null));
+        public Planned(String tenant, int[] prompt, int maxNew, boolean overCapacity, boolean abortInTransfer,
+                       String cacheKey) {
+            this(tenant, prompt, maxNew, overCapacity, abortInTransfer, cacheKey, SamplingParams.greedy());
         }
+
+        /** The request as the engine takes it, under {@code tenantId}. */
+        public GenerationRequest request(String tenantId) {
+            return new GenerationRequest(tenantId, prompt, maxNew, sampling, PrefixCaching.on(cacheKey, null));
+        }
+    }
+
+    /**
+     * The ways the normal waves' requests sample, in turn: greedy; greedy with the penalties and a logit bias;
+     * seeded sampling through top_k, top_p and min_p; greedy constrained to a JSON object (when the lab has a
+     * constraint to give). Each is reproducible, so batch invariance is checked for all of them.
+     */
+    private SamplingParams variant(int n) {
+        return switch (n % 4) {
+            case 0 -> SamplingParams.greedy();
+            case 1 -> SamplingParams.greedy().withPenalties(0.6f, 0.4f, 1.3f).withLogitBias(Map.of(13, -5f, 29, 3f));
+            case 2 -> new SamplingParams(0.9f, 0.9f, 1_000L + n).withFilters(40, 0.05f);
+            default -> json == null ? SamplingParams.greedy() : SamplingParams.greedy().withConstraint(json);
+        };
     }
 
     /**
@@ -70,18 +94,28 @@ public final class LabWorkload {
     /** Text to prompt tokens, BOS first, as the engine under test reads a client's text. */
     private final Function<String, int[]> tokenizer;
 
+    /** Greedy JSON objects for the constrained variant (null: that variant is plain greedy). */
+    private final TokenConstraint json;
+
     public LabWorkload(Function<String, int[]> tokenizer) {
+        this(tokenizer, null);
+    }
+
+    public LabWorkload(Function<String, int[]> tokenizer, TokenConstraint json) {
         this.tokenizer = tokenizer;
+        this.json = json;
     }
 
     /** Normal traffic: {@code perTenant} short prompts from every tenant. */
     public List<Planned> normalWave(SplittableRandom rnd, int perTenant) {
         List<Planned> plans = new ArrayList<>();
+        int k = 0;
         for (int i = 0; i < perTenant; i++) {
             for (Map.Entry<String, String> t : TENANTS.entrySet()) {
                 int[] full = tokenizer.apply(t.getValue());
                 int len = Math.min(full.length, 10 + rnd.nextInt(20));
-                plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20), false, false));
+                plans.add(new Planned(t.getKey(), Arrays.copyOf(full, len), 12 + rnd.nextInt(20), false, false, null,
+                        variant(i + k++)));
             }
         }
         return plans;

@@ -14,6 +14,8 @@ import dev.pagewarden.core.safety.SafetyEvent;
 import dev.pagewarden.core.spi.Clock;
 import dev.pagewarden.core.spi.EngineMetrics;
 import dev.pagewarden.core.tokenizer.Tokenizer;
+import dev.pagewarden.core.grammar.GrammarConstraints;
+import dev.pagewarden.core.grammar.JsonGrammar;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -183,9 +185,15 @@ public final class ReplayLab {
         }
         this.model = model;
         this.tokenizer = new Tokenizer(model.vocabulary());
-        this.workload = new LabWorkload(text -> tokenizer.encode(text, true, false));
+        this.workload = new LabWorkload(text -> tokenizer.encode(text, true, false), model.tokenizer() == null ? null
+                : new GrammarConstraints(model.tokenizer()).constraint(JsonGrammar.anyObject()));
         this.seed = seed;
         this.requestIdBase = requestIdBase;
+    }
+
+    /** The traffic this lab sends. */
+    LabWorkload workload() {
+        return workload;
     }
 
     private static final class Submitted {
@@ -415,7 +423,7 @@ public final class ReplayLab {
 
     /** The request's output alone on a fresh, clean engine (cached per distinct request). */
     private int[] reference(LabWorkload.Planned p) throws InterruptedException {
-        String key = p.tenant() + Arrays.toString(p.prompt()) + "/" + p.maxNew();
+        String key = p.tenant() + Arrays.toString(p.prompt()) + "/" + p.maxNew() + "/" + p.sampling();
         int[] cached = references.get(key);
         if (cached != null) {
             return cached;

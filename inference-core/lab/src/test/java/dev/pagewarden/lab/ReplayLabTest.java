@@ -6,6 +6,8 @@ import dev.pagewarden.core.testing.TestModels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import dev.pagewarden.core.sampling.SamplingParams;
+import java.util.SplittableRandom;
 
 import dev.pagewarden.core.lineage.LineageEvent;
 
@@ -43,6 +45,20 @@ class ReplayLabTest {
         if (model != null) {
             model.close();
         }
+    }
+
+    /**
+     * The normal waves every scenario sends mix greedy, penalised, seeded and JSON-constrained requests, so "every
+     * delivered output equals its isolated run" covers them all.
+     */
+    @Test
+    void normalTrafficMixesPenalisedSeededAndConstrainedRequests() {
+        List<SamplingParams> kinds = new ReplayLab(model, 2026).workload().normalWave(new SplittableRandom(1), 3).stream()
+                .map(LabWorkload.Planned::sampling).toList();
+        assertThat(kinds).anyMatch(p -> p.isGreedy() && p.constraint() == null && !p.hasLogitControls());
+        assertThat(kinds).anyMatch(p -> p.isGreedy() && p.presencePenalty() != 0f && !p.logitBias().isEmpty());
+        assertThat(kinds).anyMatch(p -> !p.isGreedy() && p.topK() > 0 && p.minP() > 0f);
+        assertThat(kinds).anyMatch(p -> p.constraint() != null);
     }
 
     @Test
