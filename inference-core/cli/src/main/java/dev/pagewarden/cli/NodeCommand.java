@@ -39,8 +39,9 @@ final class NodeCommand implements Command {
                 + "[--page-tokens N] [--context-window N] [--kv-bytes N | --pool-tokens N (this node's pool)] "
                 + "[--max-batch N] [--max-queue N] [--prefill-chunk-tokens N] [--capacity-policy strict|clamp] "
                 + "[--transfer-start-timeout-ms N] [--prefix-cache on|off (prefill: keep and reuse prompt pages per "
-                + "tenant scope; default off)] [--decode-headroom-pages N (decode: pages reserved beyond the prompt's; "
-                + "default 1; whole for prompt + max tokens at once)] [--lineage-buffer N (page life steps kept until the platform "
+                + "tenant scope; default off)] [--decode-headroom-pages N|whole (decode: pages reserved beyond the "
+                + "prompt's, decode taking more as it goes and failing the youngest request when none is left; default "
+                + "whole: prompt + max tokens at once)] [--lineage-buffer N (page life steps kept until the platform "
                 + "acknowledges them; at N the node admits nothing new; default 65536)] [--platform NAME[,NAME] (the "
                 + "platform's certificate name(s): only they get the node's lineage; default platform)]";
     }
@@ -89,7 +90,7 @@ final class NodeCommand implements Command {
                 .capacityPolicy(policy(args.string("capacity-policy", "strict")))
                 .transferStartTimeout(Duration.ofMillis(args.integer("transfer-start-timeout-ms", 30_000)))
                 .prefixCache(onOff("prefix-cache", args.string("prefix-cache", "off")));
-        String headroom = args.string("decode-headroom-pages", "1");
+        String headroom = args.string("decode-headroom-pages", "whole");
         try {
             config.decodeHeadroomPages(headroom.equals("whole") ? EngineConfig.FULL_RESERVATION : Integer.parseInt(headroom));
         } catch (NumberFormatException e) {
