@@ -166,6 +166,7 @@ final class RemoteRequests {
         }
         Sequence seq = p.seq();
         if (error == null) {
+            affinity.finished(p.prefixKey(), p.prefill().status().node());
             advance(seq, RequestState.Decoding.class);
             seq.finish(reason, System.nanoTime());
             return;

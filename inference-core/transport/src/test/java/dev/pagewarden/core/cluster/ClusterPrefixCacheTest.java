@@ -3,6 +3,7 @@ package dev.pagewarden.core.cluster;
 import dev.pagewarden.core.engine.Engine;
 import dev.pagewarden.core.engine.EngineConfig;
 import dev.pagewarden.core.lineage.LineageEvent;
+import dev.pagewarden.core.receipt.ReceiptKeys;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.PrefixCaching;
@@ -61,13 +62,16 @@ class ClusterPrefixCacheTest extends RealModelTest {
         try (PrefillNode a = pki.prefill(model, cached, "prefill-a", 0);
              PrefillNode b = pki.prefill(model, cached, "prefill-b", 0);
              DecodeNode decode = pki.decode(model, cached, "decode-a", 0);
-             ClusterEngine cluster = pki.client(List.of(ClusterFixture.at(NodeRole.PREFILL, a.port()),
-                     ClusterFixture.at(NodeRole.PREFILL, b.port()), ClusterFixture.at(NodeRole.DECODE, decode.port())))) {
+             ClusterEngine cluster = ClusterEngine.connect(List.of(ClusterFixture.at(NodeRole.PREFILL, a.port()),
+                     ClusterFixture.at(NodeRole.PREFILL, b.port()), ClusterFixture.at(NodeRole.DECODE, decode.port())),
+                     pki.tls("platform"), ClusterOptions.defaults("platform").withHeartbeat(ClusterFixture.HEARTBEAT),
+                     dev.pagewarden.core.lineage.LineageSink.NONE, ReceiptKeys.generate("test"))) {
             assertThat(IsolationFixtures.eventually(30_000, () -> cluster.nodes().size() == 3)).isTrue();
 
             GenerationResult r1 = run(cluster, first);
             assertThat(r1.outputTokens()).isEqualTo(alone.get(first));
             assertThat(r1.cachedTokens()).isZero();
+            assertThat(r1.receipt().body().version()).isEqualTo(3);
             String holder = prefillNodeOf(pki, r1.requestId());
             PrefillNode holding = holder.equals("prefill-a") ? a : b;
             // the pages stay cached once their transfer is acknowledged, and the client hears of it in STATUS,
@@ -80,6 +84,12 @@ class ClusterPrefixCacheTest extends RealModelTest {
             assertThat(prefillNodeOf(pki, r2.requestId())).isEqualTo(holder);
             assertThat(r2.cachedTokens()).isEqualTo(32);
             assertThat(r2.outputTokens()).isEqualTo(alone.get(again));
+            // the receipt lists the reused pages: the prefill node's pool, the first request as their writer
+            assertThat(r2.receipt().body().version()).isEqualTo(4);
+            assertThat(r2.receipt().body().reused()).hasSize(2).allSatisfy(p -> {
+                assertThat(p.worker()).isEqualTo(holder);
+                assertThat(p.writerRequest()).isEqualTo(r1.requestId());
+            });
             assertThat(pki.lineage.stream().filter(e -> e.kind() == LineageEvent.Kind.REUSE
                     && e.requestId() == r2.requestId() && e.worker().equals(holder)).count()).isEqualTo(2);
 
