@@ -38,9 +38,20 @@ final class NodeCommand implements Command {
                 + "[--heartbeat-ms N (default 500)] [--timeout-ms N (default 10000)] [--backend cpu|gpu|auto] "
                 + "[--page-tokens N] [--context-window N] [--kv-bytes N | --pool-tokens N (this node's pool)] "
                 + "[--max-batch N] [--max-queue N] [--prefill-chunk-tokens N] [--capacity-policy strict|clamp] "
-                + "[--transfer-start-timeout-ms N] [--lineage-buffer N (page life steps kept until the platform "
+                + "[--transfer-start-timeout-ms N] [--prefix-cache on|off (prefill: keep and reuse prompt pages per "
+                + "tenant scope; default off)] [--decode-headroom-pages N|whole (decode: pages reserved beyond the "
+                + "prompt's, decode taking more as it goes and failing the youngest request when none is left; default "
+                + "whole: prompt + max tokens at once)] [--lineage-buffer N (page life steps kept until the platform "
                 + "acknowledges them; at N the node admits nothing new; default 65536)] [--platform NAME[,NAME] (the "
                 + "platform's certificate name(s): only they get the node's lineage; default platform)]";
+    }
+
+    private static boolean onOff(String name, String v) {
+        return switch (v) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new Args.UsageException("--" + name + " wants on or off, got '" + v + "'");
+        };
     }
 
     @Override
@@ -77,7 +88,14 @@ final class NodeCommand implements Command {
                 .maxQueue(args.integer("max-queue", 256))
                 .prefillChunkTokens(args.integer("prefill-chunk-tokens", 256))
                 .capacityPolicy(policy(args.string("capacity-policy", "strict")))
-                .transferStartTimeout(Duration.ofMillis(args.integer("transfer-start-timeout-ms", 30_000)));
+                .transferStartTimeout(Duration.ofMillis(args.integer("transfer-start-timeout-ms", 30_000)))
+                .prefixCache(onOff("prefix-cache", args.string("prefix-cache", "off")));
+        String headroom = args.string("decode-headroom-pages", "whole");
+        try {
+            config.decodeHeadroomPages(headroom.equals("whole") ? EngineConfig.FULL_RESERVATION : Integer.parseInt(headroom));
+        } catch (NumberFormatException e) {
+            throw new Args.UsageException("--decode-headroom-pages wants a number or 'whole', got '" + headroom + "'");
+        }
         long kvBytes = args.longValue("kv-bytes", 0);
         int poolTokens = args.integer("pool-tokens", 0);
         args.rejectUnknown();

@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  * A request that can never fit - longer than the effective window, or than what the pools can hold for one
  * request - is rejected here with its original error, before a single page is reserved or any transfer starts.
  * One that fits gets its decode reservation from its {@link Placement} (in this process: its prompt's pages plus a
- * small headroom, decode takes the rest as it goes; in a cluster: prompt + max new tokens at once), or waits in a
+ * small headroom, decode takes the rest as it goes; in a cluster the decode node's own admission does the same), or waits in a
  * bounded queue, fair between tenants ({@link FairQueue}); a full queue rejects with a retryable error rather than
  * letting callers hang. A request whose decode pages were taken back for others ({@link #requeue}) waits ahead of
  * that queue, oldest admission first.

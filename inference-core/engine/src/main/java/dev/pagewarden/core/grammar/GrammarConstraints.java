@@ -83,6 +83,7 @@ public final class GrammarConstraints {
 
     private final class Compiled implements TokenConstraint {
         private final State start;
+        private final String source;
         private final Map<Automaton.State, Info> infos = new ConcurrentHashMap<>();
         /**
          * Equal states share one instance, and so one transition table: a mask walks every token's bytes, and most
@@ -92,6 +93,12 @@ public final class GrammarConstraints {
 
         Compiled(JsonGrammar grammar) {
             start = new Cursor(share(Automaton.start(grammar.root)));
+            source = grammar.key();
+        }
+
+        @Override
+        public String source() {
+            return source;
         }
 
         private Automaton.State share(Automaton.State s) {

@@ -66,6 +66,17 @@ public final class JsonGrammar {
         return new JsonGrammar(node(schema, ""), "schema:" + schema);
     }
 
+    /** The grammar whose {@link #key} is {@code key} (an engine node compiles what the platform sends). */
+    public static JsonGrammar ofKey(String key) {
+        if (ANY_OBJECT.key.equals(key)) {
+            return ANY_OBJECT;
+        }
+        if (key == null || !key.startsWith("schema:")) {
+            throw new SchemaException("", "not a response format's key");
+        }
+        return compile(key.substring("schema:".length()));
+    }
+
     /** The schema's compact JSON text: equal keys, equal grammars (what compiled masks are cached by). */
     public String key() {
         return key;

@@ -8,8 +8,7 @@ public interface TokenListener {
     void onToken(long requestId, int token);
 
     /**
-     * A token with its log probabilities: null unless the request asked for them (and, on engine nodes, for a
-     * request's first token, which its prefill node sampled).
+     * A token with its log probabilities: null unless the request asked for them.
      */
     default void onToken(long requestId, int token, TokenLogprobs logprobs) {
         onToken(requestId, token);

@@ -99,10 +99,15 @@ public final class Sampler {
      * had it sampled the first one itself.
      */
     public void skipDraw(int firstToken) {
+        skipDraw(firstToken, null);
+    }
+
+    /** {@link #skipDraw(int)}, with the log probabilities the other sampler gave that token (null: none). */
+    public void skipDraw(int firstToken, TokenLogprobs logprobs) {
         if (!params.isGreedy()) {
             nextFloat();
         }
-        lastLogprobs = null;
+        lastLogprobs = logprobs;
         record(firstToken);
     }
 

@@ -117,12 +117,6 @@ public record SamplingParams(float temperature, float topP, long seed, boolean i
                 repetitionPenalty, logitBias, logprobs, c);
     }
 
-    /** Whether any logit control beyond temperature and top_p is set (a transport that carries only those refuses it). */
-    public boolean hasLogitControls() {
-        return topK != 0 || minP != 0f || presencePenalty != 0f || frequencyPenalty != 0f || repetitionPenalty != 1f
-                || !logitBias.isEmpty() || constraint != null;
-    }
-
     /** Whether the logits change before temperature: bias or any penalty. */
     boolean adjustsLogits() {
         return presencePenalty != 0f || frequencyPenalty != 0f || repetitionPenalty != 1f || !logitBias.isEmpty();

@@ -12,6 +12,14 @@ public interface TokenConstraint {
     /** The state before the first generated token. */
     State start();
 
+    /**
+     * The text this constraint compiles from over a model's vocabulary (a response format's schema), for an engine
+     * node that compiles it again; null when it has none (such a constraint cannot leave this process).
+     */
+    default String source() {
+        return null;
+    }
+
     /** Immutable: a sequence keeps its state across a preemption and re-prefill. */
     interface State {
         /** The tokens that may come next (shared: never modified by the caller). */

@@ -360,6 +360,11 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
         this.reusedPages = List.copyOf(all);
     }
 
+    /** Every cached prefix page its prefills reused, in order. */
+    public List<ReusedPage> reusedPages() {
+        return reusedPages;
+    }
+
     /** Prompt tokens whose KV came from the prefix cache (at the request's first prefill). */
     public synchronized int cachedPromptTokens() {
         return Math.max(0, cachedPromptTokens);
@@ -389,6 +394,11 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
     @Override
     /** Appends a generated token and streams it to the listener. */
     public void emit(int token, long nowNanos) {
+        emit(token, sampler.lastLogprobs(), nowNanos);
+    }
+
+    /** Appends a token another process sampled, with the log probabilities it gave (null: none). */
+    public void emit(int token, TokenLogprobs lp, long nowNanos) {
         if (outputCount == 0) {
             firstTokenNanos = nowNanos;
         }
@@ -396,7 +406,6 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
             output = Arrays.copyOf(output, output.length * 2);
         }
         output[outputCount++] = token;
-        TokenLogprobs lp = sampler.lastLogprobs();
         try {
             listener.onToken(id, token, lp != null && lp.chosen().token() == token ? lp : null);
         } catch (RuntimeException e) {

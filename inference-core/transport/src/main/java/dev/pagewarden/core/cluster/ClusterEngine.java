@@ -55,10 +55,11 @@ public final class ClusterEngine implements InferenceEngine {
                           ReceiptSigner signer, NodeAddress.Resolver resolver) {
         this.options = options;
         this.ids = new RequestIdSource(options.requestIdBase(), options.requestIdKey());
-        this.requests = new RemoteRequests(signer);
+        PrefixAffinity affinity = new PrefixAffinity();
+        this.requests = new RemoteRequests(signer, affinity);
         LineageRelay relay = new LineageRelay(lineage);
         this.membership = new Membership(addresses, tls, options, resolver, requests, relay);
-        NodePlacement placement = new NodePlacement(membership, requests);
+        NodePlacement placement = new NodePlacement(membership, requests, affinity);
         this.admission = new Admission<>(placement, placement::limits, relay::accepting, EngineMetrics.NONE);
     }
 
@@ -182,22 +183,16 @@ public final class ClusterEngine implements InferenceEngine {
         return handle;
     }
 
-    /** Checks against what the nodes report (vocabulary, window); nothing while none is live or they disagree. */
+    /**
+     * Checks against what the nodes report (vocabulary, window); nothing while none is live or they disagree. Every
+     * sampling control travels to the nodes; a constraint only as the text it compiles from: one without is refused.
+     */
     @Override
     public ValidRequest validate(GenerationRequest request) {
         SamplingParams sampling = request.sampling();
-        // the nodes' control messages carry temperature, top_p and the seed, and tokens without log probabilities
-        String unsupported = sampling.logprobs() >= 0 ? "logprobs" : !sampling.logitBias().isEmpty() ? "logit_bias"
-                : sampling.presencePenalty() != 0f ? "presence_penalty" : sampling.frequencyPenalty() != 0f
-                ? "frequency_penalty" : sampling.repetitionPenalty() != 1f ? "repetition_penalty"
-                : sampling.topK() != 0 ? "top_k" : sampling.minP() != 0f ? "min_p" : null;
-        if (unsupported != null) {
-            throw new InvalidRequestException(unsupported, unsupported + " is not available when serving from engine "
-                    + "nodes (logprobs, logit_bias, the penalties, top_k and min_p need a local engine)");
-        }
-        if (sampling.constraint() != null) {
-            throw new InvalidRequestException("response_format", "response_format json_object and json_schema are "
-                    + "not available when serving from engine nodes (they need a local engine)");
+        if (sampling.constraint() != null && sampling.constraint().source() == null) {
+            throw new InvalidRequestException("response_format", "this response format cannot be sent to engine nodes "
+                    + "(only json_object and json_schema can)");
         }
         return admission.validate(request);
     }

@@ -8,6 +8,9 @@ import dev.pagewarden.core.engine.EngineParts;
 import dev.pagewarden.core.lineage.LineageSink;
 import dev.pagewarden.core.model.load.LoadedModel;
 import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.receipt.ReusedPage;
+import dev.pagewarden.core.request.TokenListener;
+import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.request.GenerationRequest;
 import dev.pagewarden.core.request.GenerationResult;
 import dev.pagewarden.core.request.InvalidRequestException;
@@ -31,8 +34,12 @@ import java.util.function.LongPredicate;
 
 /**
  * An engine node that decodes: a decode pool with its admission, KV intake and decode worker, serving the
- * platform's requests. A SUBMIT is admitted here first - the whole decode reservation before any page is
- * touched anywhere, so a request that cannot fit is refused and no prefill node hears of it. Then the
+ * platform's requests. A SUBMIT is admitted here first - its decode reservation (the prompt's pages plus {@link
+ * EngineConfig#decodeHeadroomPages}, at most the whole request) before any page is touched anywhere, so a request
+ * that cannot fit is refused and no prefill node hears of it. Decode takes further pages one at a time; when the
+ * pool has none, the most recently admitted running request is preempted and, as its re-prefill would have to go
+ * back through a prefill node, fails with preempted_too_often (its pages are released as the engine's preemption
+ * releases them: only pages no transfer can still write to). Then the
  * intake expects the transfer, and the chosen prefill node is asked (PREFILL, on a control connection this
  * node keeps to it) to prefill the prompt and send the pages to this node's port. Its first token comes
  * as PREFILLED; the decode sampler goes on from it as if it had drawn it itself. Tokens stream back to the
@@ -52,6 +59,7 @@ public final class DecodeNode extends EngineNode {
     private final Map<String, Object> connecting = new ConcurrentHashMap<>();
     /** When each prefill node's connection last carried a message (its STATUS comes every heartbeat). */
     private final Map<ControlPeer, Long> prefillSeen = new ConcurrentHashMap<>();
+    private final NodeConstraints constraints;
 
     /** One request this node serves: where it came from, where it is prefilled, and its first token's rendezvous. */
     private static final class Remote {
@@ -65,6 +73,8 @@ public final class DecodeNode extends EngineNode {
         /** Guarded by this: the first token (-1 until PREFILLED), and whether the pages are verified. */
         int firstToken = -1;
         long prefillNanos;
+        TokenLogprobs firstLogprobs;
+        List<ReusedPage> reused = List.of();
         boolean ready;
         long readySince;
 
@@ -103,14 +113,18 @@ public final class DecodeNode extends EngineNode {
             firstTokensOverdue();
         });
         // a prefill node checks its own pool; the decode node cannot know it, so only its own pool limits here
+        // pages on demand as in one process: prompt + headroom reserved, decode grows a page at a time; the
+        // worker re-queues nothing (a re-prefill would need a prefill node): a preempted request fails
         this.admission = new Admission<>(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
                 stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, this.lineage::accepting, metrics,
-                clock::nanoTime);
+                clock::nanoTime, config.decodeHeadroomPages());
+        this.constraints = new NodeConstraints(loaded.tokenizer());
         // one thread per PREFILL: connecting to a prefill node that does not answer holds up no request for another
         this.prefillSender = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("pagewarden-prefill-request-", 0)
                 .factory());
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
-                () -> stage.status(admission.queued(), intake.inFlight(), this.lineage), this.lineage);
+                () -> stage.status(admission.queued(), intake.inFlight(), this.lineage, config.decodeHeadroomPages()),
+                this.lineage);
         this.decodeThread = Thread.ofPlatform().name("pagewarden-decode").daemon().start(decode);
     }
 
@@ -210,7 +224,7 @@ public final class DecodeNode extends EngineNode {
         GenerationRequest request;
         try {
             request = admission.validate(new GenerationRequest(s.tenant(), s.prompt(), s.maxNewTokens(),
-                    s.sampling().params())).request();
+                    s.sampling().params(constraints), s.caching().caching())).request();
         } catch (InvalidRequestException e) {
             from.send(new ControlMessage.Failed(s.requestId(), ControlMessage.Outcome.INVALID,
                     Outcomes.invalidCode(e.param(), e.code()), e.getMessage()));
@@ -220,8 +234,17 @@ public final class DecodeNode extends EngineNode {
                     Outcomes.invalidCode("sampling", "invalid_request"), e.getMessage()));
             return;
         }
-        Sequence seq = new Sequence(s.requestId(), request, (id, token) -> from.send(new ControlMessage.Token(id, token)),
-                clock.nanoTime());
+        Sequence seq = new Sequence(s.requestId(), request, new TokenListener() {
+            @Override
+            public void onToken(long id, int token) {
+                onToken(id, token, null);
+            }
+
+            @Override
+            public void onToken(long id, int token, TokenLogprobs logprobs) {
+                from.send(new ControlMessage.Token(id, token, logprobs));
+            }
+        }, clock.nanoTime());
         Remote r = new Remote(seq, from, s);
         if (requests.putIfAbsent(s.requestId(), r) != null) {
             from.send(new ControlMessage.Failed(s.requestId(), ControlMessage.Outcome.REJECTED, "duplicate_request",
@@ -240,14 +263,15 @@ public final class DecodeNode extends EngineNode {
         seq.result().whenComplete((result, error) -> {
             requests.remove(seq.id(), r);
             // the reads are the decode thread's, which completes the result: final by now
-            from.send(result != null ? finished(result, seq.reads()) : Outcomes.failed(seq.id(), error));
+            from.send(result != null ? finished(result, seq.reads(), seq.reusedPages()) : Outcomes.failed(seq.id(), error));
         });
         admission.submit(seq);
     }
 
-    private static ControlMessage.Finished finished(GenerationResult r, List<PageEpochRead> reads) {
+    private static ControlMessage.Finished finished(GenerationResult r, List<PageEpochRead> reads,
+                                                    List<ReusedPage> reused) {
         return new ControlMessage.Finished(r.requestId(), r.finishReason().name(), r.outputTokens().length, r.queuedNanos(),
-                r.prefillNanos(), r.timeToFirstNanos(), r.totalNanos(), reads);
+                r.prefillNanos(), r.timeToFirstNanos(), r.totalNanos(), reads, r.cachedTokens(), reused);
     }
 
     /** Admission reserved the decode pages: ask the prefill node (off the caller's thread: connecting may take a while). */
@@ -290,7 +314,7 @@ public final class DecodeNode extends EngineNode {
         r.prefill = p;
         ControlMessage.Sampling s = ControlMessage.Sampling.of(seq.request().sampling());
         boolean sent = p.send(new ControlMessage.Prefill(seq.id(), seq.tenant(), seq.request().promptTokens(), s, generation,
-                name(), runtime.options().advertisedHost(), port()));
+                name(), runtime.options().advertisedHost(), port(), ControlMessage.Caching.of(seq.request().caching())));
         if (!sent) {
             endBeforePages(r, "kv_transfer_failed", "the control connection to prefill node " + r.prefillNode + " closed");
         } else if (seq.abortRequested()) {
@@ -334,6 +358,8 @@ public final class DecodeNode extends EngineNode {
         synchronized (r) {
             r.firstToken = p.firstToken();
             r.prefillNanos = p.prefillNanos();
+            r.firstLogprobs = p.logprobs();
+            r.reused = p.reused();
             go = r.ready;
         }
         if (go) {
@@ -363,16 +389,19 @@ public final class DecodeNode extends EngineNode {
     private void decodeFrom(Remote r) {
         Sequence seq = r.seq;
         int first;
+        TokenLogprobs logprobs;
         synchronized (r) {
             if (!r.ready) {
                 return; // ended meanwhile
             }
             r.ready = false;
             first = r.firstToken;
+            logprobs = r.firstLogprobs;
             seq.pendingToken(first);
             seq.prefillNanos(r.prefillNanos);
+            seq.reusedPages(r.reused); // the prefill node's cache hit: usage and receipt name it
         }
-        seq.sampler().skipDraw(first); // the prefill node drew the first token with this seed
+        seq.sampler().skipDraw(first, logprobs); // the prefill node drew the first token with this seed
         decode.enqueueReady(seq);
     }
 

@@ -27,6 +27,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * prompt whose decode pages that decode node has already reserved; it answers PREFILLED with the first
  * sampled token and sends the pages to the decode node's port over a {@link NetKvTransport} (one per decode
  * node). A request it gives up before its transfer starts (aborted, failed) is reported as PREFILL_FAILED.
+ * With the prefix cache on ({@link EngineConfig#prefixCache}), its pool keeps and reuses prompt pages per scope
+ * exactly as the engine's prefill pool does in one process; a hit's pages still travel to the decode node as
+ * checked frames, and PREFILLED names the reused pages for the request's receipt and usage.
  */
 public final class PrefillNode extends EngineNode {
     private static final System.Logger LOG = System.getLogger(PrefillNode.class.getName());
@@ -35,6 +38,7 @@ public final class PrefillNode extends EngineNode {
     private final Thread prefillThread;
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
+    private final NodeConstraints constraints;
 
     /** One prompt to prefill for a decode node. */
     private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
@@ -45,6 +49,11 @@ public final class PrefillNode extends EngineNode {
         this.prefill = new PrefillWorker<>(new StepGuard(stage.backend(), stage.pool(), context.hooks()),
                 loaded.config().vocabSize(), new Router(tls, options), config.prefillChunkTokens(), context,
                 this::transferStarting, seq -> { });
+        if (config.prefixCache()) {
+            // the same cache as the engine's in one process: pages of a scope, reused by that scope only
+            prefill.prefixCache(stage.modelId());
+        }
+        this.constraints = new NodeConstraints(loaded.tokenizer());
         this.runtime = new NodeRuntime(options, tls, stage.pool().layout(), new Handler(),
                 () -> stage.status(prefill.pending(), transfersInFlight(), this.lineage), this.lineage);
         this.prefillThread = Thread.ofPlatform().name("pagewarden-prefill").daemon().start(prefill);
@@ -155,7 +164,8 @@ public final class PrefillNode extends EngineNode {
             if (p.generation() != 1) {
                 throw new IllegalArgumentException("transfer generation " + p.generation() + "; a node prefills generation 1");
             }
-            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1, p.sampling().params());
+            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1, p.sampling().params(constraints),
+                    p.caching().caching());
             Admission.validate(request, stage.loaded().config().vocabSize(), Integer.MAX_VALUE);
             seq = new Sequence(p.requestId(), request, TokenListener.NONE, clock.nanoTime());
         } catch (RuntimeException e) {
@@ -194,7 +204,7 @@ public final class PrefillNode extends EngineNode {
             j.started()[0] = true;
         }
         j.decode().send(new ControlMessage.Prefilled(seq.id(), seq.transferGeneration(), seq.pendingToken(),
-                seq.prefillNanos()));
+                seq.prefillNanos(), seq.sampler().lastLogprobs(), seq.cachedPromptTokens(), seq.reusedPages()));
     }
 
     @Override

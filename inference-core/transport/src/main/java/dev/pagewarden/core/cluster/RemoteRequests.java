@@ -26,7 +26,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * while it serves a request fails that request with {@link ClusterEngine#NODE_LOST}. With a {@link ReceiptSigner}, a
  * finished request's result carries an isolation receipt: the decode node reports the page epochs its decode read
  * (FINISHED), and this client signs them with the tokens it streamed, naming the decode node as {@code node_id} (the
- * owner of those pages, as its lineage says) and this client's start as the replica. Nodes hold no signing key.
+ * owner of those pages, as its lineage says) and this client's start as the replica, with the cached prefix pages
+ * the prefill node reused (named by that node's pool). Nodes hold no signing key.
  */
 final class RemoteRequests {
     /** Null: results carry no receipt. */
@@ -34,18 +35,25 @@ final class RemoteRequests {
     /** This client's start, as receipts name the replica. */
     private final String replicaId = ServingIdentity.randomReplicaId();
     private final Map<Long, Pending> requests = new ConcurrentHashMap<>();
+    /** Where each finished request's prompt prefix was prefilled (and so is likely cached). */
+    private final PrefixAffinity affinity;
 
-    /** A request placed on {@code decode} (which serves {@code modelId}), to be prefilled on {@code prefill}. */
-    private record Pending(Sequence seq, Member decode, ControlPeer peer, String modelId, ClusterView.Live prefill) {
+    /**
+     * A request placed on {@code decode} (which serves {@code modelId}), to be prefilled on {@code prefill}; {@code
+     * prefixKey}: its prompt prefix's {@link PrefixAffinity} key (null: none).
+     */
+    private record Pending(Sequence seq, Member decode, ControlPeer peer, String modelId, ClusterView.Live prefill,
+                           String prefixKey) {
     }
 
-    RemoteRequests(ReceiptSigner signer) {
+    RemoteRequests(ReceiptSigner signer, PrefixAffinity affinity) {
         this.signer = signer;
+        this.affinity = affinity;
     }
 
     /** Takes a request placed on {@code decode} and {@code prefill}; {@link #send} sends it. */
-    void placed(Sequence seq, ClusterView.Live decode, ClusterView.Live prefill) {
-        Pending p = new Pending(seq, decode.member(), decode.peer(), decode.status().modelId(), prefill);
+    void placed(Sequence seq, ClusterView.Live decode, ClusterView.Live prefill, String prefixKey) {
+        Pending p = new Pending(seq, decode.member(), decode.peer(), decode.status().modelId(), prefill, prefixKey);
         requests.put(seq.id(), p);
         seq.abortHook(() -> {
             if (!p.peer().send(new ControlMessage.Abort(seq.id(), seq.abortReason()))) {
@@ -64,7 +72,7 @@ final class RemoteRequests {
         ClusterView.Live prefill = p.prefill();
         boolean sent = p.peer().send(new ControlMessage.Submit(seq.id(), request.tenant(), request.promptTokens(),
                 request.maxNewTokens(), ControlMessage.Sampling.of(request.sampling()), prefill.status().node(),
-                prefill.member().host, prefill.member().port));
+                prefill.member().host, prefill.member().port, ControlMessage.Caching.of(request.caching())));
         if (!sent) {
             end(p, new RequestFailedException(ClusterEngine.NODE_LOST, "request " + seq.id() + ": decode node "
                     + p.peer().name() + " was lost before it got the request"), null);
@@ -78,7 +86,7 @@ final class RemoteRequests {
         }
         Sequence seq = p.seq();
         advance(seq, RequestState.Decoding.class);
-        seq.emit(t.token(), System.nanoTime());
+        seq.emit(t.token(), t.logprobs(), System.nanoTime());
         if (seq.stopRequested()) {
             // a stop string matched: finished here after this token; the node stops too
             from.send(new ControlMessage.Stop(seq.id()));
@@ -106,9 +114,10 @@ final class RemoteRequests {
         int[] tokens = seq.toResult(reason, 0).outputTokens(); // no issuer on the sequence: tokens only
         // signed here over what the decode node read and the tokens that arrived here
         Receipt receipt = signer == null ? null : new ReceiptIssuer(p.modelId(), signer,
-                new ServingIdentity(from.name(), replicaId)).issue(seq.id(), seq.tenant(), f.reads(), tokens);
+                new ServingIdentity(from.name(), replicaId)).issue(seq.id(), seq.tenant(), f.reads(), f.reused(), tokens);
+        affinity.finished(p.prefixKey(), p.prefill().status().node());
         seq.result().complete(new GenerationResult(seq.id(), tokens, reason, f.queuedNanos(), f.prefillNanos(),
-                f.firstTokenNanos(), f.totalNanos(), receipt));
+                f.firstTokenNanos(), f.totalNanos(), receipt, f.cachedTokens()));
     }
 
     void failed(ControlPeer from, ControlMessage.Failed f) {
@@ -157,6 +166,7 @@ final class RemoteRequests {
         }
         Sequence seq = p.seq();
         if (error == null) {
+            affinity.finished(p.prefixKey(), p.prefill().status().node());
             advance(seq, RequestState.Decoding.class);
             seq.finish(reason, System.nanoTime());
             return;

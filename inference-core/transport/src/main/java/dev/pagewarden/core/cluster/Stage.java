@@ -51,10 +51,15 @@ record Stage(NodeRole role, String node, String modelId, String backendName, Bac
     }
 
     ControlMessage.Status status(int queued, int transfersInFlight, LineageOutbox lineage) {
+        return status(queued, transfersInFlight, lineage, Integer.MAX_VALUE);
+    }
+
+    /** The status, naming the decode pages a request reserves beyond its prompt's ({@code headroomPages}). */
+    ControlMessage.Status status(int queued, int transfersInFlight, LineageOutbox lineage, int headroomPages) {
         PoolStats s = PoolStats.of(pool);
         return new ControlMessage.Status(role.label(), node, modelId, backendName, loaded.config(), pool.layout(), window,
                 new ControlMessage.Pool(s.name(), s.pageTokens(), s.capacityPages(), s.capacityTokens(), s.peakUsedPages(),
-                        s.pagesByState()), queued, transfersInFlight, lineage.backlog(), lineage.accepting());
+                        s.pagesByState()), queued, transfersInFlight, lineage.backlog(), lineage.accepting(), headroomPages);
     }
 
     void close() {

@@ -81,7 +81,8 @@ final class ClusterFixture {
         return new NodeAddress(role, "127.0.0.1", port);
     }
 
+    /** A node's config: whole decode reservations, as the node command starts nodes by default. */
     static EngineConfig config() {
-        return EngineConfig.builder().backend("cpu").threads(1).build();
+        return EngineConfig.builder().backend("cpu").threads(1).decodeHeadroomPages(EngineConfig.FULL_RESERVATION).build();
     }
 }

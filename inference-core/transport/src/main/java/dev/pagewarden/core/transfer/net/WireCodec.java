@@ -6,6 +6,8 @@ import dev.pagewarden.core.model.Architecture;
 import dev.pagewarden.core.model.ModelConfig;
 import dev.pagewarden.core.model.RopeScaling;
 import dev.pagewarden.core.receipt.PageEpochRead;
+import dev.pagewarden.core.receipt.ReusedPage;
+import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.transfer.net.WireMessage.Ack;
 import dev.pagewarden.core.transfer.net.WireMessage.Control;
 import dev.pagewarden.core.transfer.net.WireMessage.Done;
@@ -21,7 +23,11 @@ import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.MessageToMessageEncoder;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The byte format of {@link WireMessage}s, big-endian: {@code int length} (of what follows), {@code byte type},
@@ -38,9 +44,12 @@ import java.util.List;
 final class WireCodec {
     /**
      * 2: the hello names the connection's purpose (KV data or control), and control messages exist; 3: nodes
-     * forward their lineage (LINEAGE, LINEAGE_ACK) and report transfers and lineage backlog in STATUS.
+     * forward their lineage (LINEAGE, LINEAGE_ACK) and report transfers and lineage backlog in STATUS; 4: SUBMIT
+     * and PREFILL carry every sampling control (the response format as its schema text) and the prefix cache scope,
+     * TOKEN and PREFILLED log probabilities, PREFILLED and FINISHED the reused cached pages, STATUS the decode
+     * headroom.
      */
-    static final int PROTOCOL_VERSION = 3;
+    static final int PROTOCOL_VERSION = 4;
     static final int MAX_STRING_BYTES = 1024;
     /** Longest frame of any message but a page: hello, done, ack and the answers. */
     static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 1 + 4 * 4 + 1 + 8;
@@ -179,6 +188,7 @@ final class WireCodec {
                 string(b, s.prefillNode());
                 string(b, s.prefillHost());
                 b.writeInt(s.prefillPort());
+                caching(b, s.caching());
             }
             case ControlMessage.Prefill p -> {
                 head(b, PREFILL, seq);
@@ -190,10 +200,14 @@ final class WireCodec {
                 string(b, p.decodeNode());
                 string(b, p.decodeHost());
                 b.writeInt(p.decodePort());
+                caching(b, p.caching());
             }
             case ControlMessage.Prefilled p -> {
                 head(b, PREFILLED, seq);
                 b.writeLong(p.requestId()).writeInt(p.generation()).writeInt(p.firstToken()).writeLong(p.prefillNanos());
+                logprobs(b, p.logprobs());
+                b.writeInt(p.cachedTokens());
+                reused(b, p.reused());
             }
             case ControlMessage.PrefillFailed f -> {
                 head(b, PREFILL_FAILED, seq);
@@ -205,6 +219,7 @@ final class WireCodec {
             case ControlMessage.Token t -> {
                 head(b, TOKEN, seq);
                 b.writeLong(t.requestId()).writeInt(t.token());
+                logprobs(b, t.logprobs());
             }
             case ControlMessage.Finished f -> {
                 head(b, FINISHED, seq);
@@ -218,6 +233,8 @@ final class WireCodec {
                     b.writeInt(r.page()).writeLong(r.epoch()).writeInt(r.slots()).writeLong(r.writerRequest())
                             .writeLong(r.lineageEventId());
                 }
+                b.writeInt(f.cachedTokens());
+                reused(b, f.reused());
             }
             case ControlMessage.Failed f -> {
                 head(b, FAILED, seq);
@@ -252,7 +269,7 @@ final class WireCodec {
                     b.writeInt(e.getValue());
                 }
                 b.writeInt(s.queued()).writeInt(s.transfersInFlight()).writeInt(s.lineageBacklog())
-                        .writeBoolean(s.lineageAccepting());
+                        .writeBoolean(s.lineageAccepting()).writeInt(s.headroomPages());
             }
             case ControlMessage.Lineage l -> {
                 head(b, LINEAGE, seq);
@@ -321,13 +338,14 @@ final class WireCodec {
     private static ControlMessage control(byte type, ByteBuf b) {
         return switch (type) {
             case SUBMIT -> new ControlMessage.Submit(b.readLong(), string(b), ints(b), b.readInt(), sampling(b), string(b),
-                    string(b), b.readInt());
+                    string(b), b.readInt(), caching(b));
             case PREFILL -> new ControlMessage.Prefill(b.readLong(), string(b), ints(b), sampling(b), b.readInt(), string(b),
-                    string(b), b.readInt());
-            case PREFILLED -> new ControlMessage.Prefilled(b.readLong(), b.readInt(), b.readInt(), b.readLong());
+                    string(b), b.readInt(), caching(b));
+            case PREFILLED -> new ControlMessage.Prefilled(b.readLong(), b.readInt(), b.readInt(), b.readLong(), logprobs(b),
+                    b.readInt(), reused(b));
             case PREFILL_FAILED -> new ControlMessage.PrefillFailed(b.readLong(), b.readInt(), string(b), text(b),
                     b.readBoolean());
-            case TOKEN -> new ControlMessage.Token(b.readLong(), b.readInt());
+            case TOKEN -> new ControlMessage.Token(b.readLong(), b.readInt(), logprobs(b));
             case FINISHED -> {
                 long id = b.readLong();
                 String reason = string(b);
@@ -342,7 +360,8 @@ final class WireCodec {
                 for (int i = 0; i < n; i++) {
                     reads.add(new PageEpochRead(string(b), b.readInt(), b.readLong(), b.readInt(), b.readLong(), b.readLong()));
                 }
-                yield new ControlMessage.Finished(id, reason, outputTokens, queued, prefill, first, total, reads);
+                yield new ControlMessage.Finished(id, reason, outputTokens, queued, prefill, first, total, reads, b.readInt(),
+                        reused(b));
             }
             case FAILED -> {
                 long id = b.readLong();
@@ -373,7 +392,7 @@ final class WireCodec {
                 }
                 yield new ControlMessage.Status(role, node, modelId, backend, model, layout, window,
                         new ControlMessage.Pool(pool, pageTokens, capacityPages, capacityTokens, peak, states), b.readInt(),
-                        b.readInt(), b.readInt(), b.readBoolean());
+                        b.readInt(), b.readInt(), b.readBoolean(), b.readInt());
             }
             case LINEAGE -> {
                 long first = b.readLong();
@@ -414,10 +433,123 @@ final class WireCodec {
 
     private static void sampling(ByteBuf b, ControlMessage.Sampling s) {
         b.writeFloat(s.temperature()).writeFloat(s.topP()).writeLong(s.seed()).writeBoolean(s.ignoreEos());
+        b.writeInt(s.topK()).writeFloat(s.minP()).writeFloat(s.presencePenalty()).writeFloat(s.frequencyPenalty())
+                .writeFloat(s.repetitionPenalty());
+        Map<Integer, Float> bias = new TreeMap<>(s.logitBias());
+        b.writeInt(bias.size());
+        for (Map.Entry<Integer, Float> e : bias.entrySet()) {
+            b.writeInt(e.getKey()).writeFloat(e.getValue());
+        }
+        b.writeInt(s.logprobs());
+        b.writeBoolean(s.constraint() != null);
+        if (s.constraint() != null) {
+            longText(b, s.constraint());
+        }
     }
 
     private static ControlMessage.Sampling sampling(ByteBuf b) {
-        return new ControlMessage.Sampling(b.readFloat(), b.readFloat(), b.readLong(), b.readBoolean());
+        float temperature = b.readFloat(), topP = b.readFloat();
+        long seed = b.readLong();
+        boolean ignoreEos = b.readBoolean();
+        int topK = b.readInt();
+        float minP = b.readFloat(), presence = b.readFloat(), frequency = b.readFloat(), repetition = b.readFloat();
+        int n = b.readInt();
+        if (n < 0 || 8L * n > b.readableBytes()) {
+            throw new CorruptedFrameException("logit bias claims " + n + " entries");
+        }
+        Map<Integer, Float> bias = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            bias.put(b.readInt(), b.readFloat());
+        }
+        int logprobs = b.readInt();
+        String constraint = b.readBoolean() ? longText(b) : null;
+        return new ControlMessage.Sampling(temperature, topP, seed, ignoreEos, topK, minP, presence, frequency, repetition,
+                bias, logprobs, constraint);
+    }
+
+    private static void caching(ByteBuf b, ControlMessage.Caching c) {
+        b.writeBoolean(c.enabled());
+        b.writeBoolean(c.key() != null);
+        if (c.key() != null) {
+            longText(b, c.key());
+        }
+        optional(b, c.template());
+    }
+
+    private static ControlMessage.Caching caching(ByteBuf b) {
+        boolean enabled = b.readBoolean();
+        String key = b.readBoolean() ? longText(b) : null;
+        return new ControlMessage.Caching(enabled, key, optional(b));
+    }
+
+    /** Log probabilities that may be absent: a presence byte, the chosen token's, then the alternatives'. */
+    private static void logprobs(ByteBuf b, TokenLogprobs lp) {
+        b.writeBoolean(lp != null);
+        if (lp != null) {
+            b.writeInt(lp.chosen().token()).writeFloat(lp.chosen().logprob()).writeInt(lp.top().size());
+            for (TokenLogprobs.Logprob l : lp.top()) {
+                b.writeInt(l.token()).writeFloat(l.logprob());
+            }
+        }
+    }
+
+    private static TokenLogprobs logprobs(ByteBuf b) {
+        if (!b.readBoolean()) {
+            return null;
+        }
+        TokenLogprobs.Logprob chosen = new TokenLogprobs.Logprob(b.readInt(), b.readFloat());
+        int n = b.readInt();
+        if (n < 0 || 8L * n > b.readableBytes()) {
+            throw new CorruptedFrameException("log probabilities claim " + n + " alternatives");
+        }
+        List<TokenLogprobs.Logprob> top = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            top.add(new TokenLogprobs.Logprob(b.readInt(), b.readFloat()));
+        }
+        return new TokenLogprobs(chosen, top);
+    }
+
+    private static void reused(ByteBuf b, List<ReusedPage> pages) {
+        b.writeInt(pages.size());
+        for (ReusedPage r : pages) {
+            string(b, r.worker());
+            b.writeInt(r.page()).writeLong(r.epoch()).writeInt(r.positionFrom()).writeInt(r.positionTo())
+                    .writeLong(r.writerRequest()).writeLong(r.lineageEventId());
+        }
+    }
+
+    private static List<ReusedPage> reused(ByteBuf b) {
+        int n = b.readInt();
+        // a reused page takes at least 38 bytes on the wire: a count beyond what the frame holds is a lie
+        if (n < 0 || 38L * n > b.readableBytes()) {
+            throw new CorruptedFrameException("message claims " + n + " reused pages");
+        }
+        List<ReusedPage> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            try {
+                out.add(new ReusedPage(string(b), b.readInt(), b.readLong(), b.readInt(), b.readInt(), b.readLong(),
+                        b.readLong()));
+            } catch (IllegalArgumentException e) {
+                throw new CorruptedFrameException(e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /** A text of any length the frame holds (a schema, a prompt cache key): its byte count, then its UTF-8 bytes. */
+    private static void longText(ByteBuf b, String s) {
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        b.writeInt(bytes.length).writeBytes(bytes);
+    }
+
+    private static String longText(ByteBuf b) {
+        int n = b.readInt();
+        if (n < 0 || n > b.readableBytes()) {
+            throw new CorruptedFrameException("text claims " + n + " bytes");
+        }
+        byte[] bytes = new byte[n];
+        b.readBytes(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
     }
 
     private static void model(ByteBuf b, ModelConfig m) {

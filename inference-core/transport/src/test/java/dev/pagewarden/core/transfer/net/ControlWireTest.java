@@ -49,7 +49,32 @@ class ControlWireTest {
                         new LineageEvent(2, LineageEvent.Kind.VERIFY, 1, "decode-a", "decode-a", 0, 1, 0, null, -1, -1,
                                 null, -1, -1, 0, 0, false)))),
                 control(new ControlMessage.Lineage(1, List.of())),
-                control(new ControlMessage.LineageAck(42)));
+                control(new ControlMessage.LineageAck(42)),
+                // version 4: every sampling control, the schema text (longer than a name may be), the cache scope,
+                // log probabilities, reused cached pages, the decode headroom
+                control(new ControlMessage.Submit(9, "tenant-a", new int[] {1, 2}, 8, everySamplingControl(), "prefill-a",
+                        "10.0.0.5", 7400, new ControlMessage.Caching(true, "k".repeat(1500), "chatml"))),
+                control(new ControlMessage.Prefill(9, "tenant-a", new int[] {1}, everySamplingControl(), 1, "decode-a",
+                        "::1", 7401, new ControlMessage.Caching(true, null, null))),
+                control(new ControlMessage.Prefilled(9, 1, 99, 5, logprobs(), 32, List.of(REUSED))),
+                control(new ControlMessage.Token(9, 42, logprobs())),
+                control(new ControlMessage.Finished(9, "STOP", 2, 1, 2, 3, 4, List.of(), 32, List.of(REUSED, REUSED))),
+                control(new ControlMessage.Status("decode", "decode-a", "m", "cpu", llama, LAYOUT, 512,
+                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120)), 0, 0, 0, true, 1)));
+    }
+
+    private static final dev.pagewarden.core.receipt.ReusedPage REUSED =
+            new dev.pagewarden.core.receipt.ReusedPage("prefill-a", 3, 17, 16, 32, 5, 1L << 40 | 9);
+
+    static ControlMessage.Sampling everySamplingControl() {
+        return new ControlMessage.Sampling(0.8f, 0.95f, 7, false, 40, 0.05f, 0.5f, -0.25f, 1.3f,
+                Map.of(5, -100f, 17, 2.5f), 3, "schema:{\"type\":\"object\",\"description\":\"" + "ä".repeat(800) + "\"}");
+    }
+
+    private static dev.pagewarden.core.sampling.TokenLogprobs logprobs() {
+        return new dev.pagewarden.core.sampling.TokenLogprobs(new dev.pagewarden.core.sampling.TokenLogprobs.Logprob(42,
+                -0.5f), List.of(new dev.pagewarden.core.sampling.TokenLogprobs.Logprob(42, -0.5f),
+                new dev.pagewarden.core.sampling.TokenLogprobs.Logprob(7, -1.25f)));
     }
 
     private static WireMessage control(ControlMessage m) {
