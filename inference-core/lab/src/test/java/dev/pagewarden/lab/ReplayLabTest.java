@@ -55,7 +55,7 @@ class ReplayLabTest {
     void normalTrafficMixesPenalisedSeededAndConstrainedRequests() {
         List<SamplingParams> kinds = new ReplayLab(model, 2026).workload().normalWave(new SplittableRandom(1), 3).stream()
                 .map(LabWorkload.Planned::sampling).toList();
-        assertThat(kinds).anyMatch(p -> p.isGreedy() && p.constraint() == null && !p.hasLogitControls());
+        assertThat(kinds).anyMatch(p -> p.isGreedy() && p.constraint() == null && p.logitBias().isEmpty() && p.presencePenalty() == 0f);
         assertThat(kinds).anyMatch(p -> p.isGreedy() && p.presencePenalty() != 0f && !p.logitBias().isEmpty());
         assertThat(kinds).anyMatch(p -> !p.isGreedy() && p.topK() > 0 && p.minP() > 0f);
         assertThat(kinds).anyMatch(p -> p.constraint() != null);
