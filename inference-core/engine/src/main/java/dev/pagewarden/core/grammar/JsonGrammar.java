@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -60,6 +61,41 @@ public final class JsonGrammar {
             throw new SchemaException("", "the root schema must be of type 'object'");
         }
         return new JsonGrammar(node(schema, ""), "schema:" + schema);
+    }
+
+    /** Exactly {@code text} (UTF-8): the fixed text around a tool call's arguments. */
+    public static JsonGrammar text(String text) {
+        if (text.isEmpty()) {
+            throw new IllegalArgumentException("the text must not be empty");
+        }
+        return new JsonGrammar(new Node.Lit(text.getBytes(StandardCharsets.UTF_8)), "text:" + quoted(text));
+    }
+
+    /** {@code parts} one after the other. */
+    public static JsonGrammar sequence(List<JsonGrammar> parts) {
+        if (parts.isEmpty()) {
+            throw new IllegalArgumentException("a sequence needs at least one part");
+        }
+        return parts.size() == 1 ? parts.getFirst() : new JsonGrammar(new Node.Seq(parts.stream()
+                .map(g -> g.root).toList()), "seq:" + keys(parts));
+    }
+
+    /** Any one of {@code options}. */
+    public static JsonGrammar oneOf(List<JsonGrammar> options) {
+        if (options.isEmpty()) {
+            throw new IllegalArgumentException("oneOf needs at least one option");
+        }
+        return options.size() == 1 ? options.getFirst() : new JsonGrammar(new Node.AnyOf(options.stream()
+                .map(g -> g.root).toList()), "any:" + keys(options));
+    }
+
+    /** The parts' keys, each led by its length, so that no two lists of parts share a key. */
+    private static String keys(List<JsonGrammar> parts) {
+        StringBuilder sb = new StringBuilder("[");
+        for (JsonGrammar g : parts) {
+            sb.append(g.key.length()).append(':').append(g.key);
+        }
+        return sb.append(']').toString();
     }
 
     /** The schema's compact JSON text: equal keys, equal grammars (what compiled masks are cached by). */
