@@ -11,21 +11,21 @@ import java.util.Map;
 
 /**
  * The tool convention for chat templates that cannot show tools ({@link ToolFormat#JSON}): the functions are
- * listed in the system message, one JSON object a line, with the instruction to answer a call as
- * {@code {"name": ..., "arguments": {...}}} and nothing else; earlier calls become their assistant turn's text in that
+ * listed in the system message after {@code Functions:}, one JSON object a line, then the instruction
+ * {@code To call one, answer only {"name": <function name>, "arguments": {<arguments>}}.}; earlier calls become their assistant turn's text in that
  * form, and a tool's result a user turn {@code Result of <name> (<call id>): <content>}.
  */
 public final class ToolPrompt {
     private static final ObjectMapper JSON = new ObjectMapper();
-    static final String INSTRUCTION = "To call a function, answer with only a JSON object of the form "
-            + "{\"name\": <function name>, \"arguments\": {<arguments>}} and nothing else.";
+    static final String INSTRUCTION = "To call one, answer only {\"name\": <function name>, \"arguments\": "
+            + "{<arguments>}}.";
 
     private ToolPrompt() {
     }
 
     /** The system text listing {@code tools} (OpenAI's shape, {@code {"type":"function","function":{...}}}). */
     public static String system(List<Map<String, Object>> tools) {
-        StringBuilder sb = new StringBuilder("You can call these functions:\n");
+        StringBuilder sb = new StringBuilder("Functions:\n");
         for (Map<String, Object> t : tools) {
             sb.append(json(t.get("function"))).append('\n');
         }
