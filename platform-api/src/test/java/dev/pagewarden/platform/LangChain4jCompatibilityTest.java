@@ -27,12 +27,12 @@ class LangChain4jCompatibilityTest extends PlatformTest {
     }
 
     static final class Calculator {
-        final List<int[]> calls = new CopyOnWriteArrayList<>();
+        final List<long[]> calls = new CopyOnWriteArrayList<>();
 
         @Tool("Adds two integers")
-        long add(int a, int b) {
-            calls.add(new int[]{a, b});
-            return (long) a + b;
+        double add(long a, long b) {
+            calls.add(new long[]{a, b});
+            return (double) a + b;
         }
     }
 
