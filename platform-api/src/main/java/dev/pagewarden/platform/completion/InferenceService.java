@@ -235,7 +235,7 @@ public class InferenceService {
                             constraint(model, ToolCalling.grammar(model.chatTemplate(), request))),
                     caller.limits().weight(), caching(caller, request)));
         } catch (InvalidRequestException e) {
-            throw ApiException.invalid(e.param(), e.getMessage());
+            throw ToolCalling.inToolTerms(request, ApiException.invalid(e.param(), e.getMessage()));
         }
     }
 

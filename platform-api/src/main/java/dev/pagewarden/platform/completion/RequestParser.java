@@ -155,8 +155,8 @@ final class RequestParser {
      */
     static void checkFormatWithTools(ToolRequest tools, JsonGrammar format, String param) {
         if (tools != null && tools.forced() && format != null) {
-            throw ApiException.invalid(param, param + " cannot be combined with tool_choice \""
-                    + tools.choice().wire() + "\": the answer is a function call; use tool_choice \"auto\" or none");
+            throw ApiException.invalid(param, param + " cannot be combined with " + tools.describeChoice()
+                    + ": the answer is a function call; use tool_choice \"auto\" or none");
         }
     }
 

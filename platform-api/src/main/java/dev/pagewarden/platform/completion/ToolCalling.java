@@ -7,6 +7,7 @@ import dev.pagewarden.core.tools.ToolCallParser;
 import dev.pagewarden.core.tools.ToolCallStream;
 import dev.pagewarden.core.tools.ToolFormat;
 import dev.pagewarden.core.tools.ToolPrompt;
+import dev.pagewarden.platform.error.ApiException;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -60,6 +61,19 @@ final class ToolCalling {
             return call;
         }
         return format == null ? null : JsonGrammar.oneOf(List.of(call, format));
+    }
+
+    /**
+     * The engine refused the grammar (engine nodes decode without one): for a forced call without a response format,
+     * the refusal names tool_choice, what the request asked for.
+     */
+    static ApiException inToolTerms(CompletionRequest request, ApiException e) {
+        if (!"response_format".equals(e.error().param()) || !offered(request) || !request.tools().forced()
+                || request.controls().format() != null) {
+            return e;
+        }
+        return ApiException.invalid("tool_choice", request.tools().describeChoice() + " needs constrained decoding, "
+                + "which is not available when serving from engine nodes; use \"auto\"");
     }
 
     /** The reader of calls in this request's output; null when no tools are offered. */

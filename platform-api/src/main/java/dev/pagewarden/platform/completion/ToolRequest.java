@@ -27,11 +27,13 @@ record ToolRequest(List<Map<String, Object>> definitions, List<ToolSpec> specs, 
 
     /** {@code tool_choice}: none (tools not offered), auto (the model decides), required (some call), named. */
     enum Choice {
-        NONE, AUTO, REQUIRED, NAMED;
+        NONE, AUTO, REQUIRED, NAMED
+    }
 
-        String wire() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
+    /** The forced choice as an error message names it. */
+    String describeChoice() {
+        return choice == Choice.NAMED ? "tool_choice naming function '" + named + "'"
+                : "tool_choice \"" + choice.name().toLowerCase(java.util.Locale.ROOT) + "\"";
     }
 
     private static final Set<String> CHAT_FUNCTION_FIELDS = Set.of("name", "description", "parameters", "strict");
