@@ -95,10 +95,9 @@ class InputValidationTest extends PlatformTest {
     }
 
     @Test
-    void toolsInAnyFormAreRefusedNotIgnored() {
+    void legacyFunctionCallingInAnyFormIsRefusedNotIgnored() {
         String key = newTenant("tools")[1];
-        for (var field : List.<Map.Entry<String, Object>>of(Map.entry("tools", List.of()), Map.entry("tool_choice", "none"),
-                Map.entry("parallel_tool_calls", false), Map.entry("functions", List.of()),
+        for (var field : List.<Map.Entry<String, Object>>of(Map.entry("functions", List.of()),
                 Map.entry("function_call", "none"))) {
             error(post(as(key), "/v1/chat/completions", Map.of("model", MODEL, "messages",
                             List.of(Map.of("role", "user", "content", "hi")), field.getKey(), field.getValue())),

@@ -147,9 +147,9 @@ class ResponsesApiTest extends PlatformTest {
         String key = newTenant("responses-400")[1];
         Object[][] cases = {
                 {"store", request("store", true)},
-                {"tools", request("tools", List.of(Map.of("type", "function", "name", "f")))},
+                {"tools[0].type", request("tools", List.of(Map.of("type", "web_search")))},
                 {"tool_choice", request("tool_choice", "required")},
-                {"text.format", request("text", Map.of("format", Map.of("type", "json_object")))},
+                {"text.format", request("text", Map.of("format", Map.of("type", "xml")))},
                 {"text.format", request("text", Map.of("format", Map.of("type", "json_schema", "name", "x",
                         "schema", Map.of())))},
                 {"previous_response_id", request("previous_response_id", "resp_abc")},
@@ -165,8 +165,9 @@ class ResponsesApiTest extends PlatformTest {
                 {"model", request("model", 7)},
                 {"input", request("input", List.of())},
                 {"input[0].role", request("input", List.of(Map.of("role", "tool", "content", "x")))},
-                {"input[0].type", request("input", List.of(Map.of("type", "function_call_output", "call_id", "c",
+                {"input[0].type", request("input", List.of(Map.of("type", "computer_call_output", "call_id", "c",
                         "output", "x")))},
+                {"input[0].call_id", request("input", List.of(Map.of("type", "function_call_output", "output", "x")))},
                 {"input[0].content[0]", request("input", List.of(Map.of("role", "user",
                         "content", List.of(Map.of("type", "input_image", "image_url", "http://x/y.png")))))},
                 {"metadata.k", request("metadata", Map.of("k", 1))},

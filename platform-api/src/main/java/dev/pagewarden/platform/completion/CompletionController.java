@@ -94,13 +94,16 @@ class CompletionController {
             for (int i = 0; i < n; i++) {
                 Map<String, Object> choice = new LinkedHashMap<>();
                 choice.put("index", i);
+                boolean called = false;
                 if (request.kind() == CompletionRequest.Kind.CHAT) {
-                    choice.put("message", Map.of("role", "assistant", "content", texts[i].toString()));
+                    Map<String, Object> message = ToolCalling.message(generation.tools(), texts[i].toString());
+                    called = message.containsKey("tool_calls");
+                    choice.put("message", message);
                 } else {
                     choice.put("text", texts[i].toString());
                 }
                 choice.put("logprobs", logprobs(request, logprobs.get(i), 0));
-                choice.put("finish_reason", dones[i].finishReason());
+                choice.put("finish_reason", ToolCalling.finishReason(called, dones[i].finishReason()));
                 if (n > 1) {
                     choice.put("pagewarden_receipt", dones[i].receipt()); // each choice ran as its own request
                 }
@@ -134,18 +137,32 @@ class CompletionController {
         int[] offsets = new int[n];
         int[] completionTokens = new int[1];
         int[] done = new int[1];
+        // with tools offered, each choice's text passes through a call reader: what may begin a call waits
+        ToolCalling.Deltas[] tools = new ToolCalling.Deltas[generation.tools() == null ? 0 : n];
+        for (int i = 0; i < tools.length; i++) {
+            tools[i] = new ToolCalling.Deltas(generation.tools());
+        }
         Flux<String> body = generation.events().concatMap(e -> switch (e) {
             case GenerationEvent.Delta d -> {
                 Object logprobs = logprobs(request, d.logprobs(), offsets[d.index()]);
                 offsets[d.index()] += d.logprobs().stream().mapToInt(t -> t.token().length()).sum();
+                if (tools.length > 0) {
+                    yield Flux.fromIterable(toolChunks(request, id, created, object, d.index(),
+                            tools[d.index()].accept(d.text()), logprobs));
+                }
                 yield Flux.just(data(chunk(request, id, created, object, d.index(),
                         chat ? Map.of("content", d.text()) : d.text(), logprobs, null)));
             }
             case GenerationEvent.Done d -> {
-                Map<String, Object> last = chunk(request, id, created, object, d.index(), chat ? Map.of() : "", null,
-                        d.finishReason());
-                last.put("pagewarden_receipt", d.receipt());
                 List<String> out = new ArrayList<>();
+                String reason = d.finishReason();
+                if (tools.length > 0) {
+                    out.addAll(toolChunks(request, id, created, object, d.index(), tools[d.index()].finish(), null));
+                    reason = ToolCalling.finishReason(tools[d.index()].called(), reason);
+                }
+                Map<String, Object> last = chunk(request, id, created, object, d.index(), chat ? Map.of() : "", null,
+                        reason);
+                last.put("pagewarden_receipt", d.receipt());
                 out.add(data(last));
                 completionTokens[0] += d.completionTokens();
                 if (request.includeUsage() && ++done[0] == n) {
@@ -164,6 +181,19 @@ class CompletionController {
         }).concatWith(Flux.just("[DONE]"));
         return Mono.just(ResponseEntity.ok().contentType(MediaType.TEXT_EVENT_STREAM)
                 .header("Cache-Control", "no-cache").body(new EventStream(Flux.concat(first, body))));
+    }
+
+    /** A choice's tool-aware deltas as chunks; the log probabilities ride on the first (or on an empty one). */
+    private List<String> toolChunks(CompletionRequest request, String id, long created, String object, int index,
+                                    List<Map<String, Object>> deltas, Object logprobs) {
+        List<String> out = new ArrayList<>(deltas.size() + 1);
+        if (deltas.isEmpty() && logprobs != null) {
+            out.add(data(chunk(request, id, created, object, index, Map.of("content", ""), logprobs, null)));
+        }
+        for (int i = 0; i < deltas.size(); i++) {
+            out.add(data(chunk(request, id, created, object, index, deltas.get(i), i == 0 ? logprobs : null, null)));
+        }
+        return out;
     }
 
     private Map<String, Object> chunk(CompletionRequest request, String id, long created, String object, int index,

@@ -15,11 +15,20 @@ import java.util.Map;
  * @param controls  the logit controls and log probabilities beyond temperature and top_p
  * @param promptCacheKey OpenAI's {@code prompt_cache_key}; null when not given
  * @param cacheSalt      vLLM's {@code cache_salt}; null when not given
+ * @param tools          the functions the model may call and how; null when the request names none
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                          Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
                          boolean stream, boolean includeUsage, String user, int n, Controls controls,
-                         String promptCacheKey, String cacheSalt) {
+                         String promptCacheKey, String cacheSalt, ToolRequest tools) {
+
+    CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
+                      Integer maxTokens, float temperature, float topP, Long seed, List<String> stop, boolean stream,
+                      boolean includeUsage, String user, int n, Controls controls, String promptCacheKey,
+                      String cacheSalt) {
+        this(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed, stop, stream,
+                includeUsage, user, n, controls, promptCacheKey, cacheSalt, null);
+    }
 
     /**
      * @param logprobs alternatives per token to return with the chosen token's log probability; -1: no log

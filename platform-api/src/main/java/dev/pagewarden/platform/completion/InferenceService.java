@@ -17,6 +17,7 @@ import dev.pagewarden.core.sampling.SamplingParams;
 import dev.pagewarden.core.sampling.TokenConstraint;
 import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.template.ChatTemplate;
+import dev.pagewarden.core.tools.ToolCallParser;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.Utf8StreamDecoder;
 import dev.pagewarden.platform.audit.RequestRecord;
@@ -105,8 +106,10 @@ public class InferenceService {
     /**
      * A request the engine accepted: its id and prompt size (choice 0's, for n choices), and its events (per choice
      * Deltas, then Done; or an {@link ApiException} error). Cancelling {@code events} aborts the request in the engine.
+     * {@code tools} reads the calls out of the output; null when the request offers no tools.
      */
-    record Generation(long requestId, String publicId, int promptTokens, Flux<GenerationEvent> events) {
+    record Generation(long requestId, String publicId, int promptTokens, Flux<GenerationEvent> events,
+                      ToolCallParser tools) {
     }
 
     /**
@@ -198,7 +201,8 @@ public class InferenceService {
             LOG.info("[{}] request {}: client disconnected, aborting in the engine", httpRequestId, runs.getFirst().id);
         });
         Run first = runs.getFirst();
-        return new Generation(first.id, first.publicId, prompt.length, events);
+        return new Generation(first.id, first.publicId, prompt.length, events,
+                ToolCalling.parser(model.chatTemplate(), request));
     }
 
     /**
@@ -228,10 +232,10 @@ public class InferenceService {
             return model.engine().validate(new GenerationRequest(caller.tenantId(), prompt, maxTokens,
                     new SamplingParams(request.temperature(), request.topP(), seed, false, c.topK(), c.minP(),
                             c.presencePenalty(), c.frequencyPenalty(), c.repetitionPenalty(), c.logitBias(), c.logprobs(),
-                            constraint(model, c.format())),
+                            constraint(model, ToolCalling.grammar(model.chatTemplate(), request))),
                     caller.limits().weight(), caching(caller, request)));
         } catch (InvalidRequestException e) {
-            throw ApiException.invalid(e.param(), e.getMessage());
+            throw ToolCalling.inToolTerms(request, ApiException.invalid(e.param(), e.getMessage()));
         }
     }
 
@@ -565,8 +569,7 @@ public class InferenceService {
         }
         List<ChatTemplate.Segment> segments;
         try {
-            segments = model.chatTemplate().renderSegments(request.messages().stream()
-                    .map(m -> new dev.pagewarden.core.template.ChatMessage(m.role(), m.content())).toList(), true);
+            segments = ToolCalling.segments(model.chatTemplate(), request);
         } catch (InvalidRequestException e) {
             // the template refused this conversation (raise_exception): the request's fault, not the server's
             throw ApiException.invalid(e.param(), e.getMessage());

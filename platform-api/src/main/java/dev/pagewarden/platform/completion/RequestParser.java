@@ -42,14 +42,12 @@ final class RequestParser {
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo", "best_of", "suffix");
     private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs",
             "response_format", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call");
-    /** Tool and function calling: not implemented, so refused in any form - even empty - rather than ignored. */
-    private static final List<String> TOOLING = List.of("tools", "tool_choice", "parallel_tool_calls", "functions",
-            "function_call");
-    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content");
+    /** The legacy function calling, replaced upstream by tools: refused in any form - even empty - rather than ignored. */
+    private static final List<String> TOOLING = List.of("functions", "function_call");
+    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "tool_calls", "tool_call_id");
     /** OpenAI's other message fields: defined, but they would change the request, so refused as unsupported. */
-    private static final Set<String> MESSAGE_UNSUPPORTED = Set.of("name", "tool_calls", "tool_call_id", "function_call",
-            "refusal", "audio");
-    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
+    private static final Set<String> MESSAGE_UNSUPPORTED = Set.of("name", "function_call", "refusal", "audio");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
 
     private final JsonMapper json;
     private final int maxN;
@@ -138,6 +136,8 @@ final class RequestParser {
             includeUsage = bool(so, "include_usage", false);
         }
         CompletionRequest.Controls controls = controls(kind, root);
+        ToolRequest tools = kind == CompletionRequest.Kind.CHAT ? ToolRequest.parse(root, false) : null;
+        checkFormatWithTools(tools, controls.format(), "response_format");
         // as OpenAI: json_object without the word JSON in the messages tends to run on with whitespace
         if (controls.format() == JsonGrammar.anyObject() && messages != null && messages.stream()
                 .noneMatch(m -> m.content() != null && m.content().toLowerCase(Locale.ROOT).contains("json"))) {
@@ -146,7 +146,18 @@ final class RequestParser {
         }
         return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
                 stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls,
-                cacheKey(root, "prompt_cache_key"), cacheKey(root, "cache_salt"));
+                cacheKey(root, "prompt_cache_key"), cacheKey(root, "cache_salt"), tools);
+    }
+
+    /**
+     * A forced call is the whole answer, so it cannot also be a response format; with tools offered on auto the
+     * answer is either a call or the format (see {@link ToolCalling#grammar}).
+     */
+    static void checkFormatWithTools(ToolRequest tools, JsonGrammar format, String param) {
+        if (tools != null && tools.forced() && format != null) {
+            throw ApiException.invalid(param, param + " cannot be combined with " + tools.describeChoice()
+                    + ": the answer is a function call; use tool_choice \"auto\" or none");
+        }
     }
 
     /** Penalties, bias, the vLLM filters and log probabilities; each bad value a 400 naming its parameter. */
@@ -279,8 +290,8 @@ final class RequestParser {
         for (String f : TOOLING) {
             JsonNode v = root.get(f);
             if (v != null && !v.isNull()) {
-                throw ApiException.invalid(f, f + " is not supported: this model has no tool or function calling; "
-                        + "leave '" + f + "' out of the request");
+                throw ApiException.invalid(f, f + " is not supported: legacy function calling was replaced by tools; "
+                        + "send 'tools' and 'tool_choice' instead");
             }
         }
     }
@@ -359,7 +370,7 @@ final class RequestParser {
             if (role == null || !role.isString() || !ROLES.contains(role.stringValue())) {
                 throw ApiException.invalid(where + ".role", where + ".role must be one of " + ROLES);
             }
-            out.add(new ChatMessage(role.stringValue(), content(m.get("content"), where + ".content")));
+            out.add(ToolMessages.read(m, where, role.stringValue(), c -> content(c, where + ".content")));
         }
         return out;
     }

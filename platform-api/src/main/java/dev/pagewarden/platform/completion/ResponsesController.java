@@ -56,6 +56,11 @@ class ResponsesController {
                         .flatMap(generation -> {
                             Shape shape = new Shape(request, CompletionRequest.Kind.RESPONSE.idPrefix
                                     + generation.publicId(), generation.publicId(), created);
+                            if (generation.tools() != null) {
+                                return request.chat().stream()
+                                        ? Mono.just(ResponseToolStream.stream(shape, generation, json))
+                                        : collectWithTools(shape, generation);
+                            }
                             return request.chat().stream() ? stream(shape, generation) : collect(shape, generation);
                         }));
     }
@@ -103,6 +108,26 @@ class ResponsesController {
         });
     }
 
+    /** Output items for the text outside calls (a message, when there is any) and one function_call item per call. */
+    private Mono<ResponseEntity<?>> collectWithTools(Shape shape, InferenceService.Generation generation) {
+        return GenerationEvent.collect(generation.events(), shape.id).map(c -> {
+            String status = status(c.done());
+            dev.pagewarden.core.tools.ToolCallParser.Parsed parsed = generation.tools().parse(c.text());
+            List<Map<String, Object>> output = new java.util.ArrayList<>();
+            if (parsed.content() != null) {
+                output.add(shape.message(parsed.content(), status));
+            }
+            parsed.calls().forEach(call -> output.add(Shape.functionCall(ToolCalling.callId(), call.name(),
+                    call.arguments(), "completed")));
+            Map<String, Object> response = shape.response(status, output, c.done(), null);
+            ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON);
+            if (c.done().receipt() != null) {
+                ok.header(CompletionController.RECEIPT_HEADER, c.done().receipt());
+            }
+            return ok.body(response);
+        });
+    }
+
     /**
      * The typed events in OpenAI's order: created, in_progress, the message item and its text part added, the text
      * deltas, then text, part and item done and the terminal event ({@code response.completed}, or
@@ -110,7 +135,7 @@ class ResponsesController {
      * {@code error} event and {@code response.failed}: never a normal-looking end.
      */
     private Mono<ResponseEntity<?>> stream(Shape shape, InferenceService.Generation generation) {
-        Events out = new Events();
+        Events out = new Events(json);
         StringBuilder text = new StringBuilder();
         Flux<ResponseEventStream.Event> opening = Flux.defer(() -> {
             Map<String, Object> created = shape.response("in_progress", List.of(), null, null);
@@ -149,13 +174,18 @@ class ResponsesController {
     }
 
     /** completed, or incomplete when the output hit max_output_tokens (or the context). */
-    private static String status(GenerationEvent.Done done) {
+    static String status(GenerationEvent.Done done) {
         return "length".equals(done.finishReason()) ? "incomplete" : "completed";
     }
 
     /** Numbers one stream's events in order, each payload led by its type and sequence number. */
-    private final class Events {
+    static final class Events {
+        private final JsonMapper json;
         private int sequence;
+
+        Events(JsonMapper json) {
+            this.json = json;
+        }
 
         ResponseEventStream.Event event(String type, Map<String, Object> fields) {
             Map<String, Object> payload = new LinkedHashMap<>();
@@ -167,7 +197,7 @@ class ResponsesController {
     }
 
     /** The objects of one response: the response, its one message item and its text part, as OpenAI shapes them. */
-    private record Shape(ResponsesParser.ResponseRequest request, String id, String publicId, long createdAt) {
+    record Shape(ResponsesParser.ResponseRequest request, String id, String publicId, long createdAt) {
 
         Map<String, Object> response(String status, List<Map<String, Object>> output, GenerationEvent.Done done,
                                      Map<String, Object> error) {
@@ -194,9 +224,9 @@ class ResponsesController {
             r.put("service_tier", "default");
             r.put("store", false);
             r.put("temperature", chat.temperature());
-            r.put("text", Map.of("format", Map.of("type", "text")));
-            r.put("tool_choice", "auto");
-            r.put("tools", List.of());
+            r.put("text", Map.of("format", request.textFormat()));
+            r.put("tool_choice", request.toolChoice());
+            r.put("tools", request.tools());
             r.put("top_p", chat.topP());
             r.put("truncation", "disabled");
             r.put("usage", done == null ? null : usage(done));
@@ -218,6 +248,18 @@ class ResponsesController {
             m.put("status", status);
             m.put("role", "assistant");
             m.put("content", content);
+            return m;
+        }
+
+        /** A function_call output item: {@code id} is the item's, {@code callId} the one a result names. */
+        static Map<String, Object> functionCall(String callId, String name, String arguments, String status) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", "fc_" + callId.substring("call_".length()));
+            m.put("type", "function_call");
+            m.put("status", status);
+            m.put("arguments", arguments);
+            m.put("call_id", callId);
+            m.put("name", name);
             return m;
         }
 

@@ -1,5 +1,7 @@
 package dev.pagewarden.platform.completion;
 
+import dev.pagewarden.core.grammar.JsonGrammar;
+import dev.pagewarden.core.grammar.SchemaException;
 import dev.pagewarden.platform.engine.ModelIds;
 import dev.pagewarden.platform.error.ApiException;
 import org.springframework.stereotype.Component;
@@ -14,9 +16,11 @@ import java.util.Set;
 /**
  * Reads a {@code POST /v1/responses} body as strictly as {@link RequestParser} reads the others (same JSON reading,
  * same field checks) and maps it onto a chat: {@code instructions} becomes a system message ahead of the
- * {@code input} messages, {@code max_output_tokens} the chat's max_tokens. Text in, text out, nothing stored:
- * {@code store: true}, tools, structured output and the fields that need a stored response are refused, each
- * naming its field.
+ * {@code input} messages, {@code max_output_tokens} the chat's max_tokens; function tools, {@code tool_choice} and
+ * {@code text.format} (json_object, json_schema) map onto the chat's tools and response format, and the
+ * {@code function_call} / {@code function_call_output} input items onto an assistant's tool calls and tool messages.
+ * Nothing is stored: {@code store: true} and the fields that need a stored response are refused, each naming its
+ * field.
  */
 @Component
 final class ResponsesParser {
@@ -30,6 +34,8 @@ final class ResponsesParser {
             "top_logprobs");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
     private static final Set<String> ITEM_FIELDS = Set.of("type", "role", "content", "id", "status");
+    private static final Set<String> CALL_FIELDS = Set.of("type", "call_id", "name", "arguments", "id", "status");
+    private static final Set<String> OUTPUT_FIELDS = Set.of("type", "call_id", "output", "id", "status");
 
     private final RequestParser parser;
 
@@ -37,9 +43,13 @@ final class ResponsesParser {
         this.parser = parser;
     }
 
-    /** A response request: the chat it runs as, and what the response object echoes back. */
+    /**
+     * A response request: the chat it runs as, and what the response object echoes back ({@code tools} in the
+     * Responses shape, {@code toolChoice} as sent or "auto", {@code textFormat} as sent or text).
+     */
     record ResponseRequest(CompletionRequest chat, String instructions, Map<String, String> metadata,
-                           boolean parallelToolCalls) {
+                           boolean parallelToolCalls, List<Map<String, Object>> tools, Object toolChoice,
+                           Object textFormat) {
     }
 
     ResponseRequest parse(byte[] body) {
@@ -50,6 +60,9 @@ final class ResponsesParser {
             }
         }
         refuseUnsupported(root);
+        JsonGrammar format = textFormat(root.get("text"));
+        ToolRequest tools = ToolRequest.parse(root, true);
+        RequestParser.checkFormatWithTools(tools, format, "text.format");
         String model = RequestParser.string(root, "model", true);
         if (!ModelIds.valid(model)) {
             throw ApiException.invalid("model", "'model' is not a valid model id: " + ModelIds.problem());
@@ -92,9 +105,15 @@ final class ResponsesParser {
         // prompt_cache_key narrows the tenant's prefix cache scope, as on chat
         CompletionRequest chat = new CompletionRequest(CompletionRequest.Kind.RESPONSE, model, null, null,
                 List.copyOf(messages), maxOutputTokens, temperature, topP, null, List.of(), stream, false,
-                RequestParser.string(root, "user", false), 1, CompletionRequest.Controls.NONE,
-                RequestParser.cacheKey(root, "prompt_cache_key"), null);
-        return new ResponseRequest(chat, instructions, metadata(root.get("metadata")), parallelToolCalls);
+                RequestParser.string(root, "user", false), 1, format == null ? CompletionRequest.Controls.NONE
+                : new CompletionRequest.Controls(0f, 0f, 1f, 0, 0f, Map.of(), -1, format),
+                RequestParser.cacheKey(root, "prompt_cache_key"), null, tools);
+        JsonNode choice = root.get("tool_choice");
+        JsonNode text = root.get("text");
+        return new ResponseRequest(chat, instructions, metadata(root.get("metadata")), parallelToolCalls,
+                toolsEcho(tools), choice == null || choice.isNull() ? "auto" : ToolRequest.plain(choice),
+                text == null || text.isNull() || text.path("format").isNull() || text.path("format").isMissingNode()
+                        ? Map.of("type", "text") : ToolRequest.plain(text.get("format")));
     }
 
     /**
@@ -106,16 +125,6 @@ final class ResponsesParser {
             throw ApiException.invalid("store", "store: true is not supported: responses are never stored here; "
                     + "send \"store\": false");
         }
-        JsonNode tools = root.get("tools");
-        if (tools != null && !tools.isNull() && !(tools.isArray() && tools.isEmpty())) {
-            throw ApiException.invalid("tools", "tools are not supported yet: this endpoint answers with text only; "
-                    + "leave 'tools' out of the request");
-        }
-        JsonNode choice = root.get("tool_choice");
-        if (choice != null && !choice.isNull() && !(choice.isString()
-                && Set.of("none", "auto").contains(choice.stringValue()))) {
-            throw ApiException.invalid("tool_choice", "tool_choice may only be \"none\" or \"auto\": no tools are supported");
-        }
         JsonNode text = root.get("text");
         if (text != null && !text.isNull()) {
             if (!text.isObject()) {
@@ -125,10 +134,7 @@ final class ResponsesParser {
                 JsonNode v = text.get(name);
                 switch (name) {
                     case "format" -> {
-                        if (!v.isNull() && !(v.isObject() && v.size() == 1 && "text".equals(v.path("type").asString("")))) {
-                            throw ApiException.invalid("text.format", "only text.format {\"type\":\"text\"} is supported: "
-                                    + "structured output (json_object, json_schema) is not available yet");
-                        }
+                        // read by textFormat
                     }
                     case "verbosity" -> {
                         if (!v.isNull() && !(v.isString() && v.stringValue().equals("medium"))) {
@@ -179,6 +185,73 @@ final class ResponsesParser {
         }
     }
 
+    /**
+     * {@code text.format}: text (null), json_object or json_schema ({@code {"type":"json_schema","name","schema",
+     * "strict","description"}}), compiled as chat's {@code response_format}.
+     */
+    private static JsonGrammar textFormat(JsonNode text) {
+        JsonNode f = text == null || !text.isObject() ? null : text.get("format");
+        if (f == null || f.isNull()) {
+            return null;
+        }
+        String type = f.isObject() ? f.path("type").asString("") : "";
+        Set<String> fields = switch (type) {
+            case "text", "json_object" -> Set.of("type");
+            case "json_schema" -> Set.of("type", "name", "schema", "strict", "description");
+            default -> throw ApiException.invalid("text.format", "text.format must be an object with type 'text', "
+                    + "'json_object' or 'json_schema'");
+        };
+        for (String name : f.propertyNames()) {
+            if (!fields.contains(name)) {
+                throw ApiException.invalid("text.format." + name, "unknown_parameter",
+                        "Unrecognized request argument supplied: text.format." + name);
+            }
+        }
+        return switch (type) {
+            case "json_object" -> JsonGrammar.anyObject();
+            case "json_schema" -> {
+                JsonNode name = f.get("name");
+                if (name == null || !name.isString() || !name.stringValue().matches("[a-zA-Z0-9_-]{1,64}")) {
+                    throw ApiException.invalid("text.format", "text.format.name is required: up to 64 letters, digits, "
+                            + "underscores and dashes");
+                }
+                JsonNode strict = f.get("strict");
+                if (strict != null && !strict.isNull() && !strict.isBoolean()) {
+                    throw ApiException.invalid("text.format", "text.format.strict must be a boolean");
+                }
+                JsonNode schema = f.get("schema");
+                if (schema == null || !schema.isObject()) {
+                    throw ApiException.invalid("text.format", "text.format.schema is required and must be an object");
+                }
+                try {
+                    yield JsonGrammar.compile(schema.toString());
+                } catch (SchemaException e) {
+                    throw ApiException.invalid("text.format", "text.format.schema" + e.path() + ": " + e.getMessage());
+                }
+            }
+            default -> null;
+        };
+    }
+
+    /** The function tools as a response shows them: type, name, description, parameters and strict. */
+    private static List<Map<String, Object>> toolsEcho(ToolRequest tools) {
+        if (tools == null) {
+            return List.of();
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Map<String, Object> d : tools.definitions()) {
+            Map<?, ?> fn = (Map<?, ?>) d.get("function");
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("type", "function");
+            t.put("name", fn.get("name"));
+            t.put("description", fn.get("description"));
+            t.put("parameters", fn.get("parameters"));
+            t.put("strict", true);
+            out.add(t);
+        }
+        return out;
+    }
+
     /** {@code input}: a string (one user message) or an array of message items. */
     private static List<ChatMessage> input(JsonNode input) {
         if (input == null || input.isNull()) {
@@ -198,9 +271,14 @@ final class ResponsesParser {
                 throw ApiException.invalid(where, where + " must be an object ({\"role\":...,\"content\":...})");
             }
             JsonNode type = item.get("type");
-            if (type != null && !type.isNull() && !(type.isString() && type.stringValue().equals("message"))) {
-                throw ApiException.invalid(where + ".type", where + ".type " + type + " is not supported: only message "
-                        + "items (text) are");
+            String kind = type == null || type.isNull() ? "message" : type.isString() ? type.stringValue() : "";
+            if (kind.equals("function_call") || kind.equals("function_call_output")) {
+                toolItem(item, where, kind, out);
+                continue;
+            }
+            if (!kind.equals("message")) {
+                throw ApiException.invalid(where + ".type", where + ".type " + type + " is not supported: only message, "
+                        + "function_call and function_call_output items are");
             }
             for (String name : item.propertyNames()) {
                 if (!ITEM_FIELDS.contains(name)) {
@@ -215,6 +293,43 @@ final class ResponsesParser {
             out.add(new ChatMessage(role.stringValue(), content(item.get("content"), where + ".content")));
         }
         return out;
+    }
+
+    /**
+     * A call the model made earlier joins the assistant turn before it (or starts one); its output becomes a tool
+     * message.
+     */
+    private static void toolItem(JsonNode item, String where, String kind, List<ChatMessage> out) {
+        boolean call = kind.equals("function_call");
+        for (String name : item.propertyNames()) {
+            if (!(call ? CALL_FIELDS : OUTPUT_FIELDS).contains(name)) {
+                throw ApiException.invalid(where + "." + name, "unknown_parameter",
+                        "Unrecognized request argument supplied: " + where + "." + name);
+            }
+        }
+        String callId = required(item, "call_id", where);
+        if (!call) {
+            out.add(new ChatMessage("tool", required(item, "output", where), List.of(), callId));
+            return;
+        }
+        dev.pagewarden.core.template.ChatMessage.ToolCall tc = new dev.pagewarden.core.template.ChatMessage.ToolCall(
+                callId, required(item, "name", where), required(item, "arguments", where));
+        ChatMessage last = out.isEmpty() ? null : out.getLast();
+        if (last != null && last.role().equals("assistant")) {
+            List<dev.pagewarden.core.template.ChatMessage.ToolCall> calls = new ArrayList<>(last.toolCalls());
+            calls.add(tc);
+            out.set(out.size() - 1, new ChatMessage("assistant", last.content(), List.copyOf(calls), null));
+        } else {
+            out.add(new ChatMessage("assistant", "", List.of(tc), null));
+        }
+    }
+
+    private static String required(JsonNode item, String field, String where) {
+        JsonNode v = item.get(field);
+        if (v == null || !v.isString()) {
+            throw ApiException.invalid(where + "." + field, where + "." + field + " is required and must be a string");
+        }
+        return v.stringValue();
     }
 
     /**

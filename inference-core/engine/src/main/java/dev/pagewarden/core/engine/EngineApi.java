@@ -22,6 +22,7 @@ public final class EngineApi {
             "dev.pagewarden.core.model.load..", // opening a model (any format) for an engine
             "dev.pagewarden.core.tokenizer..", // text to tokens and back
             "dev.pagewarden.core.template..",  // chat templates: conversations to prompts
+            "dev.pagewarden.core.tools..",     // tool calls: prompts, forced-call grammars, reading calls back
             "dev.pagewarden.core.fault..",     // fault hooks, which an installed lab supplies
             "dev.pagewarden.core.faultlab..",  // finding and driving an installed replay lab
     };

@@ -175,6 +175,13 @@ final class Automaton {
                         new Start(option).step(b, rest, out);
                     }
                 }
+                case Node.Seq seq -> {
+                    Frame[] frames = new Frame[seq.parts.size()];
+                    for (int i = 0; i < frames.length; i++) {
+                        frames[i] = new Start(seq.parts.get(i));
+                    }
+                    feed(push(rest, frames), b, out);
+                }
                 case Node.Any ignored -> new Start(ANY_VALUE).step(b, rest, out);
             }
         }

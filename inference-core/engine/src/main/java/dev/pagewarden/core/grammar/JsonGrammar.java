@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -66,15 +67,97 @@ public final class JsonGrammar {
         return new JsonGrammar(node(schema, ""), "schema:" + schema);
     }
 
-    /** The grammar whose {@link #key} is {@code key} (an engine node compiles what the platform sends). */
+    /**
+     * The grammar whose {@link #key} is {@code key} (an engine node compiles what the platform sends): a schema, any
+     * object, or a tool call's text, sequences and alternatives of them.
+     */
     public static JsonGrammar ofKey(String key) {
+        if (key == null) {
+            throw new SchemaException("", "not a grammar's key");
+        }
         if (ANY_OBJECT.key.equals(key)) {
             return ANY_OBJECT;
         }
-        if (key == null || !key.startsWith("schema:")) {
-            throw new SchemaException("", "not a response format's key");
+        if (key.startsWith("schema:")) {
+            return compile(key.substring("schema:".length()));
         }
-        return compile(key.substring("schema:".length()));
+        if (key.startsWith("text:")) {
+            try {
+                return text(JSON.readValue(key.substring("text:".length()), String.class));
+            } catch (JsonProcessingException | IllegalArgumentException e) {
+                throw new SchemaException("", "not a grammar's key");
+            }
+        }
+        if (key.startsWith("seq:")) {
+            return sequence(parts(key.substring("seq:".length())));
+        }
+        if (key.startsWith("any:")) {
+            return oneOf(parts(key.substring("any:".length())));
+        }
+        throw new SchemaException("", "not a grammar's key");
+    }
+
+    /** The grammars of a {@link #keys} list: {@code [} then each key led by its length and a colon, then {@code ]}. */
+    private static List<JsonGrammar> parts(String list) {
+        if (!list.startsWith("[") || !list.endsWith("]")) {
+            throw new SchemaException("", "not a grammar's key");
+        }
+        List<JsonGrammar> parts = new ArrayList<>();
+        int at = 1;
+        int end = list.length() - 1;
+        while (at < end) {
+            int colon = list.indexOf(':', at);
+            int length;
+            try {
+                length = Integer.parseInt(list.substring(at, colon));
+            } catch (RuntimeException e) {
+                throw new SchemaException("", "not a grammar's key");
+            }
+            if (length < 0 || colon + 1 + length > end) {
+                throw new SchemaException("", "not a grammar's key");
+            }
+            parts.add(ofKey(list.substring(colon + 1, colon + 1 + length)));
+            at = colon + 1 + length;
+        }
+        if (parts.isEmpty()) {
+            throw new SchemaException("", "not a grammar's key");
+        }
+        return parts;
+    }
+
+    /** Exactly {@code text} (UTF-8): the fixed text around a tool call's arguments. */
+    public static JsonGrammar text(String text) {
+        if (text.isEmpty()) {
+            throw new IllegalArgumentException("the text must not be empty");
+        }
+        return new JsonGrammar(new Node.Lit(text.getBytes(StandardCharsets.UTF_8)), "text:" + quoted(text));
+    }
+
+    /** {@code parts} one after the other. */
+    public static JsonGrammar sequence(List<JsonGrammar> parts) {
+        if (parts.isEmpty()) {
+            throw new IllegalArgumentException("a sequence needs at least one part");
+        }
+        return parts.size() == 1 ? parts.getFirst() : new JsonGrammar(new Node.Seq(parts.stream()
+                .map(g -> g.root).toList()), "seq:" + keys(parts));
+    }
+
+    /** Any one of {@code options}. */
+    public static JsonGrammar oneOf(List<JsonGrammar> options) {
+        if (options.isEmpty()) {
+            throw new IllegalArgumentException("oneOf needs at least one option");
+        }
+        return options.size() == 1 ? options.getFirst() : new JsonGrammar(new Node.AnyOf(options.stream()
+                .map(g -> g.root).toList()), "any:" + keys(options));
+    }
+
+    /** The parts' keys, each led by its length, so that no two lists of parts share a key. */
+    private static String keys(List<JsonGrammar> parts) {
+        StringBuilder sb = new StringBuilder("[");
+        for (JsonGrammar g : parts) {
+            sb.append(g.key.length()).append(':').append(g.key);
+        }
+        return sb.append(']').toString();
     }
 
     /** The schema's compact JSON text: equal keys, equal grammars (what compiled masks are cached by). */

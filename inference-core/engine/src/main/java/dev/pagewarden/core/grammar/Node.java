@@ -91,6 +91,15 @@ sealed interface Node {
         }
     }
 
+    /** These, one after the other (a tool call: its wrapper text around the arguments' object). */
+    final class Seq implements Node {
+        final List<Node> parts;
+
+        Seq(List<Node> parts) {
+            this.parts = parts;
+        }
+    }
+
     /** Any JSON value (the values of a json_object). */
     final class Any implements Node {
         static final Any INSTANCE = new Any();

@@ -93,20 +93,52 @@ public final class ChatTemplate {
      * @throws ModelFormatException the template is broken (an error not caused by the conversation)
      */
     public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        return renderSegments(messages, null, addGenerationPrompt);
+    }
+
+    /**
+     * As {@link #renderSegments(List, boolean)}, with the tools the model may call passed to the template as
+     * {@code tools} (OpenAI's shape: {@code {"type":"function","function":{"name","description","parameters"}}})
+     * and each message's tool calls as {@code tool_calls} (their arguments parsed, as transformers passes them) and
+     * {@code tool_call_id}. Every string a client wrote in them is client text; so are the property names of the
+     * parameter schemas. Null tools: the template is rendered without {@code tools}, exactly as before.
+     */
+    public List<Segment> renderSegments(List<ChatMessage> messages, List<Map<String, Object>> tools,
+                                        boolean addGenerationPrompt) {
         List<Map<String, Object>> marked = new ArrayList<>();
         for (int i = 0; i < messages.size(); i++) {
             ChatMessage m = messages.get(i);
+            String where = "messages[" + i + "]";
             if (UserText.hasMarks(m.content()) || UserText.hasMarks(m.role())) {
-                throw new InvalidRequestException("messages[" + i + "]",
-                        "messages[" + i + "] contains U+FDD0 or U+FDD1, Unicode noncharacters this server reserves for internal use");
+                throw reserved(where);
             }
             Map<String, Object> msg = new LinkedHashMap<>();
             msg.put("role", m.role());
             msg.put("content", UserText.mark(m.content()));
+            if (!m.toolCalls().isEmpty()) {
+                List<Map<String, Object>> calls = new ArrayList<>();
+                for (ChatMessage.ToolCall c : m.toolCalls()) {
+                    Map<String, Object> function = new LinkedHashMap<>();
+                    function.put("name", markAll(c.name(), where));
+                    function.put("arguments", markAll(arguments(c.arguments()), where));
+                    Map<String, Object> call = new LinkedHashMap<>();
+                    call.put("id", markAll(c.id(), where));
+                    call.put("type", "function");
+                    call.put("function", function);
+                    calls.add(call);
+                }
+                msg.put("tool_calls", calls);
+            }
+            if (m.toolCallId() != null) {
+                msg.put("tool_call_id", markAll(m.toolCallId(), where));
+            }
             marked.add(msg);
         }
         Map<String, Object> context = new HashMap<>();
         context.put("messages", marked);
+        if (tools != null) {
+            context.put("tools", markSchema(tools, "tools"));
+        }
         context.put("add_generation_prompt", addGenerationPrompt);
         context.put("bos_token", bosToken);
         context.put("eos_token", eosToken);
@@ -125,6 +157,74 @@ public final class ChatTemplate {
             }
         }
         return UserText.Marked.parse(result.getOutput()).segments();
+    }
+
+    /** Whether the template's source mentions {@code tools} at all: one that does not cannot show them. */
+    public boolean rendersTools() {
+        return source.contains("tools");
+    }
+
+    private static InvalidRequestException reserved(String where) {
+        return new InvalidRequestException(where, where + " contains U+FDD0 or U+FDD1, Unicode noncharacters this "
+                + "server reserves for internal use");
+    }
+
+    /** A call's arguments as transformers hands them to templates: parsed when they are a JSON object. */
+    private static Object arguments(String json) {
+        try {
+            Object parsed = ARGUMENTS.readValue(json, Object.class);
+            return parsed instanceof Map<?, ?> ? parsed : json;
+        } catch (java.io.IOException e) {
+            return json;
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper ARGUMENTS =
+            new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /** Client values: every string marked, keys too. */
+    private static Object markAll(Object v, String where) {
+        return switch (v) {
+            case String s -> {
+                if (UserText.hasMarks(s)) {
+                    throw reserved(where);
+                }
+                yield UserText.mark(s);
+            }
+            case Map<?, ?> m -> {
+                Map<Object, Object> out = new LinkedHashMap<>();
+                m.forEach((k, x) -> out.put(markAll(String.valueOf(k), where), markAll(x, where)));
+                yield out;
+            }
+            case List<?> l -> l.stream().map(x -> markAll(x, where)).toList();
+            case null, default -> v;
+        };
+    }
+
+    /**
+     * Tool definitions: every string value marked, and the keys of each {@code properties} map (property names are
+     * the client's); other keys are the schema's and OpenAI's own words, which templates look up.
+     */
+    private static Object markSchema(Object v, String where) {
+        return switch (v) {
+            case String s -> markAll(s, where);
+            case Map<?, ?> m -> {
+                Map<Object, Object> out = new LinkedHashMap<>();
+                m.forEach((k, x) -> {
+                    if ("properties".equals(k) && x instanceof Map<?, ?> props) {
+                        Map<Object, Object> named = new LinkedHashMap<>();
+                        props.forEach((name, schema) -> named.put(markAll(String.valueOf(name), where),
+                                markSchema(schema, where)));
+                        out.put(k, named);
+                    } else {
+                        out.put(k, markSchema(x, where));
+                    }
+                });
+                yield out;
+            }
+            case List<?> l -> l.stream().map(x -> markSchema(x, where)).toList();
+            case null, default -> v;
+        };
     }
 
     private static Throwable raised(Throwable t) {

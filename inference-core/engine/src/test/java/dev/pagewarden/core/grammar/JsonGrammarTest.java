@@ -3,6 +3,7 @@ package dev.pagewarden.core.grammar;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -150,5 +151,23 @@ class JsonGrammarTest {
                 });
         assertThatThrownBy(() -> schema("{'type':'object','properties':{'x':{'type':'integer','minimum':3,'maximum':2}}}"))
                 .isInstanceOf(SchemaException.class).hasMessageContaining("no integer");
+    }
+
+    @Test
+    void aGrammarIsRebuiltFromItsKeyAsAnEngineNodeDoes() {
+        JsonGrammar args = schema("{'type':'object','properties':{'city':{'type':'string','maxLength':8}},'required':['city']}");
+        JsonGrammar call = JsonGrammar.sequence(List.of(JsonGrammar.text("<tool_call>\n{\"name\": "),
+                JsonGrammar.oneOf(List.of(JsonGrammar.text("\"weather\""), JsonGrammar.text("\"ti:me]\""))),
+                JsonGrammar.text(", \"arguments\": "), args, JsonGrammar.text("}\n</tool_call>")));
+        JsonGrammar either = JsonGrammar.oneOf(List.of(call, JsonGrammar.anyObject()));
+        JsonGrammar rebuilt = JsonGrammar.ofKey(either.key());
+        assertThat(rebuilt.key()).isEqualTo(either.key());
+        String text = "<tool_call>\n{\"name\": \"ti:me]\", \"arguments\": {\"city\":\"Oslo\"}}\n</tool_call>";
+        assertThat(accepts(rebuilt, text)).isTrue();
+        assertThat(accepts(rebuilt, "{\"a\":1}")).isTrue();
+        assertThat(accepts(rebuilt, text.replace("Oslo", "Amsterdam"))).as("maxLength 8").isFalse();
+        for (String bad : List.of("seq:[3:abc]", "any:[]", "text:nope", "seq:[99:x]", "other")) {
+            assertThatThrownBy(() -> JsonGrammar.ofKey(bad)).as(bad).isInstanceOf(SchemaException.class);
+        }
     }
 }

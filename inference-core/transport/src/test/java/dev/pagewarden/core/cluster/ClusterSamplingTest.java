@@ -63,13 +63,19 @@ class ClusterSamplingTest extends RealModelTest {
     }
 
     @Test
-    void penalisedSeededLogprobAndSchemaRequestsAnswerAsInOneProcess() throws Exception {
+    void penalisedSeededLogprobSchemaAndToolCallRequestsAnswerAsInOneProcess() throws Exception {
         String schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":6},"
                 + "\"age\":{\"type\":\"integer\"}},\"required\":[\"name\",\"age\"]}";
         SamplingParams penalised = new SamplingParams(0.9f, 0.95f, 1234).withPenalties(0.6f, 0.4f, 1.3f)
                 .withLogitBias(Map.of(5, 3f, 17, -100f)).withFilters(40, 0.02f);
         SamplingParams constrained = new SamplingParams(0.7f, 1f, 99)
                 .withConstraint(new GrammarConstraints(model.tokenizer()).constraint(JsonGrammar.compile(schema)));
+        // a forced tool call: fixed text around the arguments' schema, one of two names (travels as its key)
+        JsonGrammar callGrammar = JsonGrammar.sequence(List.of(JsonGrammar.text("<tool_call>{\"name\":"),
+                JsonGrammar.oneOf(List.of(JsonGrammar.text("\"a\""), JsonGrammar.text("\"b\""))),
+                JsonGrammar.text(",\"arguments\":"), JsonGrammar.compile(schema), JsonGrammar.text("}</tool_call>")));
+        SamplingParams call = new SamplingParams(0.8f, 1f, 7)
+                .withConstraint(new GrammarConstraints(model.tokenizer()).constraint(callGrammar));
         List<GenerationRequest> requests = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             int[] prompt = IsolationFixtures.prompt(10 + 13 * i, i);
@@ -78,6 +84,7 @@ class ClusterSamplingTest extends RealModelTest {
             requests.add(new GenerationRequest("tenant-" + i, prompt, 12,
                     new SamplingParams(1f, 1f, 5 + i).withLogprobs(0).withPenalties(0f, 1f, 1f)));
             requests.add(new GenerationRequest("tenant-" + i, prompt, 64, constrained.withSeed(99 + i)));
+            requests.add(new GenerationRequest("tenant-" + i, prompt, 64, call.withSeed(7 + i)));
         }
         EngineConfig config = ClusterFixture.config();
         List<Answer> local;
@@ -103,11 +110,14 @@ class ClusterSamplingTest extends RealModelTest {
             // the log probabilities came with every token, the first one's from the prefill node
             assertThat(remote.get(1).logprobs()).doesNotContainNull().allSatisfy(lp -> assertThat(lp.top()).hasSize(3));
             // the schema held: the constrained answers are its JSON
-            for (int i = 3; i < requests.size(); i += 4) {
-                int[] tokens = remote.get(i).tokens().stream().mapToInt(Integer::intValue).toArray();
-                String text = model.tokenizer().decode(tokens);
-                assertThat(text).startsWith("{\"name\":\"");
+            for (int i = 3; i < requests.size(); i += 5) {
+                assertThat(text(remote.get(i))).startsWith("{\"name\":\"");
+                assertThat(text(remote.get(i + 1))).startsWith("<tool_call>{\"name\":\"");
             }
         }
+    }
+
+    private static String text(Answer a) {
+        return model.tokenizer().decode(a.tokens().stream().mapToInt(Integer::intValue).toArray());
     }
 }
