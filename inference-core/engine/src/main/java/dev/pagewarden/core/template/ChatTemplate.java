@@ -93,6 +93,19 @@ public final class ChatTemplate {
      * @throws ModelFormatException the template is broken (an error not caused by the conversation)
      */
     public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        return renderSegments(messages, addGenerationPrompt, Map.of());
+    }
+
+    /** The names the renderer itself defines: a template variable passed by a client cannot replace them. */
+    public static final java.util.Set<String> CONTEXT_NAMES = java.util.Set.of("messages", "add_generation_prompt",
+            "bos_token", "eos_token", "raise_exception", "strftime_now");
+
+    /**
+     * As {@link #renderSegments(List, boolean)}, with a client's extra template variables ({@code chat_template_kwargs},
+     * e.g. {@code enable_thinking}) in the context: JSON-like values (maps, lists, strings, numbers, booleans, null)
+     * whose strings are client text, like the messages'. Names in {@link #CONTEXT_NAMES} keep the renderer's value.
+     */
+    public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, ?> variables) {
         List<Map<String, Object>> marked = new ArrayList<>();
         for (int i = 0; i < messages.size(); i++) {
             ChatMessage m = messages.get(i);
@@ -113,6 +126,7 @@ public final class ChatTemplate {
         // the functions are Jinjava functions; these names only make "is defined" true, as in Jinja
         context.put("raise_exception", "raise_exception");
         context.put("strftime_now", "strftime_now");
+        variables.forEach((name, value) -> context.putIfAbsent(name, markVariable(name, value)));
         RenderResult result = JinjaDialect.JINJAVA.renderForResult(prepared, context);
         for (TemplateError e : result.getErrors()) {
             if (raised(e.getException()) instanceof JinjaDialect.Raised r) {
@@ -125,6 +139,31 @@ public final class ChatTemplate {
             }
         }
         return UserText.Marked.parse(result.getOutput()).segments();
+    }
+
+    /** A client's template variable with its strings marked as client text (so they cannot spell control tokens). */
+    private static Object markVariable(String name, Object value) {
+        return switch (value) {
+            case String s -> {
+                if (UserText.hasMarks(s)) {
+                    throw new InvalidRequestException("chat_template_kwargs", "chat_template_kwargs." + name
+                            + " contains U+FDD0 or U+FDD1, Unicode noncharacters this server reserves for internal use");
+                }
+                yield UserText.mark(s);
+            }
+            case Map<?, ?> m -> {
+                Map<String, Object> out = new LinkedHashMap<>();
+                m.forEach((k, v) -> out.put(String.valueOf(k), markVariable(name, v)));
+                yield out;
+            }
+            case List<?> l -> {
+                List<Object> out = new ArrayList<>(l.size());
+                l.forEach(v -> out.add(markVariable(name, v)));
+                yield out;
+            }
+            case null -> null;
+            default -> value;
+        };
     }
 
     private static Throwable raised(Throwable t) {
