@@ -71,9 +71,11 @@ class CompletionController {
         return generation.events().collectList().map(events -> {
             int n = request.n();
             StringBuilder[] texts = new StringBuilder[n];
+            StringBuilder[] reasoning = new StringBuilder[n];
             List<List<GenerationEvent.TokenLogprob>> logprobs = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 texts[i] = new StringBuilder();
+                reasoning[i] = new StringBuilder();
                 logprobs.add(new ArrayList<>());
             }
             GenerationEvent.Done[] dones = new GenerationEvent.Done[n];
@@ -81,6 +83,7 @@ class CompletionController {
                 switch (e) {
                     case GenerationEvent.Delta d -> {
                         texts[d.index()].append(d.text());
+                        reasoning[d.index()].append(d.reasoning());
                         logprobs.get(d.index()).addAll(d.logprobs());
                     }
                     case GenerationEvent.Done d -> dones[d.index()] = d;
@@ -95,7 +98,7 @@ class CompletionController {
                 Map<String, Object> choice = new LinkedHashMap<>();
                 choice.put("index", i);
                 if (request.kind() == CompletionRequest.Kind.CHAT) {
-                    choice.put("message", Map.of("role", "assistant", "content", texts[i].toString()));
+                    choice.put("message", ReasoningContent.message(texts[i].toString(), reasoning[i].toString()));
                 } else {
                     choice.put("text", texts[i].toString());
                 }
@@ -139,7 +142,7 @@ class CompletionController {
                 Object logprobs = logprobs(request, d.logprobs(), offsets[d.index()]);
                 offsets[d.index()] += d.logprobs().stream().mapToInt(t -> t.token().length()).sum();
                 yield Flux.just(data(chunk(request, id, created, object, d.index(),
-                        chat ? Map.of("content", d.text()) : d.text(), logprobs, null)));
+                        chat ? ReasoningContent.delta(d.text(), d.reasoning()) : d.text(), logprobs, null)));
             }
             case GenerationEvent.Done d -> {
                 Map<String, Object> last = chunk(request, id, created, object, d.index(), chat ? Map.of() : "", null,

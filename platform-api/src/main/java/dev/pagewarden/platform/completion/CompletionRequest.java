@@ -15,11 +15,12 @@ import java.util.Map;
  * @param controls  the logit controls and log probabilities beyond temperature and top_p
  * @param promptCacheKey OpenAI's {@code prompt_cache_key}; null when not given
  * @param cacheSalt      vLLM's {@code cache_salt}; null when not given
+ * @param thinking       the chat template variables and reasoning effort ({@link Thinking#NONE}: none)
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                          Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
                          boolean stream, boolean includeUsage, String user, int n, Controls controls,
-                         String promptCacheKey, String cacheSalt) {
+                         String promptCacheKey, String cacheSalt, Thinking thinking) {
 
     /**
      * @param logprobs alternatives per token to return with the chosen token's log probability; -1: no log

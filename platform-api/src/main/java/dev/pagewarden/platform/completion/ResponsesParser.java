@@ -93,7 +93,7 @@ final class ResponsesParser {
         CompletionRequest chat = new CompletionRequest(CompletionRequest.Kind.RESPONSE, model, null, null,
                 List.copyOf(messages), maxOutputTokens, temperature, topP, null, List.of(), stream, false,
                 RequestParser.string(root, "user", false), 1, CompletionRequest.Controls.NONE,
-                RequestParser.cacheKey(root, "prompt_cache_key"), null);
+                RequestParser.cacheKey(root, "prompt_cache_key"), null, Thinking.ofResponse(root));
         return new ResponseRequest(chat, instructions, metadata(root.get("metadata")), parallelToolCalls);
     }
 
@@ -147,7 +147,7 @@ final class ResponsesParser {
                         + "continue; send the whole conversation as 'input'");
             }
         }
-        for (String f : List.of("reasoning", "prompt")) {
+        for (String f : List.of("prompt")) {
             JsonNode v = root.get(f);
             if (v != null && !v.isNull() && !(v.isObject() && v.isEmpty())) {
                 throw ApiException.invalid(f, f + " is not supported");
