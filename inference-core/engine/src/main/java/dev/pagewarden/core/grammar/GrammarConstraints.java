@@ -33,16 +33,22 @@ import java.util.concurrent.TimeUnit;
  * vocabulary takes a while (about 0.1 s over Qwen3's 151k tokens), and the decode thread that needs one holds up the
  * whole batch while it waits: so when a grammar is first asked for, a background thread warms it, computing the
  * masks of the states reachable from its start breadth first (up to a budget of states), usually ahead of the
- * requests that reach them. A state whose mask is missing when a request samples is computed by that thread (or
- * waited for, when another thread is computing it already); the engine calls this outside its locks. Thread-safe.
+ * requests that reach them. A state whose mask is missing when a request samples is computed by the thread that
+ * samples, which never waits for the warmer (the engine samples outside its locks). Thread-safe.
  */
 public final class GrammarConstraints {
     static final int GRAMMARS = 32;
     static final int STATES_PER_GRAMMAR = 4096;
     /** States kept shared per grammar, each with its transitions filled as they are used. */
     static final int SHARED_STATES_PER_GRAMMAR = 4096;
-    /** The states whose masks a grammar's warming computes ahead, by default. */
-    public static final int WARM_STATES = 256;
+    /**
+     * The states whose masks a grammar's warming computes ahead, by default: the JVM system property
+     * {@code pagewarden.grammar.warm-states}, else 64 (0 switches warming off: on a machine whose every core runs the
+     * model's kernels the warmer competes with them).
+     */
+    public static final int WARM_STATES = Integer.getInteger("pagewarden.grammar.warm-states", 64);
+    /** Set on the warmer's thread while it warms: the one thread that may wait for a mask another computes. */
+    private static final ThreadLocal<Boolean> WARMING = ThreadLocal.withInitial(() -> false);
     /** Grammars waiting to be warmed, at most: more new schemas at once are computed on demand only. */
     static final int WARM_QUEUE = 64;
     /** One low-priority daemon thread warms grammars for every vocabulary, one state at a time. */
@@ -220,8 +226,15 @@ public final class GrammarConstraints {
                     }
                 }
             }
-            // another thread computes it: waiting takes no longer than computing it again here
-            return known.join();
+            Info done = known.getNow(null);
+            if (done != null || WARMING.get()) {
+                return done != null ? done : known.join();
+            }
+            // the low-priority warmer is computing it: a request never waits for that thread (on a busy machine it
+            // may be far behind); it computes the mask itself, and the first of the two to finish is kept
+            Info info = compute(s);
+            known.complete(info);
+            return info;
         }
 
         int computed() {
@@ -230,6 +243,7 @@ public final class GrammarConstraints {
 
         /** Computes the masks of up to {@code budget} states reachable from the start, breadth first. */
         void warm(int budget) {
+            WARMING.set(true);
             try {
                 Set<Automaton.State> seen = new HashSet<>();
                 Deque<Automaton.State> queue = new ArrayDeque<>();
@@ -245,6 +259,7 @@ public final class GrammarConstraints {
                     }
                 }
             } finally {
+                WARMING.set(false);
                 warmed.countDown();
             }
         }
