@@ -566,12 +566,6 @@ public class InferenceService {
         }
     }
 
-    /**
-     * The prompt's tokens. Client text is never parsed for control tokens: a completion prompt is read
-     * as plain text, and a chat is rendered by the model's own template into template and client
-     * segments, of which only the template's may spell control tokens (a client's {@code <|im_end|>}
-     * stays text and cannot end its turn).
-     */
     /** A prompt's tokens; for a chat, its rendering too (null otherwise), where a think span may have been opened. */
     private record Prompt(int[] tokens, List<ChatTemplate.Segment> chat) {
         Prompt(int[] tokens) {
@@ -579,6 +573,12 @@ public class InferenceService {
         }
     }
 
+    /**
+     * The prompt's tokens. Client text is never parsed for control tokens: a completion prompt is read
+     * as plain text, and a chat is rendered by the model's own template into template and client
+     * segments, of which only the template's may spell control tokens (a client's {@code <|im_end|>}
+     * stays text and cannot end its turn).
+     */
     private static Prompt tokenize(ServedModel model, CompletionRequest request) {
         TextTokenizer tokenizer = model.tokenizer();
         if (request.promptTokens() != null) {

@@ -30,10 +30,10 @@ import java.util.concurrent.TimeUnit;
  * <p>The mask of a grammar state is computed once and cached with the compiled grammar (up to
  * {@link #STATES_PER_GRAMMAR} states each); compiled grammars are cached by their schema's text, the
  * {@link #GRAMMARS} most recently used, so requests with the same schema share their masks. A mask over a large
- * vocabulary takes a while (about 0.1 s over Qwen3's 151k tokens), and the decode thread that needs one holds up the
- * whole batch while it waits: so when a grammar is first asked for, a background thread warms it, computing the
- * masks of the states reachable from its start breadth first (up to a budget of states), usually ahead of the
- * requests that reach them. A state whose mask is missing when a request samples is computed by the thread that
+ * vocabulary takes tens to hundreds of milliseconds (over Qwen3's 151k tokens), and the decode thread that needs
+ * one holds up the whole batch meanwhile: so when a grammar is first asked for, a background thread warms it,
+ * computing the masks of the states reachable from its start breadth first (up to a budget of states), usually
+ * ahead of the requests that reach them. A state whose mask is missing when a request samples is computed by the thread that
  * samples, which never waits for the warmer (the engine samples outside its locks). Thread-safe.
  */
 public final class GrammarConstraints {
