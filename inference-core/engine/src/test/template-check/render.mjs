@@ -2,7 +2,7 @@
 // Usage: node render.mjs JOB.json  where JOB is
 //   {"template": "...", "bos_token": "...", "eos_token": "...",
 //    "cases": [{"messages": [{"role": "...", "content": "..."}], "add_generation_prompt": true}]}
-// A case may carry its own "template". Prints a JSON array, one entry per case: {"text": "..."} or {"error": "..."}.
+// A case may carry its own "template", and extra template variables in "variables" (e.g. {"enable_thinking": false}). Prints a JSON array, one entry per case: {"text": "..."} or {"error": "..."}.
 import { readFileSync } from "node:fs";
 import { Template } from "@huggingface/jinja";
 
@@ -13,6 +13,7 @@ const out = job.cases.map((c) => {
     const template = c.template == null ? shared : new Template(c.template);
     return {
       text: template.render({
+        ...(c.variables ?? {}),
         messages: c.messages,
         add_generation_prompt: c.add_generation_prompt,
         bos_token: job.bos_token ?? "",

@@ -165,13 +165,13 @@ class OpenAiSdkCompatibilityTest extends PlatformTest {
         String weather = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":6}},"
                 + "\"required\":[\"city\"],\"additionalProperties\":false}";
         JsonNode chatCall = seen.path("chat_call");
-        assertThat(chatCall.path("finish_reason").asString()).as(out).isEqualTo("tool_calls");
+        assertThat(chatCall.path("finish_reason").asString()).as(seen.toString()).isEqualTo("tool_calls");
         assertThat(chatCall.path("id").asString()).startsWith("call_");
         assertThat(chatCall.path("name").asString()).isEqualTo("get_weather");
         assertThat(SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(weather)
                 .validate(chatCall.path("arguments").asString(), InputFormat.JSON)).isEmpty();
         JsonNode responseCall = seen.path("response_call");
-        assertThat(responseCall.path("call_id").asString()).as(out).startsWith("call_");
+        assertThat(responseCall.path("call_id").asString()).as(seen.toString()).startsWith("call_");
         assertThat(responseCall.path("name").asString()).isEqualTo("get_weather");
         assertThat(SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(weather)
                 .validate(responseCall.path("arguments").asString(), InputFormat.JSON)).isEmpty();

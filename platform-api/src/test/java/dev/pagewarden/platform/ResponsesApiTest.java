@@ -155,7 +155,8 @@ class ResponsesApiTest extends PlatformTest {
                 {"previous_response_id", request("previous_response_id", "resp_abc")},
                 {"background", request("background", true)},
                 {"include", request("include", List.of("message.output_text.logprobs"))},
-                {"reasoning", request("reasoning", Map.of("effort", "high"))},
+                {"reasoning.effort", request("reasoning", Map.of("effort", "extreme"))},
+                {"reasoning.summary", request("reasoning", Map.of("summary", "everything"))},
                 {"truncation", request("truncation", "auto")},
                 {"max_output_tokens", request("max_output_tokens", 0)},
                 {"max_output_tokens", request("max_output_tokens", 100_000)}, // more than the window: the engine's check

@@ -28,7 +28,7 @@ public final class Main {
         for (Command c : List.of(new GenerateCommand(), new BenchCommand(), new MakeModelCommand(), new ConvertCommand(),
                 new DownloadCommand(), new BenchHttpCommand(), new TokenizeCommand(), new ChatTemplateCommand(),
                 new PkiCommand(), new NodeCommand(), new FairBenchCommand(), new BenchCapacityCommand(),
-                new PrefixBenchCommand())) {
+                new PrefixBenchCommand(), new GrammarBenchCommand())) {
             m.put(c.name(), c);
         }
         Commands.discovered().values().forEach(c -> Commands.add(m, c));

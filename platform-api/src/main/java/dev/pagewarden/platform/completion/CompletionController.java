@@ -71,9 +71,11 @@ class CompletionController {
         return generation.events().collectList().map(events -> {
             int n = request.n();
             StringBuilder[] texts = new StringBuilder[n];
+            StringBuilder[] reasoning = new StringBuilder[n];
             List<List<GenerationEvent.TokenLogprob>> logprobs = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 texts[i] = new StringBuilder();
+                reasoning[i] = new StringBuilder();
                 logprobs.add(new ArrayList<>());
             }
             GenerationEvent.Done[] dones = new GenerationEvent.Done[n];
@@ -81,6 +83,7 @@ class CompletionController {
                 switch (e) {
                     case GenerationEvent.Delta d -> {
                         texts[d.index()].append(d.text());
+                        reasoning[d.index()].append(d.reasoning());
                         logprobs.get(d.index()).addAll(d.logprobs());
                     }
                     case GenerationEvent.Done d -> dones[d.index()] = d;
@@ -98,6 +101,7 @@ class CompletionController {
                 if (request.kind() == CompletionRequest.Kind.CHAT) {
                     Map<String, Object> message = ToolCalling.message(generation.tools(), texts[i].toString());
                     called = message.containsKey("tool_calls");
+                    ReasoningContent.addTo(message, reasoning[i].toString());
                     choice.put("message", message);
                 } else {
                     choice.put("text", texts[i].toString());
@@ -147,11 +151,17 @@ class CompletionController {
                 Object logprobs = logprobs(request, d.logprobs(), offsets[d.index()]);
                 offsets[d.index()] += d.logprobs().stream().mapToInt(t -> t.token().length()).sum();
                 if (tools.length > 0) {
-                    yield Flux.fromIterable(toolChunks(request, id, created, object, d.index(),
-                            tools[d.index()].accept(d.text()), logprobs));
+                    List<String> out = new ArrayList<>();
+                    if (!d.reasoning().isEmpty()) {
+                        out.add(data(chunk(request, id, created, object, d.index(),
+                                ReasoningContent.delta("", d.reasoning()), null, null)));
+                    }
+                    out.addAll(toolChunks(request, id, created, object, d.index(), tools[d.index()].accept(d.text()),
+                            logprobs));
+                    yield Flux.fromIterable(out);
                 }
                 yield Flux.just(data(chunk(request, id, created, object, d.index(),
-                        chat ? Map.of("content", d.text()) : d.text(), logprobs, null)));
+                        chat ? ReasoningContent.delta(d.text(), d.reasoning()) : d.text(), logprobs, null)));
             }
             case GenerationEvent.Done d -> {
                 List<String> out = new ArrayList<>();

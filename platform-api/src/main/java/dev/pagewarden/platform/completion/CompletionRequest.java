@@ -16,18 +16,19 @@ import java.util.Map;
  * @param promptCacheKey OpenAI's {@code prompt_cache_key}; null when not given
  * @param cacheSalt      vLLM's {@code cache_salt}; null when not given
  * @param tools          the functions the model may call and how; null when the request names none
+ * @param thinking       the chat template variables and reasoning effort ({@link Thinking#NONE}: none)
  */
 record CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                          Integer maxTokens, float temperature, float topP, Long seed, List<String> stop,
                          boolean stream, boolean includeUsage, String user, int n, Controls controls,
-                         String promptCacheKey, String cacheSalt, ToolRequest tools) {
+                         String promptCacheKey, String cacheSalt, ToolRequest tools, Thinking thinking) {
 
     CompletionRequest(Kind kind, String model, String prompt, int[] promptTokens, List<ChatMessage> messages,
                       Integer maxTokens, float temperature, float topP, Long seed, List<String> stop, boolean stream,
                       boolean includeUsage, String user, int n, Controls controls, String promptCacheKey,
                       String cacheSalt) {
         this(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed, stop, stream,
-                includeUsage, user, n, controls, promptCacheKey, cacheSalt, null);
+                includeUsage, user, n, controls, promptCacheKey, cacheSalt, null, Thinking.NONE);
     }
 
     /**

@@ -15,9 +15,14 @@ sealed interface GenerationEvent {
 
     /**
      * New text for the client, and the log probabilities of the tokens generated since the last delta (empty when
-     * the request asked for none). The text is empty only when it carries log probabilities.
+     * the request asked for none). The text is empty only when it carries log probabilities or reasoning.
+     *
+     * @param reasoning new text of a thinking model's think span (chat's {@code reasoning_content}); empty when none
      */
-    record Delta(int index, String text, List<TokenLogprob> logprobs) implements GenerationEvent {
+    record Delta(int index, String text, List<TokenLogprob> logprobs, String reasoning) implements GenerationEvent {
+        Delta(int index, String text, List<TokenLogprob> logprobs) {
+            this(index, text, logprobs, "");
+        }
     }
 
     /**

@@ -18,6 +18,7 @@ import dev.pagewarden.core.sampling.TokenConstraint;
 import dev.pagewarden.core.sampling.TokenLogprobs;
 import dev.pagewarden.core.template.ChatTemplate;
 import dev.pagewarden.core.tools.ToolCallParser;
+import dev.pagewarden.core.template.ReasoningSplitter;
 import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.Utf8StreamDecoder;
 import dev.pagewarden.platform.audit.RequestRecord;
@@ -152,7 +153,8 @@ public class InferenceService {
         Instant received = Instant.now();
         refuseWhileDraining();
         ServedModel model = host.requireServing(request.model());
-        int[] prompt = tokenize(model, request);
+        Prompt rendered = tokenize(model, request);
+        int[] prompt = rendered.tokens();
         int maxTokens = maxTokens(request, caller, model.contextWindow(), prompt.length);
         int n = request.n();
         List<ValidRequest> checked = new ArrayList<>(n);
@@ -167,6 +169,7 @@ public class InferenceService {
         List<RequestHandle> handles = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Run run = new Run(caller, model, request, httpRequestId, received, prompt.length, group, i);
+            run.thinking = rendered.chat() == null ? null : Thinking.splitter(model.chatTemplate(), rendered.chat());
             RequestHandle handle;
             try {
                 handle = submit(run, checked.get(i));
@@ -357,8 +360,8 @@ public class InferenceService {
     private void finished(Run run, GenerationResult result) {
         Instant finished = Instant.now();
         String tail = run.stops.accept(run.decoder.finish()) + run.stops.finish();
-        if (!tail.isEmpty() || !run.logprobs.isEmpty()) {
-            run.delta(tail);
+        if (!tail.isEmpty() || !run.logprobs.isEmpty() || run.thinking != null) {
+            run.delta(tail, true);
         }
         String reason = run.stops.matched() ? "stop" : switch (result.finishReason()) {
             case STOP -> "stop";
@@ -447,9 +450,30 @@ public class InferenceService {
             this.shown = request.kind().idPrefix + publicId;
         }
 
+        /** Splits a thinking model's output into reasoning and answer (chats only); null when its template does not think. */
+        ReasoningSplitter thinking;
+
         /** Sends text with the log probabilities gathered since the last delta. */
         void delta(String text) {
-            group.sink.next(new GenerationEvent.Delta(choice, text, List.copyOf(logprobs)));
+            delta(text, false);
+        }
+
+        /**
+         * Sends text (its reasoning apart, for a thinking model; Responses leave reasoning out) with the log
+         * probabilities gathered since the last delta; {@code last}: the output ends here.
+         */
+        void delta(String text, boolean last) {
+            String reasoning = "";
+            if (thinking != null) {
+                ReasoningSplitter.Part part = thinking.accept(text);
+                ReasoningSplitter.Part end = last ? thinking.finish() : ReasoningSplitter.Part.EMPTY;
+                text = part.content() + end.content();
+                reasoning = request.kind() == CompletionRequest.Kind.RESPONSE ? "" : part.reasoning() + end.reasoning();
+                if (text.isEmpty() && reasoning.isEmpty() && logprobs.isEmpty()) {
+                    return;
+                }
+            }
+            group.sink.next(new GenerationEvent.Delta(choice, text, List.copyOf(logprobs), reasoning));
             logprobs.clear();
         }
     }
@@ -546,13 +570,20 @@ public class InferenceService {
         }
     }
 
+    /** A prompt's tokens; for a chat, its rendering too (null otherwise), where a think span may have been opened. */
+    private record Prompt(int[] tokens, List<ChatTemplate.Segment> chat) {
+        Prompt(int[] tokens) {
+            this(tokens, null);
+        }
+    }
+
     /**
      * The prompt's tokens. Client text is never parsed for control tokens: a completion prompt is read
      * as plain text, and a chat is rendered by the model's own template into template and client
      * segments, of which only the template's may spell control tokens (a client's {@code <|im_end|>}
      * stays text and cannot end its turn).
      */
-    private static int[] tokenize(ServedModel model, CompletionRequest request) {
+    private static Prompt tokenize(ServedModel model, CompletionRequest request) {
         TextTokenizer tokenizer = model.tokenizer();
         if (request.promptTokens() != null) {
             int[] tokens = request.promptTokens();
@@ -562,10 +593,10 @@ public class InferenceService {
                             + " is not a token id of this model (vocabulary of " + tokenizer.vocabSize() + ")");
                 }
             }
-            return tokens.clone();
+            return new Prompt(tokens.clone());
         }
         if (request.messages() == null) {
-            return tokenizer.encode(request.prompt(), tokenizer.addBos(), false);
+            return new Prompt(tokenizer.encode(request.prompt(), tokenizer.addBos(), false));
         }
         List<ChatTemplate.Segment> segments;
         try {
@@ -581,9 +612,9 @@ public class InferenceService {
             int[] withBos = new int[body.length + 1];
             withBos[0] = tokenizer.bos();
             System.arraycopy(body, 0, withBos, 1, body.length);
-            return withBos;
+            return new Prompt(withBos, segments);
         }
-        return body;
+        return new Prompt(body, segments);
     }
 
     /** The engine's refusal or failure as the API reports it, naming the request by its public id. */

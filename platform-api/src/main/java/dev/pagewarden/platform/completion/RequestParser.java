@@ -41,7 +41,8 @@ final class RequestParser {
     static final int MAX_COMPLETION_LOGPROBS = 5;
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo", "best_of", "suffix");
     private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs",
-            "response_format", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call");
+            "response_format", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
+            "chat_template_kwargs", "reasoning_effort");
     /** The legacy function calling, replaced upstream by tools: refused in any form - even empty - rather than ignored. */
     private static final List<String> TOOLING = List.of("functions", "function_call");
     private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "tool_calls", "tool_call_id");
@@ -146,7 +147,8 @@ final class RequestParser {
         }
         return new CompletionRequest(kind, model, prompt, promptTokens, messages, maxTokens, temperature, topP, seed,
                 stop(root.get("stop")), stream, includeUsage, string(root, "user", false), (int) n, controls,
-                cacheKey(root, "prompt_cache_key"), cacheKey(root, "cache_salt"), tools);
+                cacheKey(root, "prompt_cache_key"), cacheKey(root, "cache_salt"), tools,
+                kind == CompletionRequest.Kind.CHAT ? Thinking.ofChat(root) : Thinking.NONE);
     }
 
     /**

@@ -218,7 +218,7 @@ class ResponsesController {
             r.put("parallel_tool_calls", request.parallelToolCalls());
             r.put("previous_response_id", null);
             Map<String, Object> reasoning = new LinkedHashMap<>();
-            reasoning.put("effort", null);
+            reasoning.put("effort", chat.thinking().effort());
             reasoning.put("summary", null);
             r.put("reasoning", reasoning);
             r.put("service_tier", "default");

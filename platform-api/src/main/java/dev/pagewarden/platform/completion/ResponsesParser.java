@@ -107,7 +107,7 @@ final class ResponsesParser {
                 List.copyOf(messages), maxOutputTokens, temperature, topP, null, List.of(), stream, false,
                 RequestParser.string(root, "user", false), 1, format == null ? CompletionRequest.Controls.NONE
                 : new CompletionRequest.Controls(0f, 0f, 1f, 0, 0f, Map.of(), -1, format),
-                RequestParser.cacheKey(root, "prompt_cache_key"), null, tools);
+                RequestParser.cacheKey(root, "prompt_cache_key"), null, tools, Thinking.ofResponse(root));
         JsonNode choice = root.get("tool_choice");
         JsonNode text = root.get("text");
         return new ResponseRequest(chat, instructions, metadata(root.get("metadata")), parallelToolCalls,
@@ -153,7 +153,7 @@ final class ResponsesParser {
                         + "continue; send the whole conversation as 'input'");
             }
         }
-        for (String f : List.of("reasoning", "prompt")) {
+        for (String f : List.of("prompt")) {
             JsonNode v = root.get(f);
             if (v != null && !v.isNull() && !(v.isObject() && v.isEmpty())) {
                 throw ApiException.invalid(f, f + " is not supported");

@@ -32,19 +32,20 @@ final class ToolCalling {
         return request.tools() != null && request.tools().offered();
     }
 
-    /** The chat's prompt segments, with the tools where they are offered. */
+    /** The chat's prompt segments, with the tools where they are offered and the client's template variables. */
     static List<ChatTemplate.Segment> segments(ChatTemplate template, CompletionRequest request) {
         List<dev.pagewarden.core.template.ChatMessage> messages = request.messages().stream()
                 .map(ChatMessage::toTemplate).toList();
         boolean offered = offered(request);
         if (template.rendersTools()) {
-            return template.renderSegments(messages, offered ? request.tools().definitions() : null, true);
+            return template.renderSegments(messages, offered ? request.tools().definitions() : null, true,
+                    request.thinking().templateVariables());
         }
         boolean toolTurns = messages.stream().anyMatch(m -> !m.toolCalls().isEmpty() || m.role().equals("tool"));
         if (offered || toolTurns) {
             messages = ToolPrompt.inline(messages, offered ? request.tools().definitions() : null);
         }
-        return template.renderSegments(messages, true);
+        return template.renderSegments(messages, true, request.thinking().templateVariables());
     }
 
     /**

@@ -16,7 +16,7 @@ class ToolCallingTest {
         ToolRequest t = ToolRequest.parse(JSON.readTree(tools), false);
         return new CompletionRequest(CompletionRequest.Kind.CHAT, "m", null, null,
                 List.of(new ChatMessage("user", "hi")), 10, 1f, 1f, null, List.of(), false, false, null, 1,
-                CompletionRequest.Controls.NONE, null, null, t);
+                CompletionRequest.Controls.NONE, null, null, t, Thinking.NONE);
     }
 
     @Test

@@ -104,12 +104,17 @@ class QwenChatServingTest {
 
     /** {@code @huggingface/jinja}'s rendering of {@code template} for one user turn, with the generation prompt. */
     static String oracleRendering(String template, Path work, String user) throws Exception {
+        return oracleRendering(template, work, user, Map.of());
+    }
+
+    /** As {@link #oracleRendering(String, Path, String)}, with extra template {@code variables}. */
+    static String oracleRendering(String template, Path work, String user, Map<String, Object> variables) throws Exception {
         Map<String, Object> job = new LinkedHashMap<>();
         job.put("template", template);
         job.put("bos_token", null);
         job.put("eos_token", "<|im_end|>");
         job.put("cases", List.of(Map.of("messages", List.of(Map.of("role", "user", "content", user)),
-                "add_generation_prompt", true)));
+                "add_generation_prompt", true, "variables", variables)));
         Path jobFile = Files.createTempFile(work, "job", ".json");
         JSON.writeValue(jobFile.toFile(), job);
         Process p = new ProcessBuilder("node", "render.mjs", jobFile.toString()).directory(TEMPLATE_CHECK.toFile())

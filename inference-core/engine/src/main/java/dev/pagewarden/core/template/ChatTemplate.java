@@ -93,7 +93,26 @@ public final class ChatTemplate {
      * @throws ModelFormatException the template is broken (an error not caused by the conversation)
      */
     public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt) {
-        return renderSegments(messages, null, addGenerationPrompt);
+        return renderSegments(messages, null, addGenerationPrompt, Map.of());
+    }
+
+    /** The names the renderer itself defines: a template variable passed by a client cannot replace them. */
+    public static final java.util.Set<String> CONTEXT_NAMES = java.util.Set.of("messages", "tools",
+            "add_generation_prompt", "bos_token", "eos_token", "raise_exception", "strftime_now");
+
+    /**
+     * As {@link #renderSegments(List, boolean)}, with a client's extra template variables ({@code chat_template_kwargs},
+     * e.g. {@code enable_thinking}) in the context: JSON-like values (maps, lists, strings, numbers, booleans, null)
+     * whose strings are client text, like the messages'. Names in {@link #CONTEXT_NAMES} keep the renderer's value.
+     */
+    public List<Segment> renderSegments(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, ?> variables) {
+        return renderSegments(messages, null, addGenerationPrompt, variables);
+    }
+
+    /** As {@link #renderSegments(List, List, boolean, Map)} without template variables. */
+    public List<Segment> renderSegments(List<ChatMessage> messages, List<Map<String, Object>> tools,
+                                        boolean addGenerationPrompt) {
+        return renderSegments(messages, tools, addGenerationPrompt, Map.of());
     }
 
     /**
@@ -101,10 +120,11 @@ public final class ChatTemplate {
      * {@code tools} (OpenAI's shape: {@code {"type":"function","function":{"name","description","parameters"}}})
      * and each message's tool calls as {@code tool_calls} (their arguments parsed, as transformers passes them) and
      * {@code tool_call_id}. Every string a client wrote in them is client text; so are the property names of the
-     * parameter schemas. Null tools: the template is rendered without {@code tools}, exactly as before.
+     * parameter schemas. Null tools: the template is rendered without {@code tools}, exactly as before. The
+     * client's template variables are added as {@link #renderSegments(List, boolean, Map)} says.
      */
     public List<Segment> renderSegments(List<ChatMessage> messages, List<Map<String, Object>> tools,
-                                        boolean addGenerationPrompt) {
+                                        boolean addGenerationPrompt, Map<String, ?> variables) {
         List<Map<String, Object>> marked = new ArrayList<>();
         for (int i = 0; i < messages.size(); i++) {
             ChatMessage m = messages.get(i);
@@ -145,6 +165,7 @@ public final class ChatTemplate {
         // the functions are Jinjava functions; these names only make "is defined" true, as in Jinja
         context.put("raise_exception", "raise_exception");
         context.put("strftime_now", "strftime_now");
+        variables.forEach((name, value) -> context.putIfAbsent(name, markVariable(name, value)));
         RenderResult result = JinjaDialect.JINJAVA.renderForResult(prepared, context);
         for (TemplateError e : result.getErrors()) {
             if (raised(e.getException()) instanceof JinjaDialect.Raised r) {
@@ -157,6 +178,31 @@ public final class ChatTemplate {
             }
         }
         return UserText.Marked.parse(result.getOutput()).segments();
+    }
+
+    /** A client's template variable with its strings marked as client text (so they cannot spell control tokens). */
+    private static Object markVariable(String name, Object value) {
+        return switch (value) {
+            case String s -> {
+                if (UserText.hasMarks(s)) {
+                    throw new InvalidRequestException("chat_template_kwargs", "chat_template_kwargs." + name
+                            + " contains U+FDD0 or U+FDD1, Unicode noncharacters this server reserves for internal use");
+                }
+                yield UserText.mark(s);
+            }
+            case Map<?, ?> m -> {
+                Map<String, Object> out = new LinkedHashMap<>();
+                m.forEach((k, v) -> out.put(String.valueOf(k), markVariable(name, v)));
+                yield out;
+            }
+            case List<?> l -> {
+                List<Object> out = new ArrayList<>(l.size());
+                l.forEach(v -> out.add(markVariable(name, v)));
+                yield out;
+            }
+            case null -> null;
+            default -> value;
+        };
     }
 
     /** Whether the template's source mentions {@code tools} at all: one that does not cannot show them. */
