@@ -161,13 +161,22 @@ public final class PrefillNode extends EngineNode {
         }
         Sequence seq;
         try {
-            if (p.generation() != 1) {
-                throw new IllegalArgumentException("transfer generation " + p.generation() + "; a node prefills generation 1");
+            int[] generated = p.generated();
+            if (generated.length == 0 ? p.generation() != 1 : p.generation() < 2) {
+                throw new IllegalArgumentException("transfer generation " + p.generation() + " after " + generated.length
+                        + " generated tokens; a first prefill is generation 1, a re-prefill a later one");
             }
-            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1, p.sampling().params(constraints),
-                    p.caching().caching());
-            Admission.validate(request, stage.loaded().config().vocabSize(), Integer.MAX_VALUE);
+            int vocab = stage.loaded().config().vocabSize();
+            for (int t : generated) {
+                if (t < 0 || t >= vocab) {
+                    throw new IllegalArgumentException("generated token " + t + " is outside the vocabulary");
+                }
+            }
+            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), generated.length + 1,
+                    p.sampling().params(constraints), p.caching().caching());
+            Admission.validate(request, vocab, Integer.MAX_VALUE);
             seq = new Sequence(p.requestId(), request, TokenListener.NONE, clock.nanoTime());
+            resume(seq, generated, p.generation());
         } catch (RuntimeException e) {
             from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "invalid_request", e.getMessage(), false));
             return;
@@ -192,6 +201,23 @@ public final class PrefillNode extends EngineNode {
         seq.moveTo(new RequestState.Admitted());
         seq.moveTo(new RequestState.Reserved());
         prefill.enqueue(seq);
+    }
+
+    /**
+     * A re-prefill after a preemption: the sequence holds the tokens its decode node generated so far (the last one
+     * pending), so the prefill writes prompt + all but the last and samples nothing, as the engine's re-prefill does;
+     * its transfer is the decode node's next generation.
+     */
+    private static void resume(Sequence seq, int[] generated, int generation) {
+        for (int t : generated) {
+            seq.emit(t, null, 0);
+        }
+        if (generated.length > 0) {
+            seq.pendingToken(generated[generated.length - 1]);
+        }
+        while (seq.transferGeneration() < generation - 1) {
+            seq.nextTransferGeneration();
+        }
     }
 
     /** The pages are about to leave: the decode node learns the first token first. */
