@@ -70,6 +70,12 @@ public final class PrefillNode extends EngineNode {
         return runtime;
     }
 
+    private static boolean started(Job j) {
+        synchronized (j) {
+            return j.started()[0];
+        }
+    }
+
     /** Prompts whose pages are on their way to a decode node. */
     private int transfersInFlight() {
         int n = 0;
@@ -182,7 +188,10 @@ public final class PrefillNode extends EngineNode {
             return;
         }
         Job j = new Job(seq, from, p, new boolean[1]);
-        if (jobs.putIfAbsent(p.requestId(), j) != null) {
+        Job earlier = jobs.putIfAbsent(p.requestId(), j);
+        // a re-prefill may come before the ack of the earlier transfer, whose pages the decode node already took
+        if (earlier != null && !(earlier.request().generation() < p.generation() && started(earlier)
+                && jobs.replace(p.requestId(), earlier, j))) {
             from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "duplicate_request",
                     "request " + p.requestId() + " is already being prefilled on node " + name(), false));
             return;
