@@ -39,6 +39,8 @@ public final class PrefillNode extends EngineNode {
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
     private final NodeConstraints constraints;
+    /** The highest transfer generation a re-prefill may name: far more preemptions than any node allows one request. */
+    private static final int MAX_GENERATION = 1 << 16;
 
     /** One prompt to prefill for a decode node. */
     private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
@@ -70,6 +72,7 @@ public final class PrefillNode extends EngineNode {
         return runtime;
     }
 
+    /** Whether the job's pages have started to leave (its PREFILLED went out). */
     private static boolean started(Job j) {
         synchronized (j) {
             return j.started()[0];
@@ -168,7 +171,7 @@ public final class PrefillNode extends EngineNode {
         Sequence seq;
         try {
             int[] generated = p.generated();
-            if (generated.length == 0 ? p.generation() != 1 : p.generation() < 2) {
+            if (generated.length == 0 ? p.generation() != 1 : p.generation() < 2 || p.generation() > MAX_GENERATION) {
                 throw new IllegalArgumentException("transfer generation " + p.generation() + " after " + generated.length
                         + " generated tokens; a first prefill is generation 1, a re-prefill a later one");
             }
