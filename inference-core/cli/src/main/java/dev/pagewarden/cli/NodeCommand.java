@@ -40,8 +40,9 @@ final class NodeCommand implements Command {
                 + "[--max-batch N] [--max-queue N] [--prefill-chunk-tokens N] [--capacity-policy strict|clamp] "
                 + "[--transfer-start-timeout-ms N] [--prefix-cache on|off (prefill: keep and reuse prompt pages per "
                 + "tenant scope; default off)] [--decode-headroom-pages N|whole (decode: pages reserved beyond the "
-                + "prompt's, decode taking more as it goes and failing the youngest request when none is left; default "
-                + "whole: prompt + max tokens at once)] [--lineage-buffer N (page life steps kept until the platform "
+                + "prompt's, decode taking more as it goes and preempting the youngest request, re-prefilled later, "
+                + "when none is left; default whole: prompt + max tokens at once)] [--max-preemptions N (decode: then "
+                + "the request fails with preempted_too_often; default 8)] [--lineage-buffer N (page life steps kept until the platform "
                 + "acknowledges them; at N the node admits nothing new; default 65536)] [--platform NAME[,NAME] (the "
                 + "platform's certificate name(s): only they get the node's lineage; default platform)]";
     }
@@ -89,7 +90,8 @@ final class NodeCommand implements Command {
                 .prefillChunkTokens(args.integer("prefill-chunk-tokens", 256))
                 .capacityPolicy(policy(args.string("capacity-policy", "strict")))
                 .transferStartTimeout(Duration.ofMillis(args.integer("transfer-start-timeout-ms", 30_000)))
-                .prefixCache(onOff("prefix-cache", args.string("prefix-cache", "off")));
+                .prefixCache(onOff("prefix-cache", args.string("prefix-cache", "off")))
+                .maxPreemptions(args.integer("max-preemptions", 8));
         String headroom = args.string("decode-headroom-pages", "whole");
         try {
             config.decodeHeadroomPages(headroom.equals("whole") ? EngineConfig.FULL_RESERVATION : Integer.parseInt(headroom));

@@ -414,15 +414,20 @@ public final class Sequence implements RequestControl, AdmissionView, PrefillVie
         }
     }
 
+    /** Every page epoch its decode read, before each preemption and since: what its receipt names. */
+    public List<PageEpochRead> allReads() {
+        if (earlierReads.isEmpty()) {
+            return List.copyOf(reads);
+        }
+        List<PageEpochRead> all = new ArrayList<>(earlierReads);
+        all.addAll(reads);
+        return List.copyOf(all);
+    }
+
     public GenerationResult toResult(FinishReason reason, long nowNanos) {
         int[] tokens = Arrays.copyOf(output, outputCount);
         ReceiptIssuer issuer = receipts;
-        List<PageEpochRead> allReads = reads;
-        if (!earlierReads.isEmpty()) {
-            allReads = new ArrayList<>(earlierReads);
-            allReads.addAll(reads);
-        }
-        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), allReads, reusedPages, tokens);
+        Receipt receipt = issuer == null ? null : issuer.issue(id, tenant(), allReads(), reusedPages, tokens);
         return new GenerationResult(id, tokens, reason, reservedNanos - submittedNanos,
                 prefillNanos, outputCount == 0 ? 0 : firstTokenNanos - submittedNanos, nowNanos - submittedNanos, receipt,
                 cachedPromptTokens());

@@ -24,6 +24,7 @@ import dev.pagewarden.core.transfer.net.ControlMessage;
 import dev.pagewarden.core.transfer.net.ControlPeer;
 
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,9 +38,12 @@ import java.util.function.LongPredicate;
  * platform's requests. A SUBMIT is admitted here first - its decode reservation (the prompt's pages plus {@link
  * EngineConfig#decodeHeadroomPages}, at most the whole request) before any page is touched anywhere, so a request
  * that cannot fit is refused and no prefill node hears of it. Decode takes further pages one at a time; when the
- * pool has none, the most recently admitted running request is preempted and, as its re-prefill would have to go
- * back through a prefill node, fails with preempted_too_often (its pages are released as the engine's preemption
- * releases them: only pages no transfer can still write to). Then the
+ * pool has none, the most recently admitted running request is preempted as in one process: its pages are released
+ * as the engine's preemption releases them (only pages no transfer can still write to), it waits in this node's
+ * admission ahead of new requests, and once it has pages again its prefill node re-prefills the prompt and the tokens
+ * generated so far but the last (PREFILL naming them; nothing is sampled there) and sends those pages here as a new
+ * transfer; decoding goes on with the pending token, the platform sees only a pause. Preempted more than {@link
+ * EngineConfig#maxPreemptions} times, it fails with preempted_too_often. Once reserved, the
  * intake expects the transfer, and the chosen prefill node is asked (PREFILL, on a control connection this
  * node keeps to it) to prefill the prompt and send the pages to this node's port. Its first token comes
  * as PREFILLED; the decode sampler goes on from it as if it had drawn it itself. Tokens stream back to the
@@ -104,7 +108,8 @@ public final class DecodeNode extends EngineNode {
         this.config = config;
         int vocab = loaded.config().vocabSize();
         this.decode = new DecodeWorker<>(new StepGuard(stage.backend(), stage.pool(), context.hooks()), vocab, new DecodeTicks(),
-                config.maxBatch(), EngineParts.stopTokens(loaded), context, this::release);
+                config.maxBatch(), EngineParts.stopTokens(loaded), context, this::release, config.maxPreemptions(),
+                this::requeue);
         this.intake = new KvIntake<>(stage.pool(), context, config.deferredReleaseTimeout(), this::transferReady,
                 this::release, this::pagesFreed);
         intake.startTimeout(config.transferStartTimeout());
@@ -113,8 +118,8 @@ public final class DecodeNode extends EngineNode {
             firstTokensOverdue();
         });
         // a prefill node checks its own pool; the decode node cannot know it, so only its own pool limits here
-        // pages on demand as in one process: prompt + headroom reserved, decode grows a page at a time; the
-        // worker re-queues nothing (a re-prefill would need a prefill node): a preempted request fails
+        // pages on demand as in one process: prompt + headroom reserved, decode grows a page at a time; a preempted
+        // request waits here again and is re-prefilled by its prefill node
         this.admission = new Admission<>(stage.pool(), new Admission.Limits(vocab, stage.window(), Long.MAX_VALUE,
                 stage.pool().capacityTokens(), config.maxQueue(), true), this::startPrefill, this.lineage::accepting, metrics,
                 clock::nanoTime, config.decodeHeadroomPages());
@@ -152,6 +157,11 @@ public final class DecodeNode extends EngineNode {
 
     private void release(Sequence seq) {
         admission.release(seq);
+    }
+
+    /** A preempted request waits for pages again, ahead of new ones; once reserved it is re-prefilled. */
+    private void requeue(Sequence seq) {
+        admission.requeue(seq);
     }
 
     /**
@@ -263,7 +273,7 @@ public final class DecodeNode extends EngineNode {
         seq.result().whenComplete((result, error) -> {
             requests.remove(seq.id(), r);
             // the reads are the decode thread's, which completes the result: final by now
-            from.send(result != null ? finished(result, seq.reads(), seq.reusedPages()) : Outcomes.failed(seq.id(), error));
+            from.send(result != null ? finished(result, seq.allReads(), seq.reusedPages()) : Outcomes.failed(seq.id(), error));
         });
         admission.submit(seq);
     }
@@ -294,7 +304,12 @@ public final class DecodeNode extends EngineNode {
         }
         seq.moveTo(new RequestState.Prefilling());
         int generation = seq.nextTransferGeneration();
-        r.generation = generation;
+        synchronized (r) { // a re-prefill after a preemption: the new transfer meets its own PREFILLED
+            r.generation = generation;
+            r.firstToken = -1;
+            r.ready = false;
+            r.reused = List.of();
+        }
         // expected before the prefill node can send a page, and before anyone can see "transferring"; the start
         // timeout runs from PREFILLED, as the prefill node may have a queue of prompts before this one
         intake.expect(seq, false);
@@ -314,12 +329,25 @@ public final class DecodeNode extends EngineNode {
         r.prefill = p;
         ControlMessage.Sampling s = ControlMessage.Sampling.of(seq.request().sampling());
         boolean sent = p.send(new ControlMessage.Prefill(seq.id(), seq.tenant(), seq.request().promptTokens(), s, generation,
-                name(), runtime.options().advertisedHost(), port(), ControlMessage.Caching.of(seq.request().caching())));
+                name(), runtime.options().advertisedHost(), port(), ControlMessage.Caching.of(seq.request().caching()),
+                generated(seq)));
         if (!sent) {
             endBeforePages(r, "kv_transfer_failed", "the control connection to prefill node " + r.prefillNode + " closed");
         } else if (seq.abortRequested()) {
             p.send(new ControlMessage.Abort(seq.id(), seq.abortReason())); // the abort came while connecting
         }
+    }
+
+    /** The tokens generated so far (the last one pending, its KV not yet written); none before the first token. */
+    private static int[] generated(Sequence seq) {
+        if (seq.outputCount() == 0) {
+            return new int[0];
+        }
+        int promptLength = seq.request().promptLength();
+        int[] prefill = seq.prefillTokens();
+        int[] out = Arrays.copyOfRange(prefill, promptLength, prefill.length + 1);
+        out[out.length - 1] = seq.pendingToken();
+        return out;
     }
 
     private ControlPeer prefillPeer(String node, String host, int port) throws IOException, InterruptedException {
@@ -388,6 +416,8 @@ public final class DecodeNode extends EngineNode {
 
     private void decodeFrom(Remote r) {
         Sequence seq = r.seq;
+        // a re-prefill after a preemption sampled nothing: the pending token and the sampler are this side's
+        boolean resume = seq.outputCount() > 0;
         int first;
         TokenLogprobs logprobs;
         synchronized (r) {
@@ -397,11 +427,15 @@ public final class DecodeNode extends EngineNode {
             r.ready = false;
             first = r.firstToken;
             logprobs = r.firstLogprobs;
-            seq.pendingToken(first);
-            seq.prefillNanos(r.prefillNanos);
+            if (!resume) {
+                seq.pendingToken(first);
+                seq.prefillNanos(r.prefillNanos);
+            }
             seq.reusedPages(r.reused); // the prefill node's cache hit: usage and receipt name it
         }
-        seq.sampler().skipDraw(first, logprobs); // the prefill node drew the first token with this seed
+        if (!resume) {
+            seq.sampler().skipDraw(first, logprobs); // the prefill node drew the first token with this seed
+        }
         decode.enqueueReady(seq);
     }
 

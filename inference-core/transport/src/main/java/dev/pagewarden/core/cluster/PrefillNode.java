@@ -39,6 +39,8 @@ public final class PrefillNode extends EngineNode {
     private final Map<Long, Job> jobs = new ConcurrentHashMap<>();
     private final Map<String, NetKvTransport> transports = new ConcurrentHashMap<>();
     private final NodeConstraints constraints;
+    /** The highest transfer generation a re-prefill may name: far more preemptions than any node allows one request. */
+    private static final int MAX_GENERATION = 1 << 16;
 
     /** One prompt to prefill for a decode node. */
     private record Job(Sequence seq, ControlPeer decode, ControlMessage.Prefill request, boolean[] started) {
@@ -68,6 +70,13 @@ public final class PrefillNode extends EngineNode {
     @Override
     NodeRuntime runtime() {
         return runtime;
+    }
+
+    /** Whether the job's pages have started to leave (its PREFILLED went out). */
+    private static boolean started(Job j) {
+        synchronized (j) {
+            return j.started()[0];
+        }
     }
 
     /** Prompts whose pages are on their way to a decode node. */
@@ -161,19 +170,31 @@ public final class PrefillNode extends EngineNode {
         }
         Sequence seq;
         try {
-            if (p.generation() != 1) {
-                throw new IllegalArgumentException("transfer generation " + p.generation() + "; a node prefills generation 1");
+            int[] generated = p.generated();
+            if (generated.length == 0 ? p.generation() != 1 : p.generation() < 2 || p.generation() > MAX_GENERATION) {
+                throw new IllegalArgumentException("transfer generation " + p.generation() + " after " + generated.length
+                        + " generated tokens; a first prefill is generation 1, a re-prefill a later one");
             }
-            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), 1, p.sampling().params(constraints),
-                    p.caching().caching());
-            Admission.validate(request, stage.loaded().config().vocabSize(), Integer.MAX_VALUE);
+            int vocab = stage.loaded().config().vocabSize();
+            for (int t : generated) {
+                if (t < 0 || t >= vocab) {
+                    throw new IllegalArgumentException("generated token " + t + " is outside the vocabulary");
+                }
+            }
+            GenerationRequest request = new GenerationRequest(p.tenant(), p.prompt(), generated.length + 1,
+                    p.sampling().params(constraints), p.caching().caching());
+            Admission.validate(request, vocab, Integer.MAX_VALUE);
             seq = new Sequence(p.requestId(), request, TokenListener.NONE, clock.nanoTime());
+            resume(seq, generated, p.generation());
         } catch (RuntimeException e) {
             from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "invalid_request", e.getMessage(), false));
             return;
         }
         Job j = new Job(seq, from, p, new boolean[1]);
-        if (jobs.putIfAbsent(p.requestId(), j) != null) {
+        Job earlier = jobs.putIfAbsent(p.requestId(), j);
+        // a re-prefill may come before the ack of the earlier transfer, whose pages the decode node already took
+        if (earlier != null && !(earlier.request().generation() < p.generation() && started(earlier)
+                && jobs.replace(p.requestId(), earlier, j))) {
             from.send(new ControlMessage.PrefillFailed(p.requestId(), p.generation(), "duplicate_request",
                     "request " + p.requestId() + " is already being prefilled on node " + name(), false));
             return;
@@ -192,6 +213,23 @@ public final class PrefillNode extends EngineNode {
         seq.moveTo(new RequestState.Admitted());
         seq.moveTo(new RequestState.Reserved());
         prefill.enqueue(seq);
+    }
+
+    /**
+     * A re-prefill after a preemption: the sequence holds the tokens its decode node generated so far (the last one
+     * pending), so the prefill writes prompt + all but the last and samples nothing, as the engine's re-prefill does;
+     * its transfer is the decode node's next generation.
+     */
+    private static void resume(Sequence seq, int[] generated, int generation) {
+        for (int t : generated) {
+            seq.emit(t, null, 0);
+        }
+        if (generated.length > 0) {
+            seq.pendingToken(generated[generated.length - 1]);
+        }
+        while (seq.transferGeneration() < generation - 1) {
+            seq.nextTransferGeneration();
+        }
     }
 
     /** The pages are about to leave: the decode node learns the first token first. */

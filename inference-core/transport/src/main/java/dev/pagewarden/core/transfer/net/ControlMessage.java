@@ -93,9 +93,18 @@ public sealed interface ControlMessage {
         }
     }
 
-    /** Decode node to prefill node: prefill this prompt and send its pages (transfer {@code generation}) to the named decode node. */
+    /**
+     * Decode node to prefill node: prefill this prompt and send its pages (transfer {@code generation}) to the named
+     * decode node. {@code generated}: after a preemption, the tokens generated so far (the last one pending: its KV is
+     * not written, and nothing is sampled); empty for a request's first prefill.
+     */
     record Prefill(long requestId, String tenant, int[] prompt, Sampling sampling, int generation, String decodeNode,
-                   String decodeHost, int decodePort, Caching caching) implements ControlMessage {
+                   String decodeHost, int decodePort, Caching caching, int[] generated) implements ControlMessage {
+        public Prefill(long requestId, String tenant, int[] prompt, Sampling sampling, int generation, String decodeNode,
+                       String decodeHost, int decodePort, Caching caching) {
+            this(requestId, tenant, prompt, sampling, generation, decodeNode, decodeHost, decodePort, caching, new int[0]);
+        }
+
         public Prefill(long requestId, String tenant, int[] prompt, Sampling sampling, int generation, String decodeNode,
                        String decodeHost, int decodePort) {
             this(requestId, tenant, prompt, sampling, generation, decodeNode, decodeHost, decodePort, Caching.OFF);

@@ -47,9 +47,9 @@ final class WireCodec {
      * forward their lineage (LINEAGE, LINEAGE_ACK) and report transfers and lineage backlog in STATUS; 4: SUBMIT
      * and PREFILL carry every sampling control (the response format as its schema text) and the prefix cache scope,
      * TOKEN and PREFILLED log probabilities, PREFILLED and FINISHED the reused cached pages, STATUS the decode
-     * headroom.
+     * headroom; 5: PREFILL carries the tokens a preempted request generated so far (its re-prefill).
      */
-    static final int PROTOCOL_VERSION = 4;
+    static final int PROTOCOL_VERSION = 5;
     static final int MAX_STRING_BYTES = 1024;
     /** Longest frame of any message but a page: hello, done, ack and the answers. */
     static final int MAX_CONTROL_FRAME = 1 + 8 + 4 + 2 + MAX_STRING_BYTES + 1 + 4 * 4 + 1 + 8;
@@ -201,6 +201,7 @@ final class WireCodec {
                 string(b, p.decodeHost());
                 b.writeInt(p.decodePort());
                 caching(b, p.caching());
+                ints(b, p.generated());
             }
             case ControlMessage.Prefilled p -> {
                 head(b, PREFILLED, seq);
@@ -340,7 +341,7 @@ final class WireCodec {
             case SUBMIT -> new ControlMessage.Submit(b.readLong(), string(b), ints(b), b.readInt(), sampling(b), string(b),
                     string(b), b.readInt(), caching(b));
             case PREFILL -> new ControlMessage.Prefill(b.readLong(), string(b), ints(b), sampling(b), b.readInt(), string(b),
-                    string(b), b.readInt(), caching(b));
+                    string(b), b.readInt(), caching(b), ints(b));
             case PREFILLED -> new ControlMessage.Prefilled(b.readLong(), b.readInt(), b.readInt(), b.readLong(), logprobs(b),
                     b.readInt(), reused(b));
             case PREFILL_FAILED -> new ControlMessage.PrefillFailed(b.readLong(), b.readInt(), string(b), text(b),

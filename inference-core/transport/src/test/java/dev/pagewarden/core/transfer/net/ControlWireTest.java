@@ -60,7 +60,10 @@ class ControlWireTest {
                 control(new ControlMessage.Token(9, 42, logprobs())),
                 control(new ControlMessage.Finished(9, "STOP", 2, 1, 2, 3, 4, List.of(), 32, List.of(REUSED, REUSED))),
                 control(new ControlMessage.Status("decode", "decode-a", "m", "cpu", llama, LAYOUT, 512,
-                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120)), 0, 0, 0, true, 1)));
+                        new ControlMessage.Pool("decode-a", 16, 128, 2048, 9, Map.of("free", 120)), 0, 0, 0, true, 1)),
+                // version 5: a preempted request's re-prefill names the tokens generated so far
+                control(new ControlMessage.Prefill(9, "tenant-a", new int[] {1, 2}, everySamplingControl(), 2, "decode-a",
+                        "::1", 7401, ControlMessage.Caching.OFF, new int[] {7, 8, 511})));
     }
 
     private static final dev.pagewarden.core.receipt.ReusedPage REUSED =
