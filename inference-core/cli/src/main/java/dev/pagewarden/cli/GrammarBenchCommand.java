@@ -3,12 +3,9 @@ package dev.pagewarden.cli;
 import dev.pagewarden.cli.bench.GrammarBench;
 import dev.pagewarden.command.Args;
 import dev.pagewarden.command.Command;
-import dev.pagewarden.command.Json;
 import dev.pagewarden.core.grammar.GrammarConstraints;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.model.load.LoadedModel;
-import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.model.write.ModelShape;
 import dev.pagewarden.core.template.ChatTemplates;
@@ -18,7 +15,6 @@ import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 
 /**
  * Structured output's token masks over a real vocabulary: per-state mask time on demand against after warming, and
@@ -63,19 +59,6 @@ final class GrammarBenchCommand implements Command {
                     ChatTemplates.fromHfFolder(tokenizerDir).source(), size -> done -> { });
             modelPath = generated;
         }
-        Map<String, Object> report;
-        try (LoadedModel model = ModelLoader.load(modelPath, null)) {
-            report = GrammarBench.run(model, options, err);
-        } finally {
-            if (generated != null) {
-                Files.deleteIfExists(generated);
-            }
-        }
-        if (json) {
-            out.println(Json.write(report));
-        } else {
-            report.forEach((k, v) -> out.println(k + " " + v));
-        }
-        return 0;
+        return BenchRun.report(modelPath, null, generated, model -> GrammarBench.run(model, options, err), json, out);
     }
 }

@@ -3,18 +3,14 @@ package dev.pagewarden.cli;
 import dev.pagewarden.cli.bench.PrefixBench;
 import dev.pagewarden.command.Args;
 import dev.pagewarden.command.Command;
-import dev.pagewarden.command.Json;
 import dev.pagewarden.core.model.DType;
 import dev.pagewarden.core.model.ModelConfig;
-import dev.pagewarden.core.model.load.LoadedModel;
-import dev.pagewarden.core.model.load.ModelLoader;
 import dev.pagewarden.core.model.write.ModelGenerator;
 import dev.pagewarden.core.model.write.ModelShape;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 
 /**
  * The prefix cache on a chat workload: time to first token on a hit against a miss, and multi-turn throughput
@@ -60,19 +56,6 @@ final class PrefixBenchCommand implements Command {
             ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 1, generated, size -> done -> { });
             modelPath = generated;
         }
-        Map<String, Object> report;
-        try (LoadedModel model = ModelLoader.load(modelPath, generated == null ? tokPath : null)) {
-            report = PrefixBench.run(model, options, err);
-        } finally {
-            if (generated != null) {
-                Files.deleteIfExists(generated);
-            }
-        }
-        if (json) {
-            out.println(Json.write(report));
-        } else {
-            report.forEach((k, v) -> out.println(k + " " + v));
-        }
-        return 0;
+        return BenchRun.report(modelPath, generated == null ? tokPath : null, generated, model -> PrefixBench.run(model, options, err), json, out);
     }
 }

@@ -12,14 +12,12 @@ import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.oracle.LlamaCpp;
 import dev.pagewarden.platform.testing.PlainHttp;
-import dev.pagewarden.platform.testing.StandalonePlatform;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -52,7 +50,8 @@ class QwenChatServingTest {
     static Path gguf;
     static TextTokenizer tokenizer;
     static String template;
-    static ConfigurableApplicationContext app;
+    @AutoClose
+    static QwenServer server;
     static PlainHttp http;
     static String key;
 
@@ -84,17 +83,9 @@ class QwenChatServingTest {
         ModelConfig cfg = tinyQwen3(spec);
         gguf = home.resolve("qwen3-chat.gguf");
         ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 7, gguf, spec, template, size -> b -> { });
-        app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
-                "pagewarden.model.path=" + gguf, "pagewarden.engine.canary-interval=0s");
-        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
-        key = http.newTenantKey(ADMIN, "qwen-user");
-    }
-
-    @AfterAll
-    static void stop() {
-        if (app != null) {
-            app.close();
-        }
+        server = QwenServer.start(home, ADMIN, gguf, "qwen-user");
+        http = server.http();
+        key = server.key();
     }
 
     /** {@code @huggingface/jinja}'s rendering of the model's template for one user turn, with the generation prompt. */

@@ -10,12 +10,10 @@ import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.oracle.LlamaCpp;
 import dev.pagewarden.platform.testing.PlainHttp;
-import dev.pagewarden.platform.testing.StandalonePlatform;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -39,7 +37,8 @@ class QwenFolderServingTest {
     static Path home;
     static Path gguf;
     static TextTokenizer tokenizer;
-    static ConfigurableApplicationContext app;
+    @AutoClose
+    static QwenServer server;
     static PlainHttp http;
     static String key;
 
@@ -54,17 +53,9 @@ class QwenFolderServingTest {
         ModelGenerator.copyHfTokenizer(QwenChatServingTest.QWEN3, spec, folder);
         gguf = home.resolve("converted.gguf");
         Converter.convertHfFolder(folder, gguf, DType.F32, size -> done -> { });
-        app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
-                "pagewarden.model.path=" + folder, "pagewarden.engine.canary-interval=0s");
-        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
-        key = http.newTenantKey(ADMIN, "qwen-folder-user");
-    }
-
-    @AfterAll
-    static void stop() {
-        if (app != null) {
-            app.close();
-        }
+        server = QwenServer.start(home, ADMIN, folder, "qwen-folder-user");
+        http = server.http();
+        key = server.key();
     }
 
     @Test

@@ -10,12 +10,10 @@ import dev.pagewarden.core.tokenizer.TextTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.oracle.LlamaCpp;
 import dev.pagewarden.platform.testing.PlainHttp;
-import dev.pagewarden.platform.testing.StandalonePlatform;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -41,7 +39,8 @@ class QwenReasoningTest {
     static Path gguf;
     static TextTokenizer tokenizer;
     static String template;
-    static ConfigurableApplicationContext app;
+    @AutoClose
+    static QwenServer server;
     static PlainHttp http;
     static String key;
 
@@ -54,17 +53,9 @@ class QwenReasoningTest {
         ModelConfig cfg = QwenChatServingTest.tinyQwen3(spec);
         gguf = home.resolve("qwen3-chat.gguf");
         ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 7, gguf, spec, template, size -> b -> { });
-        app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
-                "pagewarden.model.path=" + gguf, "pagewarden.engine.canary-interval=0s");
-        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
-        key = http.newTenantKey(ADMIN, "qwen-reasoning");
-    }
-
-    @AfterAll
-    static void stop() {
-        if (app != null) {
-            app.close();
-        }
+        server = QwenServer.start(home, ADMIN, gguf, "qwen-reasoning");
+        http = server.http();
+        key = server.key();
     }
 
     private static Map<String, Object> body(Object... fields) {

@@ -15,12 +15,10 @@ import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.HfTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.platform.testing.PlainHttp;
-import dev.pagewarden.platform.testing.StandalonePlatform;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -93,7 +91,8 @@ class QwenStructuredOutputTest {
 
     @TempDir
     static Path home;
-    static ConfigurableApplicationContext app;
+    @AutoClose
+    static QwenServer server;
     static PlainHttp http;
     static String key;
 
@@ -107,17 +106,9 @@ class QwenStructuredOutputTest {
         Path gguf = home.resolve("qwen3-chat.gguf");
         ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 7, gguf, spec,
                 ChatTemplates.fromHfFolder(QwenChatServingTest.QWEN3).source(), size -> b -> { });
-        app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
-                "pagewarden.model.path=" + gguf, "pagewarden.engine.canary-interval=0s");
-        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
-        key = http.newTenantKey(ADMIN, "qwen-structured");
-    }
-
-    @AfterAll
-    static void stop() {
-        if (app != null) {
-            app.close();
-        }
+        server = QwenServer.start(home, ADMIN, gguf, "qwen-structured");
+        http = server.http();
+        key = server.key();
     }
 
     private static CompletableFuture<HttpResponse<String>> ask(int i) throws Exception {

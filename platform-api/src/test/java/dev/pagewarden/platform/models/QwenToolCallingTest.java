@@ -12,14 +12,12 @@ import dev.pagewarden.core.template.ChatTemplates;
 import dev.pagewarden.core.tokenizer.HfTokenizer;
 import dev.pagewarden.core.tokenizer.TokenizerSpec;
 import dev.pagewarden.platform.testing.PlainHttp;
-import dev.pagewarden.platform.testing.StandalonePlatform;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.context.ConfigurableApplicationContext;
 
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -47,7 +45,8 @@ class QwenToolCallingTest {
 
     @TempDir
     static Path home;
-    static ConfigurableApplicationContext app;
+    @AutoClose
+    static QwenServer server;
     static PlainHttp http;
     static String key;
 
@@ -68,17 +67,9 @@ class QwenToolCallingTest {
                 .forArchitecture("qwen3", null).config().withVocabSize(spec.pieces().size());
         Path gguf = home.resolve("qwen3-tools.gguf");
         ModelGenerator.generate(cfg, DType.F32, ModelGenerator.FileFormat.GGUF, 11, gguf, spec, template, size -> b -> { });
-        app = StandalonePlatform.start("pagewarden.home=" + home.resolve("home"), "pagewarden.admin-token=" + ADMIN,
-                "pagewarden.model.path=" + gguf, "pagewarden.engine.canary-interval=0s");
-        http = new PlainHttp("http://localhost:" + app.getEnvironment().getProperty("local.server.port"));
-        key = http.newTenantKey(ADMIN, "qwen-tools");
-    }
-
-    @AfterAll
-    static void stop() {
-        if (app != null) {
-            app.close();
-        }
+        server = QwenServer.start(home, ADMIN, gguf, "qwen-tools");
+        http = server.http();
+        key = server.key();
     }
 
     @Test
