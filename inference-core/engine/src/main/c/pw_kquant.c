@@ -61,6 +61,22 @@ static inline void kscale(const uint8_t *sc, int j, int *scale, int *min) {
     }
 }
 
+/*
+ * All eight 6-bit scales (bytes 0-7 of *scales) and mins (of *mins) of a Q4_K/Q5_K super-block at once,
+ * the bytes of kscale: scales 0-3 are the low 6 bits of bytes 0-3, scales 4-7 the low nibbles of bytes
+ * 8-11 with the top 2 bits of bytes 0-3 above them; the mins likewise from bytes 4-7 and the high nibbles.
+ */
+static inline void kscales8(const uint8_t *sc, uint64_t *scales, uint64_t *mins) {
+    uint32_t a, b, c;
+    memcpy(&a, sc, 4);
+    memcpy(&b, sc + 4, 4);
+    memcpy(&c, sc + 8, 4);
+    uint32_t slo = a & 0x3f3f3f3fu, shi = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
+    uint32_t mlo = b & 0x3f3f3f3fu, mhi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
+    *scales = (uint64_t) shi << 32 | slo;
+    *mins = (uint64_t) mhi << 32 | mlo;
+}
+
 /* The fixed float tail of a K-quant super-block: acc + ((d*da)*isum - (dmin*da)*msum), one rounding each. */
 static inline float kstep(float acc, float d, float dmin, float da, int64_t isum, int64_t msum) {
     float dd = d * da;
@@ -290,6 +306,18 @@ static const dot_fn TABLE[ISA_COUNT][T_COUNT] = {
 #endif
 };
 
+/* One weight row times four activation rows (astride bytes apart): the bits of four dot_fn calls. */
+typedef void (*dot4_fn)(const uint8_t *, const uint8_t *, int64_t, int, float *);
+
+static const dot4_fn TABLE4[ISA_COUNT][T_COUNT] = {
+    {0, 0, 0, 0, 0},
+#if defined(__x86_64__)
+    {0, 0, dot4_q4_k_avx2, dot4_q5_k_avx2, dot4_q6_k_avx2},
+    {0, 0, dot4_q4_k_avxvnni, dot4_q5_k_avxvnni, dot4_q6_k_avxvnni},
+    {0, 0, dot4_q4_k_avx512vnni, dot4_q5_k_avx512vnni, dot4_q6_k_avx512vnni},
+#endif
+};
+
 static const int BLOCK[T_COUNT] = {32, 32, 256, 256, 256};
 
 /* Bit i set: instruction set i (ISA_*) runs on this CPU. */
@@ -324,10 +352,21 @@ PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t
         return -1;
     }
     dot_fn f = TABLE[isa][type];
+    dot4_fn f4 = TABLE4[isa][type];
     int nb = cols / BLOCK[type];
     for (int32_t r = r0; r < r1; r++) {
         const uint8_t *row = w + r * rowBytes;
-        for (int32_t b = 0; b < batch; b++) {
+        int32_t b = 0;
+        if (f4) {
+            for (; b + 4 <= batch; b += 4) {
+                float o[4];
+                f4(row, act + b * actRowBytes, actRowBytes, nb, o);
+                for (int k = 0; k < 4; k++) {
+                    out[(b + k) * outStride + r] = o[k];
+                }
+            }
+        }
+        for (; b < batch; b++) {
             out[b * outStride + r] = f(row, act + b * actRowBytes, nb);
         }
     }

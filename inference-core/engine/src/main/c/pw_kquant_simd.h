@@ -105,20 +105,28 @@ PW_FUNC float PW_FN(dot_q4_0)(const uint8_t *w, const uint8_t *a, int nb) {
     return reduce8(lanes);
 }
 
-/* Q4_K (five = 0) and Q5_K (five = 1): per super-block one exact isum and msum, then kstep. */
-PW_FUNC inline float PW_FN(dot_q45_k)(const uint8_t *w, const uint8_t *a, int nb, int five) {
+/*
+ * Q4_K (five = 0) and Q5_K (five = 1): one weight row times n activation rows (n = 1..4, rows
+ * astride bytes apart), each super-block's quants unpacked once for all n. Per output and super-block
+ * one exact isum and msum, then kstep, as in the scalar path.
+ */
+PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q45_k)(const uint8_t *w, const uint8_t *a, int64_t astride,
+                                                                     int nb, int five, int n, float *out) {
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
-    float acc = 0.0f;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int bytes = five ? 176 : 144;
     for (int b = 0; b < nb; b++) {
         const uint8_t *wb = w + (int64_t) bytes * b, *ab = a + (int64_t) A256_BYTES * b;
         const uint8_t *qs = wb + (five ? 48 : 16);
-        int sc[8], mn[8];
-        for (int j = 0; j < 8; j++) {
-            kscale(wb + 4, j, &sc[j], &mn[j]);
-        }
+        uint64_t scales, mins;
+        kscales8(wb + 4, &scales, &mins);
+        uint8_t sc[8];
+        memcpy(sc, &scales, 8);
         __m256i qh = five ? _mm256_loadu_si256((const __m256i *) (wb + 16)) : _mm256_setzero_si256();
-        __m256i vacc = _mm256_setzero_si256();
+        __m256i vacc[4];
+        for (int r = 0; r < n; r++) {
+            vacc[r] = _mm256_setzero_si256();
+        }
         for (int g = 0; g < 4; g++) {
             __m256i x = _mm256_loadu_si256((const __m256i *) (qs + 32 * g));
             __m256i lo = _mm256_and_si256(x, m4);
@@ -129,30 +137,40 @@ PW_FUNC inline float PW_FN(dot_q45_k)(const uint8_t *w, const uint8_t *a, int nb
                 lo = _mm256_or_si256(lo, _mm256_slli_epi16(blo, 4));
                 hi = _mm256_or_si256(hi, _mm256_slli_epi16(bhi, 4));
             }
-            __m256i alo = _mm256_loadu_si256((const __m256i *) (ab + 40 + 64 * g));
-            __m256i ahi = _mm256_loadu_si256((const __m256i *) (ab + 40 + 64 * g + 32));
-            vacc = _mm256_add_epi32(vacc, PW_SCALED(lo, alo, PW_SCALES(sc[2 * g], sc[2 * g])));
-            vacc = _mm256_add_epi32(vacc, PW_SCALED(hi, ahi, PW_SCALES(sc[2 * g + 1], sc[2 * g + 1])));
+            __m256i slo = PW_SCALES(sc[2 * g], sc[2 * g]), shi = PW_SCALES(sc[2 * g + 1], sc[2 * g + 1]);
+            for (int r = 0; r < n; r++) {
+                const uint8_t *ar = ab + r * astride + 40 + 64 * g;
+                vacc[r] = _mm256_add_epi32(vacc[r], PW_SCALED(lo, _mm256_loadu_si256((const __m256i *) ar), slo));
+                vacc[r] = _mm256_add_epi32(vacc[r], PW_SCALED(hi, _mm256_loadu_si256((const __m256i *) (ar + 32)), shi));
+            }
         }
-        int64_t msum = 0;
-        for (int j = 0; j < 8; j++) {
-            msum += (int64_t) mn[j] * (rdi16(ab + 8 + 4 * j) + rdi16(ab + 10 + 4 * j));
+        /* the min term: sum_j min_j * (sums of its two 16s), the mins widened to pairs of int16 */
+        __m128i m8 = _mm_cvtsi64_si128((long long) mins);
+        __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+        float d = half_to_float(rd16(wb)), dmin = half_to_float(rd16(wb + 2));
+        for (int r = 0; r < n; r++) {
+            const uint8_t *ar = ab + r * astride;
+            int32_t msum = PW_FN(hsum)(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), m16));
+            acc[r] = kstep(acc[r], d, dmin, rdf(ar), PW_FN(hsum)(vacc[r]), msum);
         }
-        acc = kstep(acc, half_to_float(rd16(wb)), half_to_float(rd16(wb + 2)), rdf(ab), PW_FN(hsum)(vacc), msum);
     }
-    return acc;
+    for (int r = 0; r < n; r++) {
+        out[r] = acc[r];
+    }
 }
 
-PW_FUNC float PW_FN(dot_q4_k)(const uint8_t *w, const uint8_t *a, int nb) { return PW_FN(dot_q45_k)(w, a, nb, 0); }
-PW_FUNC float PW_FN(dot_q5_k)(const uint8_t *w, const uint8_t *a, int nb) { return PW_FN(dot_q45_k)(w, a, nb, 1); }
-
-PW_FUNC float PW_FN(dot_q6_k)(const uint8_t *w, const uint8_t *a, int nb) {
+/* Q6_K: as rows_q45_k, with 16 signed scales of 16 values and the -32 offset folded into msum. */
+PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q6_k)(const uint8_t *w, const uint8_t *a, int64_t astride,
+                                                                    int nb, int n, float *out) {
     const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
-    float acc = 0.0f;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int b = 0; b < nb; b++) {
         const uint8_t *wb = w + 210 * b, *ab = a + (int64_t) A256_BYTES * b;
         const int8_t *sc = (const int8_t *) (wb + 192);
-        __m256i vacc = _mm256_setzero_si256();
+        __m256i vacc[4];
+        for (int r = 0; r < n; r++) {
+            vacc[r] = _mm256_setzero_si256();
+        }
         for (int h = 0; h < 2; h++) {
             __m256i qa = _mm256_loadu_si256((const __m256i *) (wb + 64 * h));
             __m256i qb = _mm256_loadu_si256((const __m256i *) (wb + 64 * h + 32));
@@ -166,17 +184,54 @@ PW_FUNC float PW_FN(dot_q6_k)(const uint8_t *w, const uint8_t *a, int nb) {
             q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
             for (int k = 0; k < 4; k++) {
-                __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 40 + 128 * h + 32 * k));
-                vacc = _mm256_add_epi32(vacc, PW_SCALED(q[k], aq, PW_SCALES(sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1])));
+                __m256i v = PW_SCALES(sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1]);
+                for (int r = 0; r < n; r++) {
+                    __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + r * astride + 40 + 128 * h + 32 * k));
+                    vacc[r] = _mm256_add_epi32(vacc[r], PW_SCALED(q[k], aq, v));
+                }
             }
         }
-        int64_t msum = 0;
-        for (int k = 0; k < 16; k++) {
-            msum += (int64_t) sc[k] * rdi16(ab + 8 + 2 * k);
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) sc));
+        float d = half_to_float(rd16(wb + 208));
+        for (int r = 0; r < n; r++) {
+            const uint8_t *ar = ab + r * astride;
+            int64_t msum = PW_FN(hsum)(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), sc16));
+            acc[r] = kstep(acc[r], d, 0.0f, rdf(ar), (int64_t) PW_FN(hsum)(vacc[r]) - 32 * msum, 0);
         }
-        acc = kstep(acc, half_to_float(rd16(wb + 208)), 0.0f, rdf(ab), (int64_t) PW_FN(hsum)(vacc) - 32 * msum, 0);
     }
-    return acc;
+    for (int r = 0; r < n; r++) {
+        out[r] = acc[r];
+    }
+}
+
+PW_FUNC float PW_FN(dot_q4_k)(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    PW_FN(rows_q45_k)(w, a, 0, nb, 0, 1, &o);
+    return o;
+}
+
+PW_FUNC float PW_FN(dot_q5_k)(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    PW_FN(rows_q45_k)(w, a, 0, nb, 1, 1, &o);
+    return o;
+}
+
+PW_FUNC float PW_FN(dot_q6_k)(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    PW_FN(rows_q6_k)(w, a, 0, nb, 1, &o);
+    return o;
+}
+
+PW_FUNC void PW_FN(dot4_q4_k)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q45_k)(w, a, astride, nb, 0, 4, out);
+}
+
+PW_FUNC void PW_FN(dot4_q5_k)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q45_k)(w, a, astride, nb, 1, 4, out);
+}
+
+PW_FUNC void PW_FN(dot4_q6_k)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q6_k)(w, a, astride, nb, 4, out);
 }
 
 #undef PW_FUNC
