@@ -341,8 +341,9 @@ PW_EXPORT int32_t pw_isas(void) {
 
 /*
  * out[b * outStride + r] = row r of the weights (type, rowBytes apart) times activation row b
- * (actRowBytes apart), for r in [r0, r1) and b in [0, batch): each weight row is read once for the whole
- * batch (it stays in L1 while the activation rows stream past). Returns 0, or -1 for an unknown type or
+ * (actRowBytes apart), for r in [r0, r1) and b in [0, batch): each weight row is read from memory once
+ * for the whole batch, and in the K-quants each of its super-blocks is unpacked once per four activation
+ * rows. Returns 0, or -1 for an unknown type or
  * an instruction set the table lacks (the caller checks pw_isas first).
  */
 PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t rowBytes, int32_t cols, int32_t r0,
@@ -354,20 +355,23 @@ PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t
     dot_fn f = TABLE[isa][type];
     dot4_fn f4 = TABLE4[isa][type];
     int nb = cols / BLOCK[type];
-    for (int32_t r = r0; r < r1; r++) {
-        const uint8_t *row = w + r * rowBytes;
-        int32_t b = 0;
-        if (f4) {
-            for (; b + 4 <= batch; b += 4) {
+    int32_t full = f4 ? batch / 4 * 4 : 0;
+    /* tiles of up to 4 weight rows times groups of 4 activation rows: both stay in L1 while they meet */
+    for (int32_t t = r0; t < r1; t += 4) {
+        int32_t te = t + 4 < r1 ? t + 4 : r1;
+        for (int32_t b = 0; b < full; b += 4) {
+            for (int32_t r = t; r < te; r++) {
                 float o[4];
-                f4(row, act + b * actRowBytes, actRowBytes, nb, o);
+                f4(w + r * rowBytes, act + b * actRowBytes, actRowBytes, nb, o);
                 for (int k = 0; k < 4; k++) {
                     out[(b + k) * outStride + r] = o[k];
                 }
             }
         }
-        for (; b < batch; b++) {
-            out[b * outStride + r] = f(row, act + b * actRowBytes, nb);
+        for (int32_t r = t; r < te; r++) {
+            for (int32_t b = full; b < batch; b++) {
+                out[b * outStride + r] = f(w + r * rowBytes, act + b * actRowBytes, nb);
+            }
         }
     }
     return 0;
