@@ -50,17 +50,104 @@ public final class MatMul {
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
+    /**
+     * The batch rounded to 8 bits for the native kernels, once per call in each format its matrices
+     * read, before the rows are split over the threads (which all read it). One per calling thread,
+     * grown on demand and reused: a call allocates nothing once the largest batch has been seen.
+     */
+    private static final class Acts {
+        final NativeKernels kernels;
+        MemorySegment a32 = MemorySegment.NULL;
+        MemorySegment a256 = MemorySegment.NULL;
+
+        Acts(NativeKernels kernels) {
+            this.kernels = kernels;
+        }
+
+        private static final ThreadLocal<Acts> MINE = new ThreadLocal<>();
+
+        /** The quantized batch when the native kernels compute any of {@code ws}, otherwise null. */
+        static Acts prepare(Parallel pool, float[] x, int batch, Matrix... ws) {
+            NativeKernels n = NativeKernels.instance();
+            if (n == null) {
+                return null;
+            }
+            boolean want32 = false, want256 = false;
+            for (Matrix w : ws) {
+                if (w instanceof Matrix.RowMajor r && NativeKernels.serves(r.tensor().type())) {
+                    boolean is32 = NativeKernels.format(r.tensor().type()) == NativeKernels.A32;
+                    want32 |= is32;
+                    want256 |= !is32;
+                }
+            }
+            if (!want32 && !want256) {
+                return null;
+            }
+            Acts a = MINE.get();
+            if (a == null) {
+                a = new Acts(n);
+                MINE.set(a);
+            }
+            int cols = ws[0].cols();
+            if (want32) {
+                a.a32 = a.fill(pool, NativeKernels.A32, a.a32, x, cols, batch);
+            }
+            if (want256) {
+                a.a256 = a.fill(pool, NativeKernels.A256, a.a256, x, cols, batch);
+            }
+            return a;
+        }
+
+        private MemorySegment fill(Parallel pool, int format, MemorySegment buf, float[] x, int cols, int batch) {
+            long bytes = batch * NativeKernels.actRowBytes(format, cols);
+            if (buf.byteSize() < bytes) {
+                buf = Arena.ofAuto().allocate(Math.max(bytes, 2 * buf.byteSize()), 64);
+            }
+            MemorySegment dst = buf;
+            if (batch == 1) {
+                kernels.quantize(format, x, cols, 0, 1, dst);
+            } else {
+                pool.forRange(batch, (s, e) -> kernels.quantize(format, x, cols, s, e, dst));
+            }
+            return buf;
+        }
+
+        MemorySegment of(int format) {
+            return format == NativeKernels.A32 ? a32 : a256;
+        }
+    }
+
     public static void matmul(Parallel pool, Tensor w, float[] x, int batch, float[] out) {
         matmul(pool, Matrix.rowMajor(w), x, batch, out);
     }
 
     public static void matmul(Parallel pool, Matrix w, float[] x, int batch, float[] out) {
-        matmul(pool, w, x, batch, out, Kernels.ROWS);
+        RowKernels k = Kernels.ROWS;
+        check(new Matrix[] {w}, x, batch, new float[][] {out}, k);
+        Acts acts = Acts.prepare(pool, x, batch, w);
+        pool.forRange(units(w), (start, end) -> run(k, w, x, batch, out, start, end, acts));
     }
 
     /** Name of the kernels in use, e.g. {@code vector-512} or {@code scalar}. */
     public static String implementation() {
         return Kernels.ROWS.name();
+    }
+
+    /**
+     * One line for the engine's log: which kernels compute the quantized types (the native ones, with
+     * their instruction set, or this JVM's Java kernels) and why.
+     */
+    public static String kernelsInUse() {
+        return NativeKernels.instance() != null ? NativeKernels.reason() + "; " + implementation() + " for the rest"
+                : implementation() + " for every type; " + NativeKernels.reason();
+    }
+
+    /**
+     * Whether row-major matrices of {@code type} are computed by the native kernels (so a backend keeps
+     * them row-major rather than repacking them into panels).
+     */
+    public static boolean servesNatively(DType type) {
+        return NativeKernels.instance() != null && NativeKernels.serves(type);
     }
 
     /** Rows per panel that {@link Matrix.Panels} must have for the kernels in use. */
@@ -71,7 +158,7 @@ public final class MatMul {
     /** As {@link #matmul(Parallel, Matrix, float[], int, float[])} with explicit kernels (tests). */
     static void matmul(Parallel pool, Matrix w, float[] x, int batch, float[] out, RowKernels kernels) {
         check(new Matrix[] {w}, x, batch, new float[][] {out}, kernels);
-        pool.forRange(units(w), (start, end) -> run(kernels, w, x, batch, out, start, end));
+        pool.forRange(units(w), (start, end) -> run(kernels, w, x, batch, out, start, end, null));
     }
 
     /**
@@ -84,6 +171,7 @@ public final class MatMul {
     public static void matmul(Parallel pool, Matrix[] ws, float[] x, int batch, float[][] outs) {
         RowKernels k = Kernels.ROWS;
         check(ws, x, batch, outs, k);
+        Acts acts = Acts.prepare(pool, x, batch, ws);
         int total = 0;
         for (Matrix w : ws) {
             total += units(w);
@@ -95,7 +183,7 @@ public final class MatMul {
                 int a = Math.max(start - base, 0);
                 int b = Math.min(end - base, n);
                 if (a < b) {
-                    run(k, ws[i], x, batch, outs[i], a, b);
+                    run(k, ws[i], x, batch, outs[i], a, b, acts);
                 }
                 base += n;
             }
@@ -114,9 +202,10 @@ public final class MatMul {
             throw new IllegalArgumentException("swiglu: " + w1.name() + " and " + w3.name() + " differ in rows or layout");
         }
         int rows = w1.rows();
+        Acts acts = Acts.prepare(pool, x, batch, w1, w3);
         pool.forRange(units(w1), (start, end) -> {
-            run(k, w1, x, batch, gate, start, end);
-            run(k, w3, x, batch, up, start, end);
+            run(k, w1, x, batch, gate, start, end, acts);
+            run(k, w3, x, batch, up, start, end, acts);
             int r0 = firstRow(w1, start);
             int r1 = firstRow(w1, end);
             for (int b = 0; b < batch; b++) {
@@ -175,8 +264,11 @@ public final class MatMul {
         };
     }
 
-    private static void run(RowKernels k, Matrix w, float[] x, int batch, float[] out, int start, int end) {
+    private static void run(RowKernels k, Matrix w, float[] x, int batch, float[] out, int start, int end, Acts acts) {
         switch (w) {
+            case Matrix.RowMajor r when acts != null && NativeKernels.serves(r.tensor().type()) ->
+                    acts.kernels.matmul(acts.kernels.isa(), r.tensor(), start, end,
+                            acts.of(NativeKernels.format(r.tensor().type())), batch, out);
             case Matrix.RowMajor r -> rows(k, r.tensor(), x, batch, out, start, end);
             case Matrix.Panels p -> panels(k, p, x, batch, out, start * UNIT_PANELS,
                     Math.min(end * UNIT_PANELS, p.count()));

@@ -4,6 +4,7 @@ import dev.pagewarden.core.backend.Backend;
 import dev.pagewarden.core.backend.BackendOptions;
 import dev.pagewarden.core.backend.BackendProvider;
 import dev.pagewarden.core.model.load.LoadedModel;
+import dev.pagewarden.core.tensor.MatMul;
 import dev.pagewarden.core.tensor.Parallel;
 
 import java.util.Collections;
@@ -38,8 +39,15 @@ public final class CpuBackendProvider implements BackendProvider {
         return 0;
     }
 
+    private static final System.Logger LOG = System.getLogger(CpuBackendProvider.class.getName());
+    private static volatile boolean logged;
+
     @Override
     public synchronized Backend create(LoadedModel model, BackendOptions options) {
+        if (!logged) {
+            logged = true;
+            LOG.log(System.Logger.Level.INFO, "CPU kernels: {0}", MatMul.kernelsInUse());
+        }
         if (pool == null || pool.threads() != options.resolvedThreads()) {
             pool = new Parallel(options.resolvedThreads());
         }

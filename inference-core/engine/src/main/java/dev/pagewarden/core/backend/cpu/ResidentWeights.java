@@ -18,7 +18,8 @@ import java.util.Map;
  * The CPU backend's own copy of a model's weights, as a GPU backend uploads them to the device:
  * every tensor 64-byte aligned inside one huge-page-backed block, in the layout its kernels read.
  * Weight matrices are repacked into {@link Matrix.Panels} (each panel one sequential stream, read
- * once for a whole decode batch) unless they hold non-finite F16 values or Q8_0 scales; those, the
+ * once for a whole decode batch) unless they hold non-finite F16 values or Q8_0 scales or the native
+ * kernels compute their type ({@link MatMul#servesNatively}); those, the
  * embedding table (looked up by row) and the norm weights stay row-major. The loader's file mapping
  * stays untouched (and can be evicted); tensors shared in the model stay shared, except that a tied
  * classifier gets a panel copy beside the row-major embedding table.
@@ -108,7 +109,8 @@ record ResidentWeights(ModelConfig config, Tensor tokenEmbedding, List<Layer> la
         Matrix matrix(Tensor t) {
             Matrix m = matrices.get(t);
             if (m == null) {
-                if (packable.computeIfAbsent(t, Matrix.Panels::packable)) {
+                // types the native kernels compute stay row-major: they read the blocks where they lie
+                if (!MatMul.servesNatively(t.type()) && packable.computeIfAbsent(t, Matrix.Panels::packable)) {
                     MemorySegment dst = take(Matrix.Panels.bytesFor(t.type(), t.rows(), t.cols(), height));
                     m = dst != null ? Matrix.Panels.pack(t, height, dst) : Matrix.rowMajor(t);
                 } else {
