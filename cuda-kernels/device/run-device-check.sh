@@ -46,7 +46,8 @@ else
     QUANT_DTYPES=${QUANT_DTYPES-q4_k}
 fi
 M=$P/models
-JAVA=("$P/jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m)
+# the CPU references beside the GPU are the Java kernels (float activations, as on the GPU)
+JAVA=("$P/jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m -Dpagewarden.kernels=vector)
 JAR=(-jar "$P/pagewarden-engine.jar")
 
 W=$(mktemp -d /tmp/pw-device.XXXX)

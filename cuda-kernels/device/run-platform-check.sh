@@ -106,7 +106,8 @@ if ! { unpack_parts "$STORE" engine "$P" && unpack_parts "$STORE" platform "$PLA
     exit 2
 fi
 stage_done payload ok "" $t0
-JAVA=("$P/jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m)
+# the CPU references beside the GPU are the Java kernels (float activations, as on the GPU)
+JAVA=("$P/jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xss4m -Dpagewarden.kernels=vector)
 "${JAVA[@]}" -version 2>&1 | head -1
 
 # one small HTTP client for the whole script (no curl needed): http METHOD URL TOKEN [JSON] prints the body,
