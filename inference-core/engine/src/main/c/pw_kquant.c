@@ -265,32 +265,42 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #define PW_DOT4(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
 #define PW_SCALED(u, s, v) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), v)
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi16((short) (a)), _mm_set1_epi16((short) (b)))
+/* two products of <= 15 * 127 per int16 before the pairs add up: no overflow (Q4_0's nibbles only) */
+#define PW_DOT8(u1, s1, u2, s2) \
+    _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u1, s1), _mm256_maddubs_epi16(u2, s2)), _mm256_set1_epi16(1))
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
+#undef PW_DOT8
 #undef PW_SCALED
 #undef PW_SCALES
 
 /* AVX-VNNI and AVX-512 VNNI (its 256-bit EVEX form): vpdpbusd */
 #define PW_SCALED(u, s, v) _mm256_mullo_epi32(PW_DOT4(u, s), v)
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi32(a), _mm_set1_epi32(b))
+#define PW_DOT8(u1, s1, u2, s2) PW_DOTACC(PW_DOT4(u1, s1), u2, s2)
 
 #define PW_ISA avxvnni
 #define PW_TARGET "avx2,f16c,avxvnni"
 #define PW_DOT4(u, s) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s)
+#define PW_DOTACC(acc, u, s) _mm256_dpbusd_avx_epi32(acc, u, s)
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
+#undef PW_DOTACC
 
 #define PW_ISA avx512vnni
 #define PW_TARGET "avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"
 #define PW_DOT4(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
+#define PW_DOTACC(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
+#undef PW_DOTACC
+#undef PW_DOT8
 #undef PW_SCALED
 #undef PW_SCALES
 #endif
@@ -312,9 +322,9 @@ typedef void (*dot4_fn)(const uint8_t *, const uint8_t *, int64_t, int, float *)
 static const dot4_fn TABLE4[ISA_COUNT][T_COUNT] = {
     {0, 0, 0, 0, 0},
 #if defined(__x86_64__)
-    {0, 0, dot4_q4_k_avx2, dot4_q5_k_avx2, dot4_q6_k_avx2},
-    {0, 0, dot4_q4_k_avxvnni, dot4_q5_k_avxvnni, dot4_q6_k_avxvnni},
-    {0, 0, dot4_q4_k_avx512vnni, dot4_q5_k_avx512vnni, dot4_q6_k_avx512vnni},
+    {dot4_q8_0_avx2, dot4_q4_0_avx2, dot4_q4_k_avx2, dot4_q5_k_avx2, dot4_q6_k_avx2},
+    {dot4_q8_0_avxvnni, dot4_q4_0_avxvnni, dot4_q4_k_avxvnni, dot4_q5_k_avxvnni, dot4_q6_k_avxvnni},
+    {dot4_q8_0_avx512vnni, dot4_q4_0_avx512vnni, dot4_q4_k_avx512vnni, dot4_q5_k_avx512vnni, dot4_q6_k_avx512vnni},
 #endif
 };
 
@@ -342,8 +352,8 @@ PW_EXPORT int32_t pw_isas(void) {
 /*
  * out[b * outStride + r] = row r of the weights (type, rowBytes apart) times activation row b
  * (actRowBytes apart), for r in [r0, r1) and b in [0, batch): each weight row is read from memory once
- * for the whole batch, and in the K-quants each of its super-blocks is unpacked once per four activation
- * rows. Returns 0, or -1 for an unknown type or
+ * for the whole batch, and each of its blocks (super-blocks in the K-quants) is unpacked once per four
+ * activation rows. Returns 0, or -1 for an unknown type or
  * an instruction set the table lacks (the caller checks pw_isas first).
  */
 PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t rowBytes, int32_t cols, int32_t r0,

@@ -19,90 +19,160 @@ PW_FUNC inline int32_t PW_FN(hsum)(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-/* Lane k = the sum of the eight lanes of s[k]. */
-PW_FUNC inline __m256i PW_FN(sums8)(const __m256i *s) {
-    __m256i q0 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
-    __m256i q1 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[4], s[5]), _mm256_hadd_epi32(s[6], s[7]));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+/*
+ * Q8_0 and Q4_0: one weight row times n activation rows (n = 1..4, rows astride bytes apart), eight
+ * blocks at a time, each weight block loaded and unpacked once for all n. Blocks go in pairs: the low
+ * 16 quants of blocks k and k+1 in one vector, the high 16 in another, so a pair's products end in
+ * lanes 0-3 (block k) and 4-7 (block k+1), and three hadds give the eight exact block sums. In that
+ * vector, and in the float lanes after it, block k of the group lies in lane PW_LANE(k); the tail
+ * blocks then add to the same lanes as in the scalar path (block b into lane b % 8).
+ */
+#ifndef PW_LANE
+#define PW_LANE(k) (((k) & 1) * 4 + (k) / 2)
+#endif
+
+/* Lane PW_LANE(k) = the sum of lanes 0-3 (k even) or 4-7 (k odd) of v[k / 2]. */
+PW_FUNC inline __m256i PW_FN(sums_pairs)(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    return _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
 }
 
-/* Eight fp16 block scales, 'stride' bytes apart, as floats (F16C: exact). */
-PW_FUNC inline __m256 PW_FN(halves8)(const uint8_t *p, int stride) {
-    __m128i h = _mm_setr_epi16((short) rd16(p), (short) rd16(p + stride), (short) rd16(p + 2 * stride),
-                               (short) rd16(p + 3 * stride), (short) rd16(p + 4 * stride), (short) rd16(p + 5 * stride),
-                               (short) rd16(p + 6 * stride), (short) rd16(p + 7 * stride));
+/* The eight fp16 scales of a group of blocks 'stride' bytes apart, in PW_LANE order (F16C: exact). */
+PW_FUNC inline __m256 PW_FN(wscales8)(const uint8_t *p, int stride) {
+    __m128i h = _mm_setr_epi16((short) rd16(p), (short) rd16(p + 2 * stride), (short) rd16(p + 4 * stride),
+                               (short) rd16(p + 6 * stride), (short) rd16(p + stride), (short) rd16(p + 3 * stride),
+                               (short) rd16(p + 5 * stride), (short) rd16(p + 7 * stride));
     return _mm256_cvtph_ps(h);
 }
 
-/* Eight activation block scales (A32). */
-PW_FUNC inline __m256 PW_FN(ascales8)(const uint8_t *a) {
-    return _mm256_setr_ps(rdf(a), rdf(a + A32_BYTES), rdf(a + 2 * A32_BYTES), rdf(a + 3 * A32_BYTES),
-                          rdf(a + 4 * A32_BYTES), rdf(a + 5 * A32_BYTES), rdf(a + 6 * A32_BYTES), rdf(a + 7 * A32_BYTES));
+/* The scales d and sums of eight activation blocks (A32), in PW_LANE order: each block's 8 head bytes
+ * broadcast and blended into place, then the floats and ints parted (moves only, no arithmetic). */
+PW_FUNC inline void PW_FN(aheads8)(const uint8_t *a, __m256 *d, __m256i *sum) {
+#define PW_HEAD(k) _mm256_castpd_ps(_mm256_broadcast_sd((const double *) (a + A32_BYTES * (k))))
+    __m256 y0 = _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(PW_HEAD(0), PW_HEAD(2), 0x0c), PW_HEAD(1), 0x30),
+                                PW_HEAD(3), 0xc0);
+    __m256 y1 = _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(PW_HEAD(4), PW_HEAD(6), 0x0c), PW_HEAD(5), 0x30),
+                                PW_HEAD(7), 0xc0);
+#undef PW_HEAD
+    *d = _mm256_shuffle_ps(y0, y1, 0x88);
+    *sum = _mm256_castps_si256(_mm256_shuffle_ps(y0, y1, 0xdd));
 }
 
-/* Q8_0 and Q4_0: eight blocks at a time, block k of a group into lane k (= block index % 8). */
-PW_FUNC float PW_FN(dot_q8_0)(const uint8_t *w, const uint8_t *a, int nb) {
-    __m256 acc = _mm256_setzero_ps();
+/* 16 bytes at p, 16 at p + step: one vector. */
+PW_FUNC inline __m256i PW_FN(pair16)(const uint8_t *p, int step) {
+    return _mm256_loadu2_m128i((const __m128i *) (p + step), (const __m128i *) p);
+}
+
+/* The tail: block b alone, its exact sum (q4 = 1: Q4_0's unsigned nibbles, less 8 * the activation sum). */
+PW_FUNC inline int32_t PW_FN(block_sum)(const uint8_t *wq, const uint8_t *ab, int q4) {
+    __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 8));
+    if (q4) {
+        __m128i x = _mm_loadu_si128((const __m128i *) wq);
+        __m128i m4 = _mm_set1_epi8(15);
+        __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
+        return PW_FN(hsum)(PW_DOT4(u, aq)) - 8 * rdi32(ab + 4);
+    }
+    __m256i wv = _mm256_loadu_si256((const __m256i *) wq);
+    return PW_FN(hsum)(PW_DOT4(_mm256_abs_epi8(wv), _mm256_sign_epi8(aq, wv)));
+}
+
+PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const uint8_t *w, const uint8_t *a,
+                                                                         int64_t astride, int nb, int q4, int n,
+                                                                         float *out) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    const int bytes = q4 ? 18 : 34;
+    __m256 acc[4];
+    for (int r = 0; r < n; r++) {
+        acc[r] = _mm256_setzero_ps();
+    }
     int b = 0;
     for (; b + 8 <= nb; b += 8) {
-        __m256i s[8];
-        for (int k = 0; k < 8; k++) {
-            __m256i wq = _mm256_loadu_si256((const __m256i *) (w + 34 * (b + k) + 2));
-            __m256i aq = _mm256_loadu_si256((const __m256i *) (a + A32_BYTES * (b + k) + 8));
-            s[k] = PW_DOT4(_mm256_abs_epi8(wq), _mm256_sign_epi8(aq, wq));
+        const uint8_t *wg = w + (int64_t) bytes * b, *ag = a + (int64_t) A32_BYTES * b;
+        /* per row: Q4_0 t[r][h] = the hadd of pairs 2h and 2h+1; Q8_0 the same of the even blocks (t)
+         * and of the odd ones (t2) */
+        __m256i t[4][2], t2[4][2];
+        for (int h = 0; h < 2; h++) {
+            __m256i v[4][2], v2[4][2];
+            for (int p = 0; p < 2; p++) {
+                const uint8_t *w0 = wg + 2 * bytes * (2 * h + p) + 2;
+                const int64_t a0 = A32_BYTES * 2 * (2 * h + p) + 8;
+                if (q4) {
+                    __m256i x = PW_FN(pair16)(w0, bytes);
+                    __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+                    for (int r = 0; r < n; r++) {
+                        const uint8_t *ar = ag + r * astride + a0;
+                        v[r][p] = PW_DOT8(lo, PW_FN(pair16)(ar, A32_BYTES), hi, PW_FN(pair16)(ar + 16, A32_BYTES));
+                    }
+                } else {
+                    __m256i x0 = _mm256_loadu_si256((const __m256i *) w0);
+                    __m256i x1 = _mm256_loadu_si256((const __m256i *) (w0 + bytes));
+                    __m256i u0 = _mm256_abs_epi8(x0), u1 = _mm256_abs_epi8(x1);
+                    for (int r = 0; r < n; r++) {
+                        const uint8_t *ar = ag + r * astride + a0;
+                        v[r][p] = PW_DOT4(u0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) ar), x0));
+                        v2[r][p] = PW_DOT4(u1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) (ar + A32_BYTES)), x1));
+                    }
+                }
+            }
+            for (int r = 0; r < n; r++) {
+                t[r][h] = _mm256_hadd_epi32(v[r][0], v[r][1]);
+                if (!q4) {
+                    t2[r][h] = _mm256_hadd_epi32(v2[r][0], v2[r][1]);
+                }
+            }
         }
-        __m256 dd = _mm256_mul_ps(PW_FN(halves8)(w + 34 * b, 34), PW_FN(ascales8)(a + A32_BYTES * b));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(PW_FN(sums8)(s))));
+        __m256 dw = PW_FN(wscales8)(wg, bytes);
+        for (int r = 0; r < n; r++) {
+            __m256 da;
+            __m256i asum;
+            PW_FN(aheads8)(ag + r * astride, &da, &asum);
+            __m256i s = _mm256_hadd_epi32(t[r][0], t[r][1]);
+            if (q4) {
+                s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, 3));
+            } else {
+                /* even blocks' partial sums in both halves of s, odd ones' in both of s2: halves crossed */
+                __m256i s2 = _mm256_hadd_epi32(t2[r][0], t2[r][1]);
+                s = _mm256_add_epi32(_mm256_permute2x128_si256(s, s2, 0x20), _mm256_permute2x128_si256(s, s2, 0x31));
+            }
+            __m256 dd = _mm256_mul_ps(dw, da);
+            acc[r] = _mm256_add_ps(acc[r], _mm256_mul_ps(dd, _mm256_cvtepi32_ps(s)));
+        }
     }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, acc);
-    for (; b < nb; b++) {
-        const uint8_t *wb = w + 34 * b, *ab = a + A32_BYTES * b;
-        __m256i wq = _mm256_loadu_si256((const __m256i *) (wb + 2));
-        __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 8));
-        int32_t s = PW_FN(hsum)(PW_DOT4(_mm256_abs_epi8(wq), _mm256_sign_epi8(aq, wq)));
-        float dd = half_to_float(rd16(wb)) * rdf(ab);
-        float t = dd * (float) s;
-        lanes[b & 7] = lanes[b & 7] + t;
+    for (int r = 0; r < n; r++) {
+        float perm[8], lanes[8];
+        _mm256_storeu_ps(perm, acc[r]);
+        for (int k = 0; k < 8; k++) {
+            lanes[k] = perm[PW_LANE(k)];
+        }
+        const uint8_t *ar = a + r * astride;
+        for (int c = b; c < nb; c++) {
+            const uint8_t *wb = w + (int64_t) bytes * c, *ab = ar + (int64_t) A32_BYTES * c;
+            int32_t s = PW_FN(block_sum)(wb + 2, ab, q4);
+            float dd = half_to_float(rd16(wb)) * rdf(ab);
+            float t = dd * (float) s;
+            lanes[c & 7] = lanes[c & 7] + t;
+        }
+        out[r] = reduce8(lanes);
     }
-    return reduce8(lanes);
 }
 
-PW_FUNC inline __m256i PW_FN(q4_0_quants)(const uint8_t *qs) {
-    __m128i x = _mm_loadu_si128((const __m128i *) qs);
-    __m128i m4 = _mm_set1_epi8(15);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
+PW_FUNC float PW_FN(dot_q8_0)(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    PW_FN(rows_q8_0_q4_0)(w, a, 0, nb, 0, 1, &o);
+    return o;
 }
 
 PW_FUNC float PW_FN(dot_q4_0)(const uint8_t *w, const uint8_t *a, int nb) {
-    __m256 acc = _mm256_setzero_ps();
-    int b = 0;
-    for (; b + 8 <= nb; b += 8) {
-        __m256i s[8];
-        for (int k = 0; k < 8; k++) {
-            __m256i aq = _mm256_loadu_si256((const __m256i *) (a + A32_BYTES * (b + k) + 8));
-            s[k] = PW_DOT4(PW_FN(q4_0_quants)(w + 18 * (b + k) + 2), aq);
-        }
-        const uint8_t *ab = a + A32_BYTES * b;
-        __m256i asum = _mm256_setr_epi32(rdi32(ab + 4), rdi32(ab + 4 + A32_BYTES), rdi32(ab + 4 + 2 * A32_BYTES),
-                                         rdi32(ab + 4 + 3 * A32_BYTES), rdi32(ab + 4 + 4 * A32_BYTES),
-                                         rdi32(ab + 4 + 5 * A32_BYTES), rdi32(ab + 4 + 6 * A32_BYTES),
-                                         rdi32(ab + 4 + 7 * A32_BYTES));
-        __m256i sums = _mm256_sub_epi32(PW_FN(sums8)(s), _mm256_slli_epi32(asum, 3));
-        __m256 dd = _mm256_mul_ps(PW_FN(halves8)(w + 18 * b, 18), PW_FN(ascales8)(ab));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(sums)));
-    }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, acc);
-    for (; b < nb; b++) {
-        const uint8_t *wb = w + 18 * b, *ab = a + A32_BYTES * b;
-        __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 8));
-        int32_t s = PW_FN(hsum)(PW_DOT4(PW_FN(q4_0_quants)(wb + 2), aq)) - 8 * rdi32(ab + 4);
-        float dd = half_to_float(rd16(wb)) * rdf(ab);
-        float t = dd * (float) s;
-        lanes[b & 7] = lanes[b & 7] + t;
-    }
-    return reduce8(lanes);
+    float o;
+    PW_FN(rows_q8_0_q4_0)(w, a, 0, nb, 1, 1, &o);
+    return o;
+}
+
+PW_FUNC void PW_FN(dot4_q8_0)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q8_0_q4_0)(w, a, astride, nb, 0, 4, out);
+}
+
+PW_FUNC void PW_FN(dot4_q4_0)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q8_0_q4_0)(w, a, astride, nb, 1, 4, out);
 }
 
 /*
