@@ -259,6 +259,8 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+/* AVX2: Q8_0 as |w| times a with w's sign (w + 128 would overflow vpmaddubsw's int16 pairs) */
+#define PW_Q8_BIASED 0
 /* AVX2: vpmaddubsw (pairs into int16; no saturation: |u*s| <= 128*127) then vpmaddwd */
 #define PW_ISA avx2
 #define PW_TARGET "avx2,f16c"
@@ -276,7 +278,9 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #undef PW_SCALED
 #undef PW_SCALES
 
-/* AVX-VNNI and AVX-512 VNNI (its 256-bit EVEX form): vpdpbusd */
+/* AVX-VNNI and AVX-512 VNNI (its 256-bit EVEX form): vpdpbusd; Q8_0 as w + 128 times a, less 128 * sum(a) */
+#undef PW_Q8_BIASED
+#define PW_Q8_BIASED 1
 #define PW_SCALED(u, s, v) _mm256_mullo_epi32(PW_DOT4(u, s), v)
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi32(a), _mm_set1_epi32(b))
 #define PW_DOT8(u1, s1, u2, s2) PW_DOTACC(PW_DOT4(u1, s1), u2, s2)
@@ -303,6 +307,7 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #undef PW_DOT8
 #undef PW_SCALED
 #undef PW_SCALES
+#undef PW_Q8_BIASED
 #endif
 
 typedef float (*dot_fn)(const uint8_t *, const uint8_t *, int);

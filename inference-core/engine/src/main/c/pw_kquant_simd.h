@@ -1,11 +1,12 @@
 /*
- * The vector kernels of pw_kquant.c, included once per instruction set with PW_ISA (name suffix),
- * PW_TARGET (the target attribute), PW_DOT4(u, s) (unsigned bytes u times signed bytes s, four adjacent
- * products summed into each int32 lane), PW_SCALED(u, s, v) (the same lanes times the per-lane scales v)
- * and PW_SCALES(a, b) (v: scale a for bytes 0-15, b for bytes 16-31) defined. 256-bit vectors in every
- * path: decode is bound by reading the weights, and one width keeps one code for all three. Each function
- * gives the bits of its scalar twin in pw_kquant.c: the integer sums are exact, the float steps are the
- * same operations in the same order.
+ * The vector kernels of pw_kquant.c, included once per instruction set with these defined: PW_ISA (name
+ * suffix), PW_TARGET (the target attribute), PW_DOT4(u, s) (unsigned bytes u times signed bytes s, four
+ * adjacent products summed into each int32 lane), PW_DOT8(u1, s1, u2, s2) (PW_DOT4 of both pairs added;
+ * for Q4_0's nibbles), PW_SCALED(u, s, v) (the PW_DOT4 lanes times the per-lane scales v), PW_SCALES(a, b)
+ * (v: scale a for bytes 0-15, b for bytes 16-31) and PW_Q8_BIASED (1: Q8_0 weights taken as w + 128).
+ * 256-bit vectors in every path: decode is bound by reading the weights, and one width keeps one code for
+ * all three. Each function gives the bits of its scalar twin in pw_kquant.c: the integer sums are exact,
+ * the float steps are the same operations in the same order.
  */
 #define PW_CAT2(a, b) a##_##b
 #define PW_CAT(a, b) PW_CAT2(a, b)
@@ -79,6 +80,9 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
                                                                          int64_t astride, int nb, int q4, int n,
                                                                          float *out) {
     const __m256i m4 = _mm256_set1_epi8(15);
+#if PW_Q8_BIASED
+    const __m256i bias = _mm256_set1_epi8((char) 0x80);
+#endif
     const int bytes = q4 ? 18 : 34;
     __m256 acc[4];
     for (int r = 0; r < n; r++) {
@@ -105,12 +109,22 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
                 } else {
                     __m256i x0 = _mm256_loadu_si256((const __m256i *) w0);
                     __m256i x1 = _mm256_loadu_si256((const __m256i *) (w0 + bytes));
+#if PW_Q8_BIASED
+                    /* w + 128 as unsigned bytes: the sums exceed w * a by 128 * the activation sums */
+                    __m256i u0 = _mm256_xor_si256(x0, bias), u1 = _mm256_xor_si256(x1, bias);
+                    for (int r = 0; r < n; r++) {
+                        const uint8_t *ar = ag + r * astride + a0;
+                        v[r][p] = PW_DOT4(u0, _mm256_loadu_si256((const __m256i *) ar));
+                        v2[r][p] = PW_DOT4(u1, _mm256_loadu_si256((const __m256i *) (ar + A32_BYTES)));
+                    }
+#else
                     __m256i u0 = _mm256_abs_epi8(x0), u1 = _mm256_abs_epi8(x1);
                     for (int r = 0; r < n; r++) {
                         const uint8_t *ar = ag + r * astride + a0;
                         v[r][p] = PW_DOT4(u0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) ar), x0));
                         v2[r][p] = PW_DOT4(u1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) (ar + A32_BYTES)), x1));
                     }
+#endif
                 }
             }
             for (int r = 0; r < n; r++) {
@@ -132,6 +146,9 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
                 /* even blocks' partial sums in both halves of s, odd ones' in both of s2: halves crossed */
                 __m256i s2 = _mm256_hadd_epi32(t2[r][0], t2[r][1]);
                 s = _mm256_add_epi32(_mm256_permute2x128_si256(s, s2, 0x20), _mm256_permute2x128_si256(s, s2, 0x31));
+#if PW_Q8_BIASED
+                s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, 7));
+#endif
             }
             __m256 dd = _mm256_mul_ps(dw, da);
             acc[r] = _mm256_add_ps(acc[r], _mm256_mul_ps(dd, _mm256_cvtepi32_ps(s)));
