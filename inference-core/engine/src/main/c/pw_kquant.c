@@ -267,14 +267,10 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #define PW_DOT4(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
 #define PW_SCALED(u, s, v) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), v)
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi16((short) (a)), _mm_set1_epi16((short) (b)))
-/* two products of <= 15 * 127 per int16 before the pairs add up: no overflow (Q4_0's nibbles only) */
-#define PW_DOT8(u1, s1, u2, s2) \
-    _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u1, s1), _mm256_maddubs_epi16(u2, s2)), _mm256_set1_epi16(1))
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
-#undef PW_DOT8
 #undef PW_SCALED
 #undef PW_SCALES
 
@@ -283,28 +279,22 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #define PW_Q8_BIASED 1
 #define PW_SCALED(u, s, v) _mm256_mullo_epi32(PW_DOT4(u, s), v)
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi32(a), _mm_set1_epi32(b))
-#define PW_DOT8(u1, s1, u2, s2) PW_DOTACC(PW_DOT4(u1, s1), u2, s2)
 
 #define PW_ISA avxvnni
 #define PW_TARGET "avx2,f16c,avxvnni"
 #define PW_DOT4(u, s) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s)
-#define PW_DOTACC(acc, u, s) _mm256_dpbusd_avx_epi32(acc, u, s)
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
-#undef PW_DOTACC
 
 #define PW_ISA avx512vnni
 #define PW_TARGET "avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"
 #define PW_DOT4(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
-#define PW_DOTACC(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
-#undef PW_DOTACC
-#undef PW_DOT8
 #undef PW_SCALED
 #undef PW_SCALES
 #undef PW_Q8_BIASED

@@ -1,9 +1,9 @@
 /*
  * The vector kernels of pw_kquant.c, included once per instruction set with these defined: PW_ISA (name
  * suffix), PW_TARGET (the target attribute), PW_DOT4(u, s) (unsigned bytes u times signed bytes s, four
- * adjacent products summed into each int32 lane), PW_DOT8(u1, s1, u2, s2) (PW_DOT4 of both pairs added;
- * for Q4_0's nibbles), PW_SCALED(u, s, v) (the PW_DOT4 lanes times the per-lane scales v), PW_SCALES(a, b)
- * (v: scale a for bytes 0-15, b for bytes 16-31) and PW_Q8_BIASED (1: Q8_0 weights taken as w + 128).
+ * adjacent products summed into each int32 lane), PW_SCALED(u, s, v) (the PW_DOT4 lanes times the per-lane
+ * scales v), PW_SCALES(a, b) (v: scale a for bytes 0-15, b for bytes 16-31) and PW_Q8_BIASED (1: Q8_0
+ * weights taken as w + 128).
  * 256-bit vectors in every path: decode is bound by reading the weights, and one width keeps one code for
  * all three. Each function gives the bits of its scalar twin in pw_kquant.c: the integer sums are exact,
  * the float steps are the same operations in the same order.
@@ -22,20 +22,14 @@ PW_FUNC inline int32_t PW_FN(hsum)(__m256i v) {
 
 /*
  * Q8_0 and Q4_0: one weight row times n activation rows (n = 1..4, rows astride bytes apart), eight
- * blocks at a time, each weight block loaded and unpacked once for all n. Blocks go in pairs: the low
- * 16 quants of blocks k and k+1 in one vector, the high 16 in another, so a pair's products end in
- * lanes 0-3 (block k) and 4-7 (block k+1), and three hadds give the eight exact block sums. In that
- * vector, and in the float lanes after it, block k of the group lies in lane PW_LANE(k); the tail
- * blocks then add to the same lanes as in the scalar path (block b into lane b % 8).
+ * blocks at a time, each weight block loaded and unpacked once for all n. The eight blocks' products
+ * meet in hadds taken in pairs of blocks (0, 2), (4, 6), (1, 3), (5, 7), so that the exact block sums
+ * end in the lanes PW_LANE(k) of one vector; the float lanes after it keep that order, and the tail
+ * blocks add to the same lanes as in the scalar path (block b into lane b % 8).
  */
 #ifndef PW_LANE
 #define PW_LANE(k) (((k) & 1) * 4 + (k) / 2)
 #endif
-
-/* Lane PW_LANE(k) = the sum of lanes 0-3 (k even) or 4-7 (k odd) of v[k / 2]. */
-PW_FUNC inline __m256i PW_FN(sums_pairs)(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
-    return _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
-}
 
 /* The eight fp16 scales of a group of blocks 'stride' bytes apart, in PW_LANE order (F16C: exact). */
 PW_FUNC inline __m256 PW_FN(wscales8)(const uint8_t *p, int stride) {
@@ -58,31 +52,56 @@ PW_FUNC inline void PW_FN(aheads8)(const uint8_t *a, __m256 *d, __m256i *sum) {
     *sum = _mm256_castps_si256(_mm256_shuffle_ps(y0, y1, 0xdd));
 }
 
-/* 16 bytes at p, 16 at p + step: one vector. */
-PW_FUNC inline __m256i PW_FN(pair16)(const uint8_t *p, int step) {
-    return _mm256_loadu2_m128i((const __m128i *) (p + step), (const __m128i *) p);
+/* Q4_0's 32 nibbles as bytes in value order: the 16 bytes in both halves, the upper half shifted by 4. */
+PW_FUNC inline __m256i PW_FN(q4_0_quants)(const uint8_t *qs) {
+    __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(x, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(15));
 }
 
-/* The tail: block b alone, its exact sum (q4 = 1: Q4_0's unsigned nibbles, less 8 * the activation sum). */
-PW_FUNC inline int32_t PW_FN(block_sum)(const uint8_t *wq, const uint8_t *ab, int q4) {
-    __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 8));
+/*
+ * A block's weights as the unsigned operand u of PW_DOT4, and what its activations need first: Q4_0 the
+ * nibbles (the sums then 8 * the activation sum too high); Q8_0 w + 128 where PW_Q8_BIASED (the sums
+ * 128 * the activation sum too high), else |w| with w's signs moved onto the activations (*sg = w).
+ */
+PW_FUNC inline __m256i PW_FN(q32_weights)(const uint8_t *qs, int q4, __m256i *sg) {
     if (q4) {
-        __m128i x = _mm_loadu_si128((const __m128i *) wq);
-        __m128i m4 = _mm_set1_epi8(15);
-        __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
-        return PW_FN(hsum)(PW_DOT4(u, aq)) - 8 * rdi32(ab + 4);
+        return PW_FN(q4_0_quants)(qs);
     }
-    __m256i wv = _mm256_loadu_si256((const __m256i *) wq);
-    return PW_FN(hsum)(PW_DOT4(_mm256_abs_epi8(wv), _mm256_sign_epi8(aq, wv)));
+    __m256i x = _mm256_loadu_si256((const __m256i *) qs);
+#if PW_Q8_BIASED
+    (void) sg;
+    return _mm256_xor_si256(x, _mm256_set1_epi8((char) 0x80));
+#else
+    *sg = x;
+    return _mm256_abs_epi8(x);
+#endif
+}
+
+/* The exact dot product lanes of one block: weights u (and signs sg, see q32_weights), activations at aq. */
+PW_FUNC inline __m256i PW_FN(q32_dot)(__m256i u, __m256i sg, const uint8_t *aq, int q4) {
+    __m256i a = _mm256_loadu_si256((const __m256i *) aq);
+    if (!q4 && !PW_Q8_BIASED) {
+        a = _mm256_sign_epi8(a, sg);
+    }
+    return PW_DOT4(u, a);
+}
+
+/* The offset of q32_weights: the exact sums lie the activation sum shifted left by this too high (-1: none). */
+#ifndef PW_Q32_SHIFT
+#define PW_Q32_SHIFT(q4) ((q4) ? 3 : PW_Q8_BIASED ? 7 : -1)
+#endif
+
+/* The tail: block b alone, its exact sum. */
+PW_FUNC inline int32_t PW_FN(block_sum)(const uint8_t *qs, const uint8_t *ab, int q4) {
+    __m256i sg = _mm256_setzero_si256();
+    __m256i u = PW_FN(q32_weights)(qs, q4, &sg);
+    int32_t s = PW_FN(hsum)(PW_FN(q32_dot)(u, sg, ab + 8, q4));
+    return PW_Q32_SHIFT(q4) < 0 ? s : s - (rdi32(ab + 4) << PW_Q32_SHIFT(q4));
 }
 
 PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const uint8_t *w, const uint8_t *a,
                                                                          int64_t astride, int nb, int q4, int n,
                                                                          float *out) {
-    const __m256i m4 = _mm256_set1_epi8(15);
-#if PW_Q8_BIASED
-    const __m256i bias = _mm256_set1_epi8((char) 0x80);
-#endif
     const int bytes = q4 ? 18 : 34;
     __m256 acc[4];
     for (int r = 0; r < n; r++) {
@@ -91,47 +110,17 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
     int b = 0;
     for (; b + 8 <= nb; b += 8) {
         const uint8_t *wg = w + (int64_t) bytes * b, *ag = a + (int64_t) A32_BYTES * b;
-        /* per row: Q4_0 t[r][h] = the hadd of pairs 2h and 2h+1; Q8_0 the same of the even blocks (t)
-         * and of the odd ones (t2) */
-        __m256i t[4][2], t2[4][2];
-        for (int h = 0; h < 2; h++) {
-            __m256i v[4][2], v2[4][2];
-            for (int p = 0; p < 2; p++) {
-                const uint8_t *w0 = wg + 2 * bytes * (2 * h + p) + 2;
-                const int64_t a0 = A32_BYTES * 2 * (2 * h + p) + 8;
-                if (q4) {
-                    __m256i x = PW_FN(pair16)(w0, bytes);
-                    __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
-                    for (int r = 0; r < n; r++) {
-                        const uint8_t *ar = ag + r * astride + a0;
-                        v[r][p] = PW_DOT8(lo, PW_FN(pair16)(ar, A32_BYTES), hi, PW_FN(pair16)(ar + 16, A32_BYTES));
-                    }
-                } else {
-                    __m256i x0 = _mm256_loadu_si256((const __m256i *) w0);
-                    __m256i x1 = _mm256_loadu_si256((const __m256i *) (w0 + bytes));
-#if PW_Q8_BIASED
-                    /* w + 128 as unsigned bytes: the sums exceed w * a by 128 * the activation sums */
-                    __m256i u0 = _mm256_xor_si256(x0, bias), u1 = _mm256_xor_si256(x1, bias);
-                    for (int r = 0; r < n; r++) {
-                        const uint8_t *ar = ag + r * astride + a0;
-                        v[r][p] = PW_DOT4(u0, _mm256_loadu_si256((const __m256i *) ar));
-                        v2[r][p] = PW_DOT4(u1, _mm256_loadu_si256((const __m256i *) (ar + A32_BYTES)));
-                    }
-#else
-                    __m256i u0 = _mm256_abs_epi8(x0), u1 = _mm256_abs_epi8(x1);
-                    for (int r = 0; r < n; r++) {
-                        const uint8_t *ar = ag + r * astride + a0;
-                        v[r][p] = PW_DOT4(u0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) ar), x0));
-                        v2[r][p] = PW_DOT4(u1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) (ar + A32_BYTES)), x1));
-                    }
-#endif
-                }
-            }
+        /* per row: t[r][j] = the hadd of blocks (0, 2), (4, 6), (1, 3), (5, 7) for j = 0..3 */
+        __m256i t[4][4];
+        for (int j = 0; j < 4; j++) {
+            int k0 = (j & 1) * 4 + j / 2; /* blocks k0 and k0 + 2 */
+            __m256i sg0 = _mm256_setzero_si256(), sg1 = _mm256_setzero_si256();
+            __m256i u0 = PW_FN(q32_weights)(wg + bytes * k0 + 2, q4, &sg0);
+            __m256i u1 = PW_FN(q32_weights)(wg + bytes * (k0 + 2) + 2, q4, &sg1);
             for (int r = 0; r < n; r++) {
-                t[r][h] = _mm256_hadd_epi32(v[r][0], v[r][1]);
-                if (!q4) {
-                    t2[r][h] = _mm256_hadd_epi32(v2[r][0], v2[r][1]);
-                }
+                const uint8_t *ar = ag + r * astride + A32_BYTES * k0 + 8;
+                t[r][j] = _mm256_hadd_epi32(PW_FN(q32_dot)(u0, sg0, ar, q4),
+                                            PW_FN(q32_dot)(u1, sg1, ar + 2 * A32_BYTES, q4));
             }
         }
         __m256 dw = PW_FN(wscales8)(wg, bytes);
@@ -139,16 +128,13 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
             __m256 da;
             __m256i asum;
             PW_FN(aheads8)(ag + r * astride, &da, &asum);
-            __m256i s = _mm256_hadd_epi32(t[r][0], t[r][1]);
-            if (q4) {
-                s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, 3));
-            } else {
-                /* even blocks' partial sums in both halves of s, odd ones' in both of s2: halves crossed */
-                __m256i s2 = _mm256_hadd_epi32(t2[r][0], t2[r][1]);
-                s = _mm256_add_epi32(_mm256_permute2x128_si256(s, s2, 0x20), _mm256_permute2x128_si256(s, s2, 0x31));
-#if PW_Q8_BIASED
-                s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, 7));
-#endif
+            /* lanes 0-3: partial sums of blocks 0, 2, 4, 6 from the low halves, lanes 4-7: those of 1, 3,
+             * 5, 7 from the low halves; the high halves' in hi: the halves crossed and added */
+            __m256i even = _mm256_hadd_epi32(t[r][0], t[r][1]), odd = _mm256_hadd_epi32(t[r][2], t[r][3]);
+            __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(even, odd, 0x20),
+                                         _mm256_permute2x128_si256(even, odd, 0x31));
+            if (PW_Q32_SHIFT(q4) >= 0) {
+                s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, PW_Q32_SHIFT(q4)));
             }
             __m256 dd = _mm256_mul_ps(dw, da);
             acc[r] = _mm256_add_ps(acc[r], _mm256_mul_ps(dd, _mm256_cvtepi32_ps(s)));
