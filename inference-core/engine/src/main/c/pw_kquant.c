@@ -87,12 +87,15 @@ static inline float kstep(float acc, float d, float dmin, float da, int64_t isum
     return acc + t;
 }
 
-/* The fixed end of a blocks-of-32 dot product: block b was added to lane b % 8; the lanes pair up so. */
-static inline float reduce8(const float *a) {
-    float s0 = a[0] + a[4], s1 = a[1] + a[5], s2 = a[2] + a[6], s3 = a[3] + a[7];
-    float t0 = s0 + s2, t1 = s1 + s3;
-    return t0 + t1;
-}
+/*
+ * The fixed end of a blocks-of-32 dot product: block b was added to lane b % 8, found at a[at(b % 8)];
+ * the lanes pair up so.
+ */
+#define PW_REDUCE8(a, at) ((((a)[at(0)] + (a)[at(4)]) + ((a)[at(2)] + (a)[at(6)])) \
+                           + (((a)[at(1)] + (a)[at(5)]) + ((a)[at(3)] + (a)[at(7)])))
+#define PW_IDENTITY(k) (k)
+
+static inline float reduce8(const float *a) { return PW_REDUCE8(a, PW_IDENTITY); }
 
 /* ---------------------------------------------------------------- activations */
 

@@ -141,20 +141,17 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
         }
     }
     for (int r = 0; r < n; r++) {
-        float perm[8], lanes[8];
-        _mm256_storeu_ps(perm, acc[r]);
-        for (int k = 0; k < 8; k++) {
-            lanes[k] = perm[PW_LANE(k)];
-        }
+        float lanes[8];
+        _mm256_storeu_ps(lanes, acc[r]);
         const uint8_t *ar = a + r * astride;
         for (int c = b; c < nb; c++) {
             const uint8_t *wb = w + (int64_t) bytes * c, *ab = ar + (int64_t) A32_BYTES * c;
             int32_t s = PW_FN(block_sum)(wb + 2, ab, q4);
             float dd = half_to_float(rd16(wb)) * rdf(ab);
             float t = dd * (float) s;
-            lanes[c & 7] = lanes[c & 7] + t;
+            lanes[PW_LANE(c & 7)] = lanes[PW_LANE(c & 7)] + t;
         }
-        out[r] = reduce8(lanes);
+        out[r] = PW_REDUCE8(lanes, PW_LANE);
     }
 }
 
