@@ -87,12 +87,15 @@ static inline float kstep(float acc, float d, float dmin, float da, int64_t isum
     return acc + t;
 }
 
-/* The fixed end of a blocks-of-32 dot product: block b was added to lane b % 8; the lanes pair up so. */
-static inline float reduce8(const float *a) {
-    float s0 = a[0] + a[4], s1 = a[1] + a[5], s2 = a[2] + a[6], s3 = a[3] + a[7];
-    float t0 = s0 + s2, t1 = s1 + s3;
-    return t0 + t1;
-}
+/*
+ * The fixed end of a blocks-of-32 dot product: block b was added to lane b % 8, found at a[at(b % 8)];
+ * the lanes pair up so.
+ */
+#define PW_REDUCE8(a, at) ((((a)[at(0)] + (a)[at(4)]) + ((a)[at(2)] + (a)[at(6)])) \
+                           + (((a)[at(1)] + (a)[at(5)]) + ((a)[at(3)] + (a)[at(7)])))
+#define PW_IDENTITY(k) (k)
+
+static inline float reduce8(const float *a) { return PW_REDUCE8(a, PW_IDENTITY); }
 
 /* ---------------------------------------------------------------- activations */
 
@@ -259,6 +262,8 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+/* AVX2: Q8_0 as |w| times a with w's sign (w + 128 would overflow vpmaddubsw's int16 pairs) */
+#define PW_Q8_BIASED 0
 /* AVX2: vpmaddubsw (pairs into int16; no saturation: |u*s| <= 128*127) then vpmaddwd */
 #define PW_ISA avx2
 #define PW_TARGET "avx2,f16c"
@@ -272,7 +277,9 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #undef PW_SCALED
 #undef PW_SCALES
 
-/* AVX-VNNI and AVX-512 VNNI (its 256-bit EVEX form): vpdpbusd */
+/* AVX-VNNI and AVX-512 VNNI (its 256-bit EVEX form): vpdpbusd; Q8_0 as w + 128 times a, less 128 * sum(a) */
+#undef PW_Q8_BIASED
+#define PW_Q8_BIASED 1
 #define PW_SCALED(u, s, v) _mm256_mullo_epi32(PW_DOT4(u, s), v)
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi32(a), _mm_set1_epi32(b))
 
@@ -293,6 +300,7 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #undef PW_DOT4
 #undef PW_SCALED
 #undef PW_SCALES
+#undef PW_Q8_BIASED
 #endif
 
 typedef float (*dot_fn)(const uint8_t *, const uint8_t *, int);
@@ -312,9 +320,9 @@ typedef void (*dot4_fn)(const uint8_t *, const uint8_t *, int64_t, int, float *)
 static const dot4_fn TABLE4[ISA_COUNT][T_COUNT] = {
     {0, 0, 0, 0, 0},
 #if defined(__x86_64__)
-    {0, 0, dot4_q4_k_avx2, dot4_q5_k_avx2, dot4_q6_k_avx2},
-    {0, 0, dot4_q4_k_avxvnni, dot4_q5_k_avxvnni, dot4_q6_k_avxvnni},
-    {0, 0, dot4_q4_k_avx512vnni, dot4_q5_k_avx512vnni, dot4_q6_k_avx512vnni},
+    {dot4_q8_0_avx2, dot4_q4_0_avx2, dot4_q4_k_avx2, dot4_q5_k_avx2, dot4_q6_k_avx2},
+    {dot4_q8_0_avxvnni, dot4_q4_0_avxvnni, dot4_q4_k_avxvnni, dot4_q5_k_avxvnni, dot4_q6_k_avxvnni},
+    {dot4_q8_0_avx512vnni, dot4_q4_0_avx512vnni, dot4_q4_k_avx512vnni, dot4_q5_k_avx512vnni, dot4_q6_k_avx512vnni},
 #endif
 };
 
@@ -342,8 +350,8 @@ PW_EXPORT int32_t pw_isas(void) {
 /*
  * out[b * outStride + r] = row r of the weights (type, rowBytes apart) times activation row b
  * (actRowBytes apart), for r in [r0, r1) and b in [0, batch): each weight row is read from memory once
- * for the whole batch, and in the K-quants each of its super-blocks is unpacked once per four activation
- * rows. Returns 0, or -1 for an unknown type or
+ * for the whole batch, and each of its blocks (super-blocks in the K-quants) is unpacked once per four
+ * activation rows. Returns 0, or -1 for an unknown type or
  * an instruction set the table lacks (the caller checks pw_isas first).
  */
 PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t rowBytes, int32_t cols, int32_t r0,

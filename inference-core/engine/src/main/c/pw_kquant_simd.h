@@ -1,11 +1,12 @@
 /*
- * The vector kernels of pw_kquant.c, included once per instruction set with PW_ISA (name suffix),
- * PW_TARGET (the target attribute), PW_DOT4(u, s) (unsigned bytes u times signed bytes s, four adjacent
- * products summed into each int32 lane), PW_SCALED(u, s, v) (the same lanes times the per-lane scales v)
- * and PW_SCALES(a, b) (v: scale a for bytes 0-15, b for bytes 16-31) defined. 256-bit vectors in every
- * path: decode is bound by reading the weights, and one width keeps one code for all three. Each function
- * gives the bits of its scalar twin in pw_kquant.c: the integer sums are exact, the float steps are the
- * same operations in the same order.
+ * The vector kernels of pw_kquant.c, included once per instruction set with these defined: PW_ISA (name
+ * suffix), PW_TARGET (the target attribute), PW_DOT4(u, s) (unsigned bytes u times signed bytes s, four
+ * adjacent products summed into each int32 lane), PW_SCALED(u, s, v) (the PW_DOT4 lanes times the per-lane
+ * scales v), PW_SCALES(a, b) (v: scale a for bytes 0-15, b for bytes 16-31) and PW_Q8_BIASED (1: Q8_0
+ * weights taken as w + 128).
+ * 256-bit vectors in every path: decode is bound by reading the weights, and one width keeps one code for
+ * all three. Each function gives the bits of its scalar twin in pw_kquant.c: the integer sums are exact,
+ * the float steps are the same operations in the same order.
  */
 #define PW_CAT2(a, b) a##_##b
 #define PW_CAT(a, b) PW_CAT2(a, b)
@@ -19,90 +20,159 @@ PW_FUNC inline int32_t PW_FN(hsum)(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-/* Lane k = the sum of the eight lanes of s[k]. */
-PW_FUNC inline __m256i PW_FN(sums8)(const __m256i *s) {
-    __m256i q0 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
-    __m256i q1 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[4], s[5]), _mm256_hadd_epi32(s[6], s[7]));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
-}
+/*
+ * Q8_0 and Q4_0: one weight row times n activation rows (n = 1..4, rows astride bytes apart), eight
+ * blocks at a time, each weight block loaded and unpacked once for all n. The eight blocks' products
+ * meet in hadds taken in pairs of blocks (0, 2), (4, 6), (1, 3), (5, 7), so that the exact block sums
+ * end in the lanes PW_LANE(k) of one vector; the float lanes after it keep that order, and the tail
+ * blocks add to the same lanes as in the scalar path (block b into lane b % 8).
+ */
+#ifndef PW_LANE
+#define PW_LANE(k) (((k) & 1) * 4 + (k) / 2)
+#endif
 
-/* Eight fp16 block scales, 'stride' bytes apart, as floats (F16C: exact). */
-PW_FUNC inline __m256 PW_FN(halves8)(const uint8_t *p, int stride) {
-    __m128i h = _mm_setr_epi16((short) rd16(p), (short) rd16(p + stride), (short) rd16(p + 2 * stride),
-                               (short) rd16(p + 3 * stride), (short) rd16(p + 4 * stride), (short) rd16(p + 5 * stride),
-                               (short) rd16(p + 6 * stride), (short) rd16(p + 7 * stride));
+/* The eight fp16 scales of a group of blocks 'stride' bytes apart, in PW_LANE order (F16C: exact). */
+PW_FUNC inline __m256 PW_FN(wscales8)(const uint8_t *p, int stride) {
+    __m128i h = _mm_setr_epi16((short) rd16(p), (short) rd16(p + 2 * stride), (short) rd16(p + 4 * stride),
+                               (short) rd16(p + 6 * stride), (short) rd16(p + stride), (short) rd16(p + 3 * stride),
+                               (short) rd16(p + 5 * stride), (short) rd16(p + 7 * stride));
     return _mm256_cvtph_ps(h);
 }
 
-/* Eight activation block scales (A32). */
-PW_FUNC inline __m256 PW_FN(ascales8)(const uint8_t *a) {
-    return _mm256_setr_ps(rdf(a), rdf(a + A32_BYTES), rdf(a + 2 * A32_BYTES), rdf(a + 3 * A32_BYTES),
-                          rdf(a + 4 * A32_BYTES), rdf(a + 5 * A32_BYTES), rdf(a + 6 * A32_BYTES), rdf(a + 7 * A32_BYTES));
+/* The scales d and sums of eight activation blocks (A32), in PW_LANE order: each block's 8 head bytes
+ * broadcast and blended into place, then the floats and ints parted (moves only, no arithmetic). */
+PW_FUNC inline void PW_FN(aheads8)(const uint8_t *a, __m256 *d, __m256i *sum) {
+#define PW_HEAD(k) _mm256_castpd_ps(_mm256_broadcast_sd((const double *) (a + A32_BYTES * (k))))
+    __m256 y0 = _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(PW_HEAD(0), PW_HEAD(2), 0x0c), PW_HEAD(1), 0x30),
+                                PW_HEAD(3), 0xc0);
+    __m256 y1 = _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(PW_HEAD(4), PW_HEAD(6), 0x0c), PW_HEAD(5), 0x30),
+                                PW_HEAD(7), 0xc0);
+#undef PW_HEAD
+    *d = _mm256_shuffle_ps(y0, y1, 0x88);
+    *sum = _mm256_castps_si256(_mm256_shuffle_ps(y0, y1, 0xdd));
 }
 
-/* Q8_0 and Q4_0: eight blocks at a time, block k of a group into lane k (= block index % 8). */
-PW_FUNC float PW_FN(dot_q8_0)(const uint8_t *w, const uint8_t *a, int nb) {
-    __m256 acc = _mm256_setzero_ps();
+/* Q4_0's 32 nibbles as bytes in value order: the 16 bytes in both halves, the upper half shifted by 4. */
+PW_FUNC inline __m256i PW_FN(q4_0_quants)(const uint8_t *qs) {
+    __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(x, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(15));
+}
+
+/*
+ * A block's weights as the unsigned operand u of PW_DOT4, and what its activations need first: Q4_0 the
+ * nibbles (the sums then 8 * the activation sum too high); Q8_0 w + 128 where PW_Q8_BIASED (the sums
+ * 128 * the activation sum too high), else |w| with w's signs moved onto the activations (*sg = w).
+ */
+PW_FUNC inline __m256i PW_FN(q32_weights)(const uint8_t *qs, int q4, __m256i *sg) {
+    if (q4) {
+        return PW_FN(q4_0_quants)(qs);
+    }
+    __m256i x = _mm256_loadu_si256((const __m256i *) qs);
+#if PW_Q8_BIASED
+    (void) sg;
+    return _mm256_xor_si256(x, _mm256_set1_epi8((char) 0x80));
+#else
+    *sg = x;
+    return _mm256_abs_epi8(x);
+#endif
+}
+
+/* The exact dot product lanes of one block: weights u (and signs sg, see q32_weights), activations at aq. */
+PW_FUNC inline __m256i PW_FN(q32_dot)(__m256i u, __m256i sg, const uint8_t *aq, int q4) {
+    __m256i a = _mm256_loadu_si256((const __m256i *) aq);
+    if (!q4 && !PW_Q8_BIASED) {
+        a = _mm256_sign_epi8(a, sg);
+    }
+    return PW_DOT4(u, a);
+}
+
+/* The offset of q32_weights: the exact sums lie the activation sum shifted left by this too high (-1: none). */
+#ifndef PW_Q32_SHIFT
+#define PW_Q32_SHIFT(q4) ((q4) ? 3 : PW_Q8_BIASED ? 7 : -1)
+#endif
+
+/* The tail: block b alone, its exact sum. */
+PW_FUNC inline int32_t PW_FN(block_sum)(const uint8_t *qs, const uint8_t *ab, int q4) {
+    __m256i sg = _mm256_setzero_si256();
+    __m256i u = PW_FN(q32_weights)(qs, q4, &sg);
+    int32_t s = PW_FN(hsum)(PW_FN(q32_dot)(u, sg, ab + 8, q4));
+    return PW_Q32_SHIFT(q4) < 0 ? s : s - (rdi32(ab + 4) << PW_Q32_SHIFT(q4));
+}
+
+PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const uint8_t *w, const uint8_t *a,
+                                                                         int64_t astride, int nb, int q4, int n,
+                                                                         float *out) {
+    const int bytes = q4 ? 18 : 34;
+    __m256 acc[4];
+    for (int r = 0; r < n; r++) {
+        acc[r] = _mm256_setzero_ps();
+    }
     int b = 0;
     for (; b + 8 <= nb; b += 8) {
-        __m256i s[8];
-        for (int k = 0; k < 8; k++) {
-            __m256i wq = _mm256_loadu_si256((const __m256i *) (w + 34 * (b + k) + 2));
-            __m256i aq = _mm256_loadu_si256((const __m256i *) (a + A32_BYTES * (b + k) + 8));
-            s[k] = PW_DOT4(_mm256_abs_epi8(wq), _mm256_sign_epi8(aq, wq));
+        const uint8_t *wg = w + (int64_t) bytes * b, *ag = a + (int64_t) A32_BYTES * b;
+        /* per row: t[r][j] = the hadd of blocks (0, 2), (4, 6), (1, 3), (5, 7) for j = 0..3 */
+        __m256i t[4][4];
+        for (int j = 0; j < 4; j++) {
+            int k0 = (j & 1) * 4 + j / 2; /* blocks k0 and k0 + 2 */
+            __m256i sg0 = _mm256_setzero_si256(), sg1 = _mm256_setzero_si256();
+            __m256i u0 = PW_FN(q32_weights)(wg + bytes * k0 + 2, q4, &sg0);
+            __m256i u1 = PW_FN(q32_weights)(wg + bytes * (k0 + 2) + 2, q4, &sg1);
+            for (int r = 0; r < n; r++) {
+                const uint8_t *ar = ag + r * astride + A32_BYTES * k0 + 8;
+                t[r][j] = _mm256_hadd_epi32(PW_FN(q32_dot)(u0, sg0, ar, q4),
+                                            PW_FN(q32_dot)(u1, sg1, ar + 2 * A32_BYTES, q4));
+            }
         }
-        __m256 dd = _mm256_mul_ps(PW_FN(halves8)(w + 34 * b, 34), PW_FN(ascales8)(a + A32_BYTES * b));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(PW_FN(sums8)(s))));
+        __m256 dw = PW_FN(wscales8)(wg, bytes);
+        for (int r = 0; r < n; r++) {
+            __m256 da;
+            __m256i asum;
+            PW_FN(aheads8)(ag + r * astride, &da, &asum);
+            /* lanes 0-3: partial sums of blocks 0, 2, 4, 6 from the low halves, lanes 4-7: those of 1, 3,
+             * 5, 7 from the low halves; the high halves' in hi: the halves crossed and added */
+            __m256i even = _mm256_hadd_epi32(t[r][0], t[r][1]), odd = _mm256_hadd_epi32(t[r][2], t[r][3]);
+            __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(even, odd, 0x20),
+                                         _mm256_permute2x128_si256(even, odd, 0x31));
+            if (PW_Q32_SHIFT(q4) >= 0) {
+                s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, PW_Q32_SHIFT(q4)));
+            }
+            __m256 dd = _mm256_mul_ps(dw, da);
+            acc[r] = _mm256_add_ps(acc[r], _mm256_mul_ps(dd, _mm256_cvtepi32_ps(s)));
+        }
     }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, acc);
-    for (; b < nb; b++) {
-        const uint8_t *wb = w + 34 * b, *ab = a + A32_BYTES * b;
-        __m256i wq = _mm256_loadu_si256((const __m256i *) (wb + 2));
-        __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 8));
-        int32_t s = PW_FN(hsum)(PW_DOT4(_mm256_abs_epi8(wq), _mm256_sign_epi8(aq, wq)));
-        float dd = half_to_float(rd16(wb)) * rdf(ab);
-        float t = dd * (float) s;
-        lanes[b & 7] = lanes[b & 7] + t;
+    for (int r = 0; r < n; r++) {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, acc[r]);
+        const uint8_t *ar = a + r * astride;
+        for (int c = b; c < nb; c++) {
+            const uint8_t *wb = w + (int64_t) bytes * c, *ab = ar + (int64_t) A32_BYTES * c;
+            int32_t s = PW_FN(block_sum)(wb + 2, ab, q4);
+            float dd = half_to_float(rd16(wb)) * rdf(ab);
+            float t = dd * (float) s;
+            lanes[PW_LANE(c & 7)] = lanes[PW_LANE(c & 7)] + t;
+        }
+        out[r] = PW_REDUCE8(lanes, PW_LANE);
     }
-    return reduce8(lanes);
 }
 
-PW_FUNC inline __m256i PW_FN(q4_0_quants)(const uint8_t *qs) {
-    __m128i x = _mm_loadu_si128((const __m128i *) qs);
-    __m128i m4 = _mm_set1_epi8(15);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
+PW_FUNC float PW_FN(dot_q8_0)(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    PW_FN(rows_q8_0_q4_0)(w, a, 0, nb, 0, 1, &o);
+    return o;
 }
 
 PW_FUNC float PW_FN(dot_q4_0)(const uint8_t *w, const uint8_t *a, int nb) {
-    __m256 acc = _mm256_setzero_ps();
-    int b = 0;
-    for (; b + 8 <= nb; b += 8) {
-        __m256i s[8];
-        for (int k = 0; k < 8; k++) {
-            __m256i aq = _mm256_loadu_si256((const __m256i *) (a + A32_BYTES * (b + k) + 8));
-            s[k] = PW_DOT4(PW_FN(q4_0_quants)(w + 18 * (b + k) + 2), aq);
-        }
-        const uint8_t *ab = a + A32_BYTES * b;
-        __m256i asum = _mm256_setr_epi32(rdi32(ab + 4), rdi32(ab + 4 + A32_BYTES), rdi32(ab + 4 + 2 * A32_BYTES),
-                                         rdi32(ab + 4 + 3 * A32_BYTES), rdi32(ab + 4 + 4 * A32_BYTES),
-                                         rdi32(ab + 4 + 5 * A32_BYTES), rdi32(ab + 4 + 6 * A32_BYTES),
-                                         rdi32(ab + 4 + 7 * A32_BYTES));
-        __m256i sums = _mm256_sub_epi32(PW_FN(sums8)(s), _mm256_slli_epi32(asum, 3));
-        __m256 dd = _mm256_mul_ps(PW_FN(halves8)(w + 18 * b, 18), PW_FN(ascales8)(ab));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(sums)));
-    }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, acc);
-    for (; b < nb; b++) {
-        const uint8_t *wb = w + 18 * b, *ab = a + A32_BYTES * b;
-        __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + 8));
-        int32_t s = PW_FN(hsum)(PW_DOT4(PW_FN(q4_0_quants)(wb + 2), aq)) - 8 * rdi32(ab + 4);
-        float dd = half_to_float(rd16(wb)) * rdf(ab);
-        float t = dd * (float) s;
-        lanes[b & 7] = lanes[b & 7] + t;
-    }
-    return reduce8(lanes);
+    float o;
+    PW_FN(rows_q8_0_q4_0)(w, a, 0, nb, 1, 1, &o);
+    return o;
+}
+
+PW_FUNC void PW_FN(dot4_q8_0)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q8_0_q4_0)(w, a, astride, nb, 0, 4, out);
+}
+
+PW_FUNC void PW_FN(dot4_q4_0)(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    PW_FN(rows_q8_0_q4_0)(w, a, astride, nb, 1, 4, out);
 }
 
 /*
