@@ -45,9 +45,14 @@ public final class ChannelSink implements AutoCloseable {
     }
 
     public void bytes(byte[] b) throws IOException {
-        for (int off = 0; off < b.length; ) {
+        bytes(b, b.length);
+    }
+
+    /** Writes the first {@code length} bytes of {@code b}. */
+    public void bytes(byte[] b, int length) throws IOException {
+        for (int off = 0; off < length; ) {
             room(1);
-            int n = Math.min(buf.remaining(), b.length - off);
+            int n = Math.min(buf.remaining(), length - off);
             buf.put(b, off, n);
             off += n;
         }

@@ -6,7 +6,10 @@ package dev.pagewarden.core.model;
  */
 @FunctionalInterface
 public interface RowSource {
-    /** Writes row {@code row} into {@code dst}, whose length is the tensor's row length. */
+    /**
+     * Writes row {@code row} into {@code dst}, whose length is the tensor's row length. Writers call it
+     * for different rows from several threads at once, so it keeps no state between calls.
+     */
     void fill(int row, float[] dst);
 
     /** The rows of an existing tensor, dequantised to float. */

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongConsumer;
+import java.util.stream.IntStream;
 
 /**
  * Writes GGUF v3 files. Metadata and tensor entries are declared first (the header needs every
@@ -23,6 +24,9 @@ import java.util.function.LongConsumer;
  * was declared: the same inputs give byte-identical files.
  */
 public final class GgufWriter {
+    /** Rows are encoded in parallel in chunks of about this many bytes. */
+    private static final int CHUNK_BYTES = 4 << 20;
+
     private record Pending(String name, DType type, int rows, int cols, boolean vector, RowSource source) {
         long byteSize() {
             return type.bytesFor((long) rows * cols);
@@ -97,11 +101,21 @@ public final class GgufWriter {
             sink.bytes(header);
             sink.zeros(padding(header.length));
             for (Pending t : tensors) {
-                float[] row = new float[t.cols];
-                for (int r = 0; r < t.rows; r++) {
-                    t.source.fill(r, row);
-                    sink.room(t.type.bytesFor(t.cols));
-                    RowEncoder.encode(t.type, row, sink.buffer());
+                int rowBytes = (int) t.type.bytesFor(t.cols);
+                // rows are encoded independently, so a chunk of them is encoded on all cores and written
+                // in row order: the file's bytes do not depend on the number of threads
+                int chunkRows = Math.max(1, Math.min(t.rows, CHUNK_BYTES / Math.max(1, rowBytes)));
+                byte[] chunk = new byte[chunkRows * rowBytes];
+                for (int first = 0; first < t.rows; first += chunkRows) {
+                    int start = first;
+                    int n = Math.min(chunkRows, t.rows - first);
+                    IntStream.range(0, n).parallel().forEach(i -> {
+                        float[] row = new float[t.cols];
+                        t.source.fill(start + i, row);
+                        RowEncoder.encode(t.type, row,
+                                ByteBuffer.wrap(chunk, i * rowBytes, rowBytes).slice().order(ByteOrder.LITTLE_ENDIAN));
+                    });
+                    sink.bytes(chunk, n * rowBytes);
                 }
                 sink.zeros(padding(t.byteSize()));
             }

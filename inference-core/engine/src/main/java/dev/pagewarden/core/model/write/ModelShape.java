@@ -34,6 +34,8 @@ public record ModelShape(String name, ModelConfig config) {
         add(m, "110M", 768, 2048, 12, 12, 12, 32000, 1024);
         // Llama 3.2 1B's shape (head size 64, tied classifier), with a 4096-token window
         add(m, "1B", 2048, 8192, 16, 32, 8, 128256, 4096);
+        // Llama 3 8B's shape (head size 128, its own classifier), with an 8192-token window
+        m.put("8B", new ModelShape("8B", config(4096, 14336, 32, 32, 8, 128256, 8192, false)));
         // small GQA shape with 32-aligned widths: every tensor quantises to Q8_0 (fast tests)
         add(m, "tiny-gqa", 128, 320, 3, 8, 2, 512, 256);
         return Map.copyOf(m);

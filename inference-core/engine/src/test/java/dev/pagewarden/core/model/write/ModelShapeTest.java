@@ -19,6 +19,11 @@ class ModelShapeTest {
         assertThat(big.dim()).isEqualTo(768);
         assertThat(big.parameterCount()).isBetween(100_000_000L, 120_000_000L);
         assertThat(ModelShape.parse("stories15M").config().vocabSize()).isEqualTo(32000);
+        // Meta's published parameter counts of Llama 3.2 1B and Llama 3 8B
+        assertThat(ModelShape.parse("1B").config().parameterCount()).isEqualTo(1_235_814_400L);
+        ModelConfig eight = ModelShape.parse("8B").config();
+        assertThat(eight.parameterCount()).isEqualTo(8_030_261_248L);
+        assertThat(eight.sharedClassifier()).isFalse();
     }
 
     @Test
