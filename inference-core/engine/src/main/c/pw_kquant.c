@@ -268,39 +268,42 @@ static float dot_q6_k_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 #define PW_ISA avx2
 #define PW_TARGET "avx2,f16c"
 #define PW_DOT4(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
-#define PW_SCALED(u, s, v) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), v)
+#define PW_SCALED_ACC(acc, u, s, v) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), v))
 #define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi16((short) (a)), _mm_set1_epi16((short) (b)))
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
-#undef PW_SCALED
-#undef PW_SCALES
+#undef PW_SCALED_ACC
 
 /* AVX-VNNI and AVX-512 VNNI (its 256-bit EVEX form): vpdpbusd; Q8_0 as w + 128 times a, less 128 * sum(a) */
 #undef PW_Q8_BIASED
 #define PW_Q8_BIASED 1
-#define PW_SCALED(u, s, v) _mm256_mullo_epi32(PW_DOT4(u, s), v)
-#define PW_SCALES(a, b) _mm256_setr_m128i(_mm_set1_epi32(a), _mm_set1_epi32(b))
 
 #define PW_ISA avxvnni
 #define PW_TARGET "avx2,f16c,avxvnni"
 #define PW_DOT4(u, s) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s)
+#define PW_SCALED_ACC(acc, u, s, v) _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u, s), v)
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
+#undef PW_SCALED_ACC
 
 #define PW_ISA avx512vnni
 #define PW_TARGET "avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"
 #define PW_DOT4(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
+#define PW_SCALED_ACC(acc, u, s, v) _mm256_dpwssd_epi32(acc, _mm256_maddubs_epi16(u, s), v)
 #include "pw_kquant_simd.h"
 #undef PW_ISA
 #undef PW_TARGET
 #undef PW_DOT4
-#undef PW_SCALED
+#undef PW_SCALED_ACC
 #undef PW_SCALES
 #undef PW_Q8_BIASED
+
+/* AVX-512 VNNI in 512-bit vectors for the K-quants */
+#include "pw_kquant_avx512.h"
 #endif
 
 typedef float (*dot_fn)(const uint8_t *, const uint8_t *, int);
@@ -310,7 +313,7 @@ static const dot_fn TABLE[ISA_COUNT][T_COUNT] = {
 #if defined(__x86_64__)
     {dot_q8_0_avx2, dot_q4_0_avx2, dot_q4_k_avx2, dot_q5_k_avx2, dot_q6_k_avx2},
     {dot_q8_0_avxvnni, dot_q4_0_avxvnni, dot_q4_k_avxvnni, dot_q5_k_avxvnni, dot_q6_k_avxvnni},
-    {dot_q8_0_avx512vnni, dot_q4_0_avx512vnni, dot_q4_k_avx512vnni, dot_q5_k_avx512vnni, dot_q6_k_avx512vnni},
+    {dot_q8_0_avx512vnni, dot_q4_0_avx512vnni, dot_q4_k_z, dot_q5_k_z, dot_q6_k_z},
 #endif
 };
 
@@ -322,7 +325,7 @@ static const dot4_fn TABLE4[ISA_COUNT][T_COUNT] = {
 #if defined(__x86_64__)
     {dot4_q8_0_avx2, dot4_q4_0_avx2, dot4_q4_k_avx2, dot4_q5_k_avx2, dot4_q6_k_avx2},
     {dot4_q8_0_avxvnni, dot4_q4_0_avxvnni, dot4_q4_k_avxvnni, dot4_q5_k_avxvnni, dot4_q6_k_avxvnni},
-    {dot4_q8_0_avx512vnni, dot4_q4_0_avx512vnni, dot4_q4_k_avx512vnni, dot4_q5_k_avx512vnni, dot4_q6_k_avx512vnni},
+    {dot4_q8_0_avx512vnni, dot4_q4_0_avx512vnni, dot4_q4_k_z, dot4_q5_k_z, dot4_q6_k_z},
 #endif
 };
 

@@ -11,7 +11,7 @@
 #define PW_CAT2(a, b) a##_##b
 #define PW_CAT(a, b) PW_CAT2(a, b)
 #define PW_FN(name) PW_CAT(name, PW_ISA)
-#define PW_FUNC static __attribute__((target(PW_TARGET)))
+#define PW_FUNC static __attribute__((target(PW_TARGET), unused))
 
 PW_FUNC inline int32_t PW_FN(hsum)(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -193,9 +193,11 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q45_k)(const uint8
         uint8_t sc[8];
         memcpy(sc, &scales, 8);
         __m256i qh = five ? _mm256_loadu_si256((const __m256i *) (wb + 16)) : _mm256_setzero_si256();
-        __m256i vacc[4];
+        /* two sums per row (the low and the high nibbles), so that no one chain of adds is the bound */
+        __m256i vacc[4], vacc2[4];
         for (int r = 0; r < n; r++) {
             vacc[r] = _mm256_setzero_si256();
+            vacc2[r] = _mm256_setzero_si256();
         }
         for (int g = 0; g < 4; g++) {
             __m256i x = _mm256_loadu_si256((const __m256i *) (qs + 32 * g));
@@ -210,8 +212,8 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q45_k)(const uint8
             __m256i slo = PW_SCALES(sc[2 * g], sc[2 * g]), shi = PW_SCALES(sc[2 * g + 1], sc[2 * g + 1]);
             for (int r = 0; r < n; r++) {
                 const uint8_t *ar = ab + r * astride + 40 + 64 * g;
-                vacc[r] = _mm256_add_epi32(vacc[r], PW_SCALED(lo, _mm256_loadu_si256((const __m256i *) ar), slo));
-                vacc[r] = _mm256_add_epi32(vacc[r], PW_SCALED(hi, _mm256_loadu_si256((const __m256i *) (ar + 32)), shi));
+                vacc[r] = PW_SCALED_ACC(vacc[r], lo, _mm256_loadu_si256((const __m256i *) ar), slo);
+                vacc2[r] = PW_SCALED_ACC(vacc2[r], hi, _mm256_loadu_si256((const __m256i *) (ar + 32)), shi);
             }
         }
         /* the min term: sum_j min_j * (sums of its two 16s), the mins widened to pairs of int16 */
@@ -221,7 +223,7 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q45_k)(const uint8
         for (int r = 0; r < n; r++) {
             const uint8_t *ar = ab + r * astride;
             int32_t msum = PW_FN(hsum)(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), m16));
-            acc[r] = kstep(acc[r], d, dmin, rdf(ar), PW_FN(hsum)(vacc[r]), msum);
+            acc[r] = kstep(acc[r], d, dmin, rdf(ar), PW_FN(hsum)(_mm256_add_epi32(vacc[r], vacc2[r])), msum);
         }
     }
     for (int r = 0; r < n; r++) {
@@ -237,9 +239,10 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q6_k)(const uint8_
     for (int b = 0; b < nb; b++) {
         const uint8_t *wb = w + 210 * b, *ab = a + (int64_t) A256_BYTES * b;
         const int8_t *sc = (const int8_t *) (wb + 192);
-        __m256i vacc[4];
+        __m256i vacc[4], vacc2[4];
         for (int r = 0; r < n; r++) {
             vacc[r] = _mm256_setzero_si256();
+            vacc2[r] = _mm256_setzero_si256();
         }
         for (int h = 0; h < 2; h++) {
             __m256i qa = _mm256_loadu_si256((const __m256i *) (wb + 64 * h));
@@ -257,7 +260,11 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q6_k)(const uint8_
                 __m256i v = PW_SCALES(sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1]);
                 for (int r = 0; r < n; r++) {
                     __m256i aq = _mm256_loadu_si256((const __m256i *) (ab + r * astride + 40 + 128 * h + 32 * k));
-                    vacc[r] = _mm256_add_epi32(vacc[r], PW_SCALED(q[k], aq, v));
+                    if (k & 1) {
+                        vacc2[r] = PW_SCALED_ACC(vacc2[r], q[k], aq, v);
+                    } else {
+                        vacc[r] = PW_SCALED_ACC(vacc[r], q[k], aq, v);
+                    }
                 }
             }
         }
@@ -266,7 +273,7 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q6_k)(const uint8_
         for (int r = 0; r < n; r++) {
             const uint8_t *ar = ab + r * astride;
             int64_t msum = PW_FN(hsum)(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), sc16));
-            acc[r] = kstep(acc[r], d, 0.0f, rdf(ar), (int64_t) PW_FN(hsum)(vacc[r]) - 32 * msum, 0);
+            acc[r] = kstep(acc[r], d, 0.0f, rdf(ar), (int64_t) PW_FN(hsum)(_mm256_add_epi32(vacc[r], vacc2[r])) - 32 * msum, 0);
         }
     }
     for (int r = 0; r < n; r++) {

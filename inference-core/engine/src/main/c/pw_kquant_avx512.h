@@ -1,0 +1,168 @@
+/*
+ * The K-quant kernels of pw_kquant.c in 512-bit vectors, for CPUs with AVX-512 VNNI: 64 weights a
+ * vector in natural order, met by vpmaddubsw (unsigned weights times signed activations, pairs into
+ * int16, no saturation: at most 2 * 63 * 127) and vpdpwssd (the pairs times the sub-block's scale,
+ * added into int32). Every per-super-block sum is the same exact integer as in the scalar path, and the
+ * float steps after it are kstep's, so the bits are those of every other path.
+ */
+#define PW_Z static __attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
+
+PW_Z inline int32_t hsum_z(__m512i v) {
+    __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4e));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
+    return _mm_cvtsi128_si32(t);
+}
+
+/* pshufb indexes within each 128-bit lane: int16 scale (lane j of the source) in all 8 int16 slots */
+#define PW_PAIR(j) (char) (2 * (j) + 1), (char) (2 * (j)) /* high byte first: _mm512_set_epi8 lists from byte 63 down */
+#define PW_LANE16(j) PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j)
+
+/*
+ * Q4_K (five = 0) and Q5_K (five = 1), n = 1..4 activation rows astride bytes apart. Group g (64
+ * values, sub-blocks 2g and 2g+1) is the 32 quant bytes broadcast to both halves, the upper half shifted
+ * right by 4: low nibbles then high nibbles, the activations' order.
+ */
+PW_Z inline __attribute__((always_inline)) void rows_q45_k_z(const uint8_t *w, const uint8_t *a, int64_t astride,
+                                                             int nb, int five, int n, float *out) {
+    const __m512i m4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16);
+    const __m512i nib = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
+    /* scale j of group g: lanes 0-1 (int16 slots 0-15) take sub-block 2g, lanes 2-3 take 2g + 1 */
+    const __m512i pick[4] = {
+        _mm512_set_epi8(PW_LANE16(1), PW_LANE16(1), PW_LANE16(0), PW_LANE16(0)),
+        _mm512_set_epi8(PW_LANE16(3), PW_LANE16(3), PW_LANE16(2), PW_LANE16(2)),
+        _mm512_set_epi8(PW_LANE16(5), PW_LANE16(5), PW_LANE16(4), PW_LANE16(4)),
+        _mm512_set_epi8(PW_LANE16(7), PW_LANE16(7), PW_LANE16(6), PW_LANE16(6)),
+    };
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int bytes = five ? 176 : 144;
+    for (int b = 0; b < nb; b++) {
+        const uint8_t *wb = w + (int64_t) bytes * b, *ab = a + (int64_t) A256_BYTES * b;
+        const uint8_t *qs = wb + (five ? 48 : 16);
+        uint64_t scales, mins;
+        kscales8(wb + 4, &scales, &mins);
+        __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long) scales)));
+        /* qh[l]'s bit 2g is value 64g + l's fifth bit, bit 2g + 1 value 64g + 32 + l's: the upper half
+         * starts one bit further on, and each group moves both on by two */
+        __m512i qh = five ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
+                                              _mm512_srli_epi64(nib, 2))
+                          : _mm512_setzero_si512();
+        /* two sums per row (even and odd groups), so that no one chain of adds is the bound */
+        __m512i v0[4], v1[4];
+        for (int r = 0; r < n; r++) {
+            v0[r] = _mm512_setzero_si512();
+            v1[r] = _mm512_setzero_si512();
+        }
+        for (int g = 0; g < 4; g++) {
+            __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
+            x = _mm512_and_si512(_mm512_srlv_epi64(x, nib), m4);
+            if (five) {
+                /* each byte's bit 0 to bit 4 (the shift carries the byte below's bits 4-7 into 0-3) */
+                x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(qh, 4), bit4));
+                qh = _mm512_srli_epi64(qh, 2);
+            }
+            __m512i v = _mm512_shuffle_epi8(sc, pick[g]);
+            for (int r = 0; r < n; r++) {
+                __m512i p = _mm512_maddubs_epi16(x, _mm512_loadu_si512(ab + r * astride + 40 + 64 * g));
+                if (g & 1) {
+                    v1[r] = _mm512_dpwssd_epi32(v1[r], p, v);
+                } else {
+                    v0[r] = _mm512_dpwssd_epi32(v0[r], p, v);
+                }
+            }
+        }
+        __m128i m8 = _mm_cvtsi64_si128((long long) mins);
+        __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+        float d = half_to_float(rd16(wb)), dmin = half_to_float(rd16(wb + 2));
+        for (int r = 0; r < n; r++) {
+            const uint8_t *ar = ab + r * astride;
+            int32_t msum = hsum_avx512vnni(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), m16));
+            acc[r] = kstep(acc[r], d, dmin, rdf(ar), hsum_z(_mm512_add_epi32(v0[r], v1[r])), msum);
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        out[r] = acc[r];
+    }
+}
+
+/*
+ * Q6_K: half h (128 values) is 64 low-nibble bytes and 32 bytes of 2-bit tops. The low nibbles of the
+ * 64 bytes are values 128h + 0..63 in order, the high nibbles 128h + 64..127; the tops of each 32 come
+ * from qh shifted by 0, 2 (low) and 4, 6 (high). One int8 scale per 16 values, one 128-bit lane.
+ */
+PW_Z inline __attribute__((always_inline)) void rows_q6_k_z(const uint8_t *w, const uint8_t *a, int64_t astride,
+                                                            int nb, int n, float *out) {
+    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    const __m512i tlo = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2), thi = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
+    const __m512i plo = _mm512_set_epi8(PW_LANE16(3), PW_LANE16(2), PW_LANE16(1), PW_LANE16(0));
+    const __m512i phi = _mm512_set_epi8(PW_LANE16(7), PW_LANE16(6), PW_LANE16(5), PW_LANE16(4));
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int b = 0; b < nb; b++) {
+        const uint8_t *wb = w + 210 * b, *ab = a + (int64_t) A256_BYTES * b;
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (wb + 192)));
+        __m512i v0[4], v1[4];
+        for (int r = 0; r < n; r++) {
+            v0[r] = _mm512_setzero_si512();
+            v1[r] = _mm512_setzero_si512();
+        }
+        for (int h = 0; h < 2; h++) {
+            __m512i x = _mm512_loadu_si512(wb + 64 * h);
+            __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
+            __m512i lo = _mm512_or_si512(_mm512_and_si512(x, m4),
+                                         _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4));
+            __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
+                                         _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4));
+            __m512i sch = _mm512_broadcast_i32x4(h ? _mm256_extracti128_si256(sc16, 1) : _mm256_castsi256_si128(sc16));
+            __m512i slo = _mm512_shuffle_epi8(sch, plo), shi = _mm512_shuffle_epi8(sch, phi);
+            for (int r = 0; r < n; r++) {
+                const uint8_t *aq = ab + r * astride + 40 + 128 * h;
+                v0[r] = _mm512_dpwssd_epi32(v0[r], _mm512_maddubs_epi16(lo, _mm512_loadu_si512(aq)), slo);
+                v1[r] = _mm512_dpwssd_epi32(v1[r], _mm512_maddubs_epi16(hi, _mm512_loadu_si512(aq + 64)), shi);
+            }
+        }
+        float d = half_to_float(rd16(wb + 208));
+        for (int r = 0; r < n; r++) {
+            const uint8_t *ar = ab + r * astride;
+            int64_t msum = hsum_avx512vnni(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), sc16));
+            acc[r] = kstep(acc[r], d, 0.0f, rdf(ar), (int64_t) hsum_z(_mm512_add_epi32(v0[r], v1[r])) - 32 * msum, 0);
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        out[r] = acc[r];
+    }
+}
+
+PW_Z float dot_q4_k_z(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    rows_q45_k_z(w, a, 0, nb, 0, 1, &o);
+    return o;
+}
+
+PW_Z float dot_q5_k_z(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    rows_q45_k_z(w, a, 0, nb, 1, 1, &o);
+    return o;
+}
+
+PW_Z float dot_q6_k_z(const uint8_t *w, const uint8_t *a, int nb) {
+    float o;
+    rows_q6_k_z(w, a, 0, nb, 1, &o);
+    return o;
+}
+
+PW_Z void dot4_q4_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    rows_q45_k_z(w, a, astride, nb, 0, 4, out);
+}
+
+PW_Z void dot4_q5_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    rows_q45_k_z(w, a, astride, nb, 1, 4, out);
+}
+
+PW_Z void dot4_q6_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
+    rows_q6_k_z(w, a, astride, nb, 4, out);
+}
+
+#undef PW_LANE16
+#undef PW_PAIR
+#undef PW_Z
