@@ -7,12 +7,41 @@
  */
 #define PW_Z static __attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
-PW_Z inline int32_t hsum_z(__m512i v) {
-    __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
-    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4e));
-    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
-    return _mm_cvtsi128_si32(t);
+/* One row's exact sums: the super-block's products v (16 lanes) and its min terms m (8 lanes) -> {isum, msum}. */
+PW_Z inline void sums1_z(__m512i v, __m256i m, int32_t *isum, int32_t *msum) {
+    __m256i f = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m256i x = _mm256_hadd_epi32(f, m);
+    x = _mm256_hadd_epi32(x, x);
+    __m128i y = _mm_add_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    *isum = _mm_cvtsi128_si32(y);
+    *msum = _mm_extract_epi32(y, 1);
+}
+
+/* Four rows' exact sums at once: lanes 0-3 the isums of rows 0-3, lanes 4-7 their msums. */
+PW_Z inline __m256i sums4_z(const __m512i *v, const __m256i *m) {
+    __m256i f[4];
+    for (int r = 0; r < 4; r++) {
+        f[r] = _mm256_add_epi32(_mm512_castsi512_si256(v[r]), _mm512_extracti64x4_epi64(v[r], 1));
+    }
+    /* hadd pairs within 128-bit halves: after two rounds the low half holds each vector's lanes 0-3
+     * summed, the high half lanes 4-7 */
+    __m256i fi = _mm256_hadd_epi32(_mm256_hadd_epi32(f[0], f[1]), _mm256_hadd_epi32(f[2], f[3]));
+    __m256i fm = _mm256_hadd_epi32(_mm256_hadd_epi32(m[0], m[1]), _mm256_hadd_epi32(m[2], m[3]));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(fi, fm, 0x20), _mm256_permute2x128_si256(fi, fm, 0x31));
+}
+
+/* kstep for four rows in the lanes of acc: the same operations in the same order, lane by lane. */
+PW_Z inline __m128 kstep4_z(__m128 acc, float d, float dmin, __m128 da, __m128i isum, __m128i msum) {
+    __m128 dd = _mm_mul_ps(_mm_set1_ps(d), da);
+    __m128 dm = _mm_mul_ps(_mm_set1_ps(dmin), da);
+    __m128 t1 = _mm_mul_ps(dd, _mm_cvtepi32_ps(isum));
+    __m128 t2 = _mm_mul_ps(dm, _mm_cvtepi32_ps(msum));
+    return _mm_add_ps(acc, _mm_sub_ps(t1, t2));
+}
+
+/* The activation scales d of four rows' super-blocks. */
+PW_Z inline __m128 da4_z(const uint8_t *ab, int64_t astride) {
+    return _mm_setr_ps(rdf(ab), rdf(ab + astride), rdf(ab + 2 * astride), rdf(ab + 3 * astride));
 }
 
 /* pshufb indexes within each 128-bit lane: int16 scale (lane j of the source) in all 8 int16 slots */
@@ -36,6 +65,7 @@ PW_Z inline __attribute__((always_inline)) void rows_q45_k_z(const uint8_t *w, c
         _mm512_set_epi8(PW_LANE16(7), PW_LANE16(7), PW_LANE16(6), PW_LANE16(6)),
     };
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    __m128 acc4 = _mm_setzero_ps();
     int bytes = five ? 176 : 144;
     for (int b = 0; b < nb; b++) {
         const uint8_t *wb = w + (int64_t) bytes * b, *ab = a + (int64_t) A256_BYTES * b;
@@ -72,14 +102,30 @@ PW_Z inline __attribute__((always_inline)) void rows_q45_k_z(const uint8_t *w, c
                 }
             }
         }
+        /* the min term: sum_j min_j * (sums of its two 16s), the mins widened to pairs of int16 */
         __m128i m8 = _mm_cvtsi64_si128((long long) mins);
         __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
         float d = half_to_float(rd16(wb)), dmin = half_to_float(rd16(wb + 2));
+        __m512i vs[4];
+        __m256i ms[4];
         for (int r = 0; r < n; r++) {
-            const uint8_t *ar = ab + r * astride;
-            int32_t msum = hsum_avx512vnni(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), m16));
-            acc[r] = kstep(acc[r], d, dmin, rdf(ar), hsum_z(_mm512_add_epi32(v0[r], v1[r])), msum);
+            vs[r] = _mm512_add_epi32(v0[r], v1[r]);
+            ms[r] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ab + r * astride + 8)), m16);
         }
+        if (n == 4) {
+            __m256i s = sums4_z(vs, ms);
+            acc4 = kstep4_z(acc4, d, dmin, da4_z(ab, astride), _mm256_castsi256_si128(s),
+                            _mm256_extracti128_si256(s, 1));
+        } else {
+            for (int r = 0; r < n; r++) {
+                int32_t isum, msum;
+                sums1_z(vs[r], ms[r], &isum, &msum);
+                acc[r] = kstep(acc[r], d, dmin, rdf(ab + r * astride), isum, msum);
+            }
+        }
+    }
+    if (n == 4) {
+        _mm_storeu_ps(acc, acc4);
     }
     for (int r = 0; r < n; r++) {
         out[r] = acc[r];
@@ -98,6 +144,7 @@ PW_Z inline __attribute__((always_inline)) void rows_q6_k_z(const uint8_t *w, co
     const __m512i plo = _mm512_set_epi8(PW_LANE16(3), PW_LANE16(2), PW_LANE16(1), PW_LANE16(0));
     const __m512i phi = _mm512_set_epi8(PW_LANE16(7), PW_LANE16(6), PW_LANE16(5), PW_LANE16(4));
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    __m128 acc4 = _mm_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const uint8_t *wb = w + 210 * b, *ab = a + (int64_t) A256_BYTES * b;
         __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (wb + 192)));
@@ -121,12 +168,29 @@ PW_Z inline __attribute__((always_inline)) void rows_q6_k_z(const uint8_t *w, co
                 v1[r] = _mm512_dpwssd_epi32(v1[r], _mm512_maddubs_epi16(hi, _mm512_loadu_si512(aq + 64)), shi);
             }
         }
+        /* the -32 offset: 32 * sum_k sc_k * (sum of its 16 activations), folded into the isum (exact in
+         * int32: |isum| <= 256 * 63 * 127 * 128, |32 * msum| <= 32 * 16 * 128 * 16 * 127) */
         float d = half_to_float(rd16(wb + 208));
+        __m512i vs[4];
+        __m256i ms[4];
         for (int r = 0; r < n; r++) {
-            const uint8_t *ar = ab + r * astride;
-            int64_t msum = hsum_avx512vnni(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ar + 8)), sc16));
-            acc[r] = kstep(acc[r], d, 0.0f, rdf(ar), (int64_t) hsum_z(_mm512_add_epi32(v0[r], v1[r])) - 32 * msum, 0);
+            vs[r] = _mm512_add_epi32(v0[r], v1[r]);
+            ms[r] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ab + r * astride + 8)), sc16);
         }
+        if (n == 4) {
+            __m256i s = sums4_z(vs, ms);
+            __m128i isum = _mm_sub_epi32(_mm256_castsi256_si128(s), _mm_slli_epi32(_mm256_extracti128_si256(s, 1), 5));
+            acc4 = kstep4_z(acc4, d, 0.0f, da4_z(ab, astride), isum, _mm_setzero_si128());
+        } else {
+            for (int r = 0; r < n; r++) {
+                int32_t isum, msum;
+                sums1_z(vs[r], ms[r], &isum, &msum);
+                acc[r] = kstep(acc[r], d, 0.0f, rdf(ab + r * astride), (int64_t) isum - 32 * (int64_t) msum, 0);
+            }
+        }
+    }
+    if (n == 4) {
+        _mm_storeu_ps(acc, acc4);
     }
     for (int r = 0; r < n; r++) {
         out[r] = acc[r];
