@@ -227,6 +227,79 @@ PW_Z void dot4_q6_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int n
     rows_q6_k_z(w, a, astride, nb, 4, out);
 }
 
+
+/*
+ * Q8_0 and Q4_0 for many activation rows: sixteen weight rows are first copied into a scratch tile in
+ * which a block's quants are interleaved four bytes a row (a 512-bit vector holds the same four
+ * positions of all sixteen rows), so each lane of vpdpbusd, fed the same four activations, builds one
+ * row's exact block sum; the block's float step is then one vector op per step for sixteen outputs, in
+ * the scalar path's order (dd = dw * da, t = dd * s, block b into accumulator b % 8, reduce8 at the end).
+ * The tile: per block 16 float scales (fp16 widened, exact), then the quants (Q8_0 + 128 as unsigned
+ * bytes, 8 vectors; Q4_0 4 vectors of nibble pairs).
+ */
+#define PW_TILE_ROWS 16
+
+static int64_t tile_block_bytes(int q4) { return 64 + (q4 ? 256 : 512); }
+
+PW_Z void tile_fill_z(const uint8_t *w, int64_t rowBytes, int nb, int q4, uint8_t *tile) {
+    const int bytes = q4 ? 18 : 34, qbytes = q4 ? 16 : 32;
+    int64_t tb = tile_block_bytes(q4);
+    for (int b = 0; b < nb; b++) {
+        uint8_t *t = tile + tb * b;
+        float *sc = (float *) t;
+        for (int r = 0; r < PW_TILE_ROWS; r++) {
+            const uint8_t *wb = w + r * rowBytes + (int64_t) bytes * b;
+            sc[r] = half_to_float(rd16(wb));
+            for (int s = 0; s < qbytes / 4; s++) {
+                uint32_t v;
+                memcpy(&v, wb + 2 + 4 * s, 4);
+                if (!q4) {
+                    v ^= 0x80808080u;
+                }
+                memcpy(t + 64 + 64 * s + 4 * r, &v, 4);
+            }
+        }
+    }
+}
+
+/* Rows of the tile times activation rows [b0, b1) (A32), outputs out[b * outStride + r0 + lane]. */
+PW_Z void tile_rows_z(const uint8_t *tile, int nb, int q4, const uint8_t *act, int64_t actRowBytes, int32_t b0,
+                      int32_t b1, float *out, int64_t outStride, int32_t r0) {
+    const __m512i m4 = _mm512_set1_epi8(15);
+    int64_t tb = tile_block_bytes(q4);
+    const int shift = q4 ? 3 : 7;
+    for (int32_t b = b0; b < b1; b++) {
+        const uint8_t *a = act + b * actRowBytes;
+        __m512 acc[8];
+        for (int k = 0; k < 8; k++) {
+            acc[k] = _mm512_setzero_ps();
+        }
+        for (int c = 0; c < nb; c++) {
+            const uint8_t *t = tile + tb * c, *ab = a + (int64_t) A32_BYTES * c;
+            /* the offset of the unsigned weights (Q4_0: nibble = w + 8, Q8_0: w + 128) times the block's sum */
+            __m512i s = _mm512_set1_epi32(-(rdi32(ab + 4) << shift));
+            if (q4) {
+                for (int j = 0; j < 4; j++) {
+                    __m512i x = _mm512_loadu_si512(t + 64 + 64 * j);
+                    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(x, m4), _mm512_set1_epi32(rdi32(ab + 8 + 4 * j)));
+                    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
+                                            _mm512_set1_epi32(rdi32(ab + 24 + 4 * j)));
+                }
+            } else {
+                for (int j = 0; j < 8; j++) {
+                    s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512(t + 64 + 64 * j),
+                                            _mm512_set1_epi32(rdi32(ab + 8 + 4 * j)));
+                }
+            }
+            __m512 dd = _mm512_mul_ps(_mm512_loadu_ps((const float *) t), _mm512_set1_ps(rdf(ab)));
+            acc[c & 7] = _mm512_add_ps(acc[c & 7], _mm512_mul_ps(dd, _mm512_cvtepi32_ps(s)));
+        }
+        __m512 o = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[4]), _mm512_add_ps(acc[2], acc[6])),
+                                 _mm512_add_ps(_mm512_add_ps(acc[1], acc[5]), _mm512_add_ps(acc[3], acc[7])));
+        _mm512_storeu_ps(out + b * outStride + r0, o);
+    }
+}
+
 #undef PW_LANE16
 #undef PW_PAIR
 #undef PW_Z
