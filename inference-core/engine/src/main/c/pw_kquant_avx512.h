@@ -30,18 +30,25 @@ PW_Z inline __m256i sums4_z(const __m512i *v, const __m256i *m) {
     return _mm256_add_epi32(_mm256_permute2x128_si256(fi, fm, 0x20), _mm256_permute2x128_si256(fi, fm, 0x31));
 }
 
-/* kstep for four rows in the lanes of acc: the same operations in the same order, lane by lane. */
-PW_Z inline __m128 kstep4_z(__m128 acc, float d, float dmin, __m128 da, __m128i isum, __m128i msum) {
-    __m128 dd = _mm_mul_ps(_mm_set1_ps(d), da);
-    __m128 dm = _mm_mul_ps(_mm_set1_ps(dmin), da);
+/* kstep's t = (d*da)*isum - (dmin*da)*msum in four lanes: the same operations, lane by lane. */
+PW_Z inline __m128 kterm4_z(__m128 d, __m128 dmin, __m128 da, __m128i isum, __m128i msum) {
+    __m128 dd = _mm_mul_ps(d, da);
+    __m128 dm = _mm_mul_ps(dmin, da);
     __m128 t1 = _mm_mul_ps(dd, _mm_cvtepi32_ps(isum));
     __m128 t2 = _mm_mul_ps(dm, _mm_cvtepi32_ps(msum));
-    return _mm_add_ps(acc, _mm_sub_ps(t1, t2));
+    return _mm_sub_ps(t1, t2);
 }
 
-/* The activation scales d of four rows' super-blocks. */
-PW_Z inline __m128 da4_z(const uint8_t *ab, int64_t astride) {
-    return _mm_setr_ps(rdf(ab), rdf(ab + astride), rdf(ab + 2 * astride), rdf(ab + 3 * astride));
+/* acc + t0 + t1 + t2 + t3, in that order (kstep's add, four super-blocks of one row). */
+PW_Z inline float kadd4_z(float acc, __m128 t) {
+    float l[4];
+    _mm_storeu_ps(l, t);
+    return (((acc + l[0]) + l[1]) + l[2]) + l[3];
+}
+
+/* The activation scales d of four super-blocks, stride bytes apart. */
+PW_Z inline __m128 da4_z(const uint8_t *ab, int64_t stride) {
+    return _mm_setr_ps(rdf(ab), rdf(ab + stride), rdf(ab + 2 * stride), rdf(ab + 3 * stride));
 }
 
 /* pshufb indexes within each 128-bit lane: int16 scale (lane j of the source) in all 8 int16 slots */
@@ -49,12 +56,14 @@ PW_Z inline __m128 da4_z(const uint8_t *ab, int64_t astride) {
 #define PW_LANE16(j) PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j)
 
 /*
- * Q4_K (five = 0) and Q5_K (five = 1), n = 1..4 activation rows astride bytes apart. Group g (64
- * values, sub-blocks 2g and 2g+1) is the 32 quant bytes broadcast to both halves, the upper half shifted
- * right by 4: low nibbles then high nibbles, the activations' order.
+ * One Q4_K (five = 0) or Q5_K (five = 1) super-block wb times n = 1..4 activation super-blocks (astride
+ * bytes apart): per row r the products vs[r] (16 lanes, summing to the isum) and the min terms ms[r]
+ * (8 lanes, summing to the msum). Group g (64 values, sub-blocks 2g and 2g+1) is its 32 quant bytes
+ * broadcast to both halves, the upper half shifted right by 4: low nibbles then high nibbles, the
+ * activations' order.
  */
-PW_Z inline __attribute__((always_inline)) void rows_q45_k_z(const uint8_t *w, const uint8_t *a, int64_t astride,
-                                                             int nb, int five, int n, float *out) {
+PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, const uint8_t *ab, int64_t astride,
+                                                         int five, int n, __m512i *vs, __m256i *ms) {
     const __m512i m4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16);
     const __m512i nib = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
     /* scale j of group g: lanes 0-1 (int16 slots 0-15) take sub-block 2g, lanes 2-3 take 2g + 1 */
@@ -64,167 +73,202 @@ PW_Z inline __attribute__((always_inline)) void rows_q45_k_z(const uint8_t *w, c
         _mm512_set_epi8(PW_LANE16(5), PW_LANE16(5), PW_LANE16(4), PW_LANE16(4)),
         _mm512_set_epi8(PW_LANE16(7), PW_LANE16(7), PW_LANE16(6), PW_LANE16(6)),
     };
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    __m128 acc4 = _mm_setzero_ps();
-    int bytes = five ? 176 : 144;
-    for (int b = 0; b < nb; b++) {
-        const uint8_t *wb = w + (int64_t) bytes * b, *ab = a + (int64_t) A256_BYTES * b;
-        const uint8_t *qs = wb + (five ? 48 : 16);
-        uint64_t scales, mins;
-        kscales8(wb + 4, &scales, &mins);
-        __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long) scales)));
-        /* qh[l]'s bit 2g is value 64g + l's fifth bit, bit 2g + 1 value 64g + 32 + l's: the upper half
-         * starts one bit further on, and each group moves both on by two */
-        __m512i qh = five ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
-                                              _mm512_srli_epi64(nib, 2))
-                          : _mm512_setzero_si512();
-        /* two sums per row (even and odd groups), so that no one chain of adds is the bound */
-        __m512i v0[4], v1[4];
-        for (int r = 0; r < n; r++) {
-            v0[r] = _mm512_setzero_si512();
-            v1[r] = _mm512_setzero_si512();
-        }
-        for (int g = 0; g < 4; g++) {
-            __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
-            x = _mm512_and_si512(_mm512_srlv_epi64(x, nib), m4);
-            if (five) {
-                /* each byte's bit 0 to bit 4 (the shift carries the byte below's bits 4-7 into 0-3) */
-                x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(qh, 4), bit4));
-                qh = _mm512_srli_epi64(qh, 2);
-            }
-            __m512i v = _mm512_shuffle_epi8(sc, pick[g]);
-            for (int r = 0; r < n; r++) {
-                __m512i p = _mm512_maddubs_epi16(x, _mm512_loadu_si512(ab + r * astride + 40 + 64 * g));
-                if (g & 1) {
-                    v1[r] = _mm512_dpwssd_epi32(v1[r], p, v);
-                } else {
-                    v0[r] = _mm512_dpwssd_epi32(v0[r], p, v);
-                }
-            }
-        }
-        /* the min term: sum_j min_j * (sums of its two 16s), the mins widened to pairs of int16 */
-        __m128i m8 = _mm_cvtsi64_si128((long long) mins);
-        __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
-        float d = half_to_float(rd16(wb)), dmin = half_to_float(rd16(wb + 2));
-        __m512i vs[4];
-        __m256i ms[4];
-        for (int r = 0; r < n; r++) {
-            vs[r] = _mm512_add_epi32(v0[r], v1[r]);
-            ms[r] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ab + r * astride + 8)), m16);
-        }
-        if (n == 4) {
-            __m256i s = sums4_z(vs, ms);
-            acc4 = kstep4_z(acc4, d, dmin, da4_z(ab, astride), _mm256_castsi256_si128(s),
-                            _mm256_extracti128_si256(s, 1));
-        } else {
-            for (int r = 0; r < n; r++) {
-                int32_t isum, msum;
-                sums1_z(vs[r], ms[r], &isum, &msum);
-                acc[r] = kstep(acc[r], d, dmin, rdf(ab + r * astride), isum, msum);
-            }
-        }
-    }
-    if (n == 4) {
-        _mm_storeu_ps(acc, acc4);
-    }
+    const uint8_t *qs = wb + (five ? 48 : 16);
+    uint64_t scales, mins;
+    kscales8(wb + 4, &scales, &mins);
+    __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long) scales)));
+    /* qh[l]'s bit 2g is value 64g + l's fifth bit, bit 2g + 1 value 64g + 32 + l's: the upper half
+     * starts one bit further on, and each group moves both on by two */
+    __m512i qh = five ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
+                                          _mm512_srli_epi64(nib, 2))
+                      : _mm512_setzero_si512();
+    /* two sums per row (even and odd groups), so that no one chain of adds is the bound */
+    __m512i v1[4];
     for (int r = 0; r < n; r++) {
-        out[r] = acc[r];
+        vs[r] = _mm512_setzero_si512();
+        v1[r] = _mm512_setzero_si512();
+    }
+    for (int g = 0; g < 4; g++) {
+        __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
+        x = _mm512_and_si512(_mm512_srlv_epi64(x, nib), m4);
+        if (five) {
+            /* each byte's bit 0 to bit 4 (the shift carries the byte below's bits 4-7 into 0-3) */
+            x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(qh, 4), bit4));
+            qh = _mm512_srli_epi64(qh, 2);
+        }
+        __m512i v = _mm512_shuffle_epi8(sc, pick[g]);
+        for (int r = 0; r < n; r++) {
+            __m512i p = _mm512_maddubs_epi16(x, _mm512_loadu_si512(ab + r * astride + 40 + 64 * g));
+            if (g & 1) {
+                v1[r] = _mm512_dpwssd_epi32(v1[r], p, v);
+            } else {
+                vs[r] = _mm512_dpwssd_epi32(vs[r], p, v);
+            }
+        }
+    }
+    /* the min term: sum_j min_j * (sums of its two 16s), the mins widened to pairs of int16 */
+    __m128i m8 = _mm_cvtsi64_si128((long long) mins);
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+    for (int r = 0; r < n; r++) {
+        vs[r] = _mm512_add_epi32(vs[r], v1[r]);
+        ms[r] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ab + r * astride + 8)), m16);
     }
 }
 
 /*
- * Q6_K: half h (128 values) is 64 low-nibble bytes and 32 bytes of 2-bit tops. The low nibbles of the
- * 64 bytes are values 128h + 0..63 in order, the high nibbles 128h + 64..127; the tops of each 32 come
- * from qh shifted by 0, 2 (low) and 4, 6 (high). One int8 scale per 16 values, one 128-bit lane.
+ * One Q6_K super-block wb times n activation super-blocks, as sb_q45_z; the -32 offset is in ms (to be
+ * taken 32 times). Half h (128 values) is 64 low-nibble bytes and 32 bytes of 2-bit tops. The low
+ * nibbles of the 64 bytes are values 128h + 0..63 in order, the high nibbles 128h + 64..127; the tops
+ * of each 32 come from qh shifted by 0, 2 (low) and 4, 6 (high). One int8 scale per 16 values, one
+ * 128-bit lane.
  */
-PW_Z inline __attribute__((always_inline)) void rows_q6_k_z(const uint8_t *w, const uint8_t *a, int64_t astride,
-                                                            int nb, int n, float *out) {
+PW_Z inline __attribute__((always_inline)) void sb_q6_z(const uint8_t *wb, const uint8_t *ab, int64_t astride, int n,
+                                                        __m512i *vs, __m256i *ms) {
     const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
     const __m512i tlo = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2), thi = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
     const __m512i plo = _mm512_set_epi8(PW_LANE16(3), PW_LANE16(2), PW_LANE16(1), PW_LANE16(0));
     const __m512i phi = _mm512_set_epi8(PW_LANE16(7), PW_LANE16(6), PW_LANE16(5), PW_LANE16(4));
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    __m128 acc4 = _mm_setzero_ps();
-    for (int b = 0; b < nb; b++) {
-        const uint8_t *wb = w + 210 * b, *ab = a + (int64_t) A256_BYTES * b;
-        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (wb + 192)));
-        __m512i v0[4], v1[4];
-        for (int r = 0; r < n; r++) {
-            v0[r] = _mm512_setzero_si512();
-            v1[r] = _mm512_setzero_si512();
-        }
-        for (int h = 0; h < 2; h++) {
-            __m512i x = _mm512_loadu_si512(wb + 64 * h);
-            __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
-            __m512i lo = _mm512_or_si512(_mm512_and_si512(x, m4),
-                                         _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4));
-            __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
-                                         _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4));
-            __m512i sch = _mm512_broadcast_i32x4(h ? _mm256_extracti128_si256(sc16, 1) : _mm256_castsi256_si128(sc16));
-            __m512i slo = _mm512_shuffle_epi8(sch, plo), shi = _mm512_shuffle_epi8(sch, phi);
-            for (int r = 0; r < n; r++) {
-                const uint8_t *aq = ab + r * astride + 40 + 128 * h;
-                v0[r] = _mm512_dpwssd_epi32(v0[r], _mm512_maddubs_epi16(lo, _mm512_loadu_si512(aq)), slo);
-                v1[r] = _mm512_dpwssd_epi32(v1[r], _mm512_maddubs_epi16(hi, _mm512_loadu_si512(aq + 64)), shi);
-            }
-        }
-        /* the -32 offset: 32 * sum_k sc_k * (sum of its 16 activations), folded into the isum (exact in
-         * int32: |isum| <= 256 * 63 * 127 * 128, |32 * msum| <= 32 * 16 * 128 * 16 * 127) */
-        float d = half_to_float(rd16(wb + 208));
-        __m512i vs[4];
-        __m256i ms[4];
-        for (int r = 0; r < n; r++) {
-            vs[r] = _mm512_add_epi32(v0[r], v1[r]);
-            ms[r] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ab + r * astride + 8)), sc16);
-        }
-        if (n == 4) {
-            __m256i s = sums4_z(vs, ms);
-            __m128i isum = _mm_sub_epi32(_mm256_castsi256_si128(s), _mm_slli_epi32(_mm256_extracti128_si256(s, 1), 5));
-            acc4 = kstep4_z(acc4, d, 0.0f, da4_z(ab, astride), isum, _mm_setzero_si128());
-        } else {
-            for (int r = 0; r < n; r++) {
-                int32_t isum, msum;
-                sums1_z(vs[r], ms[r], &isum, &msum);
-                acc[r] = kstep(acc[r], d, 0.0f, rdf(ab + r * astride), (int64_t) isum - 32 * (int64_t) msum, 0);
-            }
-        }
+    __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (wb + 192)));
+    __m512i v1[4];
+    for (int r = 0; r < n; r++) {
+        vs[r] = _mm512_setzero_si512();
+        v1[r] = _mm512_setzero_si512();
     }
-    if (n == 4) {
-        _mm_storeu_ps(acc, acc4);
+    for (int h = 0; h < 2; h++) {
+        __m512i x = _mm512_loadu_si512(wb + 64 * h);
+        __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
+        __m512i lo = _mm512_or_si512(_mm512_and_si512(x, m4),
+                                     _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4));
+        __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
+                                     _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4));
+        __m512i sch = _mm512_broadcast_i32x4(h ? _mm256_extracti128_si256(sc16, 1) : _mm256_castsi256_si128(sc16));
+        __m512i slo = _mm512_shuffle_epi8(sch, plo), shi = _mm512_shuffle_epi8(sch, phi);
+        for (int r = 0; r < n; r++) {
+            const uint8_t *aq = ab + r * astride + 40 + 128 * h;
+            vs[r] = _mm512_dpwssd_epi32(vs[r], _mm512_maddubs_epi16(lo, _mm512_loadu_si512(aq)), slo);
+            v1[r] = _mm512_dpwssd_epi32(v1[r], _mm512_maddubs_epi16(hi, _mm512_loadu_si512(aq + 64)), shi);
+        }
     }
     for (int r = 0; r < n; r++) {
-        out[r] = acc[r];
+        vs[r] = _mm512_add_epi32(vs[r], v1[r]);
+        ms[r] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) (ab + r * astride + 8)), sc16);
+    }
+}
+
+/*
+ * The fixed float tail per type from the exact sums (lanes 0-3 isums, 4-7 msums of four super-blocks
+ * or four rows): Q4_K/Q5_K as they are with dmin; Q6_K isum - 32 * msum and no min term (exact in
+ * int32: |isum| <= 256 * 63 * 127 * 128, |32 * msum| <= 32 * 16 * 128 * 16 * 127).
+ */
+PW_Z inline __m128 kterms_z(int q6, __m256i s, __m128 d, __m128 dmin, __m128 da) {
+    __m128i isum = _mm256_castsi256_si128(s), msum = _mm256_extracti128_si256(s, 1);
+    if (q6) {
+        return kterm4_z(d, _mm_setzero_ps(), da, _mm_sub_epi32(isum, _mm_slli_epi32(msum, 5)), _mm_setzero_si128());
+    }
+    return kterm4_z(d, dmin, da, isum, msum);
+}
+
+/* A K-quant super-block's d and dmin (Q6_K: d only, dmin 0), widened by F16C (exact, as half_to_float). */
+PW_Z inline void kd_z(const uint8_t *wb, int q6, float *d, float *dmin) {
+    if (q6) {
+        *d = _cvtsh_ss(rd16(wb + 208));
+        *dmin = 0.0f;
+    } else {
+        *d = _cvtsh_ss(rd16(wb));
+        *dmin = _cvtsh_ss(rd16(wb + 2));
+    }
+}
+
+/*
+ * A K-quant row times n activation rows: type 0 Q4_K, 1 Q5_K, 2 Q6_K. Four rows end each super-block
+ * together (their sums reduced in one vector, the float steps in four lanes); one row ends four
+ * super-blocks together and adds their terms in order. Both give kstep's bits.
+ */
+PW_Z inline __attribute__((always_inline)) void rows_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb,
+                                                         int kind, int n, float *out) {
+    const int bytes = kind == 0 ? 144 : kind == 1 ? 176 : 210, q6 = kind == 2;
+    __m512i vs[4];
+    __m256i ms[4];
+    float d, dmin;
+    if (n == 4) {
+        __m128 acc = _mm_setzero_ps();
+        for (int b = 0; b < nb; b++) {
+            const uint8_t *wb = w + (int64_t) bytes * b, *ab = a + (int64_t) A256_BYTES * b;
+            if (q6) {
+                sb_q6_z(wb, ab, astride, 4, vs, ms);
+            } else {
+                sb_q45_z(wb, ab, astride, kind, 4, vs, ms);
+            }
+            kd_z(wb, q6, &d, &dmin);
+            acc = _mm_add_ps(acc, kterms_z(q6, sums4_z(vs, ms), _mm_set1_ps(d), _mm_set1_ps(dmin),
+                                           da4_z(ab, astride)));
+        }
+        _mm_storeu_ps(out, acc);
+        return;
+    }
+    for (int r = 0; r < n; r++) {
+        const uint8_t *ar = a + r * astride;
+        float acc = 0.0f;
+        int b = 0;
+        for (; b + 4 <= nb; b += 4) {
+            float dq[4], mq[4];
+            for (int k = 0; k < 4; k++) {
+                const uint8_t *wb = w + (int64_t) bytes * (b + k), *ab = ar + (int64_t) A256_BYTES * (b + k);
+                if (q6) {
+                    sb_q6_z(wb, ab, 0, 1, vs + k, ms + k);
+                } else {
+                    sb_q45_z(wb, ab, 0, kind, 1, vs + k, ms + k);
+                }
+                kd_z(wb, q6, dq + k, mq + k);
+            }
+            acc = kadd4_z(acc, kterms_z(q6, sums4_z(vs, ms), _mm_loadu_ps(dq), _mm_loadu_ps(mq),
+                                        da4_z(ar + (int64_t) A256_BYTES * b, A256_BYTES)));
+        }
+        for (; b < nb; b++) {
+            const uint8_t *wb = w + (int64_t) bytes * b, *ab = ar + (int64_t) A256_BYTES * b;
+            if (q6) {
+                sb_q6_z(wb, ab, 0, 1, vs, ms);
+            } else {
+                sb_q45_z(wb, ab, 0, kind, 1, vs, ms);
+            }
+            kd_z(wb, q6, &d, &dmin);
+            int32_t isum, msum;
+            sums1_z(vs[0], ms[0], &isum, &msum);
+            acc = q6 ? kstep(acc, d, 0.0f, rdf(ab), (int64_t) isum - 32 * (int64_t) msum, 0)
+                     : kstep(acc, d, dmin, rdf(ab), isum, msum);
+        }
+        out[r] = acc;
     }
 }
 
 PW_Z float dot_q4_k_z(const uint8_t *w, const uint8_t *a, int nb) {
     float o;
-    rows_q45_k_z(w, a, 0, nb, 0, 1, &o);
+    rows_k_z(w, a, 0, nb, 0, 1, &o);
     return o;
 }
 
 PW_Z float dot_q5_k_z(const uint8_t *w, const uint8_t *a, int nb) {
     float o;
-    rows_q45_k_z(w, a, 0, nb, 1, 1, &o);
+    rows_k_z(w, a, 0, nb, 1, 1, &o);
     return o;
 }
 
 PW_Z float dot_q6_k_z(const uint8_t *w, const uint8_t *a, int nb) {
     float o;
-    rows_q6_k_z(w, a, 0, nb, 1, &o);
+    rows_k_z(w, a, 0, nb, 2, 1, &o);
     return o;
 }
 
 PW_Z void dot4_q4_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
-    rows_q45_k_z(w, a, astride, nb, 0, 4, out);
+    rows_k_z(w, a, astride, nb, 0, 4, out);
 }
 
 PW_Z void dot4_q5_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
-    rows_q45_k_z(w, a, astride, nb, 1, 4, out);
+    rows_k_z(w, a, astride, nb, 1, 4, out);
 }
 
 PW_Z void dot4_q6_k_z(const uint8_t *w, const uint8_t *a, int64_t astride, int nb, float *out) {
-    rows_q6_k_z(w, a, astride, nb, 4, out);
+    rows_k_z(w, a, astride, nb, 2, 4, out);
 }
 
 

@@ -127,13 +127,17 @@ final class NativeKernels {
         isas = linker.downcallHandle(lib.findOrThrow("pw_isas"), FunctionDescriptor.of(JAVA_INT));
         MethodHandle rowBytes = linker.downcallHandle(lib.findOrThrow("pw_act_row_bytes"),
                 FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT));
-        // critical: short calls without a safepoint, which may read and write Java arrays in place
+        // critical: short calls without a safepoint, which may read and write Java arrays in place.
+        // The weights and the quantized activations go as plain addresses (JAVA_LONG, a pointer's
+        // register in the C calling convention): a segment argument of a shared arena is acquired and
+        // released on every call, atomic updates of one counter that the engine's threads would all
+        // contend for. Both outlive every call: the weights the model, the activations their Acts.
         quantize = linker.downcallHandle(lib.findOrThrow("pw_quantize"),
-                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS),
+                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG),
                 Linker.Option.critical(true));
         matmul = linker.downcallHandle(lib.findOrThrow("pw_matmul"),
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT,
-                        ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT,
+                        JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG),
                 Linker.Option.critical(true));
         try {
             mask = (int) isas.invokeExact();
@@ -201,11 +205,11 @@ final class NativeKernels {
     /** Rounds rows {@code [r0, r1)} of {@code x} (rows of {@code n}) to 8 bits in {@code format} into {@code dst}. */
     void quantize(int format, float[] x, int n, int r0, int r1, MemorySegment dst) {
         if (n % (format == A32 ? 32 : 256) != 0 || dst.byteSize() < r1 * actRowBytes(format, n)
-                || x.length < (long) r1 * n) {
+                || x.length < (long) r1 * n || !dst.isNative()) {
             throw new IllegalArgumentException("quantize: " + r1 + " rows of " + n + " into " + dst.byteSize() + " bytes");
         }
         try {
-            quantize.invokeExact(format, MemorySegment.ofArray(x), (long) n, n, r0, r1, dst);
+            quantize.invokeExact(format, MemorySegment.ofArray(x), (long) n, n, r0, r1, dst.address());
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -217,10 +221,20 @@ final class NativeKernels {
      * {@code out[b * w.rows() + r]}. The caller has checked the shapes ({@link MatMul}).
      */
     void matmul(Isa isa, Tensor w, int r0, int r1, MemorySegment acts, int batch, float[] out) {
+        // the addresses go unchecked to C: the bounds are checked here
+        MemorySegment data = w.data();
+        long actBytes = actRowBytes(format(w.type()), w.cols());
+        if (!data.isNative() || !acts.isNative() || r0 < 0 || r1 > w.rows() || data.byteSize() < r1 * w.rowBytes()
+                || acts.byteSize() < batch * actBytes || out.length < (long) batch * w.rows()) {
+            throw new IllegalArgumentException("native matmul of " + w.type() + " " + w.rows() + "x" + w.cols()
+                    + " rows [" + r0 + ", " + r1 + ") batch " + batch + ": weights, activations or output out of bounds"
+                    + " or not in native memory");
+        }
         int rc;
         try {
-            rc = (int) matmul.invokeExact(isa.ordinal(), code(w.type()), w.data(), w.rowBytes(), w.cols(), r0, r1, acts,
-                    actRowBytes(format(w.type()), w.cols()), batch, MemorySegment.ofArray(out), (long) w.rows());
+            rc = (int) matmul.invokeExact(isa.ordinal(), code(w.type()), data.address(), w.rowBytes(), w.cols(), r0,
+                    r1, acts.address(), actBytes, batch, MemorySegment.ofArray(out),
+                    (long) w.rows());
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

@@ -101,7 +101,9 @@ class NativeKernelsTest {
     void everyPathMatchesTheFloat64ReferenceWithinTheActivationRounding(NativeKernels.Isa isa, DType type) {
         NativeKernels k = kernels();
         assumeTrue(k.supports(isa), "this CPU lacks " + isa);
-        int rows = 7, cols = type.blockSize() == 32 ? 32 * 37 : 256 * 5, batch = 6; // a group of four rows, then two
+        // 23 rows: a tile of sixteen (Q8_0 and Q4_0 on AVX-512 VNNI), then seven more; 6 vectors: a group of
+        // four, then two
+        int rows = 23, cols = type.blockSize() == 32 ? 32 * 37 : 256 * 5, batch = 6;
         Tensor w = weights(type, rows, cols, 11 + type.ordinal());
         float[] x = activations(cols, batch, 5 + type.ordinal());
         int format = NativeKernels.format(type);
