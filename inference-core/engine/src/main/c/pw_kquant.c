@@ -335,6 +335,8 @@ static const int BLOCK[T_COUNT] = {32, 32, 256, 256, 256};
 #if defined(__x86_64__)
 /* From this many activation rows on, Q8_0 and Q4_0 go through interleaved tiles (AVX-512 VNNI). */
 #define TILE_MIN_BATCH 4
+/* The K-quants' tiles unpack every weight: from this many rows on that pays. */
+#define KTILE_MIN_BATCH 16
 
 /* The calling thread's tile, grown on demand (each engine thread keeps one: no allocation per call). */
 static _Thread_local uint8_t *tile_buf;
@@ -395,6 +397,16 @@ PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t
             for (; r0 + PW_TILE_ROWS <= r1; r0 += PW_TILE_ROWS) {
                 tile_fill_z(w + r0 * rowBytes, rowBytes, nb, q4, tile);
                 tile_rows_z(tile, nb, q4, act, actRowBytes, 0, batch, out, outStride, r0);
+            }
+        }
+    }
+    if (isa == ISA_AVX512VNNI && type >= T_Q4_K && batch >= KTILE_MIN_BATCH && r1 - r0 >= PW_TILE_ROWS) {
+        int kind = type - T_Q4_K;
+        uint8_t *tile = tile_scratch(ktile_block_bytes(kind) * nb);
+        if (tile != NULL) {
+            for (; r0 + PW_TILE_ROWS <= r1; r0 += PW_TILE_ROWS) {
+                ktile_fill_z(w + r0 * rowBytes, rowBytes, nb, kind, tile);
+                ktile_rows_z(tile, nb, kind, act, actRowBytes, 0, batch, out, outStride, r0);
             }
         }
     }

@@ -306,41 +306,226 @@ PW_Z void tile_fill_z(const uint8_t *w, int64_t rowBytes, int nb, int q4, uint8_
     }
 }
 
-/* Rows of the tile times activation rows [b0, b1) (A32), outputs out[b * outStride + r0 + lane]. */
-PW_Z void tile_rows_z(const uint8_t *tile, int nb, int q4, const uint8_t *act, int64_t actRowBytes, int32_t b0,
-                      int32_t b1, float *out, int64_t outStride, int32_t r0) {
+/* Rows of the tile times n = 1 or 2 activation rows from b (A32), outputs out[(b + k) * outStride + r0 + lane]. */
+PW_Z inline __attribute__((always_inline)) void tile_n_z(const uint8_t *tile, int nb, int q4, const uint8_t *act,
+                                                         int64_t actRowBytes, int32_t b, int n, float *out,
+                                                         int64_t outStride, int32_t r0) {
     const __m512i m4 = _mm512_set1_epi8(15);
     int64_t tb = tile_block_bytes(q4);
     const int shift = q4 ? 3 : 7;
-    for (int32_t b = b0; b < b1; b++) {
-        const uint8_t *a = act + b * actRowBytes;
-        __m512 acc[8];
-        for (int k = 0; k < 8; k++) {
-            acc[k] = _mm512_setzero_ps();
+    __m512 acc[2][8];
+    for (int k = 0; k < n; k++) {
+        for (int i = 0; i < 8; i++) {
+            acc[k][i] = _mm512_setzero_ps();
         }
-        for (int c = 0; c < nb; c++) {
-            const uint8_t *t = tile + tb * c, *ab = a + (int64_t) A32_BYTES * c;
-            /* the offset of the unsigned weights (Q4_0: nibble = w + 8, Q8_0: w + 128) times the block's sum */
-            __m512i s = _mm512_set1_epi32(-(rdi32(ab + 4) << shift));
-            if (q4) {
-                for (int j = 0; j < 4; j++) {
-                    __m512i x = _mm512_loadu_si512(t + 64 + 64 * j);
-                    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(x, m4), _mm512_set1_epi32(rdi32(ab + 8 + 4 * j)));
-                    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
-                                            _mm512_set1_epi32(rdi32(ab + 24 + 4 * j)));
-                }
-            } else {
-                for (int j = 0; j < 8; j++) {
-                    s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512(t + 64 + 64 * j),
-                                            _mm512_set1_epi32(rdi32(ab + 8 + 4 * j)));
+    }
+    for (int c = 0; c < nb; c++) {
+        const uint8_t *t = tile + tb * c, *ab = act + b * actRowBytes + (int64_t) A32_BYTES * c;
+        /* the offset of the unsigned weights (Q4_0: nibble = w + 8, Q8_0: w + 128) times the block's sum */
+        __m512i s[2];
+        for (int k = 0; k < n; k++) {
+            s[k] = _mm512_set1_epi32(-(rdi32(ab + k * actRowBytes + 4) << shift));
+        }
+        if (q4) {
+            for (int j = 0; j < 4; j++) {
+                __m512i x = _mm512_loadu_si512(t + 64 + 64 * j);
+                __m512i lo = _mm512_and_si512(x, m4), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), m4);
+                for (int k = 0; k < n; k++) {
+                    const uint8_t *aq = ab + k * actRowBytes;
+                    s[k] = _mm512_dpbusd_epi32(s[k], lo, _mm512_set1_epi32(rdi32(aq + 8 + 4 * j)));
+                    s[k] = _mm512_dpbusd_epi32(s[k], hi, _mm512_set1_epi32(rdi32(aq + 24 + 4 * j)));
                 }
             }
-            __m512 dd = _mm512_mul_ps(_mm512_loadu_ps((const float *) t), _mm512_set1_ps(rdf(ab)));
-            acc[c & 7] = _mm512_add_ps(acc[c & 7], _mm512_mul_ps(dd, _mm512_cvtepi32_ps(s)));
+        } else {
+            for (int j = 0; j < 8; j++) {
+                __m512i x = _mm512_loadu_si512(t + 64 + 64 * j);
+                for (int k = 0; k < n; k++) {
+                    s[k] = _mm512_dpbusd_epi32(s[k], x, _mm512_set1_epi32(rdi32(ab + k * actRowBytes + 8 + 4 * j)));
+                }
+            }
         }
-        __m512 o = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[4]), _mm512_add_ps(acc[2], acc[6])),
-                                 _mm512_add_ps(_mm512_add_ps(acc[1], acc[5]), _mm512_add_ps(acc[3], acc[7])));
-        _mm512_storeu_ps(out + b * outStride + r0, o);
+        __m512 dw = _mm512_loadu_ps((const float *) t);
+        for (int k = 0; k < n; k++) {
+            __m512 dd = _mm512_mul_ps(dw, _mm512_set1_ps(rdf(ab + k * actRowBytes)));
+            acc[k][c & 7] = _mm512_add_ps(acc[k][c & 7], _mm512_mul_ps(dd, _mm512_cvtepi32_ps(s[k])));
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        __m512 *a8 = acc[k];
+        __m512 o = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a8[0], a8[4]), _mm512_add_ps(a8[2], a8[6])),
+                                 _mm512_add_ps(_mm512_add_ps(a8[1], a8[5]), _mm512_add_ps(a8[3], a8[7])));
+        _mm512_storeu_ps(out + (b + k) * outStride + r0, o);
+    }
+}
+
+/* Rows of the tile times activation rows [b0, b1), two at a time. */
+PW_Z void tile_rows_z(const uint8_t *tile, int nb, int q4, const uint8_t *act, int64_t actRowBytes, int32_t b0,
+                      int32_t b1, float *out, int64_t outStride, int32_t r0) {
+    int32_t b = b0;
+    for (; b + 2 <= b1; b += 2) {
+        tile_n_z(tile, nb, q4, act, actRowBytes, b, 2, out, outStride, r0);
+    }
+    for (; b < b1; b++) {
+        tile_n_z(tile, nb, q4, act, actRowBytes, b, 1, out, outStride, r0);
+    }
+}
+
+/*
+ * The K-quants for many activation rows, as the tiles above: sixteen weight rows unpacked into a tile
+ * where each step of four values holds those four of all sixteen rows, so a vpdpbusd lane builds one
+ * row's exact sub-block sum; then per sub-block one 32-bit multiply by the sixteen rows' scales, the
+ * min (or Q6_K offset) terms by vpdpwssd against the activation sums of each 16, and kstep's float
+ * operations for sixteen outputs. The sums are the scalar path's integers, the float steps its
+ * operations, so the outputs are its bits.
+ * Per super-block: d[16], dmin[16] (floats), the scales (one vector of 16 int32 per sub-block: 8 of 32
+ * values, Q6_K 16 of 16), 8 vectors of int16 pairs for the min terms (Q4_K/Q5_K: min_j twice, meeting
+ * the sums of sub-block j's two 16s; Q6_K: sc_2i, sc_2i+1), then 64 vectors of quants.
+ */
+static int ktile_subs(int kind) { return kind == 2 ? 16 : 8; }
+
+static int64_t ktile_block_bytes(int kind) { return 128 + 64 * ktile_subs(kind) + 64 * 8 + 64 * 64; }
+
+/* One K-quant super-block's 256 values (unsigned: Q4_K 0-15, Q5_K 0-31, Q6_K 0-63) in value order. */
+PW_Z inline void kvalues_z(const uint8_t *wb, int kind, uint8_t *v) {
+    const __m512i m4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16), m3 = _mm512_set1_epi8(3);
+    const __m512i nib = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
+    if (kind == 2) {
+        const __m512i tlo = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2), thi = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
+        for (int h = 0; h < 2; h++) {
+            __m512i x = _mm512_loadu_si512(wb + 64 * h);
+            __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
+            _mm512_storeu_si512(v + 128 * h, _mm512_or_si512(_mm512_and_si512(x, m4),
+                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4)));
+            _mm512_storeu_si512(v + 128 * h + 64, _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
+                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4)));
+        }
+        return;
+    }
+    const uint8_t *qs = wb + (kind ? 48 : 16);
+    __m512i qh = kind ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
+                                          _mm512_srli_epi64(nib, 2))
+                      : _mm512_setzero_si512();
+    for (int g = 0; g < 4; g++) {
+        __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
+        x = _mm512_and_si512(_mm512_srlv_epi64(x, nib), m4);
+        if (kind) {
+            x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(qh, 4), bit4));
+            qh = _mm512_srli_epi64(qh, 2);
+        }
+        _mm512_storeu_si512(v + 64 * g, x);
+    }
+}
+
+PW_Z void ktile_fill_z(const uint8_t *w, int64_t rowBytes, int nb, int kind, uint8_t *tile) {
+    const int bytes = kind == 0 ? 144 : kind == 1 ? 176 : 210, subs = ktile_subs(kind);
+    int64_t tb = ktile_block_bytes(kind);
+    uint8_t v[256];
+    for (int c = 0; c < nb; c++) {
+        uint8_t *t = tile + tb * c;
+        float *d = (float *) t, *dmin = (float *) (t + 64);
+        int32_t *sc = (int32_t *) (t + 128), *mp = (int32_t *) (t + 128 + 64 * subs);
+        uint8_t *q = t + 128 + 64 * subs + 64 * 8;
+        for (int r = 0; r < PW_TILE_ROWS; r++) {
+            const uint8_t *wb = w + r * rowBytes + (int64_t) bytes * c;
+            if (kind == 2) {
+                const int8_t *s6 = (const int8_t *) (wb + 192);
+                d[r] = half_to_float(rd16(wb + 208));
+                dmin[r] = 0.0f;
+                for (int j = 0; j < 16; j++) {
+                    sc[16 * j + r] = s6[j];
+                }
+                for (int i = 0; i < 8; i++) {
+                    mp[16 * i + r] = (int32_t) ((uint32_t) (uint16_t) s6[2 * i] | (uint32_t) (uint16_t) s6[2 * i + 1] << 16);
+                }
+            } else {
+                d[r] = half_to_float(rd16(wb));
+                dmin[r] = half_to_float(rd16(wb + 2));
+                uint64_t scales, mins;
+                kscales8(wb + 4, &scales, &mins);
+                for (int j = 0; j < 8; j++) {
+                    uint32_t m = (uint32_t) (mins >> 8 * j) & 0xff;
+                    sc[16 * j + r] = (int32_t) ((scales >> 8 * j) & 0xff);
+                    mp[16 * j + r] = (int32_t) (m | m << 16);
+                }
+            }
+            kvalues_z(wb, kind, v);
+            for (int st = 0; st < 64; st++) {
+                memcpy(q + 64 * st + 4 * r, v + 4 * st, 4);
+            }
+        }
+    }
+}
+
+/* Rows of the K-quant tile times n = 1..4 activation rows from b (A256), outputs out[(b + k) * outStride + r0 + lane]. */
+PW_Z inline __attribute__((always_inline)) void ktile_n_z(const uint8_t *tile, int nb, int kind, const uint8_t *act,
+                                                          int64_t actRowBytes, int32_t b, int n, float *out,
+                                                          int64_t outStride, int32_t r0) {
+    const int subs = ktile_subs(kind), steps = 64 / subs;
+    int64_t tb = ktile_block_bytes(kind);
+    __m512 acc[4];
+    for (int k = 0; k < n; k++) {
+        acc[k] = _mm512_setzero_ps();
+    }
+    for (int c = 0; c < nb; c++) {
+        const uint8_t *t = tile + tb * c, *ab = act + b * actRowBytes + (int64_t) A256_BYTES * c;
+        const uint8_t *sc = t + 128, *mp = sc + 64 * subs, *q = mp + 64 * 8;
+        __m512i isum[4], msum[4];
+        for (int k = 0; k < n; k++) {
+            isum[k] = _mm512_setzero_si512();
+            msum[k] = _mm512_setzero_si512();
+        }
+        for (int j = 0; j < subs; j++) {
+            /* each quant vector meets the same four activations of every row */
+            __m512i s[4];
+            for (int k = 0; k < n; k++) {
+                s[k] = _mm512_setzero_si512();
+            }
+            for (int st = 0; st < steps; st++) {
+                __m512i x = _mm512_loadu_si512(q + 64 * (j * steps + st));
+                for (int k = 0; k < n; k++) {
+                    s[k] = _mm512_dpbusd_epi32(s[k], x, _mm512_set1_epi32(rdi32(ab + k * actRowBytes + 40 + 4 * (j * steps + st))));
+                }
+            }
+            __m512i scj = _mm512_loadu_si512(sc + 64 * j);
+            for (int k = 0; k < n; k++) {
+                isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(s[k], scj));
+            }
+        }
+        for (int i = 0; i < 8; i++) {
+            __m512i m = _mm512_loadu_si512(mp + 64 * i);
+            for (int k = 0; k < n; k++) {
+                msum[k] = _mm512_dpwssd_epi32(msum[k], m, _mm512_set1_epi32(rdi32(ab + k * actRowBytes + 8 + 4 * i)));
+            }
+        }
+        __m512 d = _mm512_loadu_ps((const float *) t), dmin = _mm512_loadu_ps((const float *) (t + 64));
+        for (int k = 0; k < n; k++) {
+            __m512i is = isum[k], ms = msum[k];
+            if (kind == 2) {
+                is = _mm512_sub_epi32(is, _mm512_slli_epi32(ms, 5));
+                ms = _mm512_setzero_si512();
+            }
+            __m512 da = _mm512_set1_ps(rdf(ab + k * actRowBytes));
+            __m512 dd = _mm512_mul_ps(d, da);
+            __m512 dm = _mm512_mul_ps(dmin, da);
+            __m512 t1 = _mm512_mul_ps(dd, _mm512_cvtepi32_ps(is));
+            __m512 t2 = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(ms));
+            acc[k] = _mm512_add_ps(acc[k], _mm512_sub_ps(t1, t2));
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        _mm512_storeu_ps(out + (b + k) * outStride + r0, acc[k]);
+    }
+}
+
+/* Rows of the K-quant tile times activation rows [b0, b1), four at a time. */
+PW_Z void ktile_rows_z(const uint8_t *tile, int nb, int kind, const uint8_t *act, int64_t actRowBytes, int32_t b0,
+                       int32_t b1, float *out, int64_t outStride, int32_t r0) {
+    int32_t b = b0;
+    for (; b + 4 <= b1; b += 4) {
+        ktile_n_z(tile, nb, kind, act, actRowBytes, b, 4, out, outStride, r0);
+    }
+    for (; b < b1; b++) {
+        ktile_n_z(tile, nb, kind, act, actRowBytes, b, 1, out, outStride, r0);
     }
 }
 

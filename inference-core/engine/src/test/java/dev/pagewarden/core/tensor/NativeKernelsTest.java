@@ -101,9 +101,15 @@ class NativeKernelsTest {
     void everyPathMatchesTheFloat64ReferenceWithinTheActivationRounding(NativeKernels.Isa isa, DType type) {
         NativeKernels k = kernels();
         assumeTrue(k.supports(isa), "this CPU lacks " + isa);
-        // 23 rows: a tile of sixteen (Q8_0 and Q4_0 on AVX-512 VNNI), then seven more; 6 vectors: a group of
-        // four, then two
-        int rows = 23, cols = type.blockSize() == 32 ? 32 * 37 : 256 * 5, batch = 6;
+        // 23 rows: a tile of sixteen (AVX-512 VNNI: Q8_0 and Q4_0 from 4 vectors on, the K-quants from 16),
+        // then seven more; 6 vectors: a group of four, then two; 18: four groups of four, then two
+        for (int batch : new int[] {6, 18}) {
+            matchesTheReferences(k, isa, type, 23, batch);
+        }
+    }
+
+    private static void matchesTheReferences(NativeKernels k, NativeKernels.Isa isa, DType type, int rows, int batch) {
+        int cols = type.blockSize() == 32 ? 32 * 37 : 256 * 5;
         Tensor w = weights(type, rows, cols, 11 + type.ordinal());
         float[] x = activations(cols, batch, 5 + type.ordinal());
         int format = NativeKernels.format(type);
@@ -146,14 +152,15 @@ class NativeKernelsTest {
                     roundErr += Math.abs(wr[c]) * quantErr[b * cols + c];
                 }
                 double got = out[b * rows + r];
-                String what = isa + " " + type + " row " + r + " vector " + b;
+                String what = isa + " " + type + " batch " + batch + " row " + r + " vector " + b;
                 assertThat(Math.abs(got - refq)).as(what + " against the rounded activations").isLessThanOrEqualTo(slack);
                 assertThat(Math.abs(got - ref)).as(what + " against the activations").isLessThanOrEqualTo(slack + roundErr * (1 + 1e-9));
             }
         }
         float[] scalar = new float[batch * rows];
         k.matmul(NativeKernels.Isa.SCALAR, w, 0, rows, acts, batch, scalar);
-        assertArrayEquals(TestTensors.bits(scalar), TestTensors.bits(out), isa + " " + type + " against the scalar path");
+        assertArrayEquals(TestTensors.bits(scalar), TestTensors.bits(out),
+                isa + " " + type + " batch " + batch + " against the scalar path");
     }
 
     /** |w| per element, and for Q4_K/Q5_K |d*sc*q| + |dmin*m| (the two terms are rounded separately). */
