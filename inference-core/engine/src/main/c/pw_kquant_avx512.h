@@ -56,6 +56,23 @@ PW_Z inline __m128 da4_z(const uint8_t *ab, int64_t stride) {
 #define PW_LANE16(j) PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j), PW_PAIR(j)
 
 /*
+ * kscales8 in one vector: the 12 scale bytes at sc (16 bytes read: the quants follow them) -> bytes 0-7
+ * the eight 6-bit scales, bytes 8-15 the eight mins.
+ */
+PW_Z inline __m128i kscales_z(const uint8_t *sc) {
+    __m128i x = _mm_loadu_si128((const __m128i *) sc);
+    __m128i lo = _mm_and_si128(x, _mm_set1_epi8(63)); /* scales 0-3, mins 0-3 */
+    __m128i c = _mm_shuffle_epi8(x, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1));
+    /* bytes 0-3 the low nibbles of bytes 8-11, bytes 4-7 their high nibbles */
+    __m128i cn = _mm_blend_epi32(_mm_and_si128(c, _mm_set1_epi8(15)),
+                                 _mm_and_si128(_mm_srli_epi16(c, 4), _mm_set1_epi8(15)), 0x2);
+    /* the top two bits of bytes 0-7, as bits 4-5 */
+    __m128i top = _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(x, 6), _mm_set1_epi8(3)), 4);
+    __m128i hi = _mm_or_si128(cn, top); /* scales 4-7, mins 4-7 */
+    return _mm_unpacklo_epi32(lo, hi);
+}
+
+/*
  * One Q4_K (five = 0) or Q5_K (five = 1) super-block wb times n = 1..4 activation super-blocks (astride
  * bytes apart): per row r the products vs[r] (16 lanes, summing to the isum) and the min terms ms[r]
  * (8 lanes, summing to the msum). Group g (64 values, sub-blocks 2g and 2g+1) is its 32 quant bytes
@@ -74,9 +91,8 @@ PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, cons
         _mm512_set_epi8(PW_LANE16(7), PW_LANE16(7), PW_LANE16(6), PW_LANE16(6)),
     };
     const uint8_t *qs = wb + (five ? 48 : 16);
-    uint64_t scales, mins;
-    kscales8(wb + 4, &scales, &mins);
-    __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long) scales)));
+    __m128i scmin = kscales_z(wb + 4);
+    __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scmin));
     /* qh[l]'s bit 2g is value 64g + l's fifth bit, bit 2g + 1 value 64g + 32 + l's: the upper half
      * starts one bit further on, and each group moves both on by two */
     __m512i qh = five ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
@@ -107,7 +123,7 @@ PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, cons
         }
     }
     /* the min term: sum_j min_j * (sums of its two 16s), the mins widened to pairs of int16 */
-    __m128i m8 = _mm_cvtsi64_si128((long long) mins);
+    __m128i m8 = _mm_srli_si128(scmin, 8);
     __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
     for (int r = 0; r < n; r++) {
         vs[r] = _mm512_add_epi32(vs[r], v1[r]);
@@ -174,8 +190,9 @@ PW_Z inline void kd_z(const uint8_t *wb, int q6, float *d, float *dmin) {
         *d = _cvtsh_ss(rd16(wb + 208));
         *dmin = 0.0f;
     } else {
-        *d = _cvtsh_ss(rd16(wb));
-        *dmin = _cvtsh_ss(rd16(wb + 2));
+        __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(rdi32(wb)));
+        *d = _mm_cvtss_f32(dd);
+        *dmin = _mm_cvtss_f32(_mm_movehdup_ps(dd));
     }
 }
 
@@ -212,6 +229,7 @@ PW_Z inline __attribute__((always_inline)) void rows_k_z(const uint8_t *w, const
         int b = 0;
         for (; b + 4 <= nb; b += 4) {
             float dq[4], mq[4];
+#pragma GCC unroll 4
             for (int k = 0; k < 4; k++) {
                 const uint8_t *wb = w + (int64_t) bytes * (b + k), *ab = ar + (int64_t) A256_BYTES * (b + k);
                 if (q6) {
