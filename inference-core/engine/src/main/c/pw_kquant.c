@@ -11,7 +11,8 @@
  * compiled with -ffp-contract=off so that no multiply and add are fused in one path and not another.
  *
  * Activation formats (one row of n floats):
- *  - A32 (for Q8_0, Q4_0): n/32 blocks of 40 bytes: float d, int32 sum of q, int8 q[32];
+ *  - A32 (for Q8_0, Q4_0): n/32 heads of 8 bytes (float d, int32 sum of q), then the n/32 blocks'
+ *    int8 q[32] back to back (eight heads and two blocks' quants each fill one 64-byte load);
  *  - A256 (for the K-quants): n/256 blocks of 296 bytes: float d, 4 unused bytes, int16 sums of each 16
  *    q, int8 q[256].
  * x[i] is represented by q[i] * d, q in [-127, 127], d = amax / 127 of the block (|x - q*d| <= d/2).
@@ -27,6 +28,9 @@ enum { T_Q8_0 = 0, T_Q4_0 = 1, T_Q4_K = 2, T_Q5_K = 3, T_Q6_K = 4, T_COUNT = 5 }
 enum { ISA_SCALAR = 0, ISA_AVX2 = 1, ISA_AVXVNNI = 2, ISA_AVX512VNNI = 3, ISA_COUNT = 4 };
 
 #define A32_BYTES 40
+/* block b's head and quants in an A32 row a of nb blocks */
+#define A32_HEAD(a, b) ((a) + 8 * (int64_t) (b))
+#define A32_Q(a, nb, b) ((a) + 8 * (int64_t) (nb) + 32 * (int64_t) (b))
 #define A256_BYTES 296
 
 static inline uint16_t rd16(const uint8_t *p) { return (uint16_t) (p[0] | p[1] << 8); }
@@ -141,9 +145,9 @@ PW_EXPORT void pw_quantize(int32_t format, const float *x, int64_t xStride, int3
         uint8_t *out = dst + r * rowBytes;
         if (format == 0) {
             for (int b = 0; b < n / 32; b++) {
-                uint8_t *blk = out + (int64_t) b * A32_BYTES;
+                uint8_t *blk = A32_HEAD(out, b);
                 float d;
-                int8_t *q = (int8_t *) (blk + 8);
+                int8_t *q = (int8_t *) A32_Q(out, n / 32, b);
                 quantize_block(xr + 32 * b, 32, &d, q);
                 int32_t s = 0;
                 for (int i = 0; i < 32; i++) {
@@ -177,10 +181,10 @@ PW_EXPORT void pw_quantize(int32_t format, const float *x, int64_t xStride, int3
 static float dot_q8_0_scalar(const uint8_t *w, const uint8_t *a, int nb) {
     float acc[8] = {0};
     for (int b = 0; b < nb; b++) {
-        const uint8_t *wb = w + 34 * b, *ab = a + A32_BYTES * b;
+        const uint8_t *wb = w + 34 * b, *ab = A32_HEAD(a, b), *q = A32_Q(a, nb, b);
         int32_t s = 0;
         for (int i = 0; i < 32; i++) {
-            s += (int8_t) wb[2 + i] * (int8_t) ab[8 + i];
+            s += (int8_t) wb[2 + i] * (int8_t) q[i];
         }
         float dd = half_to_float(rd16(wb)) * rdf(ab);
         float t = dd * (float) s;
@@ -192,8 +196,8 @@ static float dot_q8_0_scalar(const uint8_t *w, const uint8_t *a, int nb) {
 static float dot_q4_0_scalar(const uint8_t *w, const uint8_t *a, int nb) {
     float acc[8] = {0};
     for (int b = 0; b < nb; b++) {
-        const uint8_t *wb = w + 18 * b, *ab = a + A32_BYTES * b;
-        const int8_t *q = (const int8_t *) (ab + 8);
+        const uint8_t *wb = w + 18 * b, *ab = A32_HEAD(a, b);
+        const int8_t *q = (const int8_t *) A32_Q(a, nb, b);
         int32_t s = 0;
         for (int i = 0; i < 16; i++) {
             s += (wb[2 + i] & 15) * q[i] + (wb[2 + i] >> 4) * q[16 + i];
@@ -314,7 +318,7 @@ static const dot_fn TABLE[ISA_COUNT][T_COUNT] = {
 #if defined(__x86_64__)
     {dot_q8_0_avx2, dot_q4_0_avx2, dot_q4_k_avx2, dot_q5_k_avx2, dot_q6_k_avx2},
     {dot_q8_0_avxvnni, dot_q4_0_avxvnni, dot_q4_k_avxvnni, dot_q5_k_avxvnni, dot_q6_k_avxvnni},
-    {dot_q8_0_avx512vnni, dot_q4_0_avx512vnni, dot_q4_k_z, dot_q5_k_z, dot_q6_k_z},
+    {dot_q8_0_z, dot_q4_0_z, dot_q4_k_z, dot_q5_k_z, dot_q6_k_z},
 #endif
 };
 

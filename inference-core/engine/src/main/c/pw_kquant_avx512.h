@@ -338,7 +338,8 @@ PW_Z inline __attribute__((always_inline)) void tile_n_z(const uint8_t *tile, in
         }
     }
     for (int c = 0; c < nb; c++) {
-        const uint8_t *t = tile + tb * c, *ab = act + b * actRowBytes + (int64_t) A32_BYTES * c;
+        const uint8_t *t = tile + tb * c, *row = act + b * actRowBytes;
+        const uint8_t *ab = A32_HEAD(row, c), *aq = A32_Q(row, nb, c);
         /* the offset of the unsigned weights (Q4_0: nibble = w + 8, Q8_0: w + 128) times the block's sum */
         __m512i s[2];
         for (int k = 0; k < n; k++) {
@@ -349,16 +350,16 @@ PW_Z inline __attribute__((always_inline)) void tile_n_z(const uint8_t *tile, in
                 __m512i x = _mm512_loadu_si512(t + 64 + 64 * j);
                 __m512i lo = _mm512_and_si512(x, m4), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), m4);
                 for (int k = 0; k < n; k++) {
-                    const uint8_t *aq = ab + k * actRowBytes;
-                    s[k] = _mm512_dpbusd_epi32(s[k], lo, _mm512_set1_epi32(rdi32(aq + 8 + 4 * j)));
-                    s[k] = _mm512_dpbusd_epi32(s[k], hi, _mm512_set1_epi32(rdi32(aq + 24 + 4 * j)));
+                    const uint8_t *q = aq + k * actRowBytes;
+                    s[k] = _mm512_dpbusd_epi32(s[k], lo, _mm512_set1_epi32(rdi32(q + 4 * j)));
+                    s[k] = _mm512_dpbusd_epi32(s[k], hi, _mm512_set1_epi32(rdi32(q + 16 + 4 * j)));
                 }
             }
         } else {
             for (int j = 0; j < 8; j++) {
                 __m512i x = _mm512_loadu_si512(t + 64 + 64 * j);
                 for (int k = 0; k < n; k++) {
-                    s[k] = _mm512_dpbusd_epi32(s[k], x, _mm512_set1_epi32(rdi32(ab + k * actRowBytes + 8 + 4 * j)));
+                    s[k] = _mm512_dpbusd_epi32(s[k], x, _mm512_set1_epi32(rdi32(aq + k * actRowBytes + 4 * j)));
                 }
             }
         }
@@ -546,6 +547,66 @@ PW_Z void ktile_rows_z(const uint8_t *tile, int nb, int kind, const uint8_t *act
         ktile_n_z(tile, nb, kind, act, actRowBytes, b, 1, out, outStride, r0);
     }
 }
+
+/*
+ * Q8_0 and Q4_0, one activation row (decode): two blocks a 512-bit vector (the activation quants of
+ * blocks b and b + 1 lie side by side), eight blocks' exact sums gathered by unpacks and adds into one
+ * 256-bit vector in PW_LANE order; from there on the float steps are those of the 256-bit kernels.
+ */
+PW_Z inline __attribute__((always_inline)) float row_q32_z(const uint8_t *w, const uint8_t *a, int nb, int q4) {
+    const int bytes = q4 ? 18 : 34;
+    const __m512i m4 = _mm512_set1_epi8(15), nib = _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4);
+    const uint8_t *aq = A32_Q(a, nb, 0);
+    __m256 acc = _mm256_setzero_ps();
+    int b = 0;
+    for (; b + 8 <= nb; b += 8) {
+        const uint8_t *wg = w + (int64_t) bytes * b;
+        __m512i p[4];
+        for (int i = 0; i < 4; i++) {
+            const uint8_t *q0 = wg + bytes * (2 * i) + 2, *q1 = q0 + bytes;
+            __m512i u;
+            if (q4) {
+                /* each block's 16 bytes in both halves of its 256 bits, the upper shifted: values 0-31 */
+                u = _mm512_inserti64x4(
+                        _mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) q0))),
+                        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) q1)), 1);
+                u = _mm512_and_si512(_mm512_srlv_epi64(u, nib), m4);
+            } else {
+                u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) q0)),
+                                       _mm256_loadu_si256((const __m256i *) q1), 1);
+                u = _mm512_xor_si512(u, _mm512_set1_epi8((char) 0x80));
+            }
+            p[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(aq + 32 * (b + 2 * i)));
+        }
+        /* 128-bit lane c of p[i] is a quarter of block 2i + c / 2: pairs of lanes summed across the four
+         * vectors leave lane c holding blocks 0, 2, 4, 6 (c = 0, 1) or 1, 3, 5, 7 (c = 2, 3) */
+        __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+        __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+        __m512i u = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+        u = _mm512_add_epi32(u, _mm512_shuffle_i64x2(u, u, _MM_SHUFFLE(2, 3, 0, 1)));
+        __m256i s = _mm512_castsi512_si256(_mm512_shuffle_i64x2(u, u, _MM_SHUFFLE(0, 0, 2, 0)));
+        __m256 da;
+        __m256i asum;
+        aheads8_avx512vnni(A32_HEAD(a, b), &da, &asum);
+        s = _mm256_sub_epi32(s, _mm256_slli_epi32(asum, q4 ? 3 : 7));
+        __m256 dd = _mm256_mul_ps(wscales8_avx512vnni(wg, bytes), da);
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(s)));
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, acc);
+    for (int c = b; c < nb; c++) {
+        const uint8_t *wb = w + (int64_t) bytes * c, *ab = A32_HEAD(a, c);
+        int32_t s = block_sum_avx512vnni(wb + 2, A32_Q(a, nb, c), ab, q4);
+        float dd = half_to_float(rd16(wb)) * rdf(ab);
+        float t = dd * (float) s;
+        lanes[PW_LANE(c & 7)] = lanes[PW_LANE(c & 7)] + t;
+    }
+    return PW_REDUCE8(lanes, PW_LANE);
+}
+
+PW_Z float dot_q8_0_z(const uint8_t *w, const uint8_t *a, int nb) { return row_q32_z(w, a, nb, 0); }
+
+PW_Z float dot_q4_0_z(const uint8_t *w, const uint8_t *a, int nb) { return row_q32_z(w, a, nb, 1); }
 
 #undef PW_LANE16
 #undef PW_PAIR

@@ -39,17 +39,14 @@ PW_FUNC inline __m256 PW_FN(wscales8)(const uint8_t *p, int stride) {
     return _mm256_cvtph_ps(h);
 }
 
-/* The scales d and sums of eight activation blocks (A32), in PW_LANE order: each block's 8 head bytes
- * broadcast and blended into place, then the floats and ints parted (moves only, no arithmetic). */
-PW_FUNC inline void PW_FN(aheads8)(const uint8_t *a, __m256 *d, __m256i *sum) {
-#define PW_HEAD(k) _mm256_castpd_ps(_mm256_broadcast_sd((const double *) (a + A32_BYTES * (k))))
-    __m256 y0 = _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(PW_HEAD(0), PW_HEAD(2), 0x0c), PW_HEAD(1), 0x30),
-                                PW_HEAD(3), 0xc0);
-    __m256 y1 = _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(PW_HEAD(4), PW_HEAD(6), 0x0c), PW_HEAD(5), 0x30),
-                                PW_HEAD(7), 0xc0);
-#undef PW_HEAD
-    *d = _mm256_shuffle_ps(y0, y1, 0x88);
-    *sum = _mm256_castps_si256(_mm256_shuffle_ps(y0, y1, 0xdd));
+/* The scales d and sums of eight activation blocks (A32 heads h, 8 bytes each), in PW_LANE order:
+ * parted into floats and ints, then placed (moves only, no arithmetic). */
+PW_FUNC inline void PW_FN(aheads8)(const uint8_t *h, __m256 *d, __m256i *sum) {
+    __m256 y0 = _mm256_loadu_ps((const float *) h), y1 = _mm256_loadu_ps((const float *) (h + 32));
+    /* [d0 d1 d4 d5 | d2 d3 d6 d7] -> [d0 d2 d4 d6 | d1 d3 d5 d7] */
+    const __m256i order = _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7);
+    *d = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(y0, y1, 0x88), order);
+    *sum = _mm256_castps_si256(_mm256_permutevar8x32_ps(_mm256_shuffle_ps(y0, y1, 0xdd), order));
 }
 
 /* Q4_0's 32 nibbles as bytes in value order: the 16 bytes in both halves, the upper half shifted by 4. */
@@ -91,12 +88,12 @@ PW_FUNC inline __m256i PW_FN(q32_dot)(__m256i u, __m256i sg, const uint8_t *aq, 
 #define PW_Q32_SHIFT(q4) ((q4) ? 3 : PW_Q8_BIASED ? 7 : -1)
 #endif
 
-/* The tail: block b alone, its exact sum. */
-PW_FUNC inline int32_t PW_FN(block_sum)(const uint8_t *qs, const uint8_t *ab, int q4) {
+/* The tail: one block alone (weight quants qs, activation quants aq and head h), its exact sum. */
+PW_FUNC inline int32_t PW_FN(block_sum)(const uint8_t *qs, const uint8_t *aq, const uint8_t *h, int q4) {
     __m256i sg = _mm256_setzero_si256();
     __m256i u = PW_FN(q32_weights)(qs, q4, &sg);
-    int32_t s = PW_FN(hsum)(PW_FN(q32_dot)(u, sg, ab + 8, q4));
-    return PW_Q32_SHIFT(q4) < 0 ? s : s - (rdi32(ab + 4) << PW_Q32_SHIFT(q4));
+    int32_t s = PW_FN(hsum)(PW_FN(q32_dot)(u, sg, aq, q4));
+    return PW_Q32_SHIFT(q4) < 0 ? s : s - (rdi32(h + 4) << PW_Q32_SHIFT(q4));
 }
 
 PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const uint8_t *w, const uint8_t *a,
@@ -109,7 +106,7 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
     }
     int b = 0;
     for (; b + 8 <= nb; b += 8) {
-        const uint8_t *wg = w + (int64_t) bytes * b, *ag = a + (int64_t) A32_BYTES * b;
+        const uint8_t *wg = w + (int64_t) bytes * b;
         /* per row: t[r][j] = the hadd of blocks (0, 2), (4, 6), (1, 3), (5, 7) for j = 0..3 */
         __m256i t[4][4];
         for (int j = 0; j < 4; j++) {
@@ -118,16 +115,16 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
             __m256i u0 = PW_FN(q32_weights)(wg + bytes * k0 + 2, q4, &sg0);
             __m256i u1 = PW_FN(q32_weights)(wg + bytes * (k0 + 2) + 2, q4, &sg1);
             for (int r = 0; r < n; r++) {
-                const uint8_t *ar = ag + r * astride + A32_BYTES * k0 + 8;
+                const uint8_t *ar = A32_Q(a + r * astride, nb, b + k0);
                 t[r][j] = _mm256_hadd_epi32(PW_FN(q32_dot)(u0, sg0, ar, q4),
-                                            PW_FN(q32_dot)(u1, sg1, ar + 2 * A32_BYTES, q4));
+                                            PW_FN(q32_dot)(u1, sg1, ar + 2 * 32, q4));
             }
         }
         __m256 dw = PW_FN(wscales8)(wg, bytes);
         for (int r = 0; r < n; r++) {
             __m256 da;
             __m256i asum;
-            PW_FN(aheads8)(ag + r * astride, &da, &asum);
+            PW_FN(aheads8)(A32_HEAD(a + r * astride, b), &da, &asum);
             /* lanes 0-3: partial sums of blocks 0, 2, 4, 6 from the low halves, lanes 4-7: those of 1, 3,
              * 5, 7 from the low halves; the high halves' in hi: the halves crossed and added */
             __m256i even = _mm256_hadd_epi32(t[r][0], t[r][1]), odd = _mm256_hadd_epi32(t[r][2], t[r][3]);
@@ -145,8 +142,8 @@ PW_FUNC inline __attribute__((always_inline)) void PW_FN(rows_q8_0_q4_0)(const u
         _mm256_storeu_ps(lanes, acc[r]);
         const uint8_t *ar = a + r * astride;
         for (int c = b; c < nb; c++) {
-            const uint8_t *wb = w + (int64_t) bytes * c, *ab = ar + (int64_t) A32_BYTES * c;
-            int32_t s = PW_FN(block_sum)(wb + 2, ab, q4);
+            const uint8_t *wb = w + (int64_t) bytes * c, *ab = A32_HEAD(ar, c);
+            int32_t s = PW_FN(block_sum)(wb + 2, A32_Q(ar, nb, c), ab, q4);
             float dd = half_to_float(rd16(wb)) * rdf(ab);
             float t = dd * (float) s;
             lanes[PW_LANE(c & 7)] = lanes[PW_LANE(c & 7)] + t;

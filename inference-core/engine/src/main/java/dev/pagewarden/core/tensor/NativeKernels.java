@@ -198,7 +198,8 @@ final class NativeKernels {
 
     /** Bytes of one row of {@code n} activations in {@code format}. */
     static long actRowBytes(int format, int n) {
-        // pw_act_row_bytes: blocks of 32 in 40 bytes (float scale, int32 sum, 32 quants), of 256 in 296
+        // pw_act_row_bytes: per block of 32 an 8-byte head (float scale, int32 sum) and 32 quants, per
+        // block of 256 296 bytes
         return format == A32 ? n / 32 * 40L : n / 256 * 296L;
     }
 

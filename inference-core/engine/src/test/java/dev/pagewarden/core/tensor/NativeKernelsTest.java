@@ -124,7 +124,10 @@ class NativeKernelsTest {
         double[] quantErr = new double[x.length];
         for (int b = 0; b < batch; b++) {
             for (int g = 0; g < cols / group; g++) {
-                long blk = b * rowBytes + (long) g * (format == NativeKernels.A32 ? 40 : 296);
+                // A32: the row's heads (float d, int32 sum) first, then its blocks' quants; A256: whole blocks
+                boolean a32 = format == NativeKernels.A32;
+                long blk = b * rowBytes + (long) g * (a32 ? 8 : 296);
+                long quants = a32 ? b * rowBytes + 8L * (cols / 32) + 32L * g : blk + 40;
                 float d = acts.get(ValueLayout.JAVA_FLOAT_UNALIGNED, blk);
                 double amax = 0;
                 for (int i = 0; i < group; i++) {
@@ -133,7 +136,7 @@ class NativeKernelsTest {
                 double bound = amax / 254 + 127 * (Math.abs(d) * 0x1p-23 + 0x1p-149);
                 for (int i = 0; i < group; i++) {
                     int e = b * cols + g * group + i;
-                    int q = acts.get(ValueLayout.JAVA_BYTE, blk + (format == NativeKernels.A32 ? 8 : 40) + i);
+                    int q = acts.get(ValueLayout.JAVA_BYTE, quants + i);
                     xq[e] = (double) q * d;
                     assertThat(Math.abs(x[e] - xq[e])).as("activation %d", e).isLessThanOrEqualTo(bound);
                     quantErr[e] = bound;
@@ -213,17 +216,18 @@ class NativeKernelsTest {
     void batchAndThreadInvariant() {
         kernels();
         for (DType type : TYPES) {
-            int rows = 67, cols = 512;
+            // 67 rows: four tiles of sixteen and three more; up to 19 vectors: the K-quants' tiles from 16 on
+            int rows = 67, cols = 512, n = 19;
             Tensor t = TestTensors.random(type, rows, cols, 0, 21);
             Matrix w = Matrix.rowMajor(t);
-            float[] x = TestTensors.randomFloats(cols * 9, 22);
+            float[] x = TestTensors.randomFloats(cols * n, 22);
             try (Parallel one = new Parallel(1); Parallel two = new Parallel(2)) {
                 float[] alone = new float[rows];
-                for (int b = 0; b < 9; b++) {
+                for (int b = 0; b < n; b++) {
                     float[] v = java.util.Arrays.copyOfRange(x, b * cols, (b + 1) * cols);
                     MatMul.matmul(one, w, v, 1, alone);
                     for (Parallel pool : new Parallel[] {one, two}) {
-                        for (int batch : new int[] {b + 1, 9}) {
+                        for (int batch : new int[] {b + 1, n}) {
                             float[] out = new float[batch * rows];
                             MatMul.matmul(pool, w, x, batch, out);
                             assertArrayEquals(TestTensors.bits(alone),
@@ -232,11 +236,11 @@ class NativeKernelsTest {
                         }
                     }
                 }
-                float[][] outs = {new float[9 * rows], new float[9 * rows]};
-                MatMul.matmul(two, new Matrix[] {w, Matrix.rowMajor(TestTensors.random(DType.F32, rows, cols, 0, 1))}, x, 9,
+                float[][] outs = {new float[n * rows], new float[n * rows]};
+                MatMul.matmul(two, new Matrix[] {w, Matrix.rowMajor(TestTensors.random(DType.F32, rows, cols, 0, 1))}, x, n,
                         outs);
-                float[] single = new float[9 * rows];
-                MatMul.matmul(one, w, x, 9, single);
+                float[] single = new float[n * rows];
+                MatMul.matmul(one, w, x, n, single);
                 assertArrayEquals(TestTensors.bits(single), TestTensors.bits(outs[0]), type + " among several matrices");
             }
         }
