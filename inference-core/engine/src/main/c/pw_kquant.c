@@ -393,25 +393,14 @@ PW_EXPORT int32_t pw_matmul(int32_t isa, int32_t type, const uint8_t *w, int64_t
     dot4_fn f4 = TABLE4[isa][type];
     int nb = cols / BLOCK[type];
 #if defined(__x86_64__)
-    if (isa == ISA_AVX512VNNI && (type == T_Q8_0 || type == T_Q4_0) && batch >= TILE_MIN_BATCH
-            && r1 - r0 >= PW_TILE_ROWS) {
-        int q4 = type == T_Q4_0;
-        uint8_t *tile = tile_scratch(tile_block_bytes(q4) * nb);
-        if (tile != NULL) {
-            for (; r0 + PW_TILE_ROWS <= r1; r0 += PW_TILE_ROWS) {
-                tile_fill_z(w + r0 * rowBytes, rowBytes, nb, q4, tile);
-                tile_rows_z(tile, nb, q4, act, actRowBytes, 0, batch, out, outStride, r0);
-            }
-        }
-    }
-    if (isa == ISA_AVX512VNNI && type >= T_Q4_K && batch >= KTILE_MIN_BATCH && r1 - r0 >= PW_TILE_ROWS) {
-        int kind = type - T_Q4_K;
-        uint8_t *tile = tile_scratch(ktile_block_bytes(kind) * nb);
-        if (tile != NULL) {
-            for (; r0 + PW_TILE_ROWS <= r1; r0 += PW_TILE_ROWS) {
-                ktile_fill_z(w + r0 * rowBytes, rowBytes, nb, kind, tile);
-                ktile_rows_z(tile, nb, kind, act, actRowBytes, 0, batch, out, outStride, r0);
-            }
+    if (isa == ISA_AVX512VNNI && r1 - r0 >= PW_TILE_ROWS
+            && batch >= (type <= T_Q4_0 ? TILE_MIN_BATCH : KTILE_MIN_BATCH)) {
+        /* whole tiles of sixteen rows; the rows after the last one go on below */
+        int blocks = type <= T_Q4_0, kind = blocks ? type == T_Q4_0 : type - T_Q4_K;
+        uint8_t *tile = tile_scratch((blocks ? tile_block_bytes(kind) : ktile_block_bytes(kind)) * nb);
+        for (; tile != NULL && r0 + PW_TILE_ROWS <= r1; r0 += PW_TILE_ROWS) {
+            (blocks ? tile_fill_z : ktile_fill_z)(w + r0 * rowBytes, rowBytes, nb, kind, tile);
+            (blocks ? tile_rows_z : ktile_rows_z)(tile, nb, kind, act, actRowBytes, 0, batch, out, outStride, r0);
         }
     }
 #endif

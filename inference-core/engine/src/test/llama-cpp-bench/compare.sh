@@ -26,7 +26,7 @@ prompt="${PROMPT_TOKENS:-128}"
 gen="${GEN_TOKENS:-64}"
 repeats="${REPEATS:-3}"
 [[ -f "$model" ]] || { echo "no such model file: $model" >&2; exit 2; }
-[[ -d "$here/node_modules/node-llama-cpp" ]] || { echo "run 'npm ci' in $here first" >&2; exit 2; }
+[[ -d "$here/node_modules/node-llama-cpp" ]] || { echo "run 'npm install' in $here first" >&2; exit 2; }
 
 java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 if [[ -z "${J:-}" ]]; then
