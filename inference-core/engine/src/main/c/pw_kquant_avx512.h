@@ -73,16 +73,52 @@ PW_Z inline __m128i kscales_z(const uint8_t *sc) {
 }
 
 /*
+ * Q4_K/Q5_K quants of a super-block wb in value order, a group g (64 values, sub-blocks 2g and 2g+1) at
+ * a time: its 32 quant bytes broadcast to both halves, the upper half shifted right by 4, so low nibbles
+ * then high nibbles. Q5_K's fifth bits come from *qh (q45_high_z), which each group moves on.
+ */
+PW_Z inline __m512i q45_high_z(const uint8_t *wb, int five) {
+    /* qh[l]'s bit 2g is value 64g + l's fifth bit, bit 2g + 1 value 64g + 32 + l's: the upper half
+     * starts one bit further on, and each group moves both on by two */
+    return five ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
+                                    _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1))
+                : _mm512_setzero_si512();
+}
+
+PW_Z inline __m512i q45_group_z(const uint8_t *wb, int g, int five, __m512i *qh) {
+    const uint8_t *qs = wb + (five ? 48 : 16);
+    __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
+    x = _mm512_and_si512(_mm512_srlv_epi64(x, _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4)), _mm512_set1_epi8(15));
+    if (five) {
+        /* each byte's bit 0 to bit 4 (the shift carries the byte below's bits 4-7 into 0-3) */
+        x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(*qh, 4), _mm512_set1_epi8(16)));
+        *qh = _mm512_srli_epi64(*qh, 2);
+    }
+    return x;
+}
+
+/*
+ * Q6_K quants of half h (128 values) of a super-block wb in value order: 64 low-nibble bytes and 32
+ * bytes of 2-bit tops. The low nibbles of the 64 bytes are values 128h + 0..63 (*lo), the high nibbles
+ * 128h + 64..127 (*hi); the tops of each 32 come from qh shifted by 0, 2 (low) and 4, 6 (high).
+ */
+PW_Z inline void q6_half_z(const uint8_t *wb, int h, __m512i *lo, __m512i *hi) {
+    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    const __m512i tlo = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2), thi = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
+    __m512i x = _mm512_loadu_si512(wb + 64 * h);
+    __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
+    *lo = _mm512_or_si512(_mm512_and_si512(x, m4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4));
+    *hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
+                          _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4));
+}
+
+/*
  * One Q4_K (five = 0) or Q5_K (five = 1) super-block wb times n = 1..4 activation super-blocks (astride
  * bytes apart): per row r the products vs[r] (16 lanes, summing to the isum) and the min terms ms[r]
- * (8 lanes, summing to the msum). Group g (64 values, sub-blocks 2g and 2g+1) is its 32 quant bytes
- * broadcast to both halves, the upper half shifted right by 4: low nibbles then high nibbles, the
- * activations' order.
+ * (8 lanes, summing to the msum), a group of 64 values (q45_group_z) at a time.
  */
 PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, const uint8_t *ab, int64_t astride,
                                                          int five, int n, __m512i *vs, __m256i *ms) {
-    const __m512i m4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16);
-    const __m512i nib = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
     /* scale j of group g: lanes 0-1 (int16 slots 0-15) take sub-block 2g, lanes 2-3 take 2g + 1 */
     const __m512i pick[4] = {
         _mm512_set_epi8(PW_LANE16(1), PW_LANE16(1), PW_LANE16(0), PW_LANE16(0)),
@@ -90,14 +126,9 @@ PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, cons
         _mm512_set_epi8(PW_LANE16(5), PW_LANE16(5), PW_LANE16(4), PW_LANE16(4)),
         _mm512_set_epi8(PW_LANE16(7), PW_LANE16(7), PW_LANE16(6), PW_LANE16(6)),
     };
-    const uint8_t *qs = wb + (five ? 48 : 16);
     __m128i scmin = kscales_z(wb + 4);
     __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scmin));
-    /* qh[l]'s bit 2g is value 64g + l's fifth bit, bit 2g + 1 value 64g + 32 + l's: the upper half
-     * starts one bit further on, and each group moves both on by two */
-    __m512i qh = five ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
-                                          _mm512_srli_epi64(nib, 2))
-                      : _mm512_setzero_si512();
+    __m512i qh = q45_high_z(wb, five);
     /* two sums per row (even and odd groups), so that no one chain of adds is the bound */
     __m512i v1[4];
     for (int r = 0; r < n; r++) {
@@ -105,13 +136,7 @@ PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, cons
         v1[r] = _mm512_setzero_si512();
     }
     for (int g = 0; g < 4; g++) {
-        __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
-        x = _mm512_and_si512(_mm512_srlv_epi64(x, nib), m4);
-        if (five) {
-            /* each byte's bit 0 to bit 4 (the shift carries the byte below's bits 4-7 into 0-3) */
-            x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(qh, 4), bit4));
-            qh = _mm512_srli_epi64(qh, 2);
-        }
+        __m512i x = q45_group_z(wb, g, five, &qh);
         __m512i v = _mm512_shuffle_epi8(sc, pick[g]);
         for (int r = 0; r < n; r++) {
             __m512i p = _mm512_maddubs_epi16(x, _mm512_loadu_si512(ab + r * astride + 40 + 64 * g));
@@ -133,15 +158,10 @@ PW_Z inline __attribute__((always_inline)) void sb_q45_z(const uint8_t *wb, cons
 
 /*
  * One Q6_K super-block wb times n activation super-blocks, as sb_q45_z; the -32 offset is in ms (to be
- * taken 32 times). Half h (128 values) is 64 low-nibble bytes and 32 bytes of 2-bit tops. The low
- * nibbles of the 64 bytes are values 128h + 0..63 in order, the high nibbles 128h + 64..127; the tops
- * of each 32 come from qh shifted by 0, 2 (low) and 4, 6 (high). One int8 scale per 16 values, one
- * 128-bit lane.
+ * taken 32 times). One int8 scale per 16 values, one 128-bit lane.
  */
 PW_Z inline __attribute__((always_inline)) void sb_q6_z(const uint8_t *wb, const uint8_t *ab, int64_t astride, int n,
                                                         __m512i *vs, __m256i *ms) {
-    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
-    const __m512i tlo = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2), thi = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
     const __m512i plo = _mm512_set_epi8(PW_LANE16(3), PW_LANE16(2), PW_LANE16(1), PW_LANE16(0));
     const __m512i phi = _mm512_set_epi8(PW_LANE16(7), PW_LANE16(6), PW_LANE16(5), PW_LANE16(4));
     __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (wb + 192)));
@@ -151,12 +171,8 @@ PW_Z inline __attribute__((always_inline)) void sb_q6_z(const uint8_t *wb, const
         v1[r] = _mm512_setzero_si512();
     }
     for (int h = 0; h < 2; h++) {
-        __m512i x = _mm512_loadu_si512(wb + 64 * h);
-        __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
-        __m512i lo = _mm512_or_si512(_mm512_and_si512(x, m4),
-                                     _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4));
-        __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
-                                     _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4));
+        __m512i lo, hi;
+        q6_half_z(wb, h, &lo, &hi);
         __m512i sch = _mm512_broadcast_i32x4(h ? _mm256_extracti128_si256(sc16, 1) : _mm256_castsi256_si128(sc16));
         __m512i slo = _mm512_shuffle_epi8(sch, plo), shi = _mm512_shuffle_epi8(sch, phi);
         for (int r = 0; r < n; r++) {
@@ -406,32 +422,18 @@ static int64_t ktile_block_bytes(int kind) { return 128 + 64 * ktile_subs(kind) 
 
 /* One K-quant super-block's 256 values (unsigned: Q4_K 0-15, Q5_K 0-31, Q6_K 0-63) in value order. */
 PW_Z inline void kvalues_z(const uint8_t *wb, int kind, uint8_t *v) {
-    const __m512i m4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16), m3 = _mm512_set1_epi8(3);
-    const __m512i nib = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
     if (kind == 2) {
-        const __m512i tlo = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2), thi = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
         for (int h = 0; h < 2; h++) {
-            __m512i x = _mm512_loadu_si512(wb + 64 * h);
-            __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 128 + 32 * h)));
-            _mm512_storeu_si512(v + 128 * h, _mm512_or_si512(_mm512_and_si512(x, m4),
-                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, tlo), m3), 4)));
-            _mm512_storeu_si512(v + 128 * h + 64, _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), m4),
-                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hb, thi), m3), 4)));
+            __m512i lo, hi;
+            q6_half_z(wb, h, &lo, &hi);
+            _mm512_storeu_si512(v + 128 * h, lo);
+            _mm512_storeu_si512(v + 128 * h + 64, hi);
         }
         return;
     }
-    const uint8_t *qs = wb + (kind ? 48 : 16);
-    __m512i qh = kind ? _mm512_srlv_epi64(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (wb + 16))),
-                                          _mm512_srli_epi64(nib, 2))
-                      : _mm512_setzero_si512();
+    __m512i qh = q45_high_z(wb, kind);
     for (int g = 0; g < 4; g++) {
-        __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (qs + 32 * g)));
-        x = _mm512_and_si512(_mm512_srlv_epi64(x, nib), m4);
-        if (kind) {
-            x = _mm512_or_si512(x, _mm512_and_si512(_mm512_slli_epi64(qh, 4), bit4));
-            qh = _mm512_srli_epi64(qh, 2);
-        }
-        _mm512_storeu_si512(v + 64 * g, x);
+        _mm512_storeu_si512(v + 64 * g, q45_group_z(wb, g, kind, &qh));
     }
 }
 
